@@ -1,0 +1,303 @@
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// WriteFile atomically replaces the file at path with data: afterwards path holds
+// exactly data, and at no moment does it hold anything but the old contents or
+// the new. It is [Create], [PendingFile.Write] and
+// [PendingFile.CloseAtomicallyReplace] in one call.
+//
+// A new file is created with perm minus the umask; an existing one keeps its
+// mode (and, on Unix as root, its owner). If path is a symbolic link, the file it
+// finally points to is replaced and the link is kept. Unless [WithoutSync] is
+// given, the data and the directory entry are on stable storage when WriteFile
+// returns nil.
+//
+// WriteFile refuses, with nothing staged, a target that exists and is read-only
+// (the error wraps [fs.ErrPermission]) or is not a regular file ([ErrNotRegular]).
+// A missing parent directory gives an error wrapping [fs.ErrNotExist] that names
+// the directory. On any error the temporary file is removed and the target is
+// untouched, except when only the final directory sync fails (see
+// [PendingFile.CloseAtomicallyReplace]). Errors are [*fs.PathError] with Op
+// "WriteFile" and Path path.
+//
+// WriteFile blocks for the duration of the I/O (on Windows up to about three
+// seconds more while another process holds the target open). Concurrent calls on
+// the same path are safe in that each leaves a whole file, and the last rename
+// wins; callers that read, modify and write need a lock around all three.
+func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error {
+	pf, err := create("WriteFile", path, perm, opts)
+	if err != nil {
+		return err
+	}
+	defer pf.Cleanup()
+	if _, err := pf.Write(data); err != nil {
+		return err
+	}
+	return pf.CloseAtomicallyReplace()
+}
+
+// A PendingFile is a temporary file that will atomically replace a target when
+// [PendingFile.CloseAtomicallyReplace] is called, or be removed by
+// [PendingFile.Cleanup]. Until then the target is untouched and readers see the
+// old contents. It is created by [Create].
+//
+// The usual shape is
+//
+//	pf, err := atomicfile.Create(path, 0o644)
+//	if err != nil {
+//		return err
+//	}
+//	defer pf.Cleanup() // no-op once replaced
+//	... write to pf ...
+//	return pf.CloseAtomicallyReplace()
+//
+// A PendingFile is not safe for concurrent use.
+type PendingFile struct {
+	f      *os.File
+	path   string // as the caller gave it; the Path of every error
+	target string // path with the symlinks of its last element resolved; what is replaced
+	tmp    string // the temporary file, in target's directory
+	sync   bool   // fsync the file before the rename and the directory after it
+	op     string // Op for every error when set (by WriteFile); else each method's name
+	err    error  // the first Write error: sticky, so a short temp is never published
+	closed bool   // f has been closed
+	state  state
+}
+
+// state is where a PendingFile is in its life.
+type state int
+
+const (
+	pending  state = iota // temp exists, target untouched
+	replaced              // the rename happened; nothing left to clean
+	cleaned               // temp removed (by Cleanup or a failed replace)
+)
+
+// Create makes a temporary file beside path (beside the file it finally points
+// to, if path is a symbolic link) and returns it as a [PendingFile]: write the
+// contents to it, then call [PendingFile.CloseAtomicallyReplace] to publish them,
+// and always [PendingFile.Cleanup], for instance deferred.
+//
+// Create makes the same checks as [WriteFile], before creating anything: a
+// target that exists and is read-only is refused with an error wrapping
+// [fs.ErrPermission], one that is not a regular file with [ErrNotRegular], and a
+// missing parent directory gives an error wrapping [fs.ErrNotExist] that names
+// the directory. The temporary file gets perm minus the umask when the target is
+// new, and the target's exact mode (and owner, on Unix as root) when it exists.
+// Errors are [*fs.PathError] with Op "Create" and Path path.
+func Create(path string, perm fs.FileMode, opts ...Option) (*PendingFile, error) {
+	return create("Create", path, perm, opts)
+}
+
+func create(op, path string, perm fs.FileMode, opts []Option) (*PendingFile, error) {
+	o := collect(opts)
+	pf := &PendingFile{path: path, sync: !o.noSync, op: op}
+	if op == "Create" {
+		pf.op = "" // later errors name the PendingFile method instead
+	}
+	if path == "" {
+		return nil, &fs.PathError{Op: op, Path: path, Err: fs.ErrInvalid}
+	}
+
+	target, fi, err := resolve(path)
+	if err != nil {
+		return nil, &fs.PathError{Op: op, Path: path, Err: err}
+	}
+	pf.target = target
+	if fi == nil && os.IsPathSeparator(target[len(target)-1]) {
+		// "dir/" or a link to "dir/": there is no file name to create.
+		return nil, pf.fail(op, fmt.Errorf("names a directory: %w", fs.ErrInvalid))
+	}
+	if fi != nil {
+		if !fi.Mode().IsRegular() {
+			return nil, pf.fail(op, fmt.Errorf("%w: %s", ErrNotRegular, kind(fi.Mode())))
+		}
+		if err := checkWritable(target, fi); err != nil {
+			return nil, pf.fail(op, err)
+		}
+	}
+
+	// O_EXCL: the name is ours alone, and the create is where the umask applies
+	// to a new file's perm. An existing target's mode is copied below with
+	// fchmod, which the umask does not touch.
+	dir := dirRaw(target)
+	createPerm := perm
+	if fi != nil {
+		createPerm = 0o600
+	}
+	for range 100 {
+		pf.tmp = joinRaw(dir, tempName(filepath.Base(target)))
+		pf.f, err = os.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, createPerm)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		if pe, ok := err.(*fs.PathError); ok && errors.Is(err, fs.ErrNotExist) {
+			return nil, pf.fail(op, fmt.Errorf("parent directory %s: %w", dir, pe.Err))
+		}
+		return nil, pf.fail(op, unwrapOS(err))
+	}
+	if fi != nil {
+		if err := keepMeta(pf.f, fi); err != nil {
+			pf.Cleanup()
+			return nil, pf.fail(op, unwrapOS(err))
+		}
+	}
+	return pf, nil
+}
+
+// Write writes p to the temporary file, as [io.Writer]. The first error is
+// sticky: every later Write and CloseAtomicallyReplace return it, so a file
+// that was not completely written can never be published. After
+// CloseAtomicallyReplace or Cleanup, Write returns an error wrapping
+// [fs.ErrClosed].
+func (pf *PendingFile) Write(p []byte) (int, error) {
+	if pf.state != pending {
+		return 0, pf.fail("Write", fs.ErrClosed)
+	}
+	if pf.err != nil {
+		return 0, pf.err
+	}
+	n, err := pf.f.Write(p)
+	if err != nil {
+		pf.err = pf.fail("Write", unwrapOS(err))
+		return n, pf.err
+	}
+	return n, nil
+}
+
+// CloseAtomicallyReplace publishes what was written: it fsyncs the temporary
+// file, closes it, renames it over the target and fsyncs the directory (the two
+// fsyncs are skipped under [WithoutSync]). Readers see the old file until the
+// rename and the new one after it, never a mix.
+//
+// If any step up to and including the rename fails, or a Write failed earlier,
+// the temporary file is removed, the target is untouched and the error is
+// returned. If only the directory fsync fails, the target has already been
+// replaced (readers see the new file, the temporary file is gone) but the
+// replacement may not survive a crash; the error is returned so that the caller
+// can tell, and writing the same bytes again is the way to retry.
+//
+// Calling it again, or after Cleanup, returns an error wrapping [fs.ErrClosed].
+// Errors are [*fs.PathError] with Op "CloseAtomicallyReplace" (or "WriteFile")
+// and the caller's path.
+func (pf *PendingFile) CloseAtomicallyReplace() error {
+	const method = "CloseAtomicallyReplace"
+	if pf.state != pending {
+		return pf.fail(method, fs.ErrClosed)
+	}
+	if pf.err != nil {
+		pf.Cleanup()
+		return pf.err
+	}
+
+	// 1. The data must reach the disk before the name does: without this fsync
+	// a crash soon after the rename can leave the target empty or partial on
+	// file systems that commit the rename before the data (ext4 without
+	// auto_da_alloc, XFS, btrfs in some modes).
+	if pf.sync {
+		if err := pf.f.Sync(); err != nil {
+			pf.Cleanup()
+			return pf.fail(method, unwrapOS(err))
+		}
+	}
+
+	// 2. Close before the rename: Windows cannot rename an open file, and on
+	// NFS close is what flushes to the server.
+	pf.closed = true
+	if err := pf.f.Close(); err != nil {
+		pf.Cleanup()
+		return pf.fail(method, unwrapOS(err))
+	}
+
+	// 3. The atomic step.
+	if err := replace(pf.tmp, pf.target, pf.sync); err != nil {
+		pf.Cleanup()
+		return pf.fail(method, unwrapOS(err))
+	}
+	pf.state = replaced
+
+	// 4. The rename is a change to the directory, and it is durable only once
+	// the directory is fsynced (rename(2) promises atomicity, not durability).
+	// The temporary and the target share the directory, so one fsync covers
+	// both the new name and the old temporary name's removal.
+	if pf.sync {
+		if err := syncDir(dirRaw(pf.target)); err != nil {
+			return pf.fail(method, unwrapOS(err))
+		}
+	}
+	return nil
+}
+
+// Cleanup closes and removes the temporary file if it has not been published.
+// It is a no-op after a successful [PendingFile.CloseAtomicallyReplace], after an
+// earlier Cleanup, and on a nil *PendingFile, so `defer pf.Cleanup()` is always
+// right. The target is never touched. Its error, an [*fs.PathError] with Op
+// "Cleanup", reports a temporary file that could not be removed.
+func (pf *PendingFile) Cleanup() error {
+	if pf == nil || pf.state != pending {
+		return nil
+	}
+	pf.state = cleaned
+	if !pf.closed {
+		pf.closed = true
+		_ = pf.f.Close() // the file is being discarded; only the removal matters
+	}
+	if err := os.Remove(pf.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return pf.fail("Cleanup", unwrapOS(err))
+	}
+	return nil
+}
+
+// TempPath returns the path of the temporary file: where the contents are
+// staged until CloseAtomicallyReplace renames them over the target. It exists
+// from Create until CloseAtomicallyReplace or Cleanup.
+func (pf *PendingFile) TempPath() string { return pf.tmp }
+
+// fail returns err as an *fs.PathError for the caller's path, with Op method
+// (or the Op fixed by WriteFile). When the path was a symbolic link, the error
+// also names the file it resolved to.
+func (pf *PendingFile) fail(method string, err error) error {
+	op := pf.op
+	if op == "" {
+		op = method
+	}
+	if pf.target != "" && pf.target != pf.path {
+		err = &resolvedError{target: pf.target, err: err}
+	}
+	return &fs.PathError{Op: op, Path: pf.path, Err: err}
+}
+
+// resolvedError names the file a symbolic link resolved to.
+type resolvedError struct {
+	target string
+	err    error
+}
+
+func (e *resolvedError) Error() string { return "via link to " + e.target + ": " + e.err.Error() }
+func (e *resolvedError) Unwrap() error { return e.err }
+
+// kind names the type of a file that is not regular, for error messages.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "irregular file"
+}

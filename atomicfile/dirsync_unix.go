@@ -1,0 +1,32 @@
+//go:build unix
+
+package atomicfile
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// syncDir fsyncs the directory dir, which makes a rename inside it durable.
+// [os.File.Sync] retries EINTR and uses F_FULLFSYNC on Darwin.
+//
+// Some file systems (several FUSE ones, some network ones) cannot fsync a
+// directory and say so with EINVAL or ENOTSUP. There is nothing stronger to
+// ask of them, so that is not an error; PostgreSQL's fsync_fname makes the same
+// call for directories.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOTSUP) {
+		err = nil
+	}
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,129 @@
+package atomicfile
+
+import (
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"unicode/utf8"
+)
+
+// maxLinkHops bounds the symbolic links followed for one target, as
+// [filepath.EvalSymlinks] does; a longer chain is almost surely a loop.
+const maxLinkHops = 255
+
+// resolve follows symbolic links in the last element of path until it reaches
+// something that is not a link, and returns that path and its FileInfo. When
+// nothing exists there (a new file, or a dangling link's target) the FileInfo is
+// nil and the error too. Directories along the way are left to the kernel, which
+// resolves them in every later system call anyway.
+//
+// The returned path is deliberately not cleaned: for a relative link "l -> ../f"
+// inside a symlinked directory d, "d/../f" is the kernel's parent of d's real
+// directory, while the lexical clean of it is d's parent as spelled. Only the
+// first is where the link points.
+func resolve(path string) (string, fs.FileInfo, error) {
+	p := path
+	for range maxLinkHops {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil, nil
+		}
+		if err != nil {
+			return "", nil, unwrapOS(err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return p, fi, nil
+		}
+		dest, err := os.Readlink(p)
+		if err != nil {
+			return "", nil, unwrapOS(err)
+		}
+		switch {
+		case filepath.IsAbs(dest):
+			p = dest
+		case dest != "" && os.IsPathSeparator(dest[0]):
+			// Rooted but without a volume: only possible on Windows.
+			p = filepath.VolumeName(p) + dest
+		default:
+			p = joinRaw(dirRaw(p), dest)
+		}
+	}
+	return "", nil, errLinkLoop
+}
+
+// errLinkLoop reports a chain of more than maxLinkHops symbolic links.
+var errLinkLoop = errors.New("too many levels of symbolic links")
+
+// dirRaw is [filepath.Dir] without the final Clean: it drops the last element
+// and the separators before it, and nothing else. See resolve for why.
+func dirRaw(p string) string {
+	vol := filepath.VolumeName(p)
+	i := len(p) - 1
+	for i >= len(vol) && !os.IsPathSeparator(p[i]) {
+		i--
+	}
+	if i < len(vol) { // no separator: "f" or "C:f"
+		return vol + "."
+	}
+	d := p[:i]
+	for len(d) > len(vol) && os.IsPathSeparator(d[len(d)-1]) {
+		d = d[:len(d)-1]
+	}
+	if len(d) == len(vol) { // the root: "/f" or `C:\f`
+		return p[:len(vol)+1]
+	}
+	return d
+}
+
+// joinRaw is [filepath.Join] without the Clean.
+func joinRaw(dir, name string) string {
+	if dir != "" && os.IsPathSeparator(dir[len(dir)-1]) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
+}
+
+// maxTempBase is how many bytes of the target's name go into a temporary
+// file's name, so that ".<base>.tmp-<13 random>" stays under the usual 255-byte
+// limit on a name even for a target whose own name is near it.
+const maxTempBase = 200
+
+// tempName returns a fresh name ".<base>.tmp-<random>" for a temporary file
+// standing in for a target named base.
+func tempName(base string) string {
+	if len(base) > maxTempBase {
+		n := maxTempBase
+		for n > 0 && !utf8.RuneStart(base[n]) {
+			n--
+		}
+		base = base[:n]
+	}
+	return "." + base + ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
+}
+
+// unwrapOS strips the path from one layer of *fs.PathError or *os.LinkError
+// (its path is a temporary file's, or the resolved target's) and keeps the
+// system-level step ("sync: input/output error"), so that the error can be
+// rewrapped with the caller's path and a Go-level Op. errors.Is still sees the
+// errno underneath.
+func unwrapOS(err error) error {
+	switch e := err.(type) {
+	case *fs.PathError:
+		return stepError{e.Op, e.Err}
+	case *os.LinkError:
+		return stepError{e.Op, e.Err}
+	}
+	return err
+}
+
+// stepError is an OS error from one system-level step of an operation.
+type stepError struct {
+	step string // "open", "sync", "rename", ...
+	err  error
+}
+
+func (e stepError) Error() string { return e.step + ": " + e.err.Error() }
+func (e stepError) Unwrap() error { return e.err }

@@ -1,0 +1,62 @@
+//go:build unix
+
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// checkWritable refuses, with an error wrapping [fs.ErrPermission], a target
+// that is read-only, and otherwise returns nil. fi is the target's Lstat.
+//
+// A rename never asks about the target's own permissions (only the directory's
+// count), so without this check a 0444 file would be silently replaced. A file
+// is read-only when its mode grants no write bit to anyone, or when opening it
+// for writing fails with EACCES, EPERM or EROFS. The mode clause comes first and
+// matters for root, whose open succeeds whatever the mode says. O_NONBLOCK keeps
+// the open from hanging if the file has just been swapped for a named pipe; no
+// O_TRUNC, so the contents are not touched (the open does count as a write-open
+// for inotify and leases).
+func checkWritable(path string, fi fs.FileInfo) error {
+	if fi.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("read-only file (mode %v): %w", fi.Mode().Perm(), fs.ErrPermission)
+	}
+	for {
+		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		switch {
+		case err == nil:
+			unix.Close(fd)
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+			return fmt.Errorf("not writable: %w", err)
+		case errors.Is(err, unix.EROFS):
+			return fmt.Errorf("%w (%w)", err, fs.ErrPermission)
+		case errors.Is(err, unix.ETXTBSY), errors.Is(err, unix.ENOENT):
+			// A running executable may still be replaced by a rename; a file
+			// that vanished since the Lstat is simply a new file now.
+			return nil
+		default:
+			return stepError{"open", err}
+		}
+	}
+}
+
+// keepMeta gives the temporary file f the mode of the existing target fi and,
+// when the caller is root, its owner and group. Owner first: chown clears the
+// setuid and setgid bits, which the chmod then restores. fchmod is not subject
+// to the umask, so the mode is copied exactly. The chown is best effort: a
+// target owned by an id that this file system cannot represent keeps root's.
+func keepMeta(f *os.File, fi fs.FileInfo) error {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
+		_ = f.Chown(int(st.Uid), int(st.Gid))
+	}
+	return f.Chmod(fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky))
+}

@@ -1,0 +1,34 @@
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// checkWritable refuses, with an error wrapping [fs.ErrPermission], a target
+// that is read-only, and otherwise returns nil. On Windows that is a file with
+// the read-only attribute (which Go reports as a mode without write bits), or
+// one whose ACL denies opening it for writing. A sharing violation, from another
+// process holding the file open, is not a permission problem: replace retries
+// it.
+func checkWritable(path string, fi fs.FileInfo) error {
+	if fi.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("read-only file: %w", fs.ErrPermission)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err == nil {
+		f.Close()
+		return nil
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("not writable: %w", unwrapOS(err))
+	}
+	return nil
+}
+
+// keepMeta does nothing on Windows: a writable target's only permission bit is
+// the read-only attribute, which is clear, and its ACL and owner are not copied
+// (the new file inherits the directory's ACL).
+func keepMeta(f *os.File, fi fs.FileInfo) error { return nil }

@@ -1,0 +1,37 @@
+//go:build !unix && !windows
+
+package atomicfile
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// This file serves the systems that are neither Unix nor Windows (Plan 9,
+// WebAssembly hosts) with what the standard library offers: the mode clause of
+// the read-only check, a plain rename, and a directory sync that is attempted
+// but whose failure is ignored, since these systems may not support it.
+
+func checkWritable(path string, fi fs.FileInfo) error {
+	if fi.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("read-only file (mode %v): %w", fi.Mode().Perm(), fs.ErrPermission)
+	}
+	return nil
+}
+
+func keepMeta(f *os.File, fi fs.FileInfo) error {
+	return f.Chmod(fi.Mode() & fs.ModePerm)
+}
+
+func replace(from, to string, durable bool) error {
+	return os.Rename(from, to)
+}
+
+func syncDir(dir string) error {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
