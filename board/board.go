@@ -1,0 +1,330 @@
+package board
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// AnyEpic makes NextActionable consider every epic.
+const AnyEpic = -1
+
+// Doc is one parsed sprint-status board and the edits made to it since. Its operations
+// change only the lines they must; Bytes returns the edited board. A Doc is not safe for
+// concurrent use; the zero Doc is a missing board.
+type Doc struct {
+	path        string
+	exists      bool
+	lines       []line
+	rows        map[string]*row // every key of development_status; the last value wins
+	order       []*row          // explicit keys in file order, each key once
+	merged      []*row          // keys brought in by merge keys, never rewritable
+	epics       map[int][]*row  // explicit epic rows by number
+	lastUpdated *row            // the top-level last_updated field when it can be rewritten
+	changed     bool
+}
+
+// Story is one story row of development_status (a key like 3-2-digest-delivery or 1-4a-x).
+type Story struct {
+	Key    string
+	Epic   int    // 3 in 3-2-digest-delivery
+	Number int    // 2 in 3-2-digest-delivery
+	Split  string // "a" in 1-4a-x, "" for an unsplit story
+	Slug   string // digest-delivery
+	Status string // as written, trimmed, with drafted read as ready-for-dev
+	Line   int    // 1-based line of the key
+}
+
+// Epic is one epic row of development_status (a key like epic-3).
+type Epic struct {
+	Key    string
+	Number int
+	Status string // as written, trimmed (an epic row repeated in the file reports its last value)
+	Line   int    // 1-based line of the key (of its last occurrence)
+}
+
+// Path returns the path given to Parse ("" for none).
+func (d *Doc) Path() string { return d.path }
+
+// Exists reports whether the board exists (Parse was given non-nil bytes).
+func (d *Doc) Exists() bool { return d.exists }
+
+// Changed reports whether an operation has changed the board since it was parsed.
+func (d *Doc) Changed() bool { return d.changed }
+
+// Bytes returns the board as it stands: the parsed bytes with every edit applied, or nil
+// for a missing board. The slice is new on every call.
+func (d *Doc) Bytes() []byte {
+	if !d.exists {
+		return nil
+	}
+	return joinLines(d.lines)
+}
+
+// Status returns the status of a key of development_status: the value as written,
+// trimmed, with drafted read as ready-for-dev for story keys. ok is false when the key is
+// absent or holds a mapping or a list. A null value has status "".
+func (d *Doc) Status(key string) (status string, ok bool) {
+	r := d.rows[key]
+	if r == nil || r.nested {
+		return "", false
+	}
+	return r.status, true
+}
+
+// Stories returns the story rows in file order.
+func (d *Doc) Stories() []Story {
+	var out []Story
+	for _, r := range d.all() {
+		if r.kind == kindStory && !r.nested {
+			out = append(out, Story{Key: r.key, Epic: r.epic, Number: r.num, Split: r.split, Slug: r.slug, Status: r.status, Line: r.line + 1})
+		}
+	}
+	return out
+}
+
+// Epics returns the epic rows in file order, each key once.
+func (d *Doc) Epics() []Epic {
+	var out []Epic
+	for _, r := range d.all() {
+		if r.kind == kindEpic && !r.nested {
+			out = append(out, Epic{Key: r.key, Number: r.epic, Status: r.status, Line: r.line + 1})
+		}
+	}
+	return out
+}
+
+// NextActionable returns the first story in file order whose status is backlog or
+// ready-for-dev, among the stories of epic (or of every epic for AnyEpic). ok is false
+// when there is none.
+func (d *Doc) NextActionable(epic int) (s Story, ok bool) {
+	for _, st := range d.Stories() {
+		if (epic == AnyEpic || st.Epic == epic) && actionable(st.Status) {
+			return st, true
+		}
+	}
+	return Story{}, false
+}
+
+func (d *Doc) all() []*row {
+	return append(append([]*row(nil), d.order...), d.merged...)
+}
+
+// AdvanceOption changes how Advance treats one row.
+type AdvanceOption func(*advanceConfig)
+
+type advanceConfig struct {
+	regress   bool
+	unordered bool
+	now       string
+}
+
+// AllowRegression lets Advance move a row backwards along the allowlist: only done to
+// awaiting-operator. Any other backward move then fails with ErrIllegalTransition instead
+// of being answered with the current status.
+func AllowRegression() AdvanceOption { return func(c *advanceConfig) { c.regress = true } }
+
+// AllowUnordered lets Advance overwrite a status outside the order (completed, blocked,
+// in_progress, ...) and write a target outside the order. Such a move is not ordered, so
+// it is made unless the row already reads the target. This is bmad-loop's behaviour.
+func AllowUnordered() AdvanceOption { return func(c *advanceConfig) { c.unordered = true } }
+
+// Stamp makes Advance set the top-level last_updated field to now when, and only when,
+// the row's line is rewritten. The value is written literally; a board without a
+// rewritable top-level last_updated line is left without one (no line is ever added).
+func Stamp(now string) AdvanceOption { return func(c *advanceConfig) { c.now = now } }
+
+// Advance moves the row key of development_status towards target and returns the status
+// the row ends at. It never moves a row backwards: a row already at or past target is
+// left alone and its status returned. A missing board or an absent key returns "" and
+// no error. When a story moves to in-progress, its epic row is lifted from backlog to
+// in-progress too (when that line can be rewritten). Advance changes only the Doc in
+// memory; on error it changes nothing.
+//
+// Errors: ErrInvalidArgument for a target outside the order (without AllowUnordered) or a
+// value that cannot be written plainly; a *RowError for a row whose status is outside the
+// order (ErrUnorderedStatus), an illegal backward move (ErrIllegalTransition), or a line
+// that cannot be rewritten safely (ErrNotRewritable).
+func (d *Doc) Advance(key, target string, opts ...AdvanceOption) (string, error) {
+	var cfg advanceConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := validate(key, target, cfg); err != nil {
+		return "", err
+	}
+	return d.advance(key, target, cfg)
+}
+
+func (d *Doc) advance(key, target string, cfg advanceConfig) (string, error) {
+	r := d.rows[key]
+	if r == nil {
+		return "", nil
+	}
+	rowErr := func(sentinel error, reason Reason, detail string) error {
+		return &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: r.status, Target: target, Reason: reason, Detail: detail, Err: sentinel}
+	}
+	if r.nested {
+		return "", rowErr(ErrNotRewritable, ReasonValueNotScalar, "the key holds a mapping or a list")
+	}
+	cur := r.status
+	ci, ti := Rank(cur), Rank(target)
+	switch {
+	case ci >= 0 && ti >= 0:
+		if ci > ti && cfg.regress {
+			if !allowedRegression(cur, target) {
+				return cur, rowErr(ErrIllegalTransition, ReasonIllegalRegress, "only done -> awaiting-operator may move backwards")
+			}
+		} else if ci >= ti {
+			return cur, nil
+		}
+	case !cfg.unordered:
+		return cur, rowErr(ErrUnorderedStatus, ReasonUnorderedStatus, "pass AllowUnordered to overwrite it")
+	case cur == target:
+		return cur, nil
+	}
+	if r.refusal != "" {
+		return cur, rowErr(ErrNotRewritable, r.refusal, r.detail)
+	}
+	// The lift reads the epic as it was before this edit (bmad-loop reads the file
+	// before writing). An epic that appears twice, or whose line cannot be rewritten,
+	// is skipped: the lift is best effort, the story's move is not.
+	var lift *row
+	if target == InProgress && r.kind == kindStory {
+		if es := d.epics[r.epic]; len(es) == 1 && es[0].status == Backlog && es[0].refusal == "" {
+			lift = es[0]
+		}
+	}
+	d.set(r, target)
+	if lift != nil {
+		d.set(lift, InProgress)
+	}
+	if cfg.now != "" && d.lastUpdated != nil {
+		d.set(d.lastUpdated, cfg.now)
+	}
+	return target, nil
+}
+
+// set rewrites r's value in place: everything before and after the value on its line
+// (indent, key, gap, comment, terminator) is kept byte for byte. A quoted value becomes
+// the plain value.
+func (d *Doc) set(r *row, value string) {
+	l := &d.lines[r.line]
+	if l.text[r.valStart:r.valEnd] == value {
+		return
+	}
+	l.text = l.text[:r.valStart] + value + l.text[r.valEnd:]
+	r.valEnd = r.valStart + len(value)
+	r.status = value
+	if r.kind == kindStory && value == drafted {
+		r.status = ReadyForDev
+	}
+	d.changed = true
+}
+
+// validate checks the arguments of Advance before any I/O.
+func validate(key, target string, cfg advanceConfig) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
+	}
+	if key == "" || !utf8.ValidString(key) || strings.IndexFunc(key, unicode.IsControl) >= 0 || strings.ContainsAny(key, "\u2028\u2029") {
+		return bad("key %q", key)
+	}
+	if Rank(target) < 0 {
+		if !cfg.unordered {
+			return bad("target %q is outside the status order (pass AllowUnordered to write it)", target)
+		}
+		if !plainString(target) {
+			return bad("target %q cannot be written as a plain YAML string", target)
+		}
+	}
+	if cfg.now != "" && !plainScalar(cfg.now) {
+		return bad("last_updated value %q cannot be written as a plain YAML value", cfg.now)
+	}
+	return nil
+}
+
+// plainScalar reports whether s, written after "key: " on a line of its own, reads back as
+// one plain scalar equal to s and leaves the line's structure alone.
+func plainScalar(s string) bool {
+	n := plainNode(s)
+	return n != nil
+}
+
+// plainString is plainScalar for a status: it must also read back as a string in YAML 1.2
+// and in YAML 1.1 (where PyYAML reads yes, no, on, off, y and n as booleans).
+func plainString(s string) bool {
+	n := plainNode(s)
+	if n == nil || n.Tag != "!!str" {
+		return false
+	}
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "on", "off", "true", "false", "null", "~":
+		return false
+	}
+	return true
+}
+
+func plainNode(s string) *yaml.Node {
+	if s == "" || s != strings.TrimSpace(s) || !utf8.ValidString(s) ||
+		strings.IndexFunc(s, unicode.IsControl) >= 0 || strings.ContainsAny(s, "\u2028\u2029#") {
+		return nil
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte("k: "+s+"\n"), &n); err != nil {
+		return nil
+	}
+	if len(n.Content) != 1 || n.Content[0].Kind != yaml.MappingNode || len(n.Content[0].Content) != 2 {
+		return nil
+	}
+	v := n.Content[0].Content[1]
+	if v.Kind != yaml.ScalarNode || v.Style != 0 || v.Value != s || v.Line != 1 {
+		return nil
+	}
+	return v
+}
+
+// AdvancedBytes returns the bytes Advance would make of the board src, with no file and no
+// lock: nil when the key is absent (or src is nil), src itself when nothing would change,
+// the edited board otherwise. It takes the same options and returns the same errors as
+// Advance, and a *ParseError for a board it does not understand.
+func AdvancedBytes(src []byte, key, target string, opts ...AdvanceOption) ([]byte, error) {
+	var cfg advanceConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := validate(key, target, cfg); err != nil {
+		return nil, err
+	}
+	d, err := Parse("", src)
+	if err != nil {
+		return nil, err
+	}
+	st, err := d.advance(key, target, cfg)
+	switch {
+	case err != nil:
+		return nil, err
+	case st == "" && d.rows[key] == nil:
+		return nil, nil
+	case !d.changed:
+		return src, nil
+	}
+	return d.Bytes(), nil
+}
+
+// StatusInBytes returns the status of key in the board src, as Doc.Status reports it.
+// It returns a *ParseError for a board it does not understand, never "absent".
+func StatusInBytes(src []byte, key string) (status string, ok bool, err error) {
+	if src == nil {
+		return "", false, nil
+	}
+	d, err := Parse("", src)
+	if err != nil {
+		return "", false, err
+	}
+	status, ok = d.Status(key)
+	return status, ok, nil
+}

@@ -1,0 +1,123 @@
+package board
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Load-time refusals. Each is returned wrapped in a *ParseError that names the path and line.
+var (
+	// ErrInvalidYAML is returned when the board is not valid UTF-8 YAML, or holds more than
+	// one YAML document.
+	ErrInvalidYAML = errors.New("board: not valid YAML")
+
+	// ErrNotBoard is returned when the file is valid YAML but not a sprint-status board: the
+	// document is empty or not a mapping, it has no development_status key, or
+	// development_status is not a non-empty block mapping (null, a list, a scalar, or a flow
+	// mapping such as "{}", which a line editor cannot edit).
+	ErrNotBoard = errors.New("board: not a sprint-status board")
+
+	// ErrDuplicateKey is returned when a story key appears twice in development_status, or
+	// development_status appears twice at the top level. (A repeated epic, retrospective or
+	// other non-story key is tolerated: the last value wins, as in every YAML reader that
+	// accepts duplicates, and the row is never rewritten.)
+	ErrDuplicateKey = errors.New("board: duplicate key")
+
+	// ErrNestedRow is returned when a story, epic or retrospective key of development_status
+	// holds a mapping or a list instead of a status.
+	ErrNestedRow = errors.New("board: nested row")
+)
+
+// Row refusals. Each is returned wrapped in a *RowError that names the path, key, current
+// status, target and reason; nothing is changed.
+var (
+	// ErrNotRewritable is returned when a row must move but its line cannot be rewritten
+	// safely (quoted or complex key, alias, anchored or tagged value, multi-line or
+	// unreadable value, row outside the development_status mapping).
+	ErrNotRewritable = errors.New("board: row cannot be rewritten safely")
+
+	// ErrUnorderedStatus is returned when a row's current status is outside the status
+	// order (completed, blocked, in_progress, ...) and the caller did not pass
+	// AllowUnordered: such a row is never silently overwritten.
+	ErrUnorderedStatus = errors.New("board: status outside the known order")
+
+	// ErrIllegalTransition is returned when AllowRegression is given and the requested
+	// backward move is not on the allowlist (only done to awaiting-operator is).
+	ErrIllegalTransition = errors.New("board: illegal transition")
+)
+
+// ErrInvalidArgument is returned, before any I/O and before any lock, when a key, target or
+// timestamp could not be written as a single plain YAML value, or a target is outside the
+// status order without AllowUnordered.
+var ErrInvalidArgument = errors.New("board: invalid argument")
+
+// ParseError reports a board that was refused as a whole. It unwraps to one of
+// ErrInvalidYAML, ErrNotBoard, ErrDuplicateKey or ErrNestedRow.
+type ParseError struct {
+	Path string // file path, "" for bytes given directly
+	Line int    // 1-based line, 0 when unknown
+	Msg  string // what is wrong, for humans
+	Err  error  // the sentinel
+}
+
+func (e *ParseError) Error() string {
+	where := e.Path
+	if where == "" {
+		where = "<bytes>"
+	}
+	if e.Line > 0 {
+		where = fmt.Sprintf("%s:%d", where, e.Line)
+	}
+	return fmt.Sprintf("%v: %s: %s", e.Err, where, e.Msg)
+}
+
+// Unwrap returns the sentinel.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Reason says why a row was refused. The first six values are bmad-loop's own reasons
+// (SprintStatusWriteRefused.reason); the last three are ours.
+type Reason string
+
+// Reasons carried by RowError.
+const (
+	ReasonKeyNotPlain     Reason = "key-not-plain"      // quoted, tagged, anchored or explicit ("? key") key
+	ReasonValueNotScalar  Reason = "value-not-scalar"   // the value is a mapping or a list
+	ReasonValueIsAlias    Reason = "value-is-alias"     // the value is "*name"
+	ReasonMultilineValue  Reason = "multiline-value"    // block scalar, or a value that continues on another line
+	ReasonUnreadableValue Reason = "unreadable-value"   // empty, tagged or anchored value, trailing blanks, or text the editor cannot locate
+	ReasonRowNotInMapping Reason = "row-not-in-mapping" // the row comes from a merge key or an aliased mapping
+	ReasonDuplicateKey    Reason = "duplicate-key"      // a non-story key that appears more than once
+	ReasonUnorderedStatus Reason = "status-not-ordered" // current status outside the order (ErrUnorderedStatus)
+	ReasonIllegalRegress  Reason = "illegal-transition" // backward move not on the allowlist (ErrIllegalTransition)
+)
+
+// RowError reports a row that was not moved. Nothing was changed: no epic lift, no
+// last_updated. It unwraps to ErrNotRewritable, ErrUnorderedStatus or ErrIllegalTransition.
+type RowError struct {
+	Path    string // file path, "" for bytes given directly
+	Line    int    // 1-based line of the row's key
+	Key     string // the row's key
+	Current string // its status (drafted folded to ready-for-dev for stories)
+	Target  string // the status that was asked for
+	Reason  Reason
+	Detail  string // a human-readable explanation, may be ""
+	Err     error  // the sentinel
+}
+
+func (e *RowError) Error() string {
+	where := e.Path
+	if where == "" {
+		where = "<bytes>"
+	}
+	if e.Line > 0 {
+		where = fmt.Sprintf("%s:%d", where, e.Line)
+	}
+	msg := fmt.Sprintf("%v: %s: %s %q -> %q: %s", e.Err, where, e.Key, e.Current, e.Target, e.Reason)
+	if e.Detail != "" {
+		msg += " (" + e.Detail + ")"
+	}
+	return msg
+}
+
+// Unwrap returns the sentinel.
+func (e *RowError) Unwrap() error { return e.Err }

@@ -1,0 +1,443 @@
+package board
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// row is one key of development_status (or the top-level last_updated field) and, when
+// it can be rewritten, the exact bytes of its value.
+type row struct {
+	key string
+	class
+	status string // the value as read, trimmed; drafted folded to ready-for-dev for stories
+	line   int    // 0-based index of the key's line
+	nested bool   // an unknown key holding a mapping or a list: present, but no status
+
+	// valStart and valEnd bound the value (quotes included) in lines[line].text. They are
+	// meaningful only when refusal is "".
+	valStart, valEnd int
+	refusal          Reason // why the row cannot be rewritten, "" when it can
+	detail           string // more about refusal
+}
+
+// parser turns a board's bytes into a Doc.
+type parser struct {
+	path  string
+	src   string
+	lines []line
+	bom   int // length of a UTF-8 byte order mark that starts the file, 0 or 3
+	doc   *Doc
+}
+
+// Parse reads a sprint-status board from src without writing anything. path is used only
+// in error messages and may be "". A nil src means the board does not exist: the Doc is
+// empty, reports no rows, and encodes to nil. Parse refuses a board it does not
+// understand with a *ParseError (see the package documentation for each case).
+func Parse(path string, src []byte) (*Doc, error) {
+	if src == nil {
+		return &Doc{path: path}, nil
+	}
+	p := &parser{path: path, src: string(src)}
+	return p.parse()
+}
+
+func (p *parser) fail(line int, sentinel error, format string, args ...any) error {
+	return &ParseError{Path: p.path, Line: line, Msg: fmt.Sprintf(format, args...), Err: sentinel}
+}
+
+// yamlLineRE finds the line number in the parser's error messages ("yaml: line 3: ...").
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (p *parser) parse() (*Doc, error) {
+	if !utf8.ValidString(p.src) {
+		i := 0
+		for i < len(p.src) {
+			r, size := utf8.DecodeRuneInString(p.src[i:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			i += size
+		}
+		return nil, p.fail(p.lineAt(i), ErrInvalidYAML, "invalid UTF-8 at byte %d", i)
+	}
+	if strings.HasPrefix(p.src, "\uFEFF") {
+		p.bom = len("\uFEFF")
+	}
+	p.lines = splitLines(p.src)
+	p.doc = &Doc{path: p.path, exists: true, lines: p.lines, rows: map[string]*row{}, epics: map[int][]*row{}}
+
+	dec := yaml.NewDecoder(bytes.NewReader([]byte(p.src)))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, p.fail(1, ErrNotBoard, "no YAML document (the file is empty or only comments)")
+		}
+		return nil, p.yamlError(err)
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		return nil, p.fail(extra.Line, ErrInvalidYAML, "more than one YAML document")
+	case !errors.Is(err, io.EOF):
+		return nil, p.yamlError(err)
+	}
+	top := &root
+	if top.Kind == yaml.DocumentNode && len(top.Content) == 1 {
+		top = top.Content[0]
+	}
+	if top.Kind != yaml.MappingNode {
+		return nil, p.fail(top.Line, ErrNotBoard, "has no top-level mapping")
+	}
+
+	var ds, dsKey *yaml.Node
+	var lastUpdated []*yaml.Node // key, value pairs
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k, v := top.Content[i], top.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		switch k.Value {
+		case "development_status":
+			if dsKey != nil {
+				return nil, p.fail(k.Line, ErrDuplicateKey, "development_status repeats line %d", dsKey.Line)
+			}
+			dsKey, ds = k, v
+		case "last_updated":
+			lastUpdated = append(lastUpdated, k, v)
+		}
+	}
+	if ds == nil {
+		return nil, p.fail(top.Line, ErrNotBoard, "missing development_status map")
+	}
+	foreign := false // rows that live in another mapping, reached through an alias
+	if ds.Kind == yaml.AliasNode && ds.Alias != nil {
+		ds, foreign = ds.Alias, true
+	}
+	switch {
+	case ds.Kind == yaml.ScalarNode && ds.Tag == "!!null":
+		return nil, p.fail(dsKey.Line, ErrNotBoard, "development_status is empty")
+	case ds.Kind != yaml.MappingNode:
+		return nil, p.fail(ds.Line, ErrNotBoard, "development_status is not a mapping")
+	case ds.Style&yaml.FlowStyle != 0:
+		return nil, p.fail(ds.Line, ErrNotBoard, "development_status is a flow mapping (%s); only a block mapping can be edited line by line", firstLine(p.lineText(ds.Line)))
+	}
+	if err := p.mapping(ds, foreign); err != nil {
+		return nil, err
+	}
+	if len(lastUpdated) == 2 {
+		r := &row{key: "last_updated", line: lastUpdated[0].Line - 1}
+		p.locate(r, lastUpdated[0], lastUpdated[1])
+		if r.refusal == "" {
+			p.doc.lastUpdated = r
+		}
+	}
+	return p.doc, nil
+}
+
+// mapping reads the rows of development_status. Explicit keys come first, in file order;
+// keys brought in by a merge key ("<<") follow and can never be rewritten.
+func (p *parser) mapping(m *yaml.Node, foreign bool) error {
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
+			merges = append(merges, v)
+			continue
+		}
+		if err := p.addRow(k, v, foreign, false); err != nil {
+			return err
+		}
+	}
+	for _, v := range merges {
+		if v.Kind == yaml.AliasNode && v.Alias != nil {
+			v = v.Alias
+		}
+		var sources []*yaml.Node
+		switch v.Kind {
+		case yaml.MappingNode:
+			sources = []*yaml.Node{v}
+		case yaml.SequenceNode:
+			sources = v.Content
+		}
+		for _, s := range sources {
+			if s.Kind == yaml.AliasNode && s.Alias != nil {
+				s = s.Alias
+			}
+			if s.Kind != yaml.MappingNode {
+				continue
+			}
+			for i := 0; i+1 < len(s.Content); i += 2 {
+				if err := p.addRow(s.Content[i], s.Content[i+1], true, true); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// addRow records one key of development_status. merged marks a key brought in by a merge
+// key: an explicit key of the same name overrides it, as YAML requires.
+func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
+	k := keyNode
+	if k.Kind == yaml.AliasNode && k.Alias != nil {
+		k = k.Alias
+	}
+	if k.Kind != yaml.ScalarNode {
+		return nil // a complex key has no string form; it cannot name a row
+	}
+	key := k.Value
+	prev := p.doc.rows[key]
+	if merged && prev != nil {
+		return nil
+	}
+	r := &row{key: key, class: classify(key), line: keyNode.Line - 1}
+	val := v
+	if val.Kind == yaml.AliasNode && val.Alias != nil {
+		val = val.Alias
+	}
+	switch val.Kind {
+	case yaml.ScalarNode:
+		if val.Tag != "!!null" {
+			r.status = strings.TrimSpace(val.Value)
+		}
+		if r.kind == kindStory && r.status == drafted {
+			r.status = ReadyForDev
+		}
+	default:
+		if r.kind != kindUnknown {
+			return p.fail(v.Line, ErrNestedRow, "%s holds a %s, not a status", key, kindName(val.Kind))
+		}
+		r.nested = true
+	}
+	if prev != nil && !merged {
+		if r.kind == kindStory || prev.kind == kindStory {
+			return p.fail(keyNode.Line, ErrDuplicateKey, "story key %s repeats line %d", key, prev.line+1)
+		}
+		dup := fmt.Sprintf("%s also appears on line %d; its last value wins and neither line is rewritten", key, prev.line+1)
+		prev.refusal, prev.detail = ReasonDuplicateKey, dup
+		r.refusal, r.detail = ReasonDuplicateKey, dup
+	}
+	switch {
+	case r.refusal != "":
+	case foreign:
+		r.refusal, r.detail = ReasonRowNotInMapping, "the row comes from a merge key or an aliased mapping"
+	default:
+		p.locate(r, keyNode, v)
+	}
+	p.doc.rows[key] = r
+	if !merged {
+		if prev == nil {
+			p.doc.order = append(p.doc.order, r)
+		} else {
+			// keep file order of first appearance, last value
+			for i, o := range p.doc.order {
+				if o == prev {
+					p.doc.order[i] = r
+				}
+			}
+		}
+		if r.kind == kindEpic {
+			p.doc.epics[r.epic] = append(p.doc.epics[r.epic], r)
+		}
+	} else {
+		p.doc.merged = append(p.doc.merged, r)
+	}
+	return nil
+}
+
+// locate finds the value of the pair k: v on its line, or records why it cannot be
+// rewritten. It trusts the parser for positions and then checks them against the bytes:
+// any disagreement refuses the row rather than guessing.
+func (p *parser) locate(r *row, k, v *yaml.Node) {
+	refuse := func(reason Reason, format string, args ...any) {
+		r.refusal, r.detail = reason, fmt.Sprintf(format, args...)
+	}
+	if k.Style != 0 || k.Anchor != "" || k.Kind != yaml.ScalarNode {
+		refuse(ReasonKeyNotPlain, "the key is quoted, tagged or anchored")
+		return
+	}
+	li := k.Line - 1
+	if li < 0 || li >= len(p.lines) {
+		refuse(ReasonUnreadableValue, "the parser placed the key outside the file")
+		return
+	}
+	text, skip := p.lines[li].text, 0
+	if li == 0 {
+		skip = p.bom
+	}
+	koff := byteOffset(text, k.Column, skip)
+	if koff < 0 || strings.Trim(text[skip:koff], " ") != "" {
+		refuse(ReasonKeyNotPlain, "the key is not the first thing on its line")
+		return
+	}
+	if !strings.HasPrefix(text[koff:], k.Value+":") {
+		refuse(ReasonKeyNotPlain, "the key is not written as \"key:\" on one line")
+		return
+	}
+	colon := koff + len(k.Value)
+	switch {
+	case v.Kind == yaml.AliasNode:
+		refuse(ReasonValueIsAlias, "the value is an alias (*%s)", v.Value)
+		return
+	case v.Kind != yaml.ScalarNode:
+		refuse(ReasonValueNotScalar, "the value is a %s", kindName(v.Kind))
+		return
+	case v.Anchor != "":
+		refuse(ReasonUnreadableValue, "the value carries an anchor (&%s) that aliases elsewhere refer to", v.Anchor)
+		return
+	case v.Style&yaml.TaggedStyle != 0:
+		refuse(ReasonUnreadableValue, "the value carries an explicit tag")
+		return
+	case v.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		refuse(ReasonMultilineValue, "the value is a block scalar")
+		return
+	case v.Tag == "!!null" && v.Value == "":
+		refuse(ReasonUnreadableValue, "the value is empty")
+		return
+	case v.Line != k.Line:
+		refuse(ReasonMultilineValue, "the value starts on the line after its key")
+		return
+	}
+	voff := byteOffset(text, v.Column, skip)
+	if voff <= colon+1 || !isBlank(text[colon+1:voff]) {
+		refuse(ReasonUnreadableValue, "no blank between the colon and the value")
+		return
+	}
+	var end int
+	switch {
+	case v.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) != 0:
+		quote := byte('"')
+		if v.Style&yaml.SingleQuotedStyle != 0 {
+			quote = '\''
+		}
+		if text[voff] != quote {
+			refuse(ReasonUnreadableValue, "the quoted value is not where the parser put it")
+			return
+		}
+		if end = quotedEnd(text, voff); end < 0 {
+			refuse(ReasonMultilineValue, "the quoted value continues on the next line")
+			return
+		}
+		inner := text[voff+1 : end-1]
+		if quote == '\'' {
+			inner = strings.ReplaceAll(inner, "''", "'")
+		}
+		if (quote == '\'' || !strings.Contains(inner, `\`)) && inner != v.Value {
+			refuse(ReasonUnreadableValue, "the quoted value does not match what the parser read")
+			return
+		}
+	default:
+		if !strings.HasPrefix(text[voff:], v.Value) {
+			first := strings.TrimRight(text[voff:], " \t")
+			if strings.HasPrefix(v.Value, first) {
+				refuse(ReasonMultilineValue, "the value continues on the next line")
+			} else {
+				refuse(ReasonUnreadableValue, "the value is not where the parser put it")
+			}
+			return
+		}
+		end = voff + len(v.Value)
+	}
+	if !commentTail(text[end:]) {
+		if isBlank(text[end:]) {
+			refuse(ReasonUnreadableValue, "trailing blanks after the value")
+		} else {
+			refuse(ReasonUnreadableValue, "unexpected text after the value")
+		}
+		return
+	}
+	r.valStart, r.valEnd = voff, end
+}
+
+// yamlError turns a parser error into a *ParseError naming the line of the problem.
+//
+// The parser's own line numbers cannot be trusted for this: go.yaml.in/yaml/v3 reports
+// the start of the enclosing construct when it has one (for a board, often the line of
+// "generated:"), counts parser errors from 0 and scanner errors from 1, and omits the line
+// when it is the first. So the line is found by bisection instead: the shortest prefix of
+// whole lines that fails with the same message ends on the line of the problem (for an
+// unclosed quote or bracket, the line where it opens). That costs O(log n) extra parses,
+// on the error path only.
+func (p *parser) yamlError(err error) error {
+	msg := err.Error()
+	fails := func(k int) bool {
+		e := decodeErr(joinLines(p.lines[:k]))
+		return e != nil && e.Error() == msg
+	}
+	lo, hi := 0, len(p.lines) // fails(lo) is false (nothing to fail on), fails(hi) is true
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		msg = m[2]
+	}
+	return p.fail(hi, ErrInvalidYAML, "%s", strings.TrimPrefix(msg, "yaml: "))
+}
+
+// decodeErr returns the parser's error for b, reading up to two documents as parse does.
+func decodeErr(b []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	for range 2 {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// lineAt returns the 1-based line of byte offset off.
+func (p *parser) lineAt(off int) int {
+	n := 1
+	for _, l := range splitLines(p.src[:off]) {
+		if l.term != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *parser) lineText(n int) string {
+	if n < 1 || n > len(p.lines) {
+		return ""
+	}
+	return p.lines[n-1].text
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60]) + "..."
+	}
+	return s
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.AliasNode:
+		return "alias"
+	default:
+		return "scalar"
+	}
+}

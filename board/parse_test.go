@@ -1,0 +1,191 @@
+package board
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseRefusesWhatItDoesNotUnderstand(t *testing.T) {
+	tests := []struct {
+		name, src string
+		sentinel  error
+		line      int
+	}{
+		{"empty file", "", ErrNotBoard, 1},
+		{"only comments", "# nothing\n", ErrNotBoard, 1},
+		{"a list", "- a\n- b\n", ErrNotBoard, 1},
+		{"a scalar", "hello\n", ErrNotBoard, 1},
+		{"another schema", "version: 6\nsprints:\n  - status: in_progress\n", ErrNotBoard, 1},
+		{"development_status is null", "generated: x\ndevelopment_status:\n# none yet\n", ErrNotBoard, 2},
+		{"development_status is a list", "generated: x\ndevelopment_status: []\n", ErrNotBoard, 2},
+		{"development_status is a scalar", "generated: x\ndevelopment_status: done\n", ErrNotBoard, 2},
+		{"development_status is an empty flow mapping", "generated: x\ndevelopment_status: {}\n", ErrNotBoard, 2},
+		{"development_status is a flow mapping", "generated: x\ndevelopment_status: {1-1-a: done}\n", ErrNotBoard, 2},
+		{"development_status twice", "development_status:\n  1-1-a: done\ndevelopment_status:\n  1-1-b: done\n", ErrDuplicateKey, 3},
+		{"a story twice", "development_status:\n  1-1-a: done\n  epic-1: done\n  1-1-a: backlog\n", ErrDuplicateKey, 4},
+		{"a nested story", "development_status:\n  epic-1: done\n  1-1-a:\n    status: done\n", ErrNestedRow, 4},
+		{"a nested epic", "development_status:\n  epic-1:\n    status: done\n", ErrNestedRow, 3},
+		{"a story holding a list", "development_status:\n  1-1-a: [done]\n", ErrNestedRow, 2},
+		{"a flow mapping opened by a plain value", "x: 1\nstory_location: {project-root}/a\ndevelopment_status:\n  1-1-a: done\n", ErrInvalidYAML, 2},
+		{"a colon-space in a plain value", "last_updated: 2026-07-23 (dev-story 4-8 complete → review: ok)\ndevelopment_status:\n  1-1-a: done\n", ErrInvalidYAML, 1},
+		{"a tab indent", "development_status:\n\t1-1-a: done\n", ErrInvalidYAML, 2},
+		{"two documents", "development_status:\n  1-1-a: done\n---\nx: 1\n", ErrInvalidYAML, 3},
+		{"invalid UTF-8", "development_status:\n  1-1-a: d\xffone\n", ErrInvalidYAML, 2},
+		{"a control character", "development_status:\n  1-1-a: d\x0cone\n", ErrInvalidYAML, 2},
+		{"UTF-16", "\xff\xfed\x00e\x00", ErrInvalidYAML, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Parse("boards/sprint-status.yaml", []byte(tt.src))
+			var pe *ParseError
+			if !errors.As(err, &pe) || !errors.Is(err, tt.sentinel) {
+				t.Fatalf("Parse(%q) = %v, %v, want a *ParseError wrapping %v", tt.src, d, err, tt.sentinel)
+			}
+			if pe.Path != "boards/sprint-status.yaml" || pe.Line != tt.line {
+				t.Errorf("Parse(%q) error = %v (line %d), want path boards/sprint-status.yaml, line %d", tt.src, err, pe.Line, tt.line)
+			}
+			if !strings.Contains(err.Error(), "boards/sprint-status.yaml:") {
+				t.Errorf("Parse(%q) error %q does not name path:line", tt.src, err)
+			}
+			if _, _, err := StatusInBytes([]byte(tt.src), "1-1-a"); !errors.Is(err, tt.sentinel) {
+				t.Errorf("StatusInBytes(%q) error = %v, want %v", tt.src, err, tt.sentinel)
+			}
+		})
+	}
+}
+
+func TestStatusInBytes(t *testing.T) {
+	src := []byte(sprint + "# tail\n")
+	src = []byte(strings.Replace(string(src), "  4-1-thing: review\n", "  4-1-thing: review\n  4-2-old: drafted\n  4-3-odd: ' In progress '\n", 1))
+	tests := []struct {
+		key    string
+		want   string
+		wantOK bool
+	}{
+		{"3-1-login", Done, true},
+		{"3-2-digest-delivery", Backlog, true},
+		{"4-2-old", ReadyForDev, true}, // drafted folds
+		{"4-3-odd", "In progress", true},
+		{"epic-3", Backlog, true},
+		{"9-9-ghost", "", false},
+		{"generated", "", false}, // not a row of development_status
+	}
+	for _, tt := range tests {
+		got, ok, err := StatusInBytes(src, tt.key)
+		if got != tt.want || ok != tt.wantOK || err != nil {
+			t.Errorf("StatusInBytes(%q) = %q, %v, %v, want %q, %v, nil", tt.key, got, ok, err, tt.want, tt.wantOK)
+		}
+		d, _ := Parse("", src)
+		if s, ok := d.Status(tt.key); s != got || ok != tt.wantOK {
+			t.Errorf("Status(%q) = %q, %v, want StatusInBytes's %q, %v", tt.key, s, ok, got, tt.wantOK)
+		}
+	}
+	if _, _, err := StatusInBytes([]byte("development_status: []\n"), "1-1-a"); !errors.Is(err, ErrNotBoard) {
+		t.Errorf("StatusInBytes(development_status: []) error = %v, want ErrNotBoard", err)
+	}
+	if got, ok, err := StatusInBytes(nil, "1-1-a"); got != "" || ok || err != nil {
+		t.Errorf("StatusInBytes(nil) = %q, %v, %v, want \"\", false, nil", got, ok, err)
+	}
+}
+
+func TestStoriesEpicsAndNextActionable(t *testing.T) {
+	src := `development_status:
+  # Epic 1
+  epic-1: done
+  1-1-a: done
+  1-2b-split: drafted  # legacy
+  epic-1-retrospective: optional
+  epic-2: backlog
+  2-1-b: backlog
+  epic-2-retro-item-1-fix-ci: open
+  5.1-dotted: backlog
+`
+	d, err := Parse("", []byte(src))
+	if err != nil {
+		t.Fatalf("Parse = %v", err)
+	}
+	wantStories := []Story{
+		{Key: "1-1-a", Epic: 1, Number: 1, Slug: "a", Status: Done, Line: 4},
+		{Key: "1-2b-split", Epic: 1, Number: 2, Split: "b", Slug: "split", Status: ReadyForDev, Line: 5},
+		{Key: "2-1-b", Epic: 2, Number: 1, Slug: "b", Status: Backlog, Line: 8},
+	}
+	if got := d.Stories(); !reflect.DeepEqual(got, wantStories) {
+		t.Errorf("Stories() = %+v, want %+v", got, wantStories)
+	}
+	wantEpics := []Epic{{Key: "epic-1", Number: 1, Status: Done, Line: 3}, {Key: "epic-2", Number: 2, Status: Backlog, Line: 7}}
+	if got := d.Epics(); !reflect.DeepEqual(got, wantEpics) {
+		t.Errorf("Epics() = %+v, want %+v", got, wantEpics)
+	}
+	for _, tt := range []struct {
+		epic   int
+		want   string
+		wantOK bool
+	}{{AnyEpic, "1-2b-split", true}, {1, "1-2b-split", true}, {2, "2-1-b", true}, {3, "", false}} {
+		got, ok := d.NextActionable(tt.epic)
+		if got.Key != tt.want || ok != tt.wantOK {
+			t.Errorf("NextActionable(%d) = %q, %v, want %q, %v", tt.epic, got.Key, ok, tt.want, tt.wantOK)
+		}
+	}
+	for key, want := range map[string]string{"epic-1-retrospective": "optional", "epic-2-retro-item-1-fix-ci": "open", "5.1-dotted": Backlog} {
+		if got, ok := d.Status(key); got != want || !ok {
+			t.Errorf("Status(%q) = %q, %v, want %q, true", key, got, ok, want)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		key  string
+		want class
+	}{
+		{"epic-3-retro-item-2-fix-ci", class{kind: kindRetroItem, epic: 3, num: 2, slug: "fix-ci"}},
+		{"epic-3-retrospective", class{kind: kindRetro, epic: 3}},
+		{"epic-3", class{kind: kindEpic, epic: 3}},
+		{"3-2-digest-delivery", class{kind: kindStory, epic: 3, num: 2, slug: "digest-delivery"}},
+		{"2-6a-first", class{kind: kindStory, epic: 2, num: 6, split: "a", slug: "first"}},
+		{"1-2-3-x", class{kind: kindStory, epic: 1, num: 2, slug: "3-x"}},
+		{"2-6ab-x", class{}},
+		{"5.1-dotted", class{}},
+		{"epic-5.1", class{}},
+		{"epic-99999999999999999999", class{}},
+		{"development Status", class{}},
+	}
+	for _, tt := range tests {
+		if got := classify(tt.key); got != tt.want {
+			t.Errorf("classify(%q) = %+v, want %+v", tt.key, got, tt.want)
+		}
+	}
+}
+
+func TestSplitLinesMatchesTheParser(t *testing.T) {
+	tests := []struct {
+		src  string
+		want []line
+	}{
+		{"", nil},
+		{"a", []line{{"a", ""}}},
+		{"a\n", []line{{"a", "\n"}}},
+		{"a\r\nb\rc\nd", []line{{"a", "\r\n"}, {"b", "\r"}, {"c", "\n"}, {"d", ""}}},
+		{"a\r\r\n", []line{{"a", "\r"}, {"", "\r\n"}}},
+		{"a\u0085b\u2028c\u2029d", []line{{"a", "\u0085"}, {"b", "\u2028"}, {"c", "\u2029"}, {"d", ""}}},
+		{"a\x0bb\x0cc", []line{{"a\x0bb\x0cc", ""}}}, // Python splits here; the parser rejects these
+	}
+	for _, tt := range tests {
+		got := splitLines(tt.src)
+		if (len(got) > 0 || len(tt.want) > 0) && !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("splitLines(%q) = %q, want %q", tt.src, got, tt.want)
+		}
+		if j := string(joinLines(got)); j != tt.src {
+			t.Errorf("joinLines(splitLines(%q)) = %q", tt.src, j)
+		}
+	}
+	// A line separator inside a quoted value elsewhere is a line break for the parser too,
+	// so the row after it is still found on the right line.
+	src := "note: \"a\u2028b\"\ndevelopment_status:\n  1-1-a: backlog\n"
+	got, err := AdvancedBytes([]byte(src), "1-1-a", Done)
+	if want := strings.Replace(src, "1-1-a: backlog", "1-1-a: done", 1); err != nil || string(got) != want {
+		t.Errorf("AdvancedBytes after an LS = %q, %v, want %q", got, err, want)
+	}
+}
