@@ -1,0 +1,232 @@
+package ledger
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// batchSeed is an open-less ledger whose DW-1 is done and carries the
+// spec-batch.md marker (format section 1.8).
+const batchSeed = "# Deferred Work\n\n### DW-1: already handled\norigin: code review of spec-batch.md\nlocation: n/a\nsource_spec: `spec-batch.md`\nreason: r0\nstatus: done 2026-06-01\n"
+
+var batchSpecs = []Spec{
+	{Title: "first", Origin: "code review of spec-x.md", SourceSpec: "spec-x.md", Reason: "r1"},
+	{Title: "first", Origin: "code review of spec-x.md", SourceSpec: "spec-x.md", Reason: "r1"},
+	{Title: "closed twin returns", Origin: "code review of spec-batch.md", SourceSpec: "spec-batch.md", Reason: "came back"},
+}
+
+func TestAppendBatchBytes(t *testing.T) {
+	batch := mustParse(t, batchSeed)
+	got, err := batch.Append(batchSpecs...)
+	if err != nil || !slices.Equal(got, []string{"DW-2", "", "DW-3"}) {
+		t.Fatalf("Append = %q, %v; want [DW-2 \"\" DW-3]", got, err)
+	}
+	want := batchSeed +
+		"\n### DW-2: first\norigin: code review of spec-x.md\nlocation: n/a\nsource_spec: `spec-x.md`\nreason: r1\nstatus: open\n" +
+		"\n### DW-3: closed twin returns\norigin: code review of spec-batch.md\nlocation: n/a\nsource_spec: `spec-batch.md`\nreason: came back\nstatus: open\n"
+	if batch.String() != want {
+		t.Errorf("text = %q\nwant   %q", batch.String(), want)
+	}
+	serial := mustParse(t, batchSeed)
+	for _, s := range batchSpecs {
+		serial.Append(s)
+	}
+	if serial.String() != batch.String() {
+		t.Errorf("serial = %q\nbatch  = %q", serial.String(), batch.String())
+	}
+}
+
+func TestAppendMintsPastTheHighestID(t *testing.T) {
+	d := mustParse(t, ledgerFixture)
+	specs := []Spec{
+		{Title: "a", Origin: "o-a", SourceSpec: "s.md", Reason: "r"},
+		{Title: "b", Origin: "o-b", SourceSpec: "s.md", Reason: "r", Severity: "low"},
+		{Title: "c", Origin: "o-c", SourceSpec: "s.md", Reason: "r", Status: "done 2026-06-11", Location: "x.go:1"},
+	}
+	got, err := d.Append(specs...)
+	if err != nil || !slices.Equal(got, []string{"DW-4", "DW-5", "DW-6"}) {
+		t.Fatalf("Append = %v, %v; want DW-4..6", got, err)
+	}
+	if !strings.HasPrefix(d.String(), ledgerFixture) {
+		t.Errorf("existing bytes changed")
+	}
+	tail := d.String()[len(ledgerFixture):]
+	want := "\n### DW-4: a\norigin: o-a\nlocation: n/a\nsource_spec: `s.md`\nreason: r\nstatus: open\n" +
+		"\n### DW-5: b\norigin: o-b\nlocation: n/a\nsource_spec: `s.md`\nseverity: low\nreason: r\nstatus: open\n" +
+		"\n### DW-6: c\norigin: o-c\nlocation: x.go:1\nsource_spec: `s.md`\nreason: r\nstatus: done 2026-06-11\n"
+	if tail != want {
+		t.Errorf("appended %q\nwant     %q", tail, want)
+	}
+}
+
+func TestAppendSeparator(t *testing.T) {
+	for _, tc := range []struct{ text, sep string }{
+		{"", ""},
+		{"# Deferred Work\n\n", ""},
+		{"# Deferred Work\n", "\n"},
+		{"# Deferred Work", "\n\n"},
+	} {
+		d := mustParse(t, tc.text)
+		d.Append(Spec{Title: "t", Origin: "o", SourceSpec: "s", Reason: "r"})
+		want := tc.text + tc.sep + "### DW-1: t\norigin: o\nlocation: n/a\nsource_spec: `s`\nreason: r\nstatus: open\n"
+		if d.String() != want {
+			t.Errorf("Append to %q = %q, want %q", tc.text, d.String(), want)
+		}
+	}
+}
+
+func TestAppendDedupesAgainstOpenEntriesOnly(t *testing.T) {
+	d := mustParse(t, "### DW-4: existing\norigin: test\nsource_spec: `spec-foo.md` \t\nstatus: open\n")
+	for _, tc := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Title: "t", Origin: "test", SourceSpec: "spec-foo.md"}, ""},
+		{Spec{Title: "t", Origin: "test", SourceSpec: "spec-bar.md"}, "DW-5"},
+		{Spec{Title: "t", Origin: "test", SourceSpec: "spec-baz.md", CrossSpecDedupe: true}, ""},
+		{Spec{Title: "t", Origin: "tes", SourceSpec: "spec-foo.md"}, "DW-6"},
+	} {
+		got, _ := d.Append(tc.spec)
+		if got[0] != tc.want {
+			t.Errorf("Append(%+v) = %q, want %q", tc.spec, got[0], tc.want)
+		}
+	}
+	// Multi-line values are made one line before the dedupe, so a replay dedupes.
+	d = mustParse(t, "")
+	s := Spec{Title: "a\nb", Origin: "line one\r\nline two", SourceSpec: "s", Reason: "x\u2028y"}
+	first, _ := d.Append(s)
+	second, _ := d.Append(s)
+	if first[0] != "DW-1" || second[0] != "" {
+		t.Errorf("replayed multi-line Append = %q, %q; want DW-1, \"\"", first[0], second[0])
+	}
+	if want := "### DW-1: a b\norigin: line one line two\nlocation: n/a\nsource_spec: `s`\nreason: x y\nstatus: open\n"; d.String() != want {
+		t.Errorf("text = %q, want %q", d.String(), want)
+	}
+}
+
+func TestAppendUntitled(t *testing.T) {
+	for _, title := range []string{"\n\n", "  ", ""} {
+		d := mustParse(t, "")
+		d.Append(Spec{Title: title, Origin: "o", SourceSpec: "s", Reason: "r"})
+		e, ok := d.Entry("DW-1")
+		if !ok || e.Title != "(untitled DW-1)" {
+			t.Errorf("Append(title %q) = %+v, %v; want (untitled DW-1)", title, e, ok)
+		}
+	}
+}
+
+func TestAppendValidatesEverySpecFirst(t *testing.T) {
+	for _, tc := range []struct {
+		spec  Spec
+		field string
+		err   error
+	}{
+		{Spec{Title: "b", Severity: "urgent"}, "specs[1].Severity", ErrInvalidSeverity},
+		{Spec{Title: "b", Severity: "High"}, "specs[1].Severity", ErrInvalidSeverity},
+		{Spec{Title: "b", Status: "closed"}, "specs[1].Status", ErrInvalidStatus},
+		{Spec{Title: "b", Status: "done"}, "specs[1].Status", ErrInvalidStatus},
+		{Spec{Title: "b", Status: "done 2026-02-30"}, "specs[1].Status", ErrInvalidStatus},
+		{Spec{Title: "b", Status: "done  2026-02-03"}, "specs[1].Status", ErrInvalidStatus},
+		{Spec{Title: "b", Status: " open"}, "specs[1].Status", ErrInvalidStatus},
+	} {
+		d := mustParse(t, ledgerFixture)
+		_, err := d.Append(Spec{Title: "a", Origin: "o"}, tc.spec)
+		var ae *ArgError
+		if !errors.Is(err, tc.err) || !errors.As(err, &ae) || ae.Field != tc.field || d.Changed() {
+			t.Errorf("Append(..., %+v) = %v, changed=%v; want %v on %s", tc.spec, err, d.Changed(), tc.err, tc.field)
+			continue
+		}
+		bad := tc.spec.Severity + tc.spec.Status
+		if !strings.Contains(err.Error(), bad) {
+			t.Errorf("error %q does not name %q", err, bad)
+		}
+	}
+}
+
+func TestEmptyBatchesChangeNothing(t *testing.T) {
+	d := mustParse(t, ledgerFixture)
+	if got, err := d.Append(); len(got) != 0 || err != nil {
+		t.Errorf("Append() = %v, %v", got, err)
+	}
+	if got, err := d.MarkDone(nil, "2026-06-11", "n"); len(got) != 0 || err != nil {
+		t.Errorf("MarkDone(nil) = %v, %v", got, err)
+	}
+	if got, err := d.MarkOpen(nil, "n", operationID); len(got) != 0 || err != nil {
+		t.Errorf("MarkOpen(nil) = %v, %v", got, err)
+	}
+	if got, err := d.MarkSeenAgain(nil, "2026-06-11", "n"); len(got.Applied)+len(got.Stale) != 0 || err != nil {
+		t.Errorf("MarkSeenAgain(nil) = %v, %v", got, err)
+	}
+	if d.Changed() {
+		t.Errorf("an empty batch changed the text")
+	}
+	// Validation still runs for an empty batch.
+	if _, err := d.MarkDone(nil, "2026-02-30", "n"); !errors.Is(err, ErrInvalidDate) {
+		t.Errorf("MarkDone(nil, bad date) = %v, want ErrInvalidDate", err)
+	}
+	if _, err := d.MarkOpen(nil, "n", ""); !errors.Is(err, ErrEmptyOperationID) {
+		t.Errorf("MarkOpen(nil, empty op) = %v, want ErrEmptyOperationID", err)
+	}
+}
+
+// TestScriptedInterleaveLosesNoUpdate is bmad-loop's scripted interleave on
+// one Doc: rival B appends (minting DW-4) just before A closes DW-1 on the
+// version B published. Both effects survive.
+func TestScriptedInterleaveLosesNoUpdate(t *testing.T) {
+	d := mustParse(t, ledgerFixture)
+	got, _ := d.Append(Spec{Title: "rival", Origin: "rival-origin", SourceSpec: "rival.md", Reason: "r"})
+	if got[0] != "DW-4" {
+		t.Fatalf("rival minted %q, want DW-4", got[0])
+	}
+	d2 := mustParse(t, d.String())
+	if got, _ := d2.MarkDone([]string{"DW-1"}, "2026-06-11", "by A"); len(got) != 1 {
+		t.Fatalf("MarkDone = %v", got)
+	}
+	e4, _ := d2.Entry("DW-4")
+	e1, _ := d2.Entry("DW-1")
+	if len(d2.Entries()) != 4 || !e4.Open() || !strings.Contains(e4.Body, "origin: rival-origin") || e1.Status != "done 2026-06-11" || !strings.Contains(e1.Body, "resolution: by A") {
+		t.Errorf("final text = %q", d2.String())
+	}
+}
+
+func TestNextID(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"", "DW-1"},
+		{"# Deferred Work\n", "DW-1"},
+		{"### DW-3: a\nstatus: open\n\n### DW-7: b\nstatus: done 2026-01-01\n", "DW-8"},
+		{"prose mentions DW-41 and (DW-12).\n", "DW-42"},
+		{"```\n### DW-90: fenced example\n```\n", "DW-91"},
+		{"## DW-N1 — variant\n### DW-10 extension (Story 9.1c): x\n", "DW-11"},
+		{"DW-007 and DW-7\n", "DW-8"},
+		{"xDW-99 DW-99x DW-99_ _DW-99 DW-99é éDW-99 DW-5\n", "DW-6"},
+		{"DW-99.", "DW-100"},
+		{"DW-DW-5", "DW-6"},
+		{"DW-99999999999999999999999", "DW-100000000000000000000000"},
+		{"DW-\n", "DW-1"},
+	} {
+		d := mustParse(t, tc.text)
+		if got := d.NextID(); got != tc.want {
+			t.Errorf("NextID(%q) = %s, want %s", tc.text, got, tc.want)
+		}
+	}
+	if got := mustParse(t, "DW-41").NextSeq(); got != 42 {
+		t.Errorf("NextSeq() = %d, want 42", got)
+	}
+	if got := mustParse(t, "DW-99999999999999999999999").NextSeq(); got != 1<<64-1 {
+		t.Errorf("NextSeq() of a huge id = %d, want MaxUint64", got)
+	}
+	// A close removes a reference in the status line: the next id follows the text.
+	d := mustParse(t, "### DW-1: a\nstatus: open see DW-50\n")
+	d.MarkDone([]string{"DW-1"}, "2026-06-11", "x")
+	if got := d.NextID(); got != "DW-2" {
+		t.Errorf("NextID after the close = %s, want DW-2", got)
+	}
+	// A title referring to a higher id raises the next one.
+	d = mustParse(t, "")
+	got, _ := d.Append(Spec{Title: "supersedes DW-40", Origin: "o1"}, Spec{Title: "b", Origin: "o2"})
+	if !slices.Equal(got, []string{"DW-1", "DW-41"}) {
+		t.Errorf("Append = %v, want [DW-1 DW-41]", got)
+	}
+}

@@ -1,0 +1,476 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Every operation below is a fold: each id or spec is applied to the text the
+// previous one produced, so a batch is byte for byte the same as the serial
+// sequence of single calls. Arguments are validated before the text is
+// touched; an invalid argument or a duplicated id changes nothing.
+
+// Spec describes one entry for [Doc.Append].
+type Spec struct {
+	Title      string
+	Origin     string // with SourceSpec, the identity used to skip an append an open entry already covers
+	SourceSpec string // written in backticks
+	Reason     string
+	Location   string // "" means "n/a"
+	Status     string // "" means "open"; otherwise exactly "open" or "done YYYY-MM-DD"
+	Severity   string // "" for none, or critical, high, medium, low
+
+	// CrossSpecDedupe makes an open entry with the same origin alone enough
+	// to skip the append, whatever its source_spec.
+	CrossSpecDedupe bool
+}
+
+// Append adds one canonical entry per spec at the end of the ledger and
+// returns the minted ids, one per spec, with "" where the spec was skipped
+// because an open entry already carries its origin and source_spec lines
+// (entries that are done do not count: the work came back). Each minted id is
+// one past the highest DW-<n> anywhere in the text, including the entries this
+// call just added.
+//
+// Free text is made one line (line breaks collapse to a space) and a title
+// that is blank after that becomes "(untitled DW-<n>)". All specs are validated
+// first: a bad status or severity returns an *[ArgError] and appends nothing.
+func (d *Doc) Append(specs ...Spec) ([]string, error) {
+	for i, s := range specs {
+		if s.Status != "" && !canonicalStatus(s.Status) {
+			return nil, &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Status", Value: s.Status, Err: ErrInvalidStatus}
+		}
+		if s.Severity != "" && !canonicalSeverity(s.Severity) {
+			return nil, &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Severity", Value: s.Severity, Err: ErrInvalidSeverity}
+		}
+	}
+	ids := make([]string, len(specs))
+	for i, s := range specs {
+		ids[i] = d.append1(s)
+	}
+	return ids, nil
+}
+
+func (d *Doc) append1(s Spec) string {
+	title := oneLine(s.Title)
+	origin := oneLine(s.Origin)
+	sourceSpec := oneLine(s.SourceSpec)
+	reason := oneLine(s.Reason)
+	location := "n/a"
+	if s.Location != "" {
+		location = oneLine(s.Location)
+	}
+	status := s.Status
+	if status == "" {
+		status = "open"
+	}
+	if d.covered(origin, sourceSpec, s.CrossSpecDedupe) {
+		return ""
+	}
+	id := d.NextID()
+	if trimSpace(title) == "" {
+		title = "(untitled " + id + ")"
+	}
+	var b strings.Builder
+	b.Grow(len(title) + len(origin) + len(sourceSpec) + len(reason) + len(location) + 96)
+	switch {
+	case d.text == "" || strings.HasSuffix(d.text, "\n\n"):
+	case strings.HasSuffix(d.text, "\n"):
+		b.WriteString("\n")
+	default:
+		b.WriteString("\n\n")
+	}
+	b.WriteString("### " + id + ": " + title + "\n")
+	b.WriteString("origin: " + origin + "\n")
+	b.WriteString("location: " + location + "\n")
+	b.WriteString("source_spec: `" + sourceSpec + "`\n")
+	if s.Severity != "" {
+		b.WriteString("severity: " + s.Severity + "\n")
+	}
+	b.WriteString("reason: " + reason + "\n")
+	b.WriteString("status: " + status + "\n")
+	d.appendText(b.String())
+	return id
+}
+
+// covered reports whether an open entry has an origin line for origin and
+// (unless cross) a source_spec line for sourceSpec. The lines are matched
+// anywhere in the entry's body, fenced or not, as bmad-loop does.
+func (d *Doc) covered(origin, sourceSpec string, cross bool) bool {
+	p := d.parsed()
+	for i := range p.entries {
+		e := &p.entries[i]
+		if !e.open() {
+			continue
+		}
+		body := p.body(e)
+		if fieldLinePresent(body, "origin", origin) && (cross || fieldLinePresent(body, "source_spec", sourceSpec)) {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldLinePresent reports whether body has a line matching
+// ^<field>:[ \t]*`?<value>`?[ \t]*$ with value taken literally.
+func fieldLinePresent(body, field, value string) bool {
+	key := field + ":"
+	for len(body) > 0 {
+		var l string
+		if i := strings.IndexByte(body, '\n'); i >= 0 {
+			l, body = body[:i], body[i+1:]
+		} else {
+			l, body = body, ""
+		}
+		if rest, ok := strings.CutPrefix(l, key); ok && fieldValueMatches(rest, value) {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldValueMatches reports whether r matches [ \t]*`?<v>`?[ \t]*, trying
+// every split a backtracking matcher would.
+func fieldValueMatches(r, v string) bool {
+	blanksOnly := func(s string) bool { return skipBlanks(s, 0) == len(s) }
+	lead := skipBlanks(r, 0)
+	for k := 0; k <= lead; k++ {
+		for _, tick := range [...]bool{true, false} {
+			s := r[k:]
+			if tick {
+				if !strings.HasPrefix(s, "`") {
+					continue
+				}
+				s = s[1:]
+			}
+			t, ok := strings.CutPrefix(s, v)
+			if !ok {
+				continue
+			}
+			if blanksOnly(t) || strings.HasPrefix(t, "`") && blanksOnly(t[1:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CloseOption configures [Doc.MarkDone].
+type CloseOption func(*closeOptions)
+
+type closeOptions struct {
+	notes      map[string]string
+	opID       string
+	reopenable bool
+}
+
+// WithNotes gives each id its own resolution note. The map must hold exactly
+// one note per id of the batch (ids repeated in the batch share theirs).
+func WithNotes(notes map[string]string) CloseOption {
+	return func(o *closeOptions) {
+		if notes == nil {
+			notes = map[string]string{}
+		}
+		o.notes = notes
+	}
+}
+
+// Reopenable makes the close undoable by [Doc.MarkOpen] with the same
+// operation id: a resolution-undo line recording sha256(operationID), the date
+// and the original status line (hex) is written under the resolution. The id
+// must be stable across a crash and a replay (for example a run id and a task),
+// never random.
+func Reopenable(operationID string) CloseOption {
+	return func(o *closeOptions) { o.opID, o.reopenable = operationID, true }
+}
+
+// MarkDone closes the open entries among ids: each status line becomes
+// "status: done <date>" with "resolution: <note>" directly under it. It
+// returns the ids actually closed, in the order given; an id that is missing,
+// not open, or already closed earlier in the batch is skipped, so a repeated
+// call changes nothing. A reopenable close also skips an entry whose status
+// line holds a line-break character such as U+2028.
+//
+// Errors (nothing is changed): an *[ArgError] for a date that is not a real
+// YYYY-MM-DD, notes that are not one per id, or an empty operation id; a
+// *[DuplicateIDError] when an id names several entries.
+func (d *Doc) MarkDone(ids []string, date, note string, opts ...CloseOption) ([]string, error) {
+	var o closeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !validDate(date) {
+		return nil, &ArgError{Op: "MarkDone", Field: "date", Value: date, Err: ErrInvalidDate}
+	}
+	if o.notes != nil {
+		want := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			want[id] = true
+			if _, ok := o.notes[id]; !ok {
+				return nil, &ArgError{Op: "MarkDone", Field: "notes (missing the note for)", Value: id, Err: ErrNotes}
+			}
+		}
+		for id := range o.notes {
+			if !want[id] {
+				return nil, &ArgError{Op: "MarkDone", Field: "notes (a note for an id not in the batch)", Value: id, Err: ErrNotes}
+			}
+		}
+	}
+	var digest string
+	if o.reopenable {
+		if o.opID == "" {
+			return nil, &ArgError{Op: "MarkDone", Field: "operation id", Value: o.opID, Err: ErrEmptyOperationID}
+		}
+		digest = operationDigest(o.opID)
+	}
+	if err := d.checkDups(ids...); err != nil {
+		return nil, err
+	}
+	var done []string
+	for _, id := range ids {
+		n := note
+		if o.notes != nil {
+			n = o.notes[id]
+		}
+		if d.applyDone(id, date, n, digest) {
+			done = append(done, id)
+		}
+	}
+	return done, nil
+}
+
+func (d *Doc) checkDups(ids ...string) error {
+	p := d.parsed()
+	if len(p.dups) == 0 {
+		return nil
+	}
+	for _, id := range ids {
+		if err := p.dupErr(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func operationDigest(opID string) string {
+	sum := sha256.Sum256([]byte(opID))
+	return hex.EncodeToString(sum[:])
+}
+
+// applyDone closes one entry; digest non-empty makes the close reopenable.
+func (d *Doc) applyDone(id, date, note, digest string) bool {
+	note = oneLine(note)
+	p := d.parsed()
+	e := p.find(id)
+	if e == nil || !e.open() {
+		return false
+	}
+	prev := d.text[e.statusBeg:e.statusEnd]
+	if digest != "" && strings.ContainsFunc(prev, isLineBreak) {
+		return false
+	}
+	tail := "resolution: " + note
+	if digest != "" {
+		tail += "\nresolution-undo: " + digest + " " + date + " " + hex.EncodeToString([]byte(prev))
+	}
+	d.setText(d.text[:e.statusBeg] + "status: done " + date + "\n" + tail + d.text[e.statusEnd:])
+	return true
+}
+
+// insertAfterStatus inserts "\n"+line just before the status line's newline,
+// or, for an entry without a status line, after the body's last
+// non-whitespace character.
+func (d *Doc) insertAfterStatus(e *entry, line string) {
+	pos := e.statusEnd
+	if e.statusLn < 0 {
+		pos = e.start + len(trimRightSpace(d.text[e.start:e.end]))
+	}
+	d.setText(d.text[:pos] + "\n" + line + d.text[pos:])
+}
+
+// undoTail matches, right after a status line, the resolution and
+// resolution-undo lines a reopenable close writes.
+var undoTail = regexp.MustCompile(`^\nresolution:[ \t]*(.*)\nresolution-undo:[ \t]*([0-9a-f]{64})[ \t]+([0-9]{4}-[0-9]{2}-[0-9]{2})[ \t]+([0-9a-f]+)(?m:$)`)
+
+// MarkOpen undoes the closes that [Doc.MarkDone] wrote with [Reopenable] and
+// the same operation id and note, restoring each original status line
+// character for character. It returns the ids reopened, in the order given.
+// An id is skipped, and its bytes left alone, unless its entry is closed with a
+// canonical "done <date>" status line directly followed by this operation's
+// resolution and resolution-undo lines (a line in between, another operation's
+// digest, a plain close, a different note or a tampered date all refuse). Live
+// "archived:" lines of a reopened entry become "archived-body:", so the entry
+// reads as live but still points at its archived body.
+//
+// Errors (nothing is changed): an *[ArgError] for an empty operation id, a
+// *[DuplicateIDError] when an id names several entries.
+func (d *Doc) MarkOpen(ids []string, note, operationID string) ([]string, error) {
+	if operationID == "" {
+		return nil, &ArgError{Op: "MarkOpen", Field: "operation id", Value: operationID, Err: ErrEmptyOperationID}
+	}
+	if err := d.checkDups(ids...); err != nil {
+		return nil, err
+	}
+	digest := operationDigest(operationID)
+	want := trimSpace(oneLine(note))
+	var opened []string
+	for _, id := range ids {
+		if d.applyOpen(id, want, digest) {
+			opened = append(opened, id)
+		}
+	}
+	return opened, nil
+}
+
+func (d *Doc) applyOpen(id, note, digest string) bool {
+	p := d.parsed()
+	e := p.find(id)
+	if e == nil || e.open() || e.statusLn < 0 || !canonicalStatus(e.status) {
+		return false
+	}
+	m := undoTail.FindStringSubmatchIndex(d.text[e.statusEnd:e.end])
+	if m == nil {
+		return false
+	}
+	g := func(i int) string { return d.text[e.statusEnd+m[2*i] : e.statusEnd+m[2*i+1]] }
+	if trimSpace(g(1)) != note || g(2) != digest {
+		return false
+	}
+	if d.text[e.statusBeg:e.statusEnd] != "status: done "+g(3) {
+		return false
+	}
+	raw, err := hex.DecodeString(g(4))
+	prev := string(raw)
+	if err != nil || !utf8.ValidString(prev) || strings.ContainsFunc(prev, isLineBreak) {
+		return false
+	}
+	v, ok := strings.CutPrefix(prev, "status:")
+	if !ok || firstField(v) != "open" {
+		return false
+	}
+	// The status line and its tail become the original status line, and every
+	// live archived: line is renamed; the cuts are disjoint (no archived: line
+	// starts inside the tail) and are applied from the end backwards so that
+	// earlier offsets stay valid.
+	type cut struct {
+		beg, end int
+		with     string
+	}
+	cuts := []cut{{e.statusBeg, e.statusEnd + m[1], prev}}
+	for k := e.line + 1; k < e.endLine; k++ {
+		if !p.fenced[k] && strings.HasPrefix(p.line(k), "archived:") {
+			at := p.starts[k] + len("archived")
+			cuts = append(cuts, cut{at, at, "-body"})
+		}
+	}
+	slices.SortFunc(cuts, func(a, b cut) int { return b.beg - a.beg })
+	text := d.text
+	for _, c := range cuts {
+		text = text[:c.beg] + c.with + text[c.end:]
+	}
+	d.setText(text)
+	return true
+}
+
+// DecisionOption configures [Doc.RecordDecision].
+type DecisionOption func(*decisionOptions)
+
+type decisionOptions struct {
+	closeNote   string
+	close       bool
+	requireOpen bool
+}
+
+// CloseWith also closes the entry, plainly, with note as its resolution, after
+// the decision line is written; the close is skipped if the entry is not open.
+func CloseWith(note string) DecisionOption {
+	return func(o *decisionOptions) { o.closeNote, o.close = note, true }
+}
+
+// RequireOpen makes the decision conditional: if the entry is not open,
+// nothing is written and RecordDecision returns false.
+func RequireOpen() DecisionOption {
+	return func(o *decisionOptions) { o.requireOpen = true }
+}
+
+// RecordDecision writes "decision: <date> <label> — <detail>" under the
+// entry's status line (" — <detail>" is left out when the detail is empty),
+// whether the entry is open or done: a decision is a record, not a status
+// change. With [CloseWith] it then closes the entry; the order keeps the
+// resolution line adjacent to the status line, so the result is byte for byte
+// the pair of calls RecordDecision then MarkDone. It returns false, writing
+// nothing, when no entry has the id (or, with [RequireOpen], the entry is not
+// open).
+//
+// Errors (nothing is changed): an *[ArgError] for a bad date, a
+// *[DuplicateIDError] when the id names several entries.
+func (d *Doc) RecordDecision(id, date, label, detail string, opts ...DecisionOption) (bool, error) {
+	var o decisionOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !validDate(date) {
+		return false, &ArgError{Op: "RecordDecision", Field: "date", Value: date, Err: ErrInvalidDate}
+	}
+	if err := d.checkDups(id); err != nil {
+		return false, err
+	}
+	e := d.parsed().find(id)
+	if e == nil || o.requireOpen && !e.open() {
+		return false, nil
+	}
+	label = oneLine(label)
+	detail = oneLine(detail)
+	line := "decision: " + date + " " + label
+	if detail != "" {
+		line += " — " + detail
+	}
+	d.insertAfterStatus(e, line)
+	if o.close {
+		d.applyDone(id, date, o.closeNote, "")
+	}
+	return true, nil
+}
+
+// SeenAgain is the result of [Doc.MarkSeenAgain].
+type SeenAgain struct {
+	Applied []bool   // per id, in order: a seen-again line was written
+	Stale   []string // ids whose entry is missing or no longer open: the sighting must be filed afresh
+}
+
+// MarkSeenAgain records a recurrence, "seen-again: <date> (<note>)", under the
+// status line of each open entry among ids. An id whose entry is missing or
+// not open is returned in Stale; an entry that already carries the identical
+// line is left alone (a replay), and its flag is false but it is not stale.
+//
+// Errors (nothing is changed): an *[ArgError] for a bad date, a
+// *[DuplicateIDError] when an id names several entries.
+func (d *Doc) MarkSeenAgain(ids []string, date, note string) (SeenAgain, error) {
+	if !validDate(date) {
+		return SeenAgain{}, &ArgError{Op: "MarkSeenAgain", Field: "date", Value: date, Err: ErrInvalidDate}
+	}
+	if err := d.checkDups(ids...); err != nil {
+		return SeenAgain{}, err
+	}
+	line := "seen-again: " + date + " (" + oneLine(note) + ")"
+	res := SeenAgain{Applied: make([]bool, len(ids))}
+	for i, id := range ids {
+		p := d.parsed()
+		e := p.find(id)
+		if e == nil || !e.open() {
+			res.Stale = append(res.Stale, id)
+			continue
+		}
+		if strings.Contains(p.body(e), line) {
+			continue
+		}
+		d.insertAfterStatus(e, line)
+		res.Applied[i] = true
+	}
+	return res, nil
+}
