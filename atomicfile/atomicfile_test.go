@@ -174,6 +174,9 @@ func TestRefusedTargetStagesNothing(t *testing.T) {
 	}
 }
 
+// TestWriteFileMissingParentNamesDirectory: the error must say which directory is
+// missing, not just that some open failed. Ablation: returning the bare errno
+// makes it red.
 func TestWriteFileMissingParentNamesDirectory(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no", "such")
 	path := filepath.Join(missing, "state.json")
@@ -228,10 +231,10 @@ func TestCreateStagesBesideTargetUntilReplace(t *testing.T) {
 }
 
 // TestCleanup checks that Cleanup removes an unpublished temporary file, leaves the
-// target alone, and is a no-op after success and when repeated. Ablation: making
-// Cleanup ignore the state (always removing) makes "after success" red, since the
-// temporary name no longer exists... and a Cleanup that returned its Remove error
-// would report it.
+// target alone, and is a no-op after success and when repeated. After a success,
+// a stranger's file is put at the old temporary name: a Cleanup that still
+// removed things would take it. Ablation: dropping the state check at the top of
+// Cleanup makes "after success is a no-op" red.
 func TestCleanup(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -253,15 +256,24 @@ func TestCleanup(t *testing.T) {
 			if _, err := pf.Write([]byte("new")); err != nil {
 				t.Fatalf("Write = %v", err)
 			}
+			stranger := ""
 			if tt.replace {
 				if err := pf.CloseAtomicallyReplace(); err != nil {
 					t.Fatalf("CloseAtomicallyReplace() = %v", err)
 				}
+				stranger = pf.TempPath()
+				writeFile(t, stranger, "not yours")
 			}
 			for i := range 2 {
 				if err := pf.Cleanup(); err != nil {
 					t.Errorf("Cleanup() #%d = %v, want nil", i+1, err)
 				}
+			}
+			if stranger != "" {
+				if got := readFile(t, stranger); got != "not yours" {
+					t.Errorf("Cleanup() after success touched %s", stranger)
+				}
+				os.Remove(stranger)
 			}
 			if got := readFile(t, path); got != tt.want {
 				t.Errorf("target after Cleanup = %q, want %q", got, tt.want)

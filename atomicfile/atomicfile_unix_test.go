@@ -25,10 +25,10 @@ func withUmask(t *testing.T, mask int) {
 }
 
 // TestWriteFileModes checks that a new file gets perm minus the umask and an
-// existing file keeps its mode exactly, whatever perm and umask say. Ablations:
-// removing keepMeta's Chmod makes every "existing" case red (the temporary file's
-// 0600 is published); creating the temporary with perm and no chmod for existing
-// files makes "existing 0604" red (the umask 027 would strip the other-read bit).
+// existing file keeps its mode exactly, whatever perm and umask say ("existing
+// 0604" would lose its other-read bit to the umask 027 if the mode were applied
+// at create time). Ablation: removing keepMeta's Chmod makes every "existing"
+// case red (the temporary file's 0600 is published).
 func TestWriteFileModes(t *testing.T) {
 	withUmask(t, 0o027)
 	tests := []struct {
