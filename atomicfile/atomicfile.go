@@ -58,7 +58,8 @@ func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error
 //	... write to pf ...
 //	return pf.CloseAtomicallyReplace()
 //
-// A PendingFile is not safe for concurrent use.
+// A PendingFile is not safe for concurrent use, and its zero value is not
+// usable: get one from Create.
 type PendingFile struct {
 	f      *os.File
 	path   string // as the caller gave it; the Path of every error
@@ -98,9 +99,11 @@ func Create(path string, perm fs.FileMode, opts ...Option) (*PendingFile, error)
 
 func create(op, path string, perm fs.FileMode, opts []Option) (*PendingFile, error) {
 	o := collect(opts)
-	pf := &PendingFile{path: path, sync: !o.noSync, op: op}
-	if op == "Create" {
-		pf.op = "" // later errors name the PendingFile method instead
+	pf := &PendingFile{path: path, sync: !o.noSync}
+	if op != "Create" {
+		// WriteFile's steps all report as WriteFile; a PendingFile from Create
+		// names the method that failed instead.
+		pf.op = op
 	}
 	if path == "" {
 		return nil, &fs.PathError{Op: op, Path: path, Err: fs.ErrInvalid}

@@ -15,7 +15,8 @@
 //
 //   - Old or new, never torn. The target is only ever changed by a rename of a
 //     complete, closed file, so a concurrent reader that opens the path gets one
-//     whole version, and a crash at any point leaves the old file or the new one.
+//     whole version, and (unless [WithoutSync]) a crash at any point leaves the
+//     old file or the new one.
 //     If any step fails, the temporary file is removed and the target is untouched
 //     (the one exception is a failed directory sync, after the rename: see
 //     [PendingFile.CloseAtomicallyReplace]).
