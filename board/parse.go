@@ -214,7 +214,7 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 		}
 	default:
 		if r.kind != kindUnknown {
-			return p.fail(v.Line, ErrNestedRow, "%s holds a %s, not a status", key, kindName(val.Kind))
+			return p.fail(keyNode.Line, ErrNestedRow, "%s holds a %s, not a status", key, kindName(val.Kind))
 		}
 		r.nested = true
 	}

@@ -1,0 +1,245 @@
+package board
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// corpusDir holds the real boards from public projects that the shared corpus collects.
+// They are not copied into this repository; set FILETXN_CORPUS to another copy of the
+// corpus folder, and the tests skip when none is found.
+func corpusDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("FILETXN_CORPUS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "corpus")
+	}
+	dir = filepath.Join(dir, "boards")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("corpus not found at %s (set FILETXN_CORPUS): %v", dir, err)
+	}
+	return dir
+}
+
+// corpusBoards says, for every board of the corpus, whether it loads or is refused, and why.
+var corpusBoards = []struct {
+	file     string
+	sentinel error // nil: loads
+	line     int   // for a refusal, the line it names
+	why      string
+}{
+	{"0662x__rpg-engine.yaml", nil, 0, "CJK keys; a commented copy of the metadata header"},
+	{"2buisson__vibepdf.yaml", ErrInvalidYAML, 42, "story_location: {project-root}/... opens a flow map: not YAML (PyYAML refuses it too)"},
+	{"5arjun__curfew.vip.yaml", nil, 0, "103K, many comments, action_items after development_status"},
+	{"AIfriendly__AIvideogen.yaml", ErrNotBoard, 6, "development_status: {} is an empty flow mapping: nothing to advance, nothing a line editor could edit"},
+	{"Brownbull__gmni_boletapp.yaml", nil, 0, "contexted, completed, deployed, cancelled, failed: loads, those rows are refused without AllowUnordered"},
+	{"CSmithy89__ai-business-hub.yaml", nil, 0, "CRLF throughout"},
+	{"IBE160__SG-Bergen.yaml", nil, 0, "no final newline; drafted"},
+	{"delorenj__pjangler.yaml", ErrNotBoard, 1, "another schema (version/sprints/stories lists): no development_status"},
+	{"dtdung2911__growbase.yaml", nil, 0, "epic-14 and epic-14-retrospective repeated: tolerated, last wins, never rewritten"},
+	{"mmornati__leanproxy-mcp.yaml", nil, 0, "--- after a comment header"},
+	{"steveyegge__beads.yaml", ErrNestedRow, 39, "every row is a map {status, beads_id, title}: a nested epic/story is refused"},
+	{"trapt365__arb-strategy-tracking-system.yaml", nil, 0, "last_updated_prev* siblings, in_progress, split stories, long Cyrillic comments"},
+}
+
+func TestCorpusBoardsLoadOrAreRefused(t *testing.T) {
+	dir := corpusDir(t)
+	var oracle map[string]struct {
+		Rows  map[string]*string `json:"rows"`
+		Error string             `json:"error"`
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "corpus_statuses.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &oracle); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(corpusBoards) {
+		t.Errorf("corpus has %d boards, the table %d: decide each new board", len(entries), len(corpusBoards))
+	}
+	for _, tt := range corpusBoards {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join(dir, tt.file)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := Parse(path, src)
+			if tt.sentinel != nil {
+				var pe *ParseError
+				if !errors.As(err, &pe) || !errors.Is(err, tt.sentinel) || pe.Line != tt.line || pe.Path != path {
+					t.Fatalf("Parse(%s) = %v, want a *ParseError wrapping %v at line %d (%s)", tt.file, err, tt.sentinel, tt.line, tt.why)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse(%s) = %v, want it to load (%s)", tt.file, err, tt.why)
+			}
+			if got := d.Bytes(); string(got) != string(src) {
+				t.Fatalf("Parse(%s).Bytes() differs from the file", tt.file)
+			}
+			// Every row reads as bmad-loop's loader reads it.
+			o := oracle[tt.file]
+			if o.Error != "" {
+				t.Fatalf("oracle refused %s (%s) but Parse loaded it", tt.file, o.Error)
+			}
+			for key, want := range o.Rows {
+				got, ok := d.Status(key)
+				if want == nil {
+					if ok {
+						t.Errorf("Status(%q) = %q, true, want absent (nested)", key, got)
+					}
+					continue
+				}
+				if !ok || got != *want {
+					t.Errorf("Status(%q) = %q, %v, want %q, true", key, got, ok, *want)
+				}
+			}
+			if n := len(d.order) + len(d.merged); n != len(o.Rows) {
+				t.Errorf("Parse(%s) has %d rows, oracle %d", tt.file, n, len(o.Rows))
+			}
+			checkEveryAdvance(t, src, d)
+		})
+	}
+}
+
+// checkEveryAdvance advances every row of d to in-progress (which may lift an epic) and to
+// done, and checks that only the lines it must change did, and that the result reads
+// back as expected.
+func checkEveryAdvance(t *testing.T, src []byte, d *Doc) {
+	t.Helper()
+	before := splitLines(string(src))
+	for _, r := range d.all() {
+		for _, target := range []string{InProgress, Done} {
+			for _, unordered := range []bool{false, true} {
+				opts := []AdvanceOption{Stamp("2099-01-02 03:04")}
+				if unordered {
+					opts = append(opts, AllowUnordered())
+				}
+				if unordered && Rank(r.status) >= 0 {
+					continue // the option changes nothing for an ordered row
+				}
+				fresh := d.clone()
+				got, err := fresh.Advance(r.key, target, opts...)
+				checkAdvance(t, before, d, fresh, r, target, unordered, got, err)
+			}
+		}
+	}
+}
+
+func checkAdvance(t *testing.T, before []line, orig, d *Doc, r *row, target string, unordered bool, got string, err error) {
+	t.Helper()
+	after := splitLines(string(d.Bytes()))
+	cur := r.status
+	if err != nil {
+		var re *RowError
+		switch {
+		case !errors.As(err, &re):
+			t.Fatalf("Advance(%q, %q) error = %v, want a *RowError", r.key, target, err)
+		case errors.Is(err, ErrUnorderedStatus) && (unordered || Rank(cur) >= 0):
+			t.Fatalf("Advance(%q, %q) error = %v with current %q, unordered %v", r.key, target, err, cur, unordered)
+		case errors.Is(err, ErrNotRewritable) && r.refusal == "" && !r.nested:
+			t.Fatalf("Advance(%q, %q) error = %v on a rewritable row", r.key, target, err)
+		}
+		if d.Changed() || string(d.Bytes()) != string(orig.Bytes()) {
+			t.Fatalf("Advance(%q, %q) failed but changed the board", r.key, target)
+		}
+		return
+	}
+	if Rank(cur) < 0 && !unordered {
+		t.Fatalf("Advance(%q, %q) = %q on unordered %q without AllowUnordered", r.key, target, got, cur)
+	}
+	if Rank(cur) >= Rank(target) && Rank(cur) >= 0 {
+		if got != cur || d.Changed() {
+			t.Fatalf("Advance(%q, %q) = %q (changed %v), want %q and no change", r.key, target, got, d.Changed(), cur)
+		}
+	} else if got != target {
+		t.Fatalf("Advance(%q, %q) = %q, want %q", r.key, target, got, target)
+	}
+	// Only the row's line, its epic's line and last_updated may change; every
+	// terminator stays.
+	allowed := map[int]bool{r.line: true}
+	if r.kind == kindStory && target == InProgress {
+		for _, e := range orig.epics[r.epic] {
+			allowed[e.line] = true
+		}
+	}
+	if orig.lastUpdated != nil {
+		allowed[orig.lastUpdated.line] = true
+	}
+	if len(after) != len(before) {
+		t.Fatalf("Advance(%q, %q) changed the line count from %d to %d", r.key, target, len(before), len(after))
+	}
+	for i := range before {
+		if before[i].term != after[i].term || before[i].text != after[i].text && !allowed[i] {
+			t.Fatalf("Advance(%q, %q) changed line %d: %q -> %q", r.key, target, i+1, before[i], after[i])
+		}
+	}
+	if !d.Changed() {
+		return
+	}
+	re, err := Parse("", d.Bytes())
+	if err != nil {
+		t.Fatalf("Advance(%q, %q) produced a board that does not parse: %v", r.key, target, err)
+	}
+	if st, _ := re.Status(r.key); st != target {
+		t.Fatalf("after Advance(%q, %q), reparsed Status = %q", r.key, target, st)
+	}
+	for _, o := range orig.all() {
+		if o.key == r.key {
+			continue
+		}
+		want := o.status
+		if allowed[o.line] && o.kind == kindEpic && target == InProgress && o.status == Backlog {
+			want = InProgress
+		}
+		if st, _ := re.Status(o.key); st != want {
+			t.Fatalf("after Advance(%q, %q), %q reads %q, want %q", r.key, target, o.key, st, want)
+		}
+	}
+}
+
+// clone returns a deep copy of d, so that one parse can serve many trial edits.
+func (d *Doc) clone() *Doc {
+	c := *d
+	c.lines = append([]line(nil), d.lines...)
+	m := map[*row]*row{}
+	cp := func(r *row) *row {
+		if r == nil {
+			return nil
+		}
+		if n, ok := m[r]; ok {
+			return n
+		}
+		n := *r
+		m[r] = &n
+		return &n
+	}
+	c.rows = map[string]*row{}
+	for k, r := range d.rows {
+		c.rows[k] = cp(r)
+	}
+	c.order, c.merged = nil, nil
+	for _, r := range d.order {
+		c.order = append(c.order, cp(r))
+	}
+	for _, r := range d.merged {
+		c.merged = append(c.merged, cp(r))
+	}
+	c.epics = map[int][]*row{}
+	for n, rs := range d.epics {
+		for _, r := range rs {
+			c.epics[n] = append(c.epics[n], cp(r))
+		}
+	}
+	c.lastUpdated = cp(d.lastUpdated)
+	return &c
+}
