@@ -1,0 +1,220 @@
+package ledger
+
+import (
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestDatesAreRealCalendarDays(t *testing.T) {
+	for _, tc := range []struct {
+		date string
+		ok   bool
+	}{
+		{"2026-06-11", true},
+		{"2024-02-29", true},
+		{"2000-02-29", true},
+		{"0001-01-01", true},
+		{"9999-12-31", true},
+		{"2023-02-29", false},
+		{"1900-02-29", false},
+		{"2026-02-30", false},
+		{"2026-13-01", false},
+		{"2026-00-10", false},
+		{"2026-01-00", false},
+		{"0000-01-01", false},
+		{"2026-1-01", false},
+		{"20260611", false},
+		{"2026-06-11 ", false},
+		{"２０２６-06-11", false},
+		{"", false},
+	} {
+		if got := validDate(tc.date); got != tc.ok {
+			t.Errorf("validDate(%q) = %v, want %v", tc.date, got, tc.ok)
+		}
+		d := mustParse(t, ledgerFixture)
+		_, err := d.MarkDone([]string{"DW-1"}, tc.date, "n")
+		if tc.ok != (err == nil) {
+			t.Errorf("MarkDone(date %q) = %v", tc.date, err)
+		}
+		if err != nil {
+			var ae *ArgError
+			if !errors.Is(err, ErrInvalidDate) || !errors.As(err, &ae) || ae.Value != tc.date || !strings.Contains(err.Error(), "date") || d.Changed() {
+				t.Errorf("MarkDone(date %q) = %v; want an ArgError naming the date", tc.date, err)
+			}
+		}
+	}
+}
+
+func TestEveryOperationValidatesItsDate(t *testing.T) {
+	const bad = "2026-02-30"
+	d := mustParse(t, ledgerFixture)
+	checks := map[string]error{}
+	_, checks["MarkDone"] = d.MarkDone([]string{"DW-1"}, bad, "n")
+	_, checks["RecordDecision"] = d.RecordDecision("DW-1", bad, "l", "d")
+	_, checks["MarkSeenAgain"] = d.MarkSeenAgain([]string{"DW-1"}, bad, "n")
+	_, checks["Archivable"] = d.Archivable(bad)
+	_, checks["ArchiveInto"] = d.ArchiveInto(mustParse(t, ""), "", bad)
+	for op, err := range checks {
+		if !errors.Is(err, ErrInvalidDate) || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s(date %q) = %v, want ErrInvalidDate naming it", op, bad, err)
+		}
+	}
+	if d.Changed() {
+		t.Errorf("a refused operation changed the text")
+	}
+	if _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable("")); !errors.Is(err, ErrEmptyOperationID) || d.Changed() {
+		t.Errorf("MarkDone(Reopenable(\"\")) = %v, want ErrEmptyOperationID", err)
+	}
+}
+
+func TestDuplicatedIDs(t *testing.T) {
+	text := "# L\n\n### DW-1: first\nstatus: open\n\n### DW-2: other\nstatus: open\n\n### DW-1: second\nstatus: done 2026-01-01\n"
+	d := mustParse(t, text)
+	if got := d.Duplicates(); len(got) != 1 || got[0].ID != "DW-1" || !slices.Equal(got[0].Lines, []int{3, 9}) {
+		t.Errorf("Duplicates() = %+v, want DW-1 at lines 3, 9", got)
+	}
+	c := d.Classify("DW-1", "DW-2", "DW-1")
+	if !slices.Equal(c.Duplicates, []string{"DW-1"}) || !slices.Equal(c.Open, []string{"DW-1", "DW-2", "DW-1"}) {
+		t.Errorf("Classify = %+v", c)
+	}
+	check := func(op string, err error) {
+		t.Helper()
+		var de *DuplicateIDError
+		if !errors.Is(err, ErrDuplicateID) || !errors.As(err, &de) || de.ID != "DW-1" || !slices.Equal(de.Lines, []int{3, 9}) {
+			t.Errorf("%s = %v, want a DuplicateIDError for DW-1 at lines 3, 9", op, err)
+		}
+		if !strings.Contains(err.Error(), "DW-1") || !strings.Contains(err.Error(), "3, 9") {
+			t.Errorf("%s error %q does not name the id and lines", op, err)
+		}
+		if d.Changed() {
+			t.Errorf("%s changed the text", op)
+		}
+	}
+	_, err := d.MarkDone([]string{"DW-2", "DW-1"}, "2026-06-11", "n")
+	check("MarkDone", err)
+	_, err = d.MarkOpen([]string{"DW-1"}, "n", "op")
+	check("MarkOpen", err)
+	_, err = d.RecordDecision("DW-1", "2026-06-11", "l", "")
+	check("RecordDecision", err)
+	_, err = d.MarkSeenAgain([]string{"DW-1"}, "2026-06-11", "n")
+	check("MarkSeenAgain", err)
+	// Other ids proceed.
+	if got, err := d.MarkDone([]string{"DW-2"}, "2026-06-11", "n"); err != nil || !slices.Equal(got, []string{"DW-2"}) {
+		t.Errorf("MarkDone(DW-2) = %v, %v", got, err)
+	}
+	if got, err := d.Append(Spec{Title: "t", Origin: "o"}); err != nil || got[0] != "DW-3" {
+		t.Errorf("Append = %v, %v", got, err)
+	}
+}
+
+func TestInvalidUTF8IsRefusedWithItsLine(t *testing.T) {
+	_, err := Parse([]byte("# L\r\n\nok\n\xff bad\n"))
+	var pe *ParseError
+	if !errors.Is(err, ErrInvalidUTF8) || !errors.As(err, &pe) || pe.Line != 4 {
+		t.Errorf("Parse(invalid) = %v, want ErrInvalidUTF8 at line 4", err)
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"  padded  ", "  padded  "},
+		{"a\nb", "a b"},
+		{"a\r\n\r\nb", "a b"},
+		{"\na\u2028b\u2029", "a b"},
+		{"a\vb\fc\x1cd\x1de\x1ef\u0085g", "a b c d e f g"},
+		{"a\x1fb", "a\x1fb"},
+		{" x \n y ", "x   y"},
+		{"\n\n", ""},
+		{"\n\u00a0x\u3000\n", "x"},
+		{"bad \xed\xa0\x80 surrogate", "bad \ufffd surrogate"},
+		{"bad \xff\xfe bytes", "bad \ufffd\ufffd bytes"},
+	} {
+		if got := oneLine(tc.in); got != tc.want {
+			t.Errorf("oneLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestLineSeverity(t *testing.T) {
+	for _, tc := range []struct {
+		line, sev string
+		matched   bool
+	}{
+		{"severity: HIGH", "high", true},
+		{"- **Severity:** medium (scoped)", "medium", true},
+		{"priority: blocker", "critical", true},
+		{"severity: n/a", "", true},
+		{"severity: high-ish", "", true},
+		{"severity: highé", "", true},
+		{"  * Priority :  minor", "low", true},
+		{"no field here", "", false},
+		{"severity:", "", false},
+		{"**Severity**: high", "", false},
+		{"ſeverity: low", "low", true},
+		{"severity: BLOCKER", "critical", true},
+		{"severity: crİtical", "", true},
+	} {
+		sev, ok := lineSeverity(tc.line)
+		if sev != tc.sev || ok != tc.matched {
+			t.Errorf("lineSeverity(%q) = %q, %v; want %q, %v", tc.line, sev, ok, tc.sev, tc.matched)
+		}
+	}
+}
+
+// TestFieldLineMatchesTheRegex checks the hand-written field matcher against
+// the regular expression it stands for, ^field:[ \t]*`?<value>`?[ \t]*$.
+func TestFieldLineMatchesTheRegex(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alpha := rapid.SampledFrom([]rune{' ', '\t', '`', 'a', 'b', '.', '*'})
+		value := string(rapid.SliceOfN(alpha, 0, 5).Draw(t, "value"))
+		line := string(rapid.SliceOfN(alpha, 0, 9).Draw(t, "line"))
+		re := regexp.MustCompile("^origin:[ \t]*`?" + regexp.QuoteMeta(value) + "`?[ \t]*$")
+		want := re.MatchString("origin:" + line)
+		if got := fieldLinePresent("origin:"+line, "origin", value); got != want {
+			t.Fatalf("fieldLinePresent(%q, %q) = %v, regexp says %v", line, value, got, want)
+		}
+	})
+}
+
+// TestLineClassesMatchTheirRegexps checks the hand-written line classifiers
+// against the Python regular expressions they stand for (ASCII inputs, where
+// Go's regexp agrees with Python's).
+func TestLineClassesMatchTheirRegexps(t *testing.T) {
+	heading := regexp.MustCompile(`^### (DW-[0-9]+): (.+?)\s*$`)
+	atx := regexp.MustCompile(`^ {0,3}#{1,6}([ \t]|$)`)
+	flat := regexp.MustCompile("(?i)^[-*][ \t]+source_spec:[ \t]")
+	fence := regexp.MustCompile("^ {0,3}(`{3,}|~{3,})(.*)$")
+	rapid.Check(t, func(t *rapid.T) {
+		pieces := []string{" ", "\t", "#", "###", "### DW-", "DW-", "1", "12", ":", ": ", "x", "-", "*", "source_spec", "SOURCE_SPEC", "`", "```", "~~~", "~"}
+		var b strings.Builder
+		for _, p := range rapid.SliceOfN(rapid.SampledFrom(pieces), 0, 8).Draw(t, "pieces") {
+			b.WriteString(p)
+		}
+		l := b.String()
+		if got, want := isHeadingLine(l), heading.MatchString(l); got != want {
+			t.Fatalf("isHeadingLine(%q) = %v, regexp %v", l, got, want)
+		}
+		if m := heading.FindStringSubmatch(l); m != nil {
+			if id, title := splitHeading(l); id != m[1] || title != m[2] {
+				t.Fatalf("splitHeading(%q) = %q, %q; regexp %q, %q", l, id, title, m[1], m[2])
+			}
+		}
+		if got, want := isATXHeading(l), atx.MatchString(l); got != want {
+			t.Fatalf("isATXHeading(%q) = %v, regexp %v", l, got, want)
+		}
+		if got, want := isFlatBullet(l), flat.MatchString(l); got != want {
+			t.Fatalf("isFlatBullet(%q) = %v, regexp %v", l, got, want)
+		}
+		c, n, rest, ok := fenceLine(l)
+		m := fence.FindStringSubmatch(l)
+		if ok != (m != nil) || ok && (string(c) != m[1][:1] || n != len(m[1]) || rest != m[2]) {
+			t.Fatalf("fenceLine(%q) = %c %d %q %v; regexp %q", l, c, n, rest, ok, m)
+		}
+	})
+}
