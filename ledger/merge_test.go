@@ -13,9 +13,9 @@ func TestMerge(t *testing.T) {
 	head := "# Deferred Work\n\n"
 	snapshot := head + entry("DW-1", "one") + "\n" + entry("DW-2", "two") + "\n## Notes\n\nkeep me\n\n" + entry("DW-5", "ours")
 	for _, tc := range []struct {
-		name                       string
-		current                    string
-		want                       string
+		name                        string
+		current                     string
+		want                        string
 		carried, collide, remainder []string
 	}{
 		{
@@ -42,11 +42,11 @@ func TestMerge(t *testing.T) {
 		},
 		{
 			// Others appended meanwhile; a closed DW-1 differs from the snapshot.
-			name:      "appends kept, changed entry is a collision",
-			current:   head + strings.Replace(entry("DW-1", "one"), "open", "done 2026-06-11", 1) + "\n" + entry("DW-2", "two") + "\n## Notes\n\nkeep me\n\n" + entry("DW-6", "new"),
-			want:      head + strings.Replace(entry("DW-1", "one"), "open", "done 2026-06-11", 1) + "\n" + entry("DW-2", "two") + "\n## Notes\n\nkeep me\n\n" + entry("DW-6", "new") + "\n" + entry("DW-5", "ours"),
-			carried:   []string{"DW-5"},
-			collide:   []string{"DW-1"},
+			name:    "appends kept, changed entry is a collision",
+			current: head + strings.Replace(entry("DW-1", "one"), "open", "done 2026-06-11", 1) + "\n" + entry("DW-2", "two") + "\n## Notes\n\nkeep me\n\n" + entry("DW-6", "new"),
+			want:    head + strings.Replace(entry("DW-1", "one"), "open", "done 2026-06-11", 1) + "\n" + entry("DW-2", "two") + "\n## Notes\n\nkeep me\n\n" + entry("DW-6", "new") + "\n" + entry("DW-5", "ours"),
+			carried: []string{"DW-5"},
+			collide: []string{"DW-1"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
