@@ -380,7 +380,7 @@ func TestAdvanceRejectsInvalidArguments(t *testing.T) {
 		opts              []AdvanceOption
 	}{
 		{"empty key", "", Done, nil},
-		{"key with a newline", "3-1-a\n", Done, nil},
+		{"key that is not UTF-8", "3-1-a\xff", Done, nil},
 		{"unknown target", "3-1-login", "completed", nil},
 		{"drafted is not a target", "3-1-login", drafted, nil},
 		{"target with a colon", "3-1-login", "a: b", []AdvanceOption{AllowUnordered()}},

@@ -230,7 +230,7 @@ func validate(key, target string, cfg advanceConfig) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
 	}
-	if key == "" || !utf8.ValidString(key) || strings.IndexFunc(key, unicode.IsControl) >= 0 || strings.ContainsAny(key, "\u2028\u2029") {
+	if key == "" || !utf8.ValidString(key) {
 		return bad("key %q", key)
 	}
 	if Rank(target) < 0 {

@@ -1,0 +1,100 @@
+package board_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/filetxn/filetxn/board"
+)
+
+const example = `# Sprint status
+last_updated: 01-06-2026 10:00
+development_status:
+  epic-3: backlog
+  3-1-login: done
+  3-2-digest-delivery: backlog  # the next story
+  3-3-export: drafted
+`
+
+func ExampleParse() {
+	d, err := board.Parse("sprint-status.yaml", []byte(example))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range d.Stories() {
+		fmt.Printf("%s epic %d: %s\n", s.Key, s.Epic, s.Status)
+	}
+	next, _ := d.NextActionable(board.AnyEpic)
+	fmt.Println("next:", next.Key)
+	// Output:
+	// 3-1-login epic 3: done
+	// 3-2-digest-delivery epic 3: backlog
+	// 3-3-export epic 3: ready-for-dev
+	// next: 3-2-digest-delivery
+}
+
+func ExampleDoc_Advance() {
+	d, _ := board.Parse("sprint-status.yaml", []byte(example))
+	// Several moves on one Doc cost one read and one write when run inside Store.Mutate.
+	st, _ := d.Advance("3-2-digest-delivery", board.InProgress, board.Stamp("02-06-2026 09:30"))
+	fmt.Println(st)
+	st, _ = d.Advance("3-1-login", board.Review) // never backwards
+	fmt.Println(st)
+	fmt.Print(string(d.Bytes()))
+	// Output:
+	// in-progress
+	// done
+	// # Sprint status
+	// last_updated: 02-06-2026 09:30
+	// development_status:
+	//   epic-3: in-progress
+	//   3-1-login: done
+	//   3-2-digest-delivery: in-progress  # the next story
+	//   3-3-export: drafted
+}
+
+func ExampleAdvancedBytes() {
+	src := []byte("development_status:\r\n  4-1-thing: review  # owner: pat\r\n")
+	out, err := board.AdvancedBytes(src, "4-1-thing", board.Done)
+	fmt.Printf("%q %v\n", out, err)
+	out, _ = board.AdvancedBytes(src, "9-9-ghost", board.Done)
+	fmt.Println(out == nil)
+	// Output:
+	// "development_status:\r\n  4-1-thing: done  # owner: pat\r\n" <nil>
+	// true
+}
+
+func ExampleStatusInBytes() {
+	st, ok, err := board.StatusInBytes([]byte(example), "3-3-export")
+	fmt.Println(st, ok, err)
+	_, _, err = board.StatusInBytes([]byte("development_status: []\n"), "3-3-export")
+	fmt.Println(errors.Is(err, board.ErrNotBoard))
+	// Output:
+	// ready-for-dev true <nil>
+	// true
+}
+
+func ExampleRowError() {
+	d, _ := board.Parse("sprint-status.yaml", []byte("development_status:\n  5-1-x: completed\n"))
+	_, err := d.Advance("5-1-x", board.Done)
+	var re *board.RowError
+	if errors.As(err, &re) {
+		fmt.Println(re.Key, re.Current, re.Target, re.Reason, errors.Is(err, board.ErrUnorderedStatus))
+	}
+	st, err := d.Advance("5-1-x", board.Done, board.AllowUnordered())
+	fmt.Println(st, err)
+	// Output:
+	// 5-1-x completed done status-not-ordered true
+	// done <nil>
+}
+
+func ExampleParseError() {
+	_, err := board.Parse("sprint-status.yaml", []byte("generated: x\nstory_location: {project-root}/a\ndevelopment_status:\n  1-1-a: done\n"))
+	var pe *board.ParseError
+	if errors.As(err, &pe) {
+		fmt.Println(pe.Line, errors.Is(err, board.ErrInvalidYAML))
+	}
+	// Output:
+	// 2 true
+}
