@@ -60,6 +60,7 @@ type ParseError struct {
 	Err  error  // the sentinel
 }
 
+// Error returns "<sentinel>: <path>:<line>: <what is wrong>".
 func (e *ParseError) Error() string {
 	where := e.Path
 	if where == "" {
@@ -104,6 +105,7 @@ type RowError struct {
 	Err     error  // the sentinel
 }
 
+// Error returns "<sentinel>: <path>:<line>: <key> <current> -> <target>: <reason> (<detail>)".
 func (e *RowError) Error() string {
 	where := e.Path
 	if where == "" {

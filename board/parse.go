@@ -31,7 +31,8 @@ type row struct {
 // parser turns a board's bytes into a Doc.
 type parser struct {
 	path  string
-	src   string
+	raw   []byte // the bytes given to Parse, read by the YAML parser
+	src   string // the same bytes, which the lines share
 	lines []line
 	bom   int // length of a UTF-8 byte order mark that starts the file, 0 or 3
 	doc   *Doc
@@ -45,7 +46,7 @@ func Parse(path string, src []byte) (*Doc, error) {
 	if src == nil {
 		return &Doc{path: path}, nil
 	}
-	p := &parser{path: path, src: string(src)}
+	p := &parser{path: path, raw: src, src: string(src)}
 	return p.parse()
 }
 
@@ -74,7 +75,7 @@ func (p *parser) parse() (*Doc, error) {
 	p.lines = splitLines(p.src)
 	p.doc = &Doc{path: p.path, exists: true, lines: p.lines, rows: map[string]*row{}, epics: map[int][]*row{}}
 
-	dec := yaml.NewDecoder(bytes.NewReader([]byte(p.src)))
+	dec := yaml.NewDecoder(bytes.NewReader(p.raw))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
