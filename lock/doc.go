@@ -1,0 +1,53 @@
+// Package lock provides advisory file locks that exclude other processes and
+// other goroutines alike, detect re-entry instead of deadlocking, and honour a
+// context while waiting.
+//
+// A lock lives in a dedicated lock file, never in the data it guards: data is
+// replaced by rename, which gives it a new inode, and a lock on the old inode
+// would guard nothing. SidecarPath names a lock file for a data file under a
+// per-user state directory (UserStateDir), outside the data directory.
+//
+// # Guarantees
+//
+//   - Exclusion across processes: flock(2) on Unix, LockFileEx on Windows, in
+//     Exclusive or Shared mode. The kernel releases the lock when its holder
+//     exits or is killed, so there are no stale locks to break.
+//   - Exclusion across goroutines: goroutines of one process that ask for one
+//     lock file, by any spelling (symlink, relative, dot-dot), queue on an
+//     in-process gate keyed by the file's identity (device and inode).
+//   - Re-entry: a goroutine that holds a lock and asks for it again gets
+//     ErrReentrant at once, with nothing acquired. Other goroutines wait.
+//   - Waiting costs no CPU and honours ctx; the waiter wakes as soon as the
+//     holder releases.
+//   - Diagnostics: an exclusive holder writes a one-line record (pid, host,
+//     program, purpose, acquired-at) into the lock file; ReadHolder reads it,
+//     BusyError carries it and WithWaitReport and WithLogger report long
+//     waits with it.
+//   - Hand-over (Unix): HandOver lends a held lock to a child process, which
+//     verifies the inherited descriptor before borrowing it.
+//   - Lock files are created 0600 in directories created 0700 (under the
+//     umask) and never deleted: deleting a lock file that others have open
+//     lets a newcomer lock a fresh inode while the old holder still holds the
+//     old one.
+//
+// # Caveats
+//
+//   - The locks are advisory: they exclude only processes that lock the same
+//     file. A process that writes the data without locking is not stopped.
+//   - flock(2) is unreliable on NFS and some network file systems; keep lock
+//     files on a local file system. A file system that refuses locks gives an
+//     error matching ErrNotSupported.
+//   - Re-entry is judged per goroutine. A goroutine that holds a lock and
+//     waits for another goroutine that asks for the same lock still
+//     deadlocks, as with sync.Mutex.
+//   - A cancelled wait returns at once, but the kernel-level wait cannot be
+//     interrupted: the process keeps it, in one goroutine, until the other
+//     holder releases, and then lets the lock go at once.
+//   - The process keeps up to 16 descriptors of recently released lock files
+//     open on Unix, to make re-acquisition cheap; on Windows each is closed
+//     when its last handle is released.
+//   - Windows: the lock covers byte 0 of the lock file (as bmad-loop's Python
+//     lock does), and such locks are mandatory for that byte; the holder
+//     record starts at byte 1. HandOver is not supported.
+//   - Shared holders write no holder record.
+package lock

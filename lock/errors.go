@@ -1,0 +1,28 @@
+package lock
+
+import "errors"
+
+// Errors returned by this package. OS failures are *fs.PathError values whose
+// Op names the Go-level operation ("Acquire", "Release", ...); the sentinels
+// below are matched with errors.Is.
+var (
+	// ErrWouldBlock is returned when a lock is held by someone else and the
+	// caller asked not to wait: by TryAcquire at once, or wrapped in a
+	// *BusyError. It is matched with errors.Is.
+	ErrWouldBlock = errors.New("lock: would block")
+
+	// ErrReentrant is returned when a goroutine asks for a lock that it
+	// already holds. Nothing is acquired. Without this check the request
+	// would deadlock, because the holder would wait for itself.
+	ErrReentrant = errors.New("lock: already held by this goroutine")
+
+	// ErrNotSupported is returned when the operating system or the file
+	// system cannot lock the file (for example ENOLCK or EOPNOTSUPP on a
+	// network file system), or when an operation such as HandOver does not
+	// exist on this platform.
+	ErrNotSupported = errors.New("lock: not supported")
+
+	// ErrNoStateDir is returned by UserStateDir when no absolute base
+	// directory can be derived from the environment.
+	ErrNoStateDir = errors.New("lock: no state directory")
+)

@@ -1,0 +1,82 @@
+//go:build darwin || dragonfly || freebsd || illumos || linux || netbsd || openbsd
+
+package lock
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxIdle is how many descriptors of lock files that no handle uses the
+// process keeps open, so that re-acquiring a lock costs one stat(2) instead of
+// an open(2) and a close(2).
+const maxIdle = 16
+
+// lockFD takes flock(2) on fd. flock locks belong to the open file
+// description, not to the process (unlike fcntl's POSIX record locks, which a
+// close of any descriptor of the file drops): that is what lets a child that
+// inherits the descriptor share the lock, and why each process keeps exactly
+// one description per lock file. EINTR is retried: a signal delivered to the
+// waiting thread must not turn into a spurious failure.
+func lockFD(fd uintptr, m Mode, block bool) error {
+	how := unix.LOCK_EX
+	if m == Shared {
+		how = unix.LOCK_SH
+	}
+	if !block {
+		how |= unix.LOCK_NB
+	}
+	for {
+		err := unix.Flock(int(fd), how)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+func unlockFD(fd uintptr) error {
+	for {
+		err := unix.Flock(int(fd), unix.LOCK_UN)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+func isWouldBlock(err error) bool {
+	return errors.Is(err, unix.EWOULDBLOCK) || errors.Is(err, unix.EAGAIN)
+}
+
+// isNotSupported reports whether err says that the file system cannot lock
+// at all (NFS without lockd answers ENOLCK; some FUSE and SMB mounts
+// EOPNOTSUPP or ENOSYS).
+func isNotSupported(err error) bool {
+	return errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) ||
+		errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.ENOSYS)
+}
+
+// idOfPath returns the identity of the file that path names, following
+// symlinks.
+func idOfPath(path string) (fileID, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Stat(path, &st)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileID{}, &os.PathError{Op: "stat", Path: path, Err: err}
+		}
+		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
+	}
+}
+
+func idOfFile(f *os.File) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fileID{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
+}

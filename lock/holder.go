@@ -1,0 +1,119 @@
+package lock
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Holder says who holds a lock. An exclusive holder writes it into the lock
+// file after acquiring and clears it before releasing; ReadHolder reads it.
+type Holder struct {
+	PID      int       `json:"pid"`
+	Host     string    `json:"host,omitempty"`
+	Program  string    `json:"program,omitempty"`
+	Purpose  string    `json:"purpose,omitempty"`
+	Acquired time.Time `json:"acquired"`
+}
+
+// String describes the holder for a person: "pid 4242 (looprunner: tick
+// ci-triage) on host build-7 for 12s".
+func (h *Holder) String() string {
+	if h == nil {
+		return "an unknown holder"
+	}
+	s := fmt.Sprintf("pid %d", h.PID)
+	switch {
+	case h.Program != "" && h.Purpose != "":
+		s += fmt.Sprintf(" (%s: %s)", h.Program, h.Purpose)
+	case h.Program != "" || h.Purpose != "":
+		s += fmt.Sprintf(" (%s%s)", h.Program, h.Purpose)
+	}
+	if h.Host != "" {
+		s += " on " + h.Host
+	}
+	if !h.Acquired.IsZero() {
+		s += " for " + time.Since(h.Acquired).Round(time.Millisecond).String()
+	}
+	return s
+}
+
+// The record layout in the lock file: byte 0 is reserved (Windows locks it,
+// and a locked byte cannot be read by others there), the record is one line
+// of JSON from offset 1, and an empty line from offset 1 means "no holder".
+// A record left by a holder that was killed is overwritten by the next one;
+// bytes after the first newline are never read, so a shorter record needs no
+// truncate.
+const recordOffset = 1
+
+// maxRecord bounds how much ReadHolder reads.
+const maxRecord = 4096
+
+// self describes this process; computed once, it never changes.
+var self = sync.OnceValue(func() Holder {
+	host, _ := os.Hostname()
+	return Holder{PID: os.Getpid(), Host: host, Program: filepath.Base(os.Args[0])}
+})
+
+// encodeRecord returns the bytes written at offset 0: the reserved byte,
+// then the JSON line.
+func encodeRecord(purpose string, now time.Time) []byte {
+	h := self()
+	h.Purpose = purpose
+	h.Acquired = now.UTC()
+	b, err := json.Marshal(&h)
+	if err != nil {
+		panic("lock: encoding holder record: " + err.Error())
+	}
+	out := make([]byte, 0, len(b)+2)
+	out = append(out, '\n')
+	out = append(out, b...)
+	return append(out, '\n')
+}
+
+// clearedRecord is what a releasing holder writes at recordOffset.
+var clearedRecord = []byte{'\n'}
+
+// ReadHolder returns the holder record in the lock file at path. It takes no
+// lock and does not block. It returns (nil, nil) when the file holds no
+// record: the lock is free, or its holder does not write records (a shared
+// holder, a holder with WithoutHolder, or another program such as
+// bmad-loop). A record can outlive its holder when the holder was killed; a
+// caller that needs certainty pairs it with TryAcquire.
+func ReadHolder(path string) (*Holder, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readHolder(f)
+}
+
+func readHolder(f *os.File) (*Holder, error) {
+	buf := make([]byte, maxRecord)
+	n, err := f.ReadAt(buf, recordOffset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, &os.PathError{Op: "ReadHolder", Path: f.Name(), Err: err}
+	}
+	line := buf[:n]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	} else if n == maxRecord {
+		return nil, &os.PathError{Op: "ReadHolder", Path: f.Name(), Err: errors.New("holder record too long")}
+	}
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, nil
+	}
+	var h Holder
+	if err := json.Unmarshal(line, &h); err != nil {
+		return nil, &os.PathError{Op: "ReadHolder", Path: f.Name(), Err: fmt.Errorf("malformed holder record: %w", err)}
+	}
+	return &h, nil
+}

@@ -1,0 +1,177 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Mode is the kind of lock: Exclusive (one holder) or Shared (many readers).
+type Mode int
+
+const (
+	// Exclusive admits one holder at a time. It is the default.
+	Exclusive Mode = iota
+	// Shared admits any number of shared holders and no exclusive one.
+	Shared
+)
+
+// String returns "exclusive" or "shared".
+func (m Mode) String() string {
+	if m == Shared {
+		return "shared"
+	}
+	return "exclusive"
+}
+
+// An Option configures Acquire and TryAcquire.
+type Option func(*options)
+
+type options struct {
+	mode        Mode
+	purpose     string
+	noHolder    bool
+	reportAfter time.Duration
+	onWait      func(WaitReport)
+	logger      *slog.Logger
+}
+
+// DefaultReportAfter is how long a wait lasts before it is reported to the
+// WithLogger logger, unless WithWaitReport sets another threshold.
+const DefaultReportAfter = time.Second
+
+// WithMode selects Exclusive (the default) or Shared.
+func WithMode(m Mode) Option { return func(o *options) { o.mode = m } }
+
+// WithPurpose records why the lock is held (for example "tick ci-triage") in
+// the holder record, so that a waiter can say what it waits for.
+func WithPurpose(purpose string) Option { return func(o *options) { o.purpose = purpose } }
+
+// WithoutHolder skips the holder record: the lock file is not written.
+func WithoutHolder() Option { return func(o *options) { o.noHolder = true } }
+
+// WithWaitReport calls fn once, from another goroutine, when a wait has lasted
+// longer than after, with the holder record read at that moment. fn must not
+// block for long.
+func WithWaitReport(after time.Duration, fn func(WaitReport)) Option {
+	return func(o *options) { o.reportAfter, o.onWait = after, fn }
+}
+
+// WithLogger logs, at level Info, a wait that lasts longer than
+// DefaultReportAfter (or the threshold given to WithWaitReport), once per
+// acquisition, naming the lock file and its holder.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WaitReport describes a wait in progress.
+type WaitReport struct {
+	Path   string        // the lock file
+	Holder *Holder       // the holder record, or nil when none could be read
+	Waited time.Duration // how long the caller has waited so far
+}
+
+// BusyError is returned when a lock could not be taken because another holder
+// has it: by TryAcquire at once, or by Acquire when ctx ends the wait. It
+// unwraps to ErrWouldBlock (TryAcquire) or to ctx.Err() (Acquire), so
+// errors.Is(err, context.DeadlineExceeded) holds for a timed-out wait.
+type BusyError struct {
+	Path   string        // the lock file
+	Holder *Holder       // the holder record at the time, or nil
+	Waited time.Duration // zero for TryAcquire
+	Err    error         // ErrWouldBlock, context.Canceled or context.DeadlineExceeded
+}
+
+func (e *BusyError) Error() string {
+	s := "lock " + e.Path + ": busy"
+	if e.Holder != nil {
+		s += ", held by " + e.Holder.String()
+	}
+	if e.Waited > 0 {
+		s += fmt.Sprintf(", waited %s", e.Waited.Round(time.Millisecond))
+	}
+	return s + ": " + e.Err.Error()
+}
+
+// Unwrap returns e.Err.
+func (e *BusyError) Unwrap() error { return e.Err }
+
+// A Handle is a held lock. Release it exactly once when done; further calls
+// do nothing. A Handle may be released from any goroutine.
+type Handle struct {
+	path     string
+	mode     Mode
+	e        *entry
+	goid     int64 // the goroutine that acquired it: re-entry is judged by it
+	borrowed bool  // handed over by the parent process: Release does not unlock
+	holder   bool  // a holder record was written and must be cleared
+
+	mu       sync.Mutex // protects released and dup
+	released bool
+	dup      *handoverFile // descriptor given to children by HandOver, if any
+}
+
+// Path returns the lock file's path as given to Acquire.
+func (h *Handle) Path() string { return h.path }
+
+// Mode returns the mode the lock is held in.
+func (h *Handle) Mode() Mode { return h.mode }
+
+// Borrowed reports whether the handle was handed over by the parent process
+// (see HandOver): such a handle's Release leaves the parent's lock held.
+func (h *Handle) Borrowed() bool { return h.borrowed }
+
+// Release releases the lock. It is idempotent and safe for concurrent use: the
+// first call releases, later calls return nil. For a borrowed handle it ends
+// the borrowing without unlocking the parent's lock. An error means the
+// unlock system call failed; the lock is released anyway when the process
+// exits.
+func (h *Handle) Release() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		return nil
+	}
+	h.released = true
+	if h.dup != nil {
+		h.dup.close()
+		h.dup = nil
+	}
+	return release(h)
+}
+
+// Acquire blocks until it holds the lock on the file at path, or until ctx is
+// done. The file and its parent directories are created if missing (0600 and
+// 0700, under the umask) and are never deleted. The wait costs no CPU: it
+// sleeps in the kernel (flock(2), LockFileEx) or on a channel, and wakes as
+// soon as the lock is released.
+//
+// Goroutines of one process that ask for the same file (by identity: a
+// symlink, a relative or a dot-dot spelling are the same file) queue inside
+// the process. A goroutine that already holds the lock gets ErrReentrant at
+// once instead of deadlocking on itself.
+//
+// When ctx ends the wait, Acquire returns a *BusyError that unwraps to
+// ctx.Err(). The process may keep one kernel-level wait for that file in the
+// background until the other holder releases (the kernel cannot be told to
+// stop waiting); it then lets go at once. It never holds the lock on behalf of
+// a caller that gave up.
+//
+// When the process was started by a parent that handed this lock over (see
+// HandOver) and the parent still holds it, Acquire returns a borrowed handle
+// at once.
+func Acquire(ctx context.Context, path string, opts ...Option) (*Handle, error) {
+	return acquire(ctx, path, true, opts)
+}
+
+// TryAcquire takes the lock on the file at path if nobody else holds it, and
+// otherwise returns at once a *BusyError that unwraps to ErrWouldBlock. It
+// never blocks on another holder. Re-entry gives ErrReentrant as in Acquire.
+func TryAcquire(path string, opts ...Option) (*Handle, error) {
+	return acquire(context.Background(), path, false, opts)
+}
+
+func pathError(op, path string, err error) error {
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}

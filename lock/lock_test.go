@@ -1,0 +1,312 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/filetxn/filetxn/lock"
+)
+
+// quiet is how long a goroutine must stay blocked before a test believes it
+// is blocked, and bound how long a test waits for something that must happen.
+// Neither is a timing assertion: a slow machine only makes the test slower.
+const (
+	quiet = 50 * time.Millisecond
+	bound = 10 * time.Second
+)
+
+// assertBlocked checks that done stays open for the quiet interval.
+func assertBlocked(t *testing.T, done <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		t.Fatalf("%s returned %v while the lock was held; want it to wait", what, err)
+	case <-time.After(quiet):
+	}
+}
+
+// assertDone waits (at most bound) for done and returns its value.
+func assertDone(t *testing.T, done <-chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(bound):
+		t.Fatalf("%s still waiting after %v", what, bound)
+		return nil
+	}
+}
+
+func mustAcquire(t *testing.T, path string, opts ...lock.Option) *lock.Handle {
+	t.Helper()
+	h, err := lock.Acquire(context.Background(), path, opts...)
+	if err != nil {
+		t.Fatalf("Acquire(%q) = %v", path, err)
+	}
+	t.Cleanup(func() { h.Release() })
+	return h
+}
+
+// TestAcquireReentrantFailsAtOnce: a goroutine asking again for a lock it
+// holds gets ErrReentrant instead of deadlocking. Ablation: without the owner
+// check in acquire this test hangs until its timeout.
+func TestAcquireReentrantFailsAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	h := mustAcquire(t, path)
+	for _, try := range []struct {
+		name string
+		call func() error
+	}{
+		{"Acquire", func() error { _, err := lock.Acquire(context.Background(), path); return err }},
+		{"TryAcquire", func() error { _, err := lock.TryAcquire(path); return err }},
+		{"AcquireShared", func() error {
+			_, err := lock.Acquire(context.Background(), path, lock.WithMode(lock.Shared))
+			return err
+		}},
+	} {
+		// No t.Run: a subtest runs in a goroutine of its own, and the point
+		// is that the holding goroutine asks.
+		if err := try.call(); !errors.Is(err, lock.ErrReentrant) {
+			t.Errorf("%s(%q) while held by this goroutine = %v, want ErrReentrant", try.name, path, err)
+		}
+	}
+	// Another goroutine waits normally, and gets the lock once it is released.
+	done := make(chan error, 1)
+	go func() {
+		h2, err := lock.Acquire(context.Background(), path)
+		if err == nil {
+			err = h2.Release()
+		}
+		done <- err
+	}()
+	assertBlocked(t, done, "Acquire from another goroutine")
+	if err := h.Release(); err != nil {
+		t.Fatalf("Release() = %v", err)
+	}
+	if err := assertDone(t, done, "Acquire from another goroutine"); err != nil {
+		t.Fatalf("Acquire from another goroutine = %v, want nil", err)
+	}
+}
+
+// TestSpellingsOfOneFileAreOneLock: the gate is keyed by identity, so a
+// symlink, a dot-dot path and a relative path exclude each other. Ablation:
+// keying the table by the path string makes TryAcquire succeed here.
+func TestSpellingsOfOneFileAreOneLock(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "x.lock")
+	link := filepath.Join(dir, "link.lock")
+	h := mustAcquire(t, path) // creates the file
+	if err := os.Symlink(path, link); err != nil {
+		t.Skipf("symlinks unavailable: %v", err)
+	}
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{link, filepath.Join(dir, "a", "..", "x.lock"), rel} {
+		// No t.Run: the holding goroutine itself must ask.
+		if _, err := lock.Acquire(context.Background(), p); !errors.Is(err, lock.ErrReentrant) {
+			t.Errorf("Acquire(%q) in the holding goroutine = %v, want ErrReentrant", p, err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := lock.TryAcquire(p); done <- err }()
+		if err := assertDone(t, done, "TryAcquire"); !errors.Is(err, lock.ErrWouldBlock) {
+			t.Errorf("TryAcquire(%q) from another goroutine = %v, want ErrWouldBlock", p, err)
+		}
+	}
+	h.Release()
+}
+
+// TestAcquireHonoursDeadline: an in-process waiter with a 50ms deadline
+// returns an error matching context.DeadlineExceeded and carrying the
+// holder, and leaves no goroutine or descriptor behind.
+func TestAcquireHonoursDeadline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	h := mustAcquire(t, path, lock.WithPurpose("deadline test"))
+	fds, goroutines := countFDs(t), runtime.NumGoroutine()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := lock.Acquire(ctx, path); done <- err }()
+	err := assertDone(t, done, "Acquire with deadline")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire(50ms deadline) = %v, want DeadlineExceeded", err)
+	}
+	var busy *lock.BusyError
+	if !errors.As(err, &busy) || busy.Holder == nil || busy.Holder.Purpose != "deadline test" || busy.Holder.PID != os.Getpid() {
+		t.Fatalf("Acquire(50ms deadline) error = %#v, want a BusyError naming this process and its purpose", err)
+	}
+	h.Release()
+	waitUntil(t, "descriptors and goroutines back to their count", func() bool {
+		return countFDs(t) <= fds && runtime.NumGoroutine() <= goroutines
+	})
+}
+
+// TestTryAcquireInProcess: TryAcquire never waits for another goroutine.
+func TestTryAcquireInProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	h := mustAcquire(t, path)
+	done := make(chan error, 1)
+	go func() { _, err := lock.TryAcquire(path); done <- err }()
+	if err := assertDone(t, done, "TryAcquire"); !errors.Is(err, lock.ErrWouldBlock) {
+		t.Fatalf("TryAcquire(held) = %v, want ErrWouldBlock", err)
+	}
+	h.Release()
+	go func() {
+		h, err := lock.TryAcquire(path)
+		if err == nil {
+			h.Release()
+		}
+		done <- err
+	}()
+	if err := assertDone(t, done, "TryAcquire"); err != nil {
+		t.Fatalf("TryAcquire(free) = %v, want nil", err)
+	}
+}
+
+// TestSharedHoldersCoexist: shared handles coexist and exclude an exclusive
+// one; the exclusive one gets in when the last shared handle goes.
+func TestSharedHoldersCoexist(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	h1 := mustAcquire(t, path, lock.WithMode(lock.Shared))
+	got := make(chan *lock.Handle)
+	go func() {
+		h2, err := lock.TryAcquire(path, lock.WithMode(lock.Shared))
+		if err != nil {
+			t.Errorf("TryAcquire(shared) beside a shared holder = %v, want nil", err)
+		}
+		got <- h2
+	}()
+	h2 := <-got
+	done := make(chan error, 1)
+	go func() {
+		h, err := lock.Acquire(context.Background(), path)
+		if err == nil {
+			err = h.Release()
+		}
+		done <- err
+	}()
+	assertBlocked(t, done, "exclusive Acquire beside shared holders")
+	h1.Release()
+	assertBlocked(t, done, "exclusive Acquire beside one shared holder")
+	if h2 != nil {
+		h2.Release()
+	}
+	if err := assertDone(t, done, "exclusive Acquire"); err != nil {
+		t.Fatalf("exclusive Acquire = %v", err)
+	}
+}
+
+// TestReleaseIsIdempotent: a second Release does nothing and returns nil.
+func TestReleaseIsIdempotent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	h := mustAcquire(t, path)
+	for i := range 3 {
+		if err := h.Release(); err != nil {
+			t.Fatalf("Release() #%d = %v, want nil", i+1, err)
+		}
+	}
+	h2, err := lock.TryAcquire(path)
+	if err != nil {
+		t.Fatalf("TryAcquire after Release = %v", err)
+	}
+	h2.Release()
+}
+
+// TestHolderRecord: the holder record names this process and purpose while
+// held and is gone once released.
+func TestHolderRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks", "x.lock")
+	h := mustAcquire(t, path, lock.WithPurpose("tick ci-triage"))
+	rec, err := lock.ReadHolder(path)
+	if err != nil || rec == nil {
+		t.Fatalf("ReadHolder(held) = %v, %v", rec, err)
+	}
+	if rec.PID != os.Getpid() || rec.Purpose != "tick ci-triage" || rec.Acquired.IsZero() {
+		t.Errorf("ReadHolder(held) = %+v, want pid %d, purpose %q, a time", rec, os.Getpid(), "tick ci-triage")
+	}
+	h.Release()
+	if rec, err := lock.ReadHolder(path); rec != nil || err != nil {
+		t.Errorf("ReadHolder(released) = %+v, %v, want nil, nil", rec, err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		t.Errorf("lock file mode = %v, want no group or other bits", perm)
+	}
+	di, _ := os.Stat(filepath.Dir(path))
+	if perm := di.Mode().Perm(); perm&0o077 != 0 {
+		t.Errorf("lock directory mode = %v, want no group or other bits", perm)
+	}
+}
+
+// TestWaitReport: a wait longer than the threshold is reported once, with the
+// holder.
+func TestWaitReport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	h := mustAcquire(t, path, lock.WithPurpose("slow work"))
+	var calls atomic.Int32
+	reported := make(chan lock.WaitReport, 4)
+	done := make(chan error, 1)
+	go func() {
+		h2, err := lock.Acquire(context.Background(), path, lock.WithWaitReport(time.Millisecond, func(r lock.WaitReport) {
+			calls.Add(1)
+			reported <- r
+		}))
+		if err == nil {
+			h2.Release()
+		}
+		done <- err
+	}()
+	var r lock.WaitReport
+	select {
+	case r = <-reported:
+	case <-time.After(bound):
+		t.Fatal("no wait report")
+	}
+	if r.Path != path || r.Holder == nil || r.Holder.Purpose != "slow work" {
+		t.Errorf("WaitReport = %+v, want path %s and holder purpose %q", r, path, "slow work")
+	}
+	assertBlocked(t, done, "reported waiter")
+	h.Release()
+	if err := assertDone(t, done, "reported waiter"); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("wait reported %d times, want 1", n)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, bound)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// countFDs counts this process's open descriptors (Linux); elsewhere 0.
+func countFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}

@@ -1,0 +1,134 @@
+package lock
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// SidecarPath returns the lock file that guards target under stateRoot:
+//
+//	<stateRoot>/locks/<h>-<base>.lock
+//
+// where <h> is the first 16 lowercase hex digits of the SHA-256 of target's
+// absolute path with symlinks resolved as far as they exist, and <base> is
+// the resolved path's base name. Symlinked, relative and dot-dot spellings of
+// one file therefore share one lock, and the lock lives outside the data
+// directory, where a "git add -A" cannot pick it up. This is the naming that
+// bmad-loop uses (its lock_path_for), so a Go process and a bmad-loop process
+// that share a state root exclude each other.
+//
+// SidecarPath creates nothing and does not block. It fails only when stateRoot
+// is empty or the working directory cannot be read.
+func SidecarPath(stateRoot, target string) (string, error) {
+	if stateRoot == "" {
+		return "", &fs.PathError{Op: "SidecarPath", Path: target, Err: errors.New("empty state root")}
+	}
+	resolved, err := resolve(target)
+	if err != nil {
+		return "", &fs.PathError{Op: "SidecarPath", Path: target, Err: err}
+	}
+	sum := sha256.Sum256([]byte(resolved))
+	name := hex.EncodeToString(sum[:8]) + "-" + filepath.Base(resolved) + ".lock"
+	return filepath.Join(stateRoot, "locks", name), nil
+}
+
+// resolve makes path absolute and resolves symlinks in it as far as the
+// components exist, the way Python's Path.resolve() (non-strict) does: a
+// dangling link is followed to the path it names, and components that do not
+// exist are kept as written.
+func resolve(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return resolveAbs(abs, 0)
+}
+
+// maxLinks bounds symlink hops, as the kernel's ELOOP limit does.
+const maxLinks = 255
+
+func resolveAbs(abs string, hops int) (string, error) {
+	vol := filepath.VolumeName(abs)
+	rest := abs[len(vol):]
+	done := vol + string(filepath.Separator)
+	parts := strings.Split(strings.Trim(rest, string(filepath.Separator)), string(filepath.Separator))
+	for i, part := range parts {
+		if part == "" || part == "." {
+			continue
+		}
+		if part == ".." {
+			done = filepath.Dir(done)
+			continue
+		}
+		next := filepath.Join(done, part)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// From here on nothing exists: keep the rest as written.
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done = next
+			continue
+		}
+		if hops++; hops > maxLinks {
+			return "", fmt.Errorf("too many levels of symbolic links at %s", next)
+		}
+		link, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(done, link)
+		}
+		target, err := resolveAbs(filepath.Clean(link), hops)
+		if err != nil {
+			return "", err
+		}
+		done = target
+	}
+	return filepath.Clean(done), nil
+}
+
+// UserStateDir returns the per-user directory where app keeps state such as
+// sidecar lock files: $XDG_STATE_HOME/<app> when that variable is an absolute
+// path, else ~/.local/state/<app>; on Windows %LOCALAPPDATA%\<app>\state. It
+// creates nothing. A base that is unset, relative or the file system root is
+// refused with an error wrapping ErrNoStateDir: a lock directory must never
+// silently become the working directory.
+func UserStateDir(app string) (string, error) {
+	if app == "" || strings.ContainsAny(app, `/\`) || app == "." || app == ".." {
+		return "", fmt.Errorf("%w: invalid application name %q", ErrNoStateDir, app)
+	}
+	if runtime.GOOS == "windows" {
+		base := os.Getenv("LOCALAPPDATA")
+		if !usableBase(base) {
+			return "", fmt.Errorf("%w: %%LOCALAPPDATA%% is %q; set it to an absolute path", ErrNoStateDir, base)
+		}
+		return filepath.Join(base, app, "state"), nil
+	}
+	if x := os.Getenv("XDG_STATE_HOME"); usableBase(x) {
+		return filepath.Join(x, app), nil
+	}
+	home := os.Getenv("HOME")
+	if !usableBase(home) {
+		return "", fmt.Errorf("%w: $HOME is %q and $XDG_STATE_HOME is unset or relative; set one to an absolute path", ErrNoStateDir, home)
+	}
+	return filepath.Join(home, ".local", "state", app), nil
+}
+
+// usableBase reports whether base can anchor a state directory: set,
+// absolute, and not the file system root.
+func usableBase(base string) bool {
+	if base == "" || !filepath.IsAbs(base) {
+		return false
+	}
+	clean := filepath.Clean(base)
+	return clean != filepath.VolumeName(clean)+string(filepath.Separator)
+}

@@ -1,0 +1,383 @@
+package lock
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// fileID is a lock file's identity: device and inode on Unix, volume serial
+// number and file index on Windows. Two spellings of one file have one
+// identity, which is what the in-process gate is keyed by.
+type fileID struct {
+	dev, ino uint64
+	name     string // only where the OS offers no identity (no locking there)
+}
+
+type osState int
+
+const (
+	osFree    osState = iota // no OS-level lock; nobody is acquiring one
+	osPending                // one goroutine is acquiring it (or a cancelled wait is still in the kernel)
+	osHeld                   // held by this process (or borrowed from the parent)
+)
+
+// An entry is the process's view of one lock file: one open descriptor and
+// the in-process gate in front of it.
+//
+// One descriptor per file and process matters: flock locks belong to an open
+// file description, so two descriptions of the same file in one process
+// contend like two processes, and the table makes sure goroutines queue on the
+// gate instead.
+type entry struct {
+	id fileID
+	f  *os.File // never changes; closed only when the entry is evicted
+
+	// The fields below are protected by table.mu.
+	refs      int           // handles held plus acquisitions in progress
+	state     osState       // the OS-level lock
+	mode      Mode          // when osHeld: the mode the process holds it in
+	shared    int           // shared handles held
+	owners    map[int64]int // goroutine id -> handles it holds
+	borrowed  bool          // the OS-level lock is the parent's (HandOver)
+	inherited int           // when borrowed: the inherited descriptor
+	wake      chan struct{} // closed and replaced at every state change
+	idle      *list.Element // non-nil while refs == 0 and the entry is cached
+}
+
+// table is the per-process lock table, the one piece of global state of this
+// package. It maps lock file identities to entries and keeps up to maxIdle
+// unused entries (with their descriptors open) so that re-acquiring a lock is
+// cheap.
+var table = struct {
+	mu      sync.Mutex // protects entries, idle, and every entry's mutable fields
+	entries map[fileID]*entry
+	idle    list.List // of *entry, least recently used first
+}{entries: make(map[fileID]*entry)}
+
+// broadcast wakes every goroutine waiting on e's gate. table.mu must be held.
+func (e *entry) broadcast() {
+	close(e.wake)
+	e.wake = make(chan struct{})
+}
+
+// ref and unref count users of e. table.mu must be held.
+func (e *entry) ref() {
+	if e.idle != nil {
+		table.idle.Remove(e.idle)
+		e.idle = nil
+	}
+	e.refs++
+}
+
+func (e *entry) unref() {
+	e.refs--
+	if e.refs > 0 || e.state != osFree {
+		return
+	}
+	e.idle = table.idle.PushBack(e)
+	for table.idle.Len() > maxIdle {
+		old := table.idle.Remove(table.idle.Front()).(*entry)
+		old.idle = nil
+		delete(table.entries, old.id)
+		old.f.Close()
+	}
+}
+
+// lookup returns the entry for the lock file at path, creating the file (and
+// its directories) when it does not exist, with a reference taken.
+func lookup(path string) (*entry, error) {
+	id, err := idOfPath(path)
+	if err == nil {
+		table.mu.Lock()
+		if e := table.entries[id]; e != nil {
+			e.ref()
+			table.mu.Unlock()
+			return e, nil
+		}
+		table.mu.Unlock()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, pathError("Acquire", path, underlying(err))
+	}
+	f, err := openLockFile(path)
+	if err != nil {
+		return nil, pathError("Acquire", path, underlying(err))
+	}
+	if id, err = idOfFile(f); err != nil {
+		f.Close()
+		return nil, pathError("Acquire", path, underlying(err))
+	}
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	if e := table.entries[id]; e != nil {
+		f.Close() // another goroutine opened it first
+		e.ref()
+		return e, nil
+	}
+	e := &entry{id: id, f: f, owners: make(map[int64]int), wake: make(chan struct{}), inherited: -1}
+	table.entries[id] = e
+	e.ref()
+	return e, nil
+}
+
+// openLockFile opens (creating if needed) the lock file read-write. Lock
+// files are 0600 and their directories 0700, both under the umask.
+func openLockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, err
+		}
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	}
+	return f, err
+}
+
+// underlying strips a *fs.PathError so that the caller can wrap the errno
+// in its own, with its own Op and the path the user gave.
+func underlying(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// notSupported wraps an errno that says the file system cannot lock, so
+// that errors.Is matches both ErrNotSupported and the errno.
+type notSupported struct{ err error }
+
+func (e notSupported) Error() string        { return "locking not supported: " + e.err.Error() }
+func (e notSupported) Unwrap() []error      { return []error{ErrNotSupported, e.err} }
+func (e notSupported) Is(target error) bool { return target == ErrNotSupported }
+
+func acquire(ctx context.Context, path string, block bool, opts []Option) (*Handle, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	me := goid()
+	e, err := lookup(path)
+	if err != nil {
+		return nil, err
+	}
+	var clock waitClock
+	defer clock.stop()
+	for {
+		table.mu.Lock()
+		if e.owners[me] > 0 {
+			e.unref()
+			table.mu.Unlock()
+			return nil, pathError("Acquire", path, ErrReentrant)
+		}
+		switch {
+		case e.state == osFree:
+			e.state = osPending
+			table.mu.Unlock()
+			return lockOS(ctx, e, path, me, &o, block, &clock)
+		case e.state == osHeld && o.mode == Shared && e.mode == Shared:
+			e.shared++
+			e.owners[me]++
+			borrowed := e.borrowed
+			table.mu.Unlock()
+			return &Handle{path: path, mode: Shared, e: e, goid: me, borrowed: borrowed}, nil
+		}
+		if !block {
+			e.unref()
+			table.mu.Unlock()
+			return nil, busy(path, 0, ErrWouldBlock)
+		}
+		wake := e.wake
+		table.mu.Unlock()
+		clock.begin(path, &o)
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			table.mu.Lock()
+			e.unref()
+			table.mu.Unlock()
+			return nil, busy(path, clock.waited(), ctx.Err())
+		}
+	}
+}
+
+// busy builds the error for a lock held elsewhere, with the holder record
+// read from path (not from the entry, which may be gone by now).
+func busy(path string, waited time.Duration, err error) error {
+	holder, _ := ReadHolder(path)
+	return &BusyError{Path: path, Holder: holder, Waited: waited, Err: err}
+}
+
+// lockOS takes the OS-level lock for e, whose state the caller has set to
+// osPending: no other goroutine of this process touches e's lock meanwhile.
+func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, block bool, clock *waitClock) (*Handle, error) {
+	fail := func(err error) (*Handle, error) {
+		table.mu.Lock()
+		e.state = osFree
+		e.broadcast()
+		e.unref()
+		table.mu.Unlock()
+		return nil, err
+	}
+	err := lockFD(e.f.Fd(), o.mode, false)
+	if err != nil && isWouldBlock(err) {
+		if fd, ok := inherited(e, path); ok {
+			table.mu.Lock()
+			e.state, e.mode, e.borrowed, e.inherited = osHeld, o.mode, true, fd
+			if o.mode == Shared {
+				e.shared++
+			}
+			e.owners[me]++
+			table.mu.Unlock()
+			return &Handle{path: path, mode: o.mode, e: e, goid: me, borrowed: true}, nil
+		}
+		if !block {
+			return fail(busy(path, 0, ErrWouldBlock))
+		}
+		clock.begin(path, o)
+		var abandoned bool
+		err, abandoned = waitOS(ctx, e, o.mode)
+		if abandoned {
+			return nil, busy(path, clock.waited(), ctx.Err())
+		}
+	}
+	if err != nil {
+		if isNotSupported(err) {
+			err = notSupported{err}
+		}
+		return fail(pathError("Acquire", path, err))
+	}
+	h := &Handle{path: path, mode: o.mode, e: e, goid: me}
+	if o.mode == Exclusive && !o.noHolder {
+		// The record is diagnostics: a lock file that cannot be written
+		// (read-only, disk full) does not fail the acquisition.
+		_, werr := e.f.WriteAt(encodeRecord(o.purpose, time.Now()), 0)
+		h.holder = werr == nil
+	}
+	table.mu.Lock()
+	e.state, e.mode, e.borrowed = osHeld, o.mode, false
+	if o.mode == Shared {
+		e.shared++
+	}
+	e.owners[me]++
+	table.mu.Unlock()
+	return h, nil
+}
+
+// waitOS waits in the kernel for e's lock. The wait runs in its own goroutine
+// because a blocked flock(2) or LockFileEx cannot be cancelled; when ctx ends
+// first, waitOS reports abandoned and that goroutine, once the kernel grants
+// the lock, releases it at once and frees the gate. The caller's reference to
+// e passes to that goroutine.
+func waitOS(ctx context.Context, e *entry, m Mode) (err error, abandoned bool) {
+	done := make(chan error, 1) // sent to under table.mu, so never lost
+	var gaveUp bool             // protected by table.mu
+	go func() {
+		err := lockFD(e.f.Fd(), m, true)
+		table.mu.Lock()
+		defer table.mu.Unlock()
+		if !gaveUp {
+			done <- err
+			return
+		}
+		if err == nil {
+			unlockFD(e.f.Fd())
+		}
+		e.state = osFree
+		e.broadcast()
+		e.unref()
+	}()
+	select {
+	case err := <-done:
+		return err, false
+	case <-ctx.Done():
+	}
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	select {
+	case err := <-done: // the kernel answered as ctx ended: take its answer
+		return err, false
+	default:
+		gaveUp = true
+		return nil, true
+	}
+}
+
+func release(h *Handle) error {
+	e := h.e
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	if e.owners[h.goid]--; e.owners[h.goid] <= 0 {
+		delete(e.owners, h.goid)
+	}
+	last := true
+	if h.mode == Shared {
+		e.shared--
+		last = e.shared == 0
+	}
+	var err error
+	if last {
+		if !e.borrowed {
+			if h.holder {
+				e.f.WriteAt(clearedRecord, recordOffset)
+			}
+			if uerr := unlockFD(e.f.Fd()); uerr != nil {
+				err = pathError("Release", h.path, uerr)
+			}
+		}
+		e.state, e.borrowed, e.inherited = osFree, false, -1
+	}
+	e.broadcast()
+	e.unref()
+	return err
+}
+
+// waitClock measures a wait and reports it once it passes the threshold.
+type waitClock struct {
+	start time.Time
+	timer *time.Timer
+}
+
+func (c *waitClock) begin(path string, o *options) {
+	if !c.start.IsZero() {
+		return
+	}
+	start := time.Now()
+	c.start = start
+	if o.onWait == nil && o.logger == nil {
+		return
+	}
+	after := o.reportAfter
+	if after <= 0 {
+		after = DefaultReportAfter
+	}
+	onWait, logger := o.onWait, o.logger
+	c.timer = time.AfterFunc(after, func() {
+		holder, _ := ReadHolder(path)
+		r := WaitReport{Path: path, Holder: holder, Waited: time.Since(start)}
+		if onWait != nil {
+			onWait(r)
+		}
+		if logger != nil {
+			logger.Info("waiting for lock", "path", path, "holder", holder.String(), "waited", r.Waited)
+		}
+	})
+}
+
+func (c *waitClock) waited() time.Duration {
+	if c.start.IsZero() {
+		return 0
+	}
+	return time.Since(c.start)
+}
+
+func (c *waitClock) stop() {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+}
