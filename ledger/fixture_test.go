@@ -36,7 +36,10 @@ seen-again: 2026-06-08 (code review of spec-2-3.md)
 // operationID is bmad-loop's OPERATION_ID.
 const operationID = "run-20260803T120000/dw-fix"
 
-func mustParse(t testing.TB, text string) *Doc {
+func mustParse(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, text string) *Doc {
 	t.Helper()
 	d, err := Parse([]byte(text))
 	if err != nil {

@@ -1,0 +1,131 @@
+package ledger_test
+
+import (
+	"fmt"
+
+	"github.com/filetxn/filetxn/ledger"
+)
+
+const exampleLedger = `# Deferred Work
+
+## Deferred from: code review of 1-1 (2026-06-01)
+
+- a legacy bullet, kept as prose
+
+### DW-1: Harden unicode handling
+origin: code review of spec-1-1.md
+status: open
+
+### DW-2: Old closed item
+status: done 2026-05-25
+`
+
+func ExampleParse() {
+	d, err := ledger.Parse([]byte(exampleLedger))
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range d.Entries() {
+		fmt.Printf("%s %q open=%v line=%d\n", e.ID, e.Title, e.Open(), e.Line)
+	}
+	fmt.Println("open:", d.OpenIDs(), "next:", d.NextID())
+	fmt.Printf("%+v\n", d.Classify("DW-1", "DW-2", "DW-9"))
+	// Output:
+	// DW-1 "Harden unicode handling" open=true line=7
+	// DW-2 "Old closed item" open=false line=11
+	// open: [DW-1] next: DW-3
+	// {Open:[DW-1] AlreadyDone:[DW-2] Unknown:[DW-9] Malformed:[] Duplicates:[]}
+}
+
+func ExampleDoc_Append() {
+	d, _ := ledger.Parse([]byte("# Deferred Work\n"))
+	ids, _ := d.Append(
+		ledger.Spec{Title: "Retry transient SMTP failures", Origin: "code review of spec-3-2.md", SourceSpec: "spec-3-2.md", Reason: "out of scope", Severity: "medium"},
+		ledger.Spec{Title: "Retry transient SMTP failures", Origin: "code review of spec-3-2.md", SourceSpec: "spec-3-2.md", Reason: "out of scope"},
+	)
+	fmt.Printf("%q\n", ids)
+	fmt.Print(d.String())
+	// Output:
+	// ["DW-1" ""]
+	// # Deferred Work
+	//
+	// ### DW-1: Retry transient SMTP failures
+	// origin: code review of spec-3-2.md
+	// location: n/a
+	// source_spec: `spec-3-2.md`
+	// severity: medium
+	// reason: out of scope
+	// status: open
+}
+
+func ExampleDoc_MarkDone() {
+	d, _ := ledger.Parse([]byte("### DW-1: standard\n\nstatus: open\n"))
+	closed, _ := d.MarkDone([]string{"DW-1", "DW-7"}, "2026-06-11", "by dw-a")
+	fmt.Println(closed)
+	fmt.Print(d.String())
+	// Output:
+	// [DW-1]
+	// ### DW-1: standard
+	//
+	// status: done 2026-06-11
+	// resolution: by dw-a
+}
+
+func ExampleDoc_MarkOpen() {
+	const text = "### DW-1: formatted\nstatus:   open # keep this\n"
+	d, _ := ledger.Parse([]byte(text))
+	d.MarkDone([]string{"DW-1"}, "2026-06-11", "fixed by run 42", ledger.Reopenable("run-42/dw-fix"))
+	e, _ := d.Entry("DW-1")
+	fmt.Println(e.Status)
+	reopened, _ := d.MarkOpen([]string{"DW-1"}, "fixed by run 42", "run-42/dw-fix")
+	fmt.Println(reopened, d.String() == text)
+	// Output:
+	// done 2026-06-11
+	// [DW-1] true
+}
+
+func ExampleDoc_RecordDecision() {
+	d, _ := ledger.Parse([]byte("### DW-1: x\nstatus: open\n"))
+	d.RecordDecision("DW-1", "2026-06-11", "fix now", "worth the churn", ledger.CloseWith("closed by decision"))
+	fmt.Print(d.String())
+	// Output:
+	// ### DW-1: x
+	// status: done 2026-06-11
+	// resolution: closed by decision
+	// decision: 2026-06-11 fix now — worth the churn
+}
+
+func ExampleDoc_ArchiveInto() {
+	d, _ := ledger.Parse([]byte("### DW-1: old\norigin: review\nreason: long text\nstatus: done 2026-05-25\n\n### DW-2: live\nstatus: open\n"))
+	archive, _ := ledger.Parse(nil) // no archive file yet
+	moved, _ := d.ArchiveInto(archive, "", "2026-08-24")
+	fmt.Println(moved)
+	fmt.Print(d.String())
+	fmt.Println("--- archive:")
+	fmt.Print(archive.String())
+	// Output:
+	// [DW-1]
+	// ### DW-1: old
+	//
+	// status: done 2026-05-25
+	// origin: review
+	// archived: 2026-08-24
+	//
+	// ### DW-2: live
+	// status: open
+	// --- archive:
+	// ### DW-1: old
+	// origin: review
+	// reason: long text
+	// status: done 2026-05-25
+	// archived: 2026-08-24
+}
+
+func ExampleDoc_Merge() {
+	snapshot, _ := ledger.Parse([]byte("### DW-4: kept\nstatus: open\n\n### DW-5: ours, lost to a reset\nstatus: open\n"))
+	current, _ := ledger.Parse([]byte("### DW-4: kept\nstatus: open\n\n### DW-5: a rival's, minted after the reset\nstatus: open\n\n### DW-6: another\nstatus: open\n"))
+	rep := current.Merge(snapshot)
+	fmt.Printf("carried %v, collisions %v\n", rep.Carried, rep.Collisions)
+	// Output:
+	// carried [], collisions [DW-5]
+}

@@ -1,0 +1,131 @@
+package ledger
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func addSeeds(f *testing.F) {
+	f.Add([]byte(ledgerFixture))
+	f.Add([]byte(strings.ReplaceAll(ledgerFixture, "\n", "\r\n")))
+	f.Add([]byte("### DW-1: x\r\rstatus: open\r"))
+	f.Add([]byte("```\n### DW-9: quoted\n```\n### DW-1: a\nstatus: open\n- source_spec: `x`\n"))
+	f.Add([]byte("### DW-2: t\n\nstatus: done 2026-05-25\nresolution: r\nresolution-undo: " + strings.Repeat("0", 64) + " 2026-05-25 7374617475733a206f70656e\narchived: 2026-08-24\n\n"))
+	f.Add([]byte("\xff"))
+	f.Add([]byte(""))
+	if files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "ledgers", "*.md")); len(files) > 0 {
+		for _, name := range files {
+			if b, err := os.ReadFile(name); err == nil && len(b) < 8000 {
+				f.Add(b)
+			}
+		}
+	}
+}
+
+// FuzzDecodeEncode: for any bytes, Decode either refuses invalid UTF-8 with a
+// ParseError or returns a Doc whose Encode is the input, byte for byte; and the
+// entries it reports are disjoint slices of the text.
+func FuzzDecodeEncode(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c Codec
+		d, err := c.Decode(data)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidUTF8) || utf8.Valid([]byte(normalize(data))) {
+				t.Fatalf("Decode(%q) = %v", data, err)
+			}
+			return
+		}
+		out, err := c.Encode(d)
+		if err != nil || string(out) != string(data) {
+			t.Fatalf("Encode(Decode(%q)) = %q, %v", data, out, err)
+		}
+		at := 0
+		text := d.String()
+		for _, e := range d.Entries() {
+			if e.Start < at || e.End > len(text) || text[e.Start:e.End] != e.Body || !strings.HasPrefix(e.Body, "### "+e.ID+": ") {
+				t.Fatalf("entry %s [%d,%d) is not a disjoint slice of %q", e.ID, e.Start, e.End, text)
+			}
+			at = e.End
+		}
+	})
+}
+
+// FuzzOperations runs every operation on arbitrary ledgers: none panics, an
+// append keeps every existing byte and mints NextID, a close then reopen of the
+// same operation restores the text, and every result reads back.
+func FuzzOperations(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Parse(data)
+		if err != nil {
+			return
+		}
+		text := d.String()
+		var targets []string
+		for _, e := range d.Entries() {
+			targets = append(targets, e.ID)
+		}
+		targets = append(targets, "DW-1")
+
+		next := d.NextID()
+		got, err := d.Append(Spec{Title: "fuzz\nentry", Origin: "fuzz", SourceSpec: "f.md", Reason: "r"})
+		if err != nil || !strings.HasPrefix(d.String(), text) {
+			t.Fatalf("Append = %v, %v; existing text changed", got, err)
+		}
+		if got[0] != "" && got[0] != next {
+			t.Fatalf("Append minted %s, NextID said %s", got[0], next)
+		}
+
+		d = mustParse(t, text)
+		open := d.Classify(targets...).Open
+		closed, err := d.MarkDone(targets, "2026-06-11", "fz", Reopenable("op"))
+		if errors.Is(err, ErrDuplicateID) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		reopened, err := d.MarkOpen(closed, "fz", "op")
+		if err != nil || len(reopened) != len(closed) {
+			t.Fatalf("MarkOpen(%v) = %v, %v", closed, reopened, err)
+		}
+		if d.String() != text {
+			t.Fatalf("close then reopen changed %q to %q", text, d.String())
+		}
+		if len(closed) > len(open) {
+			t.Fatalf("closed %v, only %v were open", closed, open)
+		}
+
+		for _, id := range targets {
+			if _, err := d.RecordDecision(id, "2026-06-12", "l", "d", CloseWith("c")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := d.MarkSeenAgain(targets, "2026-06-12", "again"); err != nil {
+			t.Fatal(err)
+		}
+		a := mustParse(t, "")
+		moved, err := d.ArchiveInto(a, "", "2026-08-24")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := d.Archivable(""); len(again) != 0 {
+			t.Fatalf("after archiving %v, still archivable: %v", moved, again)
+		}
+		m := mustParse(t, "")
+		m.Merge(mustParse(t, text))
+		if len(m.Duplicates()) != 0 {
+			t.Fatalf("Merge published duplicates %v", m.Duplicates())
+		}
+		for _, doc := range []*Doc{d, a, m} {
+			if re := mustParse(t, doc.String()); re.String() != doc.String() || len(re.Entries()) != len(doc.Entries()) {
+				t.Fatalf("result does not read back")
+			}
+		}
+	})
+}
