@@ -1,0 +1,396 @@
+package filetxn
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"slices"
+
+	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// A Codec turns a file's bytes into a document and back. Decode receives nil
+// when the file does not exist. For an unchanged document, Encode must return
+// the bytes Decode was given (that is how Mutate knows to write nothing).
+// Decode and Encode must not keep data beyond the call.
+type Codec[D any] interface {
+	Decode(data []byte) (D, error)
+	Encode(doc D) ([]byte, error)
+}
+
+// Digest is the SHA-256 of a file's bytes.
+type Digest [sha256.Size]byte
+
+// DigestOf returns the digest of b. A missing file and an empty one have the
+// same digest.
+func DigestOf(b []byte) Digest { return sha256.Sum256(b) }
+
+// String returns the digest in lowercase hex.
+func (d Digest) String() string { return hex.EncodeToString(d[:]) }
+
+// Commit reports the outcome of a transaction.
+type Commit struct {
+	// Written reports whether new bytes were published.
+	Written bool
+	// Digest is the digest of the bytes the file holds after the transaction:
+	// the bytes published when Written, else the bytes read. It is computed
+	// from the bytes in memory under the lock, never by reading the file
+	// back, so it proves authorship: if the file still has this digest later,
+	// nobody has written since.
+	Digest Digest
+	// Before is the digest of the bytes read at the start of the transaction.
+	Before Digest
+}
+
+// A Store is a data file, the codec for its contents and the lock that
+// guards it. It holds no data in memory; every call reads the file anew. A
+// Store is safe for concurrent use by multiple goroutines.
+type Store[D any] struct {
+	path  string
+	codec Codec[D]
+	o     options
+}
+
+// NewStore returns a store for the data file at path. The lock file is
+// <path>.lock unless an option places it elsewhere. NewStore does no I/O.
+func NewStore[D any](path string, codec Codec[D], opts ...Option) *Store[D] {
+	s := &Store[D]{path: path, codec: codec, o: options{perm: 0o644}}
+	for _, opt := range opts {
+		opt(&s.o)
+	}
+	return s
+}
+
+// Path returns the data file's path as given to NewStore.
+func (s *Store[D]) Path() string { return s.path }
+
+// LockPath returns the path of the lock file that guards the data file. With
+// WithStateRoot it resolves symlinks in the data file's path (see
+// lock.SidecarPath); it creates nothing.
+func (s *Store[D]) LockPath() (string, error) {
+	switch {
+	case s.o.lockPath != "":
+		return s.o.lockPath, nil
+	case s.o.stateRoot != "":
+		return lock.SidecarPath(s.o.stateRoot, s.path)
+	default:
+		return s.path + ".lock", nil
+	}
+}
+
+// Mutate runs one transaction: it takes the lock (waiting until it is free
+// or ctx is done), reads and decodes the file, calls fn once with the
+// document, encodes it, and replaces the file atomically if the bytes
+// changed; then it releases the lock.
+//
+// If fn returns an error, nothing is written and that error is returned
+// unchanged. If the encoded bytes equal the bytes read, nothing is written
+// and Commit.Written is false. If fn panics, the lock is released and the
+// panic propagates; nothing is written. Calling Mutate on the same file from
+// inside fn returns an error matching lock.ErrReentrant rather than
+// deadlocking. A wait ended by ctx returns an error matching ctx.Err() and
+// carrying the holder (a *lock.BusyError).
+func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error) {
+	var c Commit
+	err := s.locked(ctx, func(tx *Tx) error {
+		data, err := tx.read(s.path, "Read")
+		if err != nil {
+			return err
+		}
+		c.Before, c.Digest = DigestOf(data), DigestOf(data)
+		doc, err := s.codec.Decode(data)
+		if err != nil {
+			return &fs.PathError{Op: "Decode", Path: s.path, Err: err}
+		}
+		if err := fn(doc); err != nil {
+			return err
+		}
+		out, err := s.codec.Encode(doc)
+		if err != nil {
+			return &fs.PathError{Op: "Encode", Path: s.path, Err: err}
+		}
+		if bytes.Equal(out, data) {
+			return nil
+		}
+		if c.Digest, err = tx.write(s.path, out); err != nil {
+			return err
+		}
+		c.Written = true
+		return nil
+	})
+	return c, err
+}
+
+// MutateProbed is Mutate preceded by a lock-free probe: fn first runs on a
+// snapshot read without the lock, and if that would write nothing (the
+// encoded bytes equal the snapshot), MutateProbed returns at once with
+// Commit.Written false and without ever taking the lock. On any other
+// outcome, an error included, it runs Mutate, which decides again under the
+// lock on fresh data. An operation that provably changes nothing therefore
+// succeeds even where the lock cannot be taken (a read-only state root, a
+// replayed command).
+//
+// fn may run twice, so it must be a pure decision on the document: no side
+// effects beyond changing it.
+func (s *Store[D]) MutateProbed(ctx context.Context, fn func(D) error) (Commit, error) {
+	if err := ctx.Err(); err != nil {
+		return Commit{}, err
+	}
+	if data, err := readFile(s.path, "Read"); err == nil {
+		if doc, err := s.codec.Decode(data); err == nil && fn(doc) == nil {
+			if out, err := s.codec.Encode(doc); err == nil && bytes.Equal(out, data) {
+				d := DigestOf(data)
+				return Commit{Digest: d, Before: d}, nil
+			}
+		}
+	}
+	return s.Mutate(ctx, fn)
+}
+
+// View reads and decodes the file without taking the lock. The file is only
+// ever replaced by rename, so View sees one whole version, although it may be
+// replaced right after. It does not block.
+func (s *Store[D]) View(ctx context.Context) (D, error) {
+	var zero D
+	data, err := s.ReadBytes(ctx)
+	if err != nil {
+		return zero, err
+	}
+	doc, err := s.codec.Decode(data)
+	if err != nil {
+		return zero, &fs.PathError{Op: "Decode", Path: s.path, Err: err}
+	}
+	return doc, nil
+}
+
+// ReadBytes returns the file's bytes without taking the lock, or nil when the
+// file does not exist. It does not block.
+func (s *Store[D]) ReadBytes(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return readFile(s.path, "Read")
+}
+
+// Restore puts snapshot back as the file's contents, under the lock, but only
+// if the current bytes are a version the caller owns: their digest is among
+// owned (typically Commit.Digest values of the caller's own transactions).
+// If the file already holds snapshot, nothing is written. Otherwise someone
+// else has written since, and Restore writes nothing and returns an error
+// matching ErrDiverged, so that a rival's concurrent change is never erased.
+// A nil snapshot stands for a missing file: restoring it removes the file.
+func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest) (Commit, error) {
+	var c Commit
+	err := s.locked(ctx, func(tx *Tx) error {
+		cur, err := tx.read(s.path, "Restore")
+		if err != nil {
+			return err
+		}
+		c.Before, c.Digest = DigestOf(cur), DigestOf(cur)
+		if bytes.Equal(cur, snapshot) && (cur == nil) == (snapshot == nil) {
+			return nil
+		}
+		if !slices.Contains(owned, c.Before) {
+			return &fs.PathError{Op: "Restore", Path: s.path, Err: ErrDiverged}
+		}
+		if snapshot == nil {
+			if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return &fs.PathError{Op: "Restore", Path: s.path, Err: underlying(err)}
+			}
+			c.Digest, c.Written = DigestOf(nil), true
+			return nil
+		}
+		if c.Digest, err = tx.write(s.path, snapshot); err != nil {
+			return err
+		}
+		c.Written = true
+		return nil
+	})
+	return c, err
+}
+
+// Locked runs fn with the store's lock held, for work that spans more than
+// one file under one acquisition (for example: write an archive, then the
+// data file). fn reads and writes through tx; tx is valid only during fn.
+// fn's error is returned unchanged. Locking, re-entry, ctx and panics behave
+// as in Mutate.
+func (s *Store[D]) Locked(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.locked(ctx, fn)
+}
+
+func (s *Store[D]) locked(ctx context.Context, fn func(tx *Tx) error) error {
+	lockPath, err := s.LockPath()
+	if err != nil {
+		return err
+	}
+	opts := s.o.lockOpts
+	if s.o.logger != nil {
+		opts = append(slices.Clip(opts), lock.WithLogger(s.o.logger))
+	}
+	var h *lock.Handle
+	if s.o.noWait {
+		h, err = lock.TryAcquire(lockPath, opts...)
+	} else {
+		h, err = lock.Acquire(ctx, lockPath, opts...)
+	}
+	if err != nil {
+		return err
+	}
+	defer h.Release()
+	tx := &Tx{o: &s.o, lock: h}
+	defer func() { tx.done = true }()
+	return fn(tx)
+}
+
+// A Tx is the view of the files that a Locked callback gets: reads and
+// atomic writes made while the store's lock is held.
+type Tx struct {
+	o    *options
+	lock *lock.Handle
+	done bool
+}
+
+// Lock returns the held lock, for example to hand it over to a child process
+// with (*lock.Handle).HandOver.
+func (tx *Tx) Lock() *lock.Handle { return tx.lock }
+
+// Read returns the bytes of the file at path, or nil when it does not exist.
+func (tx *Tx) Read(path string) ([]byte, error) { return tx.read(path, "Read") }
+
+// Write replaces the file at path with data atomically (durably unless
+// WithoutSync) and returns the digest of data.
+func (tx *Tx) Write(path string, data []byte) (Digest, error) { return tx.write(path, data) }
+
+func (tx *Tx) read(path, op string) ([]byte, error) {
+	if tx.done {
+		return nil, &fs.PathError{Op: op, Path: path, Err: ErrTxDone}
+	}
+	return readFile(path, op)
+}
+
+func (tx *Tx) write(path string, data []byte) (Digest, error) {
+	if tx.done {
+		return Digest{}, &fs.PathError{Op: "Write", Path: path, Err: ErrTxDone}
+	}
+	var aopts []atomicfile.Option
+	if tx.o.noSync {
+		aopts = append(aopts, atomicfile.WithoutSync())
+	}
+	pf, err := atomicfile.Create(path, tx.o.perm, aopts...)
+	if err != nil {
+		return Digest{}, err
+	}
+	defer pf.Cleanup()
+	if _, err := pf.Write(data); err != nil {
+		return Digest{}, err
+	}
+	tx.o.hooks.call(hookTempWritten)
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return Digest{}, err
+	}
+	tx.o.hooks.call(hookReplaced)
+	return DigestOf(data), nil
+}
+
+// readFile returns the bytes at path, nil when nothing is there.
+func readFile(path, op string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if data == nil {
+			data = []byte{}
+		}
+		return data, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	default:
+		return nil, &fs.PathError{Op: op, Path: path, Err: underlying(err)}
+	}
+}
+
+func underlying(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// An Option configures a Store.
+type Option func(*options)
+
+type options struct {
+	stateRoot string
+	lockPath  string
+	noSync    bool
+	noWait    bool
+	perm      fs.FileMode
+	logger    *slog.Logger
+	lockOpts  []lock.Option
+	hooks     hooks // tests only
+}
+
+// WithStateRoot places the lock file under dir, at lock.SidecarPath(dir,
+// path): outside the data directory, and the same file that bmad-loop locks
+// when its state root is dir.
+func WithStateRoot(dir string) Option {
+	return func(o *options) { o.stateRoot, o.lockPath = dir, "" }
+}
+
+// WithLockPath uses the lock file at path.
+func WithLockPath(path string) Option {
+	return func(o *options) { o.lockPath, o.stateRoot = path, "" }
+}
+
+// WithLockBeside uses <data path>.lock as the lock file. It is the default.
+func WithLockBeside() Option {
+	return func(o *options) { o.lockPath, o.stateRoot = "", "" }
+}
+
+// WithoutSync skips the fsync of the file and its directory when writing:
+// faster, but a power loss or kernel crash may leave the old version or an
+// empty file. A process crash still leaves the old or the new version.
+func WithoutSync() Option { return func(o *options) { o.noSync = true } }
+
+// WithNoWait makes every transaction fail at once, with an error matching
+// lock.ErrWouldBlock, when another holder has the lock, instead of waiting.
+func WithNoWait() Option { return func(o *options) { o.noWait = true } }
+
+// WithPerm sets the permission bits (before the umask) of a file the store
+// creates. The default is 0644. An existing file keeps its own.
+func WithPerm(perm fs.FileMode) Option { return func(o *options) { o.perm = perm } }
+
+// WithLogger reports long lock waits to l (see lock.WithLogger).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithLockOptions passes options to every lock acquisition, such as
+// lock.WithPurpose or lock.WithWaitReport.
+func WithLockOptions(opts ...lock.Option) Option {
+	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
+}
+
+// hooks let tests stop a transaction at a chosen point (for example to kill
+// the process there). The zero value does nothing.
+type hooks map[hookPoint]func()
+
+type hookPoint int
+
+const (
+	hookTempWritten hookPoint = iota // the temp file is written, not yet renamed
+	hookReplaced                     // the rename is done, the lock still held
+)
+
+func (h hooks) call(p hookPoint) {
+	if f := h[p]; f != nil {
+		f()
+	}
+}
+
+// withHooks is for tests in this package.
+func withHooks(h hooks) Option { return func(o *options) { o.hooks = h } }
