@@ -142,7 +142,7 @@ func Stamp(now string) AdvanceOption { return func(c *advanceConfig) { c.now = n
 // left alone and its status returned. A missing board or an absent key returns "" and
 // no error. When a story moves to in-progress, its epic row is lifted from backlog to
 // in-progress too (when that line can be rewritten). Advance changes only the Doc in
-// memory; on error it changes nothing.
+// memory; on error it returns "" and changes nothing.
 //
 // Errors: ErrInvalidArgument for a target outside the order (without AllowUnordered) or a
 // value that cannot be written plainly; a *RowError for a row whose status is outside the
@@ -176,18 +176,18 @@ func (d *Doc) advance(key, target string, cfg advanceConfig) (string, error) {
 	case ci >= 0 && ti >= 0:
 		if ci > ti && cfg.regress {
 			if !allowedRegression(cur, target) {
-				return cur, rowErr(ErrIllegalTransition, ReasonIllegalRegress, "only done -> awaiting-operator may move backwards")
+				return "", rowErr(ErrIllegalTransition, ReasonIllegalRegress, "only done -> awaiting-operator may move backwards")
 			}
 		} else if ci >= ti {
 			return cur, nil
 		}
 	case !cfg.unordered:
-		return cur, rowErr(ErrUnorderedStatus, ReasonUnorderedStatus, "pass AllowUnordered to overwrite it")
+		return "", rowErr(ErrUnorderedStatus, ReasonUnorderedStatus, "pass AllowUnordered to overwrite it")
 	case cur == target:
 		return cur, nil
 	}
 	if r.refusal != "" {
-		return cur, rowErr(ErrNotRewritable, r.refusal, r.detail)
+		return "", rowErr(ErrNotRewritable, r.refusal, r.detail)
 	}
 	// The lift reads the epic as it was before this edit (bmad-loop reads the file
 	// before writing). An epic that appears twice, or whose line cannot be rewritten,
@@ -206,6 +206,44 @@ func (d *Doc) advance(key, target string, cfg advanceConfig) (string, error) {
 		d.set(d.lastUpdated, cfg.now)
 	}
 	return target, nil
+}
+
+// clone returns a deep copy of d, sharing only immutable strings: one
+// parse can serve many edits, and a cached parse can be handed out again.
+func (d *Doc) clone() *Doc {
+	c := *d
+	c.lines = append([]line(nil), d.lines...)
+	m := map[*row]*row{}
+	cp := func(r *row) *row {
+		if r == nil {
+			return nil
+		}
+		if n, ok := m[r]; ok {
+			return n
+		}
+		n := *r
+		m[r] = &n
+		return &n
+	}
+	c.rows = map[string]*row{}
+	for k, r := range d.rows {
+		c.rows[k] = cp(r)
+	}
+	c.order, c.merged = nil, nil
+	for _, r := range d.order {
+		c.order = append(c.order, cp(r))
+	}
+	for _, r := range d.merged {
+		c.merged = append(c.merged, cp(r))
+	}
+	c.epics = map[int][]*row{}
+	for n, rs := range d.epics {
+		for _, r := range rs {
+			c.epics[n] = append(c.epics[n], cp(r))
+		}
+	}
+	c.lastUpdated = cp(d.lastUpdated)
+	return &c
 }
 
 // set rewrites r's value in place: everything before and after the value on its line

@@ -134,7 +134,7 @@ func (p *parser) parse() (*Doc, error) {
 		return nil, err
 	}
 	if len(lastUpdated) == 2 {
-		r := &row{key: "last_updated", line: lastUpdated[0].Line - 1}
+		r := &row{key: "last_updated", line: lastUpdated[0].Line - 1, status: strings.TrimSpace(lastUpdated[1].Value)}
 		p.locate(r, lastUpdated[0], lastUpdated[1])
 		if r.refusal == "" {
 			p.doc.lastUpdated = r
