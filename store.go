@@ -17,8 +17,9 @@ import (
 
 // A Codec turns a file's bytes into a document and back. Decode receives nil
 // when the file does not exist. For an unchanged document, Encode must return
-// the bytes Decode was given (that is how Mutate knows to write nothing).
-// Decode and Encode must not keep data beyond the call.
+// the bytes Decode was given, and nothing (nil or empty) for the document of
+// a missing file: that is how Mutate knows to write nothing. Decode and Encode
+// must not keep data beyond the call.
 type Codec[D any] interface {
 	Decode(data []byte) (D, error)
 	Encode(doc D) ([]byte, error)

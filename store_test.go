@@ -1,0 +1,266 @@
+package filetxn
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/filetxn/filetxn/lock"
+)
+
+func newCounter(t *testing.T, opts ...Option) *Store[*counter] {
+	t.Helper()
+	return NewStore[*counter](filepath.Join(t.TempDir(), "count.txt"), counterCodec{}, opts...)
+}
+
+func readCount(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestMutateWritesOnlyWhenBytesChange(t *testing.T) {
+	ctx := context.Background()
+	s := newCounter(t)
+	c, err := s.Mutate(ctx, func(c *counter) error { return nil })
+	if err != nil || c.Written {
+		t.Fatalf("Mutate(no change, missing file) = %+v, %v, want nothing written", c, err)
+	}
+	if _, err := os.Stat(s.Path()); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("no-op Mutate created the file: %v", err)
+	}
+	c, err = s.Mutate(ctx, func(c *counter) error { c.n = 7; return nil })
+	if err != nil || !c.Written || c.Digest != DigestOf([]byte("7\n")) || c.Before != DigestOf(nil) {
+		t.Fatalf("Mutate(set 7) = %+v, %v, want written with the digest of %q", c, err, "7\n")
+	}
+	before, _ := os.Stat(s.Path())
+	c, err = s.Mutate(ctx, func(c *counter) error { c.n = 7; return nil })
+	if err != nil || c.Written || c.Digest != DigestOf([]byte("7\n")) {
+		t.Fatalf("Mutate(same value) = %+v, %v, want nothing written", c, err)
+	}
+	after, _ := os.Stat(s.Path())
+	if !os.SameFile(before, after) {
+		t.Errorf("Mutate(same value) replaced the file")
+	}
+}
+
+func TestMutateReturnsFnErrorUnchanged(t *testing.T) {
+	ctx := context.Background()
+	s := newCounter(t)
+	if _, err := s.Mutate(ctx, func(c *counter) error { c.n = 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	errBoom := errors.New("boom")
+	c, err := s.Mutate(ctx, func(c *counter) error { c.n = 99; return errBoom })
+	if err != errBoom || c.Written {
+		t.Fatalf("Mutate(fn fails) = %+v, %v, want the fn's error itself and nothing written", c, err)
+	}
+	if got := readCount(t, s.Path()); got != "1\n" {
+		t.Errorf("file after failed fn = %q, want %q", got, "1\n")
+	}
+}
+
+// TestMutateInsideMutateIsReentrant: a nested Mutate on the same file, even
+// with a fresh context, fails at once with ErrReentrant; another goroutine
+// waits and then succeeds. Ablation: without the owner check in package
+// lock, the nested call deadlocks and this test times out.
+func TestMutateInsideMutateIsReentrant(t *testing.T) {
+	s := newCounter(t)
+	other := NewStore[*counter](s.Path(), counterCodec{}) // a second Store value, same file
+	waiterDone := make(chan error, 1)
+	_, err := s.Mutate(context.Background(), func(c *counter) error {
+		_, err := other.Mutate(context.Background(), func(c *counter) error { c.n += 100; return nil })
+		if !errors.Is(err, lock.ErrReentrant) {
+			t.Errorf("nested Mutate = %v, want ErrReentrant", err)
+		}
+		go func() {
+			_, err := other.Mutate(context.Background(), func(c *counter) error { c.n += 10; return nil })
+			waiterDone <- err
+		}()
+		select {
+		case err := <-waiterDone:
+			t.Errorf("Mutate from another goroutine returned %v while the lock was held", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		c.n++
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("outer Mutate = %v", err)
+	}
+	select {
+	case err := <-waiterDone:
+		if err != nil {
+			t.Fatalf("waiting Mutate = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("waiting Mutate never finished")
+	}
+	if got := readCount(t, s.Path()); got != "11\n" {
+		t.Errorf("file = %q, want %q (outer +1, waiter +10, nested nothing)", got, "11\n")
+	}
+}
+
+// TestMutatePanicReleasesLock: a panic in fn propagates, writes nothing and
+// leaves the lock free. Ablation: dropping the deferred Release makes the
+// TryAcquire below fail.
+func TestMutatePanicReleasesLock(t *testing.T) {
+	s := newCounter(t)
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recover() = %v, want the panic value", r)
+			}
+		}()
+		s.Mutate(context.Background(), func(c *counter) error { c.n = 5; panic("boom") })
+	}()
+	lp, _ := s.LockPath()
+	done := make(chan error, 1)
+	go func() { // another goroutine: re-entry is judged per goroutine
+		h, err := lock.TryAcquire(lp)
+		if err == nil {
+			h.Release()
+		}
+		done <- err
+	}()
+	if err := <-done; err != nil {
+		t.Fatalf("TryAcquire after panic = %v, want the lock free", err)
+	}
+	if _, err := os.Stat(s.Path()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("panicking Mutate wrote the file")
+	}
+}
+
+func TestMutateDecodeErrorNamesPath(t *testing.T) {
+	s := newCounter(t)
+	if err := os.WriteFile(s.Path(), []byte("not a number\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Mutate(context.Background(), func(c *counter) error { c.n++; return nil })
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Op != "Decode" || pe.Path != s.Path() {
+		t.Fatalf("Mutate(corrupt) = %v, want a Decode *fs.PathError naming the file", err)
+	}
+	if got := readCount(t, s.Path()); got != "not a number\n" {
+		t.Errorf("corrupt file was rewritten: %q", got)
+	}
+}
+
+// TestMutateProbedTakesNoLockForNoOp: a no-op succeeds where the lock cannot
+// be taken (its directory is a regular file); a real change still needs it.
+// Ablation: probing nothing (calling Mutate directly) fails the first call.
+func TestMutateProbedTakesNoLockForNoOp(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "not-a-dir")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore[*counter](filepath.Join(dir, "count.txt"), counterCodec{}, WithLockPath(filepath.Join(blocker, "x.lock")))
+	if err := os.WriteFile(s.Path(), []byte("3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.MutateProbed(context.Background(), func(c *counter) error { c.n = 3; return nil })
+	if err != nil || c.Written || c.Digest != DigestOf([]byte("3\n")) {
+		t.Fatalf("MutateProbed(no-op) = %+v, %v, want success with nothing written", c, err)
+	}
+	if _, err := s.MutateProbed(context.Background(), func(c *counter) error { c.n = 4; return nil }); err == nil {
+		t.Fatalf("MutateProbed(change) with an impossible lock = nil, want an error")
+	}
+	if got := readCount(t, s.Path()); got != "3\n" {
+		t.Errorf("file = %q, want it untouched", got)
+	}
+}
+
+func TestRestoreOnlyOverOwnedVersions(t *testing.T) {
+	ctx := context.Background()
+	s := newCounter(t)
+	snap, _ := s.ReadBytes(ctx) // missing: nil
+	mine, err := s.Mutate(ctx, func(c *counter) error { c.n = 1; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone else writes.
+	if _, err := s.Mutate(ctx, func(c *counter) error { c.n = 2; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Restore(ctx, snap, mine.Digest)
+	if !errors.Is(err, ErrDiverged) || c.Written {
+		t.Fatalf("Restore over a rival's version = %+v, %v, want ErrDiverged and nothing written", c, err)
+	}
+	if got := readCount(t, s.Path()); got != "2\n" {
+		t.Fatalf("file after refused Restore = %q, want the rival's %q", got, "2\n")
+	}
+	own, _ := s.Mutate(ctx, func(c *counter) error { c.n = 3; return nil })
+	c, err = s.Restore(ctx, []byte("1\n"), mine.Digest, own.Digest)
+	if err != nil || !c.Written || c.Digest != DigestOf([]byte("1\n")) {
+		t.Fatalf("Restore over an owned version = %+v, %v, want written", c, err)
+	}
+	c, err = s.Restore(ctx, nil, c.Digest)
+	if err != nil || !c.Written {
+		t.Fatalf("Restore(nil) = %+v, %v, want the file removed", c, err)
+	}
+	if _, err := os.Stat(s.Path()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Restore(nil) left the file: %v", err)
+	}
+}
+
+func TestLockPlacement(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data", "ledger.md")
+	root := filepath.Join(dir, "state")
+	want, err := lock.SidecarPath(root, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"default", nil, data + ".lock"},
+		{"beside", []Option{WithLockBeside()}, data + ".lock"},
+		{"explicit", []Option{WithLockPath(filepath.Join(dir, "x.lock"))}, filepath.Join(dir, "x.lock")},
+		{"state root", []Option{WithStateRoot(root)}, want},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := NewStore[*counter](data, counterCodec{}, tc.opts...).LockPath()
+			if err != nil || got != tc.want {
+				t.Errorf("LockPath() = %q, %v, want %q", got, err, tc.want)
+			}
+		})
+	}
+	if !strings.HasPrefix(want, filepath.Join(root, "locks")+string(filepath.Separator)) {
+		t.Errorf("sidecar %q not under %s/locks", want, root)
+	}
+}
+
+func TestLockedTxEndsWithCallback(t *testing.T) {
+	s := newCounter(t)
+	var kept *Tx
+	other := filepath.Join(filepath.Dir(s.Path()), "archive.txt")
+	err := s.Locked(context.Background(), func(tx *Tx) error {
+		kept = tx
+		if _, err := tx.Write(other, []byte("a\n")); err != nil {
+			return err
+		}
+		b, err := tx.Read(other)
+		if string(b) != "a\n" || err != nil {
+			t.Errorf("tx.Read = %q, %v", b, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kept.Write(other, []byte("late")); !errors.Is(err, ErrTxDone) {
+		t.Errorf("Write after Locked returned = %v, want ErrTxDone", err)
+	}
+}
