@@ -17,8 +17,8 @@ const ArchiveName = "deferred-work-archive.md"
 // *[DuplicateIDError] when an eligible entry's id names several entries (a
 // corrupt ledger is not archived until it is fixed by hand).
 func (d *Doc) Archivable(before string) ([]string, error) {
-	if before != "" && !validDate(before) {
-		return nil, &ArgError{Op: "Archive", Field: "before", Value: before, Err: ErrInvalidDate}
+	if err := checkArchiveArgs(before, ""); err != nil {
+		return nil, err
 	}
 	el, err := d.eligible(before)
 	if err != nil {
@@ -29,6 +29,19 @@ func (d *Doc) Archivable(before string) ([]string, error) {
 		ids[i] = x.e.id
 	}
 	return ids, nil
+}
+
+// checkArchiveArgs checks before and stamp, each either "" or a real date.
+func checkArchiveArgs(before, stamp string) error {
+	if before != "" {
+		if err := checkDate("Archive", "before", before); err != nil {
+			return err
+		}
+	}
+	if stamp != "" {
+		return checkDate("Archive", "stamp", stamp)
+	}
+	return nil
 }
 
 type eligibleEntry struct {
@@ -80,11 +93,11 @@ func closeDate(e *entry) string {
 // The caller writes archive before the ledger, so that a crash in between
 // leaves every body in at least one file. stamp must be a real date.
 func (d *Doc) ArchiveInto(archive *Doc, before, stamp string) ([]string, error) {
-	if before != "" && !validDate(before) {
-		return nil, &ArgError{Op: "Archive", Field: "before", Value: before, Err: ErrInvalidDate}
+	if err := checkArchiveArgs(before, stamp); err != nil {
+		return nil, err
 	}
-	if !validDate(stamp) {
-		return nil, &ArgError{Op: "Archive", Field: "stamp", Value: stamp, Err: ErrInvalidDate}
+	if err := checkDate("Archive", "stamp", stamp); err != nil {
+		return nil, err
 	}
 	el, err := d.eligible(before)
 	if err != nil || len(el) == 0 {

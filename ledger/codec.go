@@ -6,7 +6,8 @@ package ledger
 type Codec struct{}
 
 // Decode parses data as [Parse] does; nil data (a missing file) is an empty
-// ledger. It fails only on bytes that are not valid UTF-8.
+// ledger. It fails only on bytes that are not valid UTF-8, and keeps nothing of
+// data.
 func (Codec) Decode(data []byte) (*Doc, error) { return Parse(data) }
 
 // Encode returns the ledger's bytes as [Doc.Bytes] does: the bytes decoded when

@@ -41,6 +41,12 @@ var (
 	// ErrInvalidUTF8 is returned when ledger bytes are not valid UTF-8. Such a
 	// file is never rewritten.
 	ErrInvalidUTF8 = errors.New("ledger: not valid UTF-8")
+
+	// ErrNoStateRoot is returned when a write needs the ledger's lock and the
+	// lock lives under bmad-loop's state root, which cannot be derived from the
+	// environment (see [BmadLoopStateRoot]). Operations that write nothing
+	// still succeed.
+	ErrNoStateRoot = errors.New("ledger: no bmad-loop state root")
 )
 
 // ArgError reports an argument refused before any I/O. Op is the operation

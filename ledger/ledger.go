@@ -16,23 +16,22 @@ import (
 // A Doc is a value to be used by one goroutine at a time; it is not safe for
 // concurrent use without external synchronization.
 type Doc struct {
-	raw  []byte // the bytes parsed; nil when there were none (a missing file)
-	orig string // raw with CRLF and CR read as LF: the text raw stands for
-	text string // the current text, LF only
-	p    *parsed
+	missing bool   // parsed from nil: the file does not exist
+	crRaw   []byte // a copy of the bytes parsed when they hold a CR; nil otherwise (they equal orig)
+	orig    string // the bytes parsed, with CRLF and CR read as LF
+	text    string // the current text, LF only
+	p       *parsed
 
 	seq      string // highest DW-<n> number in text, without leading zeros; "" when none
 	seqValid bool
 }
 
-// Parse reads ledger bytes. Nil or empty data is an empty ledger (a missing
-// file). CRLF and lone CR are read as LF, as Python's universal newlines do.
-// Parse fails only on bytes that are not valid UTF-8, with a *[ParseError]
-// naming the line; any text at all is otherwise a ledger, and text that is not
-// a canonical entry is kept verbatim as prose.
-//
-// Parse keeps data, unmodified, so that [Doc.Bytes] of an unchanged Doc
-// returns it; the caller must not modify data afterwards.
+// Parse reads ledger bytes. Nil data is a missing file and empty data an
+// empty one; both are a ledger without entries. CRLF and lone CR are read as
+// LF, as Python's universal newlines do. Parse fails only on bytes that are not
+// valid UTF-8, with a *[ParseError] naming the line; any text at all is
+// otherwise a ledger, and text that is not a canonical entry is kept verbatim
+// as prose. Parse does not keep data.
 func Parse(data []byte) (*Doc, error) {
 	text := normalize(data)
 	if !utf8.ValidString(text) {
@@ -46,7 +45,11 @@ func Parse(data []byte) (*Doc, error) {
 		}
 		return nil, &ParseError{Line: strings.Count(text[:i], "\n") + 1, Err: ErrInvalidUTF8}
 	}
-	return &Doc{raw: data, orig: text, text: text}, nil
+	d := &Doc{missing: data == nil, orig: text, text: text}
+	if bytes.IndexByte(data, '\r') >= 0 {
+		d.crRaw = bytes.Clone(data)
+	}
+	return d, nil
 }
 
 // normalize reads CRLF and lone CR as LF.
@@ -58,18 +61,22 @@ func normalize(data []byte) string {
 	return strings.ReplaceAll(s, "\r", "\n")
 }
 
-// Bytes returns the ledger's bytes: exactly the bytes given to [Parse] when the
-// text is unchanged (CRLF line endings included), otherwise the current text
-// with LF line endings, which is what bmad-loop writes on POSIX. A Doc that was
-// parsed from nil and never changed returns nil.
+// Bytes returns the ledger's bytes in a new slice: exactly the bytes given to
+// [Parse] when the text is unchanged (CRLF line endings included), otherwise
+// the current text with LF line endings, which is what bmad-loop writes on
+// POSIX. A Doc parsed from nil and never changed returns nil.
 func (d *Doc) Bytes() []byte {
-	if d == nil {
+	switch {
+	case d == nil:
 		return nil
+	case d.text != d.orig:
+		return []byte(d.text)
+	case d.missing:
+		return nil
+	case d.crRaw != nil:
+		return bytes.Clone(d.crRaw)
 	}
-	if d.text == d.orig {
-		return d.raw
-	}
-	return []byte(d.text)
+	return []byte(d.orig)
 }
 
 // String returns the current text, with LF line endings.

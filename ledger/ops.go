@@ -41,19 +41,33 @@ type Spec struct {
 // that is blank after that becomes "(untitled DW-<n>)". All specs are validated
 // first: a bad status or severity returns an *[ArgError] and appends nothing.
 func (d *Doc) Append(specs ...Spec) ([]string, error) {
-	for i, s := range specs {
-		if s.Status != "" && !canonicalStatus(s.Status) {
-			return nil, &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Status", Value: s.Status, Err: ErrInvalidStatus}
-		}
-		if s.Severity != "" && !canonicalSeverity(s.Severity) {
-			return nil, &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Severity", Value: s.Severity, Err: ErrInvalidSeverity}
-		}
+	if err := validateSpecs(specs); err != nil {
+		return nil, err
 	}
 	ids := make([]string, len(specs))
 	for i, s := range specs {
 		ids[i] = d.append1(s)
 	}
 	return ids, nil
+}
+
+func validateSpecs(specs []Spec) error {
+	for i, s := range specs {
+		if s.Status != "" && !canonicalStatus(s.Status) {
+			return &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Status", Value: s.Status, Err: ErrInvalidStatus}
+		}
+		if s.Severity != "" && !canonicalSeverity(s.Severity) {
+			return &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Severity", Value: s.Severity, Err: ErrInvalidSeverity}
+		}
+	}
+	return nil
+}
+
+func checkDate(op, field, date string) error {
+	if !validDate(date) {
+		return &ArgError{Op: op, Field: field, Value: date, Err: ErrInvalidDate}
+	}
+	return nil
 }
 
 func (d *Doc) append1(s Spec) string {
@@ -167,6 +181,7 @@ type closeOptions struct {
 	notes      map[string]string
 	opID       string
 	reopenable bool
+	digest     string // sha256 of opID, once validated
 }
 
 // WithNotes gives each id its own resolution note. The map must hold exactly
@@ -200,33 +215,9 @@ func Reopenable(operationID string) CloseOption {
 // YYYY-MM-DD, notes that are not one per id, or an empty operation id; a
 // *[DuplicateIDError] when an id names several entries.
 func (d *Doc) MarkDone(ids []string, date, note string, opts ...CloseOption) ([]string, error) {
-	var o closeOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if !validDate(date) {
-		return nil, &ArgError{Op: "MarkDone", Field: "date", Value: date, Err: ErrInvalidDate}
-	}
-	if o.notes != nil {
-		want := make(map[string]bool, len(ids))
-		for _, id := range ids {
-			want[id] = true
-			if _, ok := o.notes[id]; !ok {
-				return nil, &ArgError{Op: "MarkDone", Field: "notes (missing the note for)", Value: id, Err: ErrNotes}
-			}
-		}
-		for id := range o.notes {
-			if !want[id] {
-				return nil, &ArgError{Op: "MarkDone", Field: "notes (a note for an id not in the batch)", Value: id, Err: ErrNotes}
-			}
-		}
-	}
-	var digest string
-	if o.reopenable {
-		if o.opID == "" {
-			return nil, &ArgError{Op: "MarkDone", Field: "operation id", Value: o.opID, Err: ErrEmptyOperationID}
-		}
-		digest = operationDigest(o.opID)
+	o, err := closeConfig(ids, date, opts)
+	if err != nil {
+		return nil, err
 	}
 	if err := d.checkDups(ids...); err != nil {
 		return nil, err
@@ -237,11 +228,43 @@ func (d *Doc) MarkDone(ids []string, date, note string, opts ...CloseOption) ([]
 		if o.notes != nil {
 			n = o.notes[id]
 		}
-		if d.applyDone(id, date, n, digest) {
+		if d.applyDone(id, date, n, o.digest) {
 			done = append(done, id)
 		}
 	}
 	return done, nil
+}
+
+// closeConfig applies and validates MarkDone's arguments.
+func closeConfig(ids []string, date string, opts []CloseOption) (closeOptions, error) {
+	var o closeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := checkDate("MarkDone", "date", date); err != nil {
+		return o, err
+	}
+	if o.notes != nil {
+		want := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			want[id] = true
+			if _, ok := o.notes[id]; !ok {
+				return o, &ArgError{Op: "MarkDone", Field: "notes (missing the note for)", Value: id, Err: ErrNotes}
+			}
+		}
+		for id := range o.notes {
+			if !want[id] {
+				return o, &ArgError{Op: "MarkDone", Field: "notes (a note for an id not in the batch)", Value: id, Err: ErrNotes}
+			}
+		}
+	}
+	if o.reopenable {
+		if o.opID == "" {
+			return o, &ArgError{Op: "MarkDone", Field: "operation id", Value: o.opID, Err: ErrEmptyOperationID}
+		}
+		o.digest = operationDigest(o.opID)
+	}
+	return o, nil
 }
 
 func (d *Doc) checkDups(ids ...string) error {
@@ -310,8 +333,8 @@ var undoTail = regexp.MustCompile(`^\nresolution:[ \t]*(.*)\nresolution-undo:[ \
 // Errors (nothing is changed): an *[ArgError] for an empty operation id, a
 // *[DuplicateIDError] when an id names several entries.
 func (d *Doc) MarkOpen(ids []string, note, operationID string) ([]string, error) {
-	if operationID == "" {
-		return nil, &ArgError{Op: "MarkOpen", Field: "operation id", Value: operationID, Err: ErrEmptyOperationID}
+	if err := checkOperationID(operationID); err != nil {
+		return nil, err
 	}
 	if err := d.checkDups(ids...); err != nil {
 		return nil, err
@@ -325,6 +348,13 @@ func (d *Doc) MarkOpen(ids []string, note, operationID string) ([]string, error)
 		}
 	}
 	return opened, nil
+}
+
+func checkOperationID(operationID string) error {
+	if operationID == "" {
+		return &ArgError{Op: "MarkOpen", Field: "operation id", Value: operationID, Err: ErrEmptyOperationID}
+	}
+	return nil
 }
 
 func (d *Doc) applyOpen(id, note, digest string) bool {
@@ -414,8 +444,8 @@ func (d *Doc) RecordDecision(id, date, label, detail string, opts ...DecisionOpt
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if !validDate(date) {
-		return false, &ArgError{Op: "RecordDecision", Field: "date", Value: date, Err: ErrInvalidDate}
+	if err := checkDate("RecordDecision", "date", date); err != nil {
+		return false, err
 	}
 	if err := d.checkDups(id); err != nil {
 		return false, err
@@ -451,8 +481,8 @@ type SeenAgain struct {
 // Errors (nothing is changed): an *[ArgError] for a bad date, a
 // *[DuplicateIDError] when an id names several entries.
 func (d *Doc) MarkSeenAgain(ids []string, date, note string) (SeenAgain, error) {
-	if !validDate(date) {
-		return SeenAgain{}, &ArgError{Op: "MarkSeenAgain", Field: "date", Value: date, Err: ErrInvalidDate}
+	if err := checkDate("MarkSeenAgain", "date", date); err != nil {
+		return SeenAgain{}, err
 	}
 	if err := d.checkDups(ids...); err != nil {
 		return SeenAgain{}, err

@@ -1,0 +1,378 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// Store is a ledger file, with its archive sibling, shared between goroutines
+// and processes through the filetxn engine: every write takes the ledger's
+// lock, reads the file afresh, applies the operation and replaces the file
+// atomically. It holds no data in memory and is safe for concurrent use.
+//
+// Each operation method is a one-line wrapper over [Store.MutateProbed]: the
+// operation is first decided on a lock-free read, and if it would write
+// nothing (an empty batch, a missing ledger, every spec already filed, every
+// id already closed, nothing eligible) it returns without taking the lock,
+// so such calls succeed even where the lock cannot be taken. Otherwise it
+// takes the lock and decides again on fresh data; a batch of N changes costs
+// one lock, one read and one write. Arguments are validated before any I/O.
+type Store struct {
+	path    string
+	archive string
+	eng     *filetxn.Store[*Doc]
+	rootErr error // the lock's state root could not be derived: writes fail with this
+
+	afterArchiveWrite func() // tests: called between the archive and the ledger write
+}
+
+// Option configures a [Store].
+type Option func(*config)
+
+type config struct {
+	placed    bool // a lock placement was chosen
+	stateRoot string
+	rootErr   error
+	eng       []filetxn.Option
+}
+
+// WithStateRoot places the lock at lock.SidecarPath(dir, path), the lock file
+// bmad-loop uses for the ledger when its state root is dir.
+func WithStateRoot(dir string) Option {
+	return func(c *config) {
+		c.placed, c.stateRoot, c.rootErr = true, dir, nil
+		c.eng = append(c.eng, filetxn.WithStateRoot(dir))
+	}
+}
+
+// WithBmadLoopStateRoot places the lock under [BmadLoopStateRoot], derived
+// when the Store is opened. It is the default. When no root can be derived,
+// the Store still reads and still answers operations that write nothing; a
+// write fails with an error wrapping [ErrNoStateRoot].
+func WithBmadLoopStateRoot() Option {
+	return func(c *config) {
+		root, err := BmadLoopStateRoot()
+		c.placed, c.stateRoot, c.rootErr = true, root, err
+		c.eng = append(c.eng, filetxn.WithStateRoot(root))
+	}
+}
+
+// WithLockPath uses the lock file at path.
+func WithLockPath(path string) Option {
+	return func(c *config) {
+		c.placed, c.stateRoot, c.rootErr = true, "", nil
+		c.eng = append(c.eng, filetxn.WithLockPath(path))
+	}
+}
+
+// WithLockBeside uses <ledger>.lock beside the ledger. Such a file can end up
+// in a "git add -A" of the ledger's directory, and bmad-loop does not take it.
+func WithLockBeside() Option {
+	return func(c *config) {
+		c.placed, c.stateRoot, c.rootErr = true, "", nil
+		c.eng = append(c.eng, filetxn.WithLockBeside())
+	}
+}
+
+// WithoutSync skips fsync on writes (see filetxn.WithoutSync).
+func WithoutSync() Option { return WithEngineOptions(filetxn.WithoutSync()) }
+
+// WithLogger reports long lock waits to l (see filetxn.WithLogger).
+func WithLogger(l *slog.Logger) Option { return WithEngineOptions(filetxn.WithLogger(l)) }
+
+// WithLockOptions passes options to every lock acquisition (see
+// filetxn.WithLockOptions), such as lock.WithPurpose.
+func WithLockOptions(opts ...lock.Option) Option {
+	return WithEngineOptions(filetxn.WithLockOptions(opts...))
+}
+
+// WithEngineOptions passes options to the underlying filetxn.Store. Lock
+// placement is better chosen with WithStateRoot, WithLockPath or
+// WithLockBeside, which this package knows about.
+func WithEngineOptions(opts ...filetxn.Option) Option {
+	return func(c *config) { c.eng = append(c.eng, opts...) }
+}
+
+// Open returns the Store for the ledger at path; the archive is
+// [ArchiveName] in the same directory. Unless an option places it elsewhere,
+// the lock is bmad-loop's sidecar under [BmadLoopStateRoot]. Open does no I/O
+// and creates nothing; a missing ledger is an empty one, created by the first
+// append.
+func Open(path string, opts ...Option) *Store {
+	var c config
+	for _, opt := range opts {
+		opt(&c)
+	}
+	if !c.placed {
+		var def config
+		WithBmadLoopStateRoot()(&def)
+		c.rootErr, c.eng = def.rootErr, append(def.eng, c.eng...)
+	}
+	return &Store{
+		path:    path,
+		archive: filepath.Join(filepath.Dir(path), ArchiveName),
+		eng:     filetxn.NewStore[*Doc](path, Codec{}, c.eng...),
+		rootErr: c.rootErr,
+	}
+}
+
+// Path returns the ledger's path as given to Open.
+func (s *Store) Path() string { return s.path }
+
+// ArchivePath returns the path of the archive file.
+func (s *Store) ArchivePath() string { return s.archive }
+
+// LockPath returns the path of the lock file that guards the ledger (and its
+// archive). It creates nothing.
+func (s *Store) LockPath() (string, error) {
+	if s.rootErr != nil {
+		return "", s.noRoot()
+	}
+	return s.eng.LockPath()
+}
+
+func (s *Store) noRoot() error {
+	return &fs.PathError{Op: "Lock", Path: s.path, Err: s.rootErr}
+}
+
+// View reads and parses the ledger without taking the lock. It sees one whole
+// version, which may be replaced right after; decide under Mutate. A missing
+// ledger is an empty Doc.
+func (s *Store) View(ctx context.Context) (*Doc, error) { return s.eng.View(ctx) }
+
+// ReadBytes returns the ledger's bytes without taking the lock, or nil when it
+// does not exist.
+func (s *Store) ReadBytes(ctx context.Context) ([]byte, error) { return s.eng.ReadBytes(ctx) }
+
+// Mutate runs fn on the ledger under its lock, as filetxn.Store.Mutate: it
+// waits for the lock (or ctx), reads and parses the ledger, calls fn once, and
+// writes the result atomically if its bytes changed. fn's error is returned
+// unchanged and nothing is written; a panic in fn releases the lock and
+// propagates. Calling the Store from inside fn fails with an error matching
+// lock.ErrReentrant. The Commit's Digest proves which bytes this call
+// published (see [Store.Restore]).
+func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	if s.rootErr != nil {
+		return filetxn.Commit{}, s.noRoot()
+	}
+	return s.eng.Mutate(ctx, fn)
+}
+
+// MutateProbed is Mutate preceded by a lock-free probe (filetxn.Store's
+// MutateProbed): if fn changes nothing on a snapshot, it returns at once
+// without taking the lock; otherwise it runs Mutate. fn may run twice and must
+// be a pure decision on the Doc.
+func (s *Store) MutateProbed(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	if s.rootErr == nil {
+		return s.eng.MutateProbed(ctx, fn)
+	}
+	// No lock can be had; only an operation that writes nothing can succeed.
+	data, err := s.eng.ReadBytes(ctx)
+	if err != nil {
+		return filetxn.Commit{}, err
+	}
+	doc, err := Parse(data)
+	if err != nil {
+		return filetxn.Commit{}, &fs.PathError{Op: "Decode", Path: s.path, Err: err}
+	}
+	if err := fn(doc); err != nil {
+		return filetxn.Commit{}, err
+	}
+	if !bytes.Equal(doc.Bytes(), data) {
+		return filetxn.Commit{}, s.noRoot()
+	}
+	d := filetxn.DigestOf(data)
+	return filetxn.Commit{Digest: d, Before: d}, nil
+}
+
+// Restore puts snapshot back as the whole ledger, under the lock, only if the
+// ledger's current bytes are a version the caller owns (their digest is among
+// owned, e.g. Commit.Digest values of the caller's writes) or already equal
+// snapshot; otherwise it writes nothing and returns an error matching
+// filetxn.ErrDiverged. It never merges; see [Store.Merge] for that.
+func (s *Store) Restore(ctx context.Context, snapshot []byte, owned ...filetxn.Digest) (filetxn.Commit, error) {
+	if s.rootErr != nil {
+		return filetxn.Commit{}, s.noRoot()
+	}
+	return s.eng.Restore(ctx, snapshot, owned...)
+}
+
+// Append appends one entry per spec (see [Doc.Append]) and returns the minted
+// ids, "" where a spec was already filed as an open entry. A missing ledger
+// (and its directory) is created. When every spec is already filed, nothing is
+// written and no lock is taken, unless a spec asks for CrossSpecDedupe: the
+// open twin it matched may be closed by the time of the write, so such a batch
+// always decides under the lock.
+func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
+	if err := validateSpecs(specs); err != nil {
+		return nil, err
+	}
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	// Python's appender creates the ledger's directory; the engine does not.
+	if dir := filepath.Dir(s.path); dir != "" {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(dir, 0o777); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var ids []string
+	fn := func(d *Doc) (err error) { ids, err = d.Append(specs...); return err }
+	for _, sp := range specs {
+		if sp.CrossSpecDedupe {
+			_, err := s.Mutate(ctx, fn)
+			return ids, err
+		}
+	}
+	_, err := s.MutateProbed(ctx, fn)
+	return ids, err
+}
+
+// MarkDone closes the open entries among ids (see [Doc.MarkDone]) and returns
+// the ids closed. When none is open, nothing is written and no lock is taken.
+func (s *Store) MarkDone(ctx context.Context, ids []string, date, note string, opts ...CloseOption) ([]string, error) {
+	if _, err := closeConfig(ids, date, opts); err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	var done []string
+	_, err := s.MutateProbed(ctx, func(d *Doc) (err error) { done, err = d.MarkDone(ids, date, note, opts...); return err })
+	return done, err
+}
+
+// MarkOpen undoes this operation's reopenable closes (see [Doc.MarkOpen]) and
+// returns the ids reopened. When none is eligible, nothing is written and no
+// lock is taken.
+func (s *Store) MarkOpen(ctx context.Context, ids []string, note, operationID string) ([]string, error) {
+	if err := checkOperationID(operationID); err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	var opened []string
+	_, err := s.MutateProbed(ctx, func(d *Doc) (err error) { opened, err = d.MarkOpen(ids, note, operationID); return err })
+	return opened, err
+}
+
+// RecordDecision records a decision on an entry, and with [CloseWith] closes
+// it, in one write (see [Doc.RecordDecision]). It returns false, without a
+// lock, when no entry has the id.
+func (s *Store) RecordDecision(ctx context.Context, id, date, label, detail string, opts ...DecisionOption) (bool, error) {
+	if err := checkDate("RecordDecision", "date", date); err != nil {
+		return false, err
+	}
+	var ok bool
+	_, err := s.MutateProbed(ctx, func(d *Doc) (err error) { ok, err = d.RecordDecision(id, date, label, detail, opts...); return err })
+	return ok, err
+}
+
+// MarkSeenAgain records a recurrence on each open entry among ids (see
+// [Doc.MarkSeenAgain]); the ids whose entry is missing or no longer open come
+// back in Stale and must be filed afresh.
+func (s *Store) MarkSeenAgain(ctx context.Context, ids []string, date, note string) (SeenAgain, error) {
+	if err := checkDate("MarkSeenAgain", "date", date); err != nil || len(ids) == 0 {
+		return SeenAgain{Applied: []bool{}}, err
+	}
+	var res SeenAgain
+	_, err := s.MutateProbed(ctx, func(d *Doc) (err error) { res, err = d.MarkSeenAgain(ids, date, note); return err })
+	return res, err
+}
+
+// Merge carries back into the ledger the entries of snapshot (an earlier
+// version's bytes) that it lost, without touching anything else (see
+// [Doc.Merge]). When nothing is missing, nothing is written and no lock is
+// taken.
+func (s *Store) Merge(ctx context.Context, snapshot []byte) (MergeReport, error) {
+	snap, err := Parse(snapshot)
+	if err != nil {
+		return MergeReport{}, err
+	}
+	var rep MergeReport
+	_, err = s.MutateProbed(ctx, func(d *Doc) error { rep = d.Merge(snap); return nil })
+	return rep, err
+}
+
+// Archive moves the ledger's closed entries, closed before before ("" for
+// all), into the archive file and leaves stubs (see [Doc.ArchiveInto]), and
+// returns the ids moved in ledger order. stamp is the date written on the
+// stubs and blocks; "" means today in local time. With dryRun it returns the
+// ids it would move and writes nothing.
+//
+// Both files are written under one hold of the ledger's lock, the archive
+// first: a crash between the two writes leaves the ledger as it was and the
+// bodies in the archive, and the next run completes the stubs without
+// appending those bodies again. When nothing is eligible (or the ledger is
+// missing) Archive returns without taking the lock, dry run or not.
+func (s *Store) Archive(ctx context.Context, before, stamp string, dryRun bool) ([]string, error) {
+	if err := checkArchiveArgs(before, stamp); err != nil {
+		return nil, err
+	}
+	data, err := s.eng.ReadBytes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		return nil, nil
+	}
+	if d, err := Parse(data); err == nil {
+		if ids, err := d.Archivable(before); err == nil && len(ids) == 0 {
+			return nil, nil
+		}
+	}
+	if s.rootErr != nil {
+		return nil, s.noRoot()
+	}
+	if stamp == "" {
+		stamp = time.Now().Format(time.DateOnly)
+	}
+	var moved []string
+	err = s.eng.Locked(ctx, func(tx *filetxn.Tx) error {
+		data, err := tx.Read(s.path)
+		if err != nil || data == nil {
+			return err
+		}
+		d, err := Parse(data)
+		if err != nil {
+			return &fs.PathError{Op: "Decode", Path: s.path, Err: err}
+		}
+		if dryRun {
+			moved, err = d.Archivable(before)
+			return err
+		}
+		adata, err := tx.Read(s.archive)
+		if err != nil {
+			return err
+		}
+		a, err := Parse(adata)
+		if err != nil {
+			return &fs.PathError{Op: "Decode", Path: s.archive, Err: err}
+		}
+		ids, err := d.ArchiveInto(a, before, stamp)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		if a.Changed() {
+			if _, err := tx.Write(s.archive, a.Bytes()); err != nil {
+				return err
+			}
+		}
+		if s.afterArchiveWrite != nil {
+			s.afterArchiveWrite()
+		}
+		if _, err := tx.Write(s.path, d.Bytes()); err != nil {
+			return fmt.Errorf("ledger: archive %s written, ledger not: %w", s.archive, err)
+		}
+		moved = ids
+		return nil
+	})
+	return moved, err
+}

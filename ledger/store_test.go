@@ -1,0 +1,534 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// newStore writes text (unless it is "<missing>") as deferred-work.md in a
+// fresh directory and opens it with a sidecar lock under a private state root.
+func newStore(t *testing.T, text string, opts ...Option) *Store {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "artifacts", "deferred-work.md")
+	if text != "<missing>" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return Open(path, append([]Option{WithStateRoot(filepath.Join(dir, "state"))}, opts...)...)
+}
+
+func readOrNil(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// holdLock takes the store's lock in another goroutine (so that this
+// goroutine's calls contend rather than re-enter) until the test ends.
+func holdLock(t *testing.T, s *Store) {
+	t.Helper()
+	lp, err := s.LockPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release, done := make(chan error), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		h, err := lock.Acquire(context.Background(), lp)
+		held <- err
+		if err == nil {
+			<-release
+			h.Release()
+		}
+	}()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { close(release); <-done })
+}
+
+// reopenableSeed is the fixture with DW-1 and DW-3 closed reopenably.
+func reopenableSeed(t *testing.T) string {
+	d := mustParse(t, ledgerFixture)
+	d.MarkDone([]string{"DW-1", "DW-3"}, "2026-06-11", "by dw-a", Reopenable(operationID))
+	return d.String()
+}
+
+// mutators are the Store's write paths, each seeded so that it writes
+// (bmad-loop's LOCKED_MUTATORS), with the Doc operation that must produce the
+// same bytes.
+func mutators(t *testing.T) []struct {
+	name, seed string
+	call       func(context.Context, *Store) error
+	doc        func(*Doc)
+} {
+	spec := Spec{Title: "new", Origin: "o-new", SourceSpec: "s.md", Reason: "r"}
+	return []struct {
+		name, seed string
+		call       func(context.Context, *Store) error
+		doc        func(*Doc)
+	}{
+		{"Append", ledgerFixture,
+			func(ctx context.Context, s *Store) error { _, err := s.Append(ctx, spec); return err },
+			func(d *Doc) { d.Append(spec) }},
+		{"Append creates", "<missing>",
+			func(ctx context.Context, s *Store) error { _, err := s.Append(ctx, spec); return err },
+			func(d *Doc) { d.Append(spec) }},
+		{"MarkDone", ledgerFixture,
+			func(ctx context.Context, s *Store) error {
+				_, err := s.MarkDone(ctx, []string{"DW-1", "DW-3"}, "2026-06-11", "n", WithNotes(map[string]string{"DW-1": "a", "DW-3": "b"}))
+				return err
+			},
+			func(d *Doc) {
+				d.MarkDone([]string{"DW-1", "DW-3"}, "2026-06-11", "n", WithNotes(map[string]string{"DW-1": "a", "DW-3": "b"}))
+			}},
+		{"MarkDone reopenable", ledgerFixture,
+			func(ctx context.Context, s *Store) error {
+				_, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID))
+				return err
+			},
+			func(d *Doc) { d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID)) }},
+		{"MarkOpen", reopenableSeed(t),
+			func(ctx context.Context, s *Store) error {
+				_, err := s.MarkOpen(ctx, []string{"DW-1", "DW-2", "DW-99", "DW-3"}, "by dw-a", operationID)
+				return err
+			},
+			func(d *Doc) { d.MarkOpen([]string{"DW-1", "DW-2", "DW-99", "DW-3"}, "by dw-a", operationID) }},
+		{"RecordDecision", ledgerFixture,
+			func(ctx context.Context, s *Store) error {
+				_, err := s.RecordDecision(ctx, "DW-1", "2026-06-11", "fix now", "worth it", CloseWith("closed"))
+				return err
+			},
+			func(d *Doc) { d.RecordDecision("DW-1", "2026-06-11", "fix now", "worth it", CloseWith("closed")) }},
+		{"MarkSeenAgain", ledgerFixture,
+			func(ctx context.Context, s *Store) error {
+				_, err := s.MarkSeenAgain(ctx, []string{"DW-1"}, "2026-06-11", "again")
+				return err
+			},
+			func(d *Doc) { d.MarkSeenAgain([]string{"DW-1"}, "2026-06-11", "again") }},
+		{"Merge", "### DW-1: kept\nstatus: open\n",
+			func(ctx context.Context, s *Store) error {
+				_, err := s.Merge(ctx, []byte("### DW-1: kept\nstatus: open\n\n### DW-2: lost\nstatus: open\n"))
+				return err
+			},
+			func(d *Doc) { d.Merge(mustParse(t, "### DW-1: kept\nstatus: open\n\n### DW-2: lost\nstatus: open\n")) }},
+		{"Archive", ledgerFixture,
+			func(ctx context.Context, s *Store) error {
+				_, err := s.Archive(ctx, "", "2026-08-24", false)
+				return err
+			},
+			func(d *Doc) { d.ArchiveInto(mustParse(t, ""), "", "2026-08-24") }},
+		{"Archive dry run", ledgerFixture,
+			func(ctx context.Context, s *Store) error {
+				_, err := s.Archive(ctx, "", "2026-08-24", true)
+				return err
+			},
+			func(d *Doc) {}},
+	}
+}
+
+func TestStoreWritesWhatTheDocOperationWrites(t *testing.T) {
+	ctx := context.Background()
+	for _, m := range mutators(t) {
+		t.Run(m.name, func(t *testing.T) {
+			s := newStore(t, m.seed)
+			if err := m.call(ctx, s); err != nil {
+				t.Fatalf("call: %v", err)
+			}
+			seed := m.seed
+			if seed == "<missing>" {
+				seed = ""
+			}
+			want := mustParse(t, seed)
+			m.doc(want)
+			if got := string(readOrNil(t, s.Path())); got != want.String() {
+				t.Errorf("file = %q\nwant   %q", got, want.String())
+			}
+		})
+	}
+}
+
+// TestEveryWriteNeedsTheLock: with the lock held elsewhere and waiting
+// disabled, every write path fails with ErrWouldBlock and leaves both files
+// as they were (bmad-loop's test_lock_acquisition_failure_raises_and_writes_nothing).
+// Ablation: making Store.MutateProbed write without the lock when its probe
+// would write turned every row but Archive red (Archive goes through Locked).
+func TestEveryWriteNeedsTheLock(t *testing.T) {
+	ctx := context.Background()
+	for _, m := range mutators(t) {
+		if m.name == "Archive dry run" {
+			continue // an eligible dry run does take the lock, but writes nothing either way
+		}
+		t.Run(m.name, func(t *testing.T) {
+			s := newStore(t, m.seed, WithEngineOptions(filetxn.WithNoWait()))
+			holdLock(t, s)
+			before := readOrNil(t, s.Path())
+			err := m.call(ctx, s)
+			if !errors.Is(err, lock.ErrWouldBlock) {
+				t.Errorf("call with the lock held elsewhere = %v, want ErrWouldBlock", err)
+			}
+			if after := readOrNil(t, s.Path()); string(after) != string(before) || (after == nil) != (before == nil) {
+				t.Errorf("the ledger changed without the lock")
+			}
+			if readOrNil(t, s.ArchivePath()) != nil {
+				t.Errorf("an archive was written without the lock")
+			}
+		})
+	}
+}
+
+// TestNoOpsTakeNoLock: operations that write nothing succeed while another
+// holder has the lock and waiting is disabled (bmad-loop's NOOP_MUTATORS,
+// the #736 probes). Ablation: making Store.MutateProbed call the engine's
+// Mutate turned every row red except the empty batches (answered before any
+// I/O) and Archive (which probes for itself).
+func TestNoOpsTakeNoLock(t *testing.T) {
+	ctx := context.Background()
+	closed := mustParse(t, ledgerFixture)
+	closed.MarkDone([]string{"DW-1", "DW-3"}, "2026-06-11", "n")
+	archived := mustParse(t, ledgerFixture)
+	archived.ArchiveInto(mustParse(t, ""), "", "2026-08-24")
+	for _, tc := range []struct {
+		name, seed string
+		call       func(*Store) (any, error)
+		want       any
+	}{
+		{"Append nothing", ledgerFixture, func(s *Store) (any, error) { return s.Append(ctx) }, []string(nil)},
+		{"Append filed twin", "### DW-1: t\norigin: o\nsource_spec: `s`\nstatus: open\n",
+			func(s *Store) (any, error) { return s.Append(ctx, Spec{Title: "t", Origin: "o", SourceSpec: "s"}) }, []string{""}},
+		{"MarkDone nothing", ledgerFixture, func(s *Store) (any, error) { return s.MarkDone(ctx, nil, "2026-06-11", "n") }, []string(nil)},
+		{"MarkDone done or missing", ledgerFixture,
+			func(s *Store) (any, error) { return s.MarkDone(ctx, []string{"DW-2", "DW-99"}, "2026-06-11", "n") }, []string(nil)},
+		{"MarkDone reopenable on done", closed.String(),
+			func(s *Store) (any, error) {
+				return s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID))
+			}, []string(nil)},
+		{"MarkDone missing ledger", "<missing>",
+			func(s *Store) (any, error) { return s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n") }, []string(nil)},
+		{"MarkOpen nothing", ledgerFixture, func(s *Store) (any, error) { return s.MarkOpen(ctx, nil, "n", operationID) }, []string(nil)},
+		{"MarkOpen none eligible", closed.String(),
+			func(s *Store) (any, error) {
+				return s.MarkOpen(ctx, []string{"DW-1", "DW-2", "DW-3"}, "n", operationID)
+			}, []string(nil)},
+		{"MarkOpen missing ledger", "<missing>",
+			func(s *Store) (any, error) { return s.MarkOpen(ctx, []string{"DW-1"}, "n", operationID) }, []string(nil)},
+		{"RecordDecision missing entry", ledgerFixture,
+			func(s *Store) (any, error) { return s.RecordDecision(ctx, "DW-99", "2026-06-11", "l", "d") }, false},
+		{"RecordDecision missing ledger", "<missing>",
+			func(s *Store) (any, error) { return s.RecordDecision(ctx, "DW-1", "2026-06-11", "l", "d") }, false},
+		{"MarkSeenAgain replay", ledgerFixture,
+			func(s *Store) (any, error) {
+				r, err := s.MarkSeenAgain(ctx, []string{"DW-3"}, "2026-06-08", "code review of spec-2-3.md")
+				return r.Applied, err
+			}, []bool{false}},
+		{"Archive nothing eligible", archived.String(), func(s *Store) (any, error) { return s.Archive(ctx, "", "", false) }, []string(nil)},
+		{"Archive dry run nothing eligible", archived.String(), func(s *Store) (any, error) { return s.Archive(ctx, "", "", true) }, []string(nil)},
+		{"Archive before cutoff", ledgerFixture, func(s *Store) (any, error) { return s.Archive(ctx, "2026-05-25", "", false) }, []string(nil)},
+		{"Archive missing ledger", "<missing>", func(s *Store) (any, error) { return s.Archive(ctx, "", "", false) }, []string(nil)},
+		{"Merge nothing lost", ledgerFixture,
+			func(s *Store) (any, error) { r, err := s.Merge(ctx, []byte(ledgerFixture)); return r.Carried, err }, []string(nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t, tc.seed, WithEngineOptions(filetxn.WithNoWait()))
+			holdLock(t, s)
+			before := readOrNil(t, s.Path())
+			got, err := tc.call(s)
+			if err != nil {
+				t.Fatalf("no-op with the lock held elsewhere = %v", err)
+			}
+			if !equalAny(got, tc.want) {
+				t.Errorf("result = %#v, want %#v", got, tc.want)
+			}
+			if after := readOrNil(t, s.Path()); string(after) != string(before) || (after == nil) != (before == nil) {
+				t.Errorf("a no-op changed (or created) the ledger")
+			}
+			if readOrNil(t, s.ArchivePath()) != nil {
+				t.Errorf("a no-op created the archive")
+			}
+		})
+	}
+}
+
+func equalAny(a, b any) bool {
+	switch x := a.(type) {
+	case []string:
+		y, ok := b.([]string)
+		return ok && slices.Equal(x, y)
+	case []bool:
+		y, ok := b.([]bool)
+		return ok && slices.Equal(x, y)
+	}
+	return a == b
+}
+
+// TestNoStateRoot: without a derivable bmad-loop state root (the default lock
+// placement), no-ops still succeed and a real write fails with ErrNoStateRoot,
+// writing nothing.
+func TestNoStateRoot(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("BMAD_LOOP_STATE_DIR", "relative/state")
+	path := filepath.Join(t.TempDir(), "deferred-work.md")
+	if err := os.WriteFile(path, []byte(ledgerFixture), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := Open(path)
+	if _, err := s.LockPath(); !errors.Is(err, ErrNoStateRoot) {
+		t.Errorf("LockPath() = %v, want ErrNoStateRoot", err)
+	}
+	if got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n"); err != nil || len(got) != 0 {
+		t.Errorf("no-op MarkDone = %v, %v", got, err)
+	}
+	if got, err := s.Archive(ctx, "2026-01-01", "", false); err != nil || len(got) != 0 {
+		t.Errorf("no-op Archive = %v, %v", got, err)
+	}
+	if _, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n"); !errors.Is(err, ErrNoStateRoot) {
+		t.Errorf("MarkDone = %v, want ErrNoStateRoot", err)
+	}
+	if _, err := s.Archive(ctx, "", "", false); !errors.Is(err, ErrNoStateRoot) {
+		t.Errorf("Archive = %v, want ErrNoStateRoot", err)
+	}
+	if _, err := s.Mutate(ctx, func(*Doc) error { return nil }); !errors.Is(err, ErrNoStateRoot) {
+		t.Errorf("Mutate = %v, want ErrNoStateRoot", err)
+	}
+	if got := string(readOrNil(t, path)); got != ledgerFixture {
+		t.Errorf("the ledger changed")
+	}
+}
+
+func TestBmadLoopStateRoot(t *testing.T) {
+	abs := t.TempDir()
+	for _, tc := range []struct {
+		name                   string
+		env                    map[string]string
+		want                   string
+		fail                   bool
+		posixOnly, windowsOnly bool
+	}{
+		{name: "explicit", env: map[string]string{"BMAD_LOOP_STATE_DIR": abs}, want: abs},
+		{name: "explicit relative", env: map[string]string{"BMAD_LOOP_STATE_DIR": "rel"}, fail: true},
+		{name: "xdg", env: map[string]string{"BMAD_LOOP_STATE_DIR": "", "XDG_STATE_HOME": abs}, want: filepath.Join(abs, "bmad-loop"), posixOnly: true},
+		{name: "xdg relative falls back to home", env: map[string]string{"BMAD_LOOP_STATE_DIR": "", "XDG_STATE_HOME": "rel", "HOME": abs}, want: filepath.Join(abs, ".local", "state", "bmad-loop"), posixOnly: true},
+		{name: "home is root", env: map[string]string{"BMAD_LOOP_STATE_DIR": "", "XDG_STATE_HOME": "", "HOME": "/"}, fail: true, posixOnly: true},
+		{name: "nothing", env: map[string]string{"BMAD_LOOP_STATE_DIR": "", "XDG_STATE_HOME": "", "HOME": ""}, fail: true, posixOnly: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.posixOnly && filepath.Separator != '/' {
+				t.Skip("POSIX rule")
+			}
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			got, err := BmadLoopStateRoot()
+			if tc.fail {
+				if !errors.Is(err, ErrNoStateRoot) {
+					t.Errorf("BmadLoopStateRoot() = %q, %v; want ErrNoStateRoot", got, err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("BmadLoopStateRoot() = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestLockPathIsBmadLoopsSidecar: the lock is <root>/locks/<16 hex>-deferred-work.md.lock,
+// shared by every spelling of the ledger's path, outside the project, and
+// created by nobody until a write.
+func TestLockPathIsBmadLoopsSidecar(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "state")
+	art := filepath.Join(dir, "project", "artifacts")
+	if err := os.MkdirAll(art, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	direct := Open(filepath.Join(art, "deferred-work.md"), WithStateRoot(root))
+	dotted := Open(filepath.Join(art, "..", "artifacts", "deferred-work.md"), WithStateRoot(root))
+	a, err1 := direct.LockPath()
+	b, err2 := dotted.LockPath()
+	want, err3 := lock.SidecarPath(root, filepath.Join(art, "deferred-work.md"))
+	if err1 != nil || err2 != nil || err3 != nil || a != b || a != want {
+		t.Fatalf("LockPath() = %q, %q; want %q (%v %v %v)", a, b, want, err1, err2, err3)
+	}
+	if filepath.Dir(a) != filepath.Join(root, "locks") || !strings.HasSuffix(a, "-deferred-work.md.lock") || len(filepath.Base(a)) != 16+len("-deferred-work.md.lock") {
+		t.Errorf("LockPath() = %q", a)
+	}
+	if _, err := os.Stat(filepath.Join(root, "locks")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("LockPath created the locks directory")
+	}
+	t.Setenv("BMAD_LOOP_STATE_DIR", root)
+	if c, _ := Open(filepath.Join(art, "deferred-work.md")).LockPath(); c != a {
+		t.Errorf("default LockPath() = %q, want %q", c, a)
+	}
+}
+
+func TestStoreValidatesBeforeAnyIO(t *testing.T) {
+	ctx := context.Background()
+	// A store whose every I/O would fail: the ledger path is under a file.
+	dir := t.TempDir()
+	block := filepath.Join(dir, "file")
+	os.WriteFile(block, nil, 0o644)
+	s := Open(filepath.Join(block, "deferred-work.md"), WithStateRoot(filepath.Join(block, "state")))
+	checks := map[string]error{}
+	_, checks["Append"] = s.Append(ctx, Spec{Title: "a"}, Spec{Title: "b", Severity: "urgent"})
+	_, checks["MarkDone"] = s.MarkDone(ctx, []string{"DW-1"}, "2026-02-30", "n")
+	_, checks["MarkDone notes"] = s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n", WithNotes(map[string]string{}))
+	_, checks["MarkDone op"] = s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n", Reopenable(""))
+	_, checks["MarkOpen"] = s.MarkOpen(ctx, []string{"DW-1"}, "n", "")
+	_, checks["RecordDecision"] = s.RecordDecision(ctx, "DW-1", "06/11/2026", "l", "d")
+	_, checks["MarkSeenAgain"] = s.MarkSeenAgain(ctx, []string{"DW-1"}, "2026-6-11", "n")
+	_, checks["Archive"] = s.Archive(ctx, "yesterday", "", false)
+	_, checks["Archive stamp"] = s.Archive(ctx, "", "2026-13-01", false)
+	for op, err := range checks {
+		var ae *ArgError
+		if !errors.As(err, &ae) {
+			t.Errorf("%s = %v, want an ArgError before any I/O", op, err)
+		}
+	}
+}
+
+func TestStoreDuplicateIDFailsAndWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	text := "### DW-1: a\nstatus: open\n\n### DW-2: b\nstatus: open\n\n### DW-1: c\nstatus: open\n"
+	s := newStore(t, text)
+	_, err := s.MarkDone(ctx, []string{"DW-2", "DW-1"}, "2026-06-11", "n")
+	var de *DuplicateIDError
+	if !errors.As(err, &de) || !slices.Equal(de.Lines, []int{1, 7}) {
+		t.Errorf("MarkDone = %v, want a DuplicateIDError at lines 1, 7", err)
+	}
+	if got := string(readOrNil(t, s.Path())); got != text {
+		t.Errorf("the ledger changed")
+	}
+	if got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n"); err != nil || len(got) != 1 {
+		t.Errorf("MarkDone(DW-2) = %v, %v", got, err)
+	}
+}
+
+func TestMutateFromInsideMutateIsAnError(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, ledgerFixture)
+	var inner error
+	_, err := s.Mutate(ctx, func(d *Doc) error {
+		_, inner = s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n")
+		return nil
+	})
+	if err != nil || !errors.Is(inner, lock.ErrReentrant) {
+		t.Errorf("nested MarkDone = %v (outer %v), want ErrReentrant", inner, err)
+	}
+}
+
+func TestRestoreOnlyOverOwnedVersions(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, ledgerFixture)
+	snapshot := readOrNil(t, s.Path())
+	var c filetxn.Commit
+	c, err := s.Mutate(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n"); return err })
+	if err != nil || !c.Written {
+		t.Fatal(c, err)
+	}
+	// Nobody else wrote: the snapshot goes back.
+	if _, err := s.Restore(ctx, snapshot, c.Digest); err != nil || string(readOrNil(t, s.Path())) != ledgerFixture {
+		t.Fatalf("Restore over our own write = %v", err)
+	}
+	// A rival appended after our write: the restore is refused.
+	c, _ = s.Mutate(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n"); return err })
+	rival := newStoreAt(t, s)
+	rival.Append(ctx, Spec{Title: "rival", Origin: "r"})
+	if _, err := s.Restore(ctx, snapshot, c.Digest); !errors.Is(err, filetxn.ErrDiverged) {
+		t.Errorf("Restore over a rival's write = %v, want ErrDiverged", err)
+	}
+	if !strings.Contains(string(readOrNil(t, s.Path())), "### DW-4: rival") {
+		t.Errorf("the rival's entry is gone")
+	}
+	// Merge puts back what was lost without removing the rival's entry.
+	os.WriteFile(s.Path(), []byte("# Deferred Work\n"), 0o644)
+	rep, err := s.Merge(ctx, snapshot)
+	if err != nil || !slices.Equal(rep.Carried, []string{"DW-1", "DW-2", "DW-3"}) {
+		t.Errorf("Merge = %+v, %v", rep, err)
+	}
+}
+
+func newStoreAt(t *testing.T, s *Store) *Store {
+	lp, err := s.LockPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Open(s.Path(), WithLockPath(lp))
+}
+
+// TestArchiveWritesBothFilesUnderOneHold: between the archive write and the
+// ledger write the lock is held, the archive already has the bodies and the
+// ledger is still whole (bmad-loop's lock-enter, write-archive,
+// write-ledger, lock-exit).
+func TestArchiveWritesBothFilesUnderOneHold(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, ledgerFixture)
+	lp, _ := s.LockPath()
+	var checked bool
+	s.afterArchiveWrite = func() {
+		checked = true
+		errc := make(chan error)
+		go func() {
+			h, err := lock.TryAcquire(lp)
+			if err == nil {
+				h.Release()
+			}
+			errc <- err
+		}()
+		if err := <-errc; !errors.Is(err, lock.ErrWouldBlock) {
+			t.Errorf("between the writes, TryAcquire = %v; want ErrWouldBlock", err)
+		}
+		if !strings.Contains(string(readOrNil(t, s.ArchivePath())), "archived: 2026-08-24") {
+			t.Errorf("the archive was not written first")
+		}
+		if string(readOrNil(t, s.Path())) != ledgerFixture {
+			t.Errorf("the ledger was written before the archive")
+		}
+	}
+	ids, err := s.Archive(ctx, "", "2026-08-24", false)
+	if err != nil || !slices.Equal(ids, []string{"DW-2"}) || !checked {
+		t.Fatalf("Archive = %v, %v (hook ran: %v)", ids, err, checked)
+	}
+	if !strings.Contains(string(readOrNil(t, s.Path())), "### DW-2: Old closed item\n\nstatus: done 2026-05-25\n") {
+		t.Errorf("no stub in the ledger")
+	}
+	// An eligible dry run reports and writes nothing.
+	s2 := newStore(t, ledgerFixture)
+	if ids, err := s2.Archive(ctx, "", "", true); err != nil || !slices.Equal(ids, []string{"DW-2"}) || readOrNil(t, s2.ArchivePath()) != nil {
+		t.Errorf("dry run = %v, %v", ids, err)
+	}
+}
+
+func TestStoreView(t *testing.T) {
+	s := newStore(t, "<missing>")
+	d, err := s.View(context.Background())
+	if err != nil || len(d.Entries()) != 0 || d.Bytes() != nil {
+		t.Errorf("View of a missing ledger = %v, %v", d, err)
+	}
+	s = newStore(t, "\xff")
+	if _, err := s.View(context.Background()); !errors.Is(err, ErrInvalidUTF8) {
+		t.Errorf("View of invalid bytes = %v, want ErrInvalidUTF8", err)
+	}
+	if _, err := s.MarkDone(context.Background(), []string{"DW-1"}, "2026-06-11", "n"); !errors.Is(err, ErrInvalidUTF8) {
+		t.Errorf("MarkDone on invalid bytes = %v, want ErrInvalidUTF8", err)
+	}
+}
