@@ -10,6 +10,8 @@ import (
 type Codec struct {
 	Path  string     // used only in error messages
 	cache *lastParse // nil: parse every time
+
+	onDecode func() // tests only: called at the start of every Decode of existing bytes
 }
 
 // NewCodec returns a Codec for the board at path that remembers the last board it parsed
@@ -25,6 +27,9 @@ func NewCodec(path string) Codec { return Codec{Path: path, cache: &lastParse{}}
 func (c Codec) Decode(data []byte) (*Doc, error) {
 	if data == nil {
 		return Parse(c.Path, nil)
+	}
+	if c.onDecode != nil {
+		c.onDecode()
 	}
 	if d := c.cache.get(data); d != nil {
 		return d, nil

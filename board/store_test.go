@@ -1,0 +1,432 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// newBoard writes src to a board file in a fresh directory and returns its path and a
+// state root for the sidecar lock, outside that directory.
+func newBoard(t *testing.T, src string) (path, stateRoot string) {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "project")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, "sprint-status.yaml")
+	if src != "" {
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path, filepath.Join(root, "state")
+}
+
+func open(t *testing.T, path string, opts ...Option) *Store {
+	t.Helper()
+	s, err := Open(path, opts...)
+	if err != nil {
+		t.Fatalf("Open(%q) = %v", path, err)
+	}
+	return s
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// unlockable returns a state root under which no lock file can ever be created (it lies
+// beneath a regular file), for checking that an operation takes no lock.
+func unlockable(t *testing.T) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(f, "state")
+}
+
+// dirNames lists a directory, for checking that no temporary file was left behind.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestStoreAdvanceWritesWhatAdvancedBytesSays(t *testing.T) {
+	path, state := newBoard(t, sprint)
+	s := open(t, path, WithStateRoot(state))
+	want, err := AdvancedBytes([]byte(sprint), "3-2-digest-delivery", InProgress, Stamp("02-06-2026 09:30"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress, "02-06-2026 09:30")
+	if got != InProgress || err != nil {
+		t.Fatalf("Advance = %q, %v, want %q, nil", got, err, InProgress)
+	}
+	if b := readString(t, path); b != string(want) {
+		t.Errorf("board after Advance =\n%s\nwant\n%s", b, want)
+	}
+	lp, err := s.LockPath()
+	if err != nil || !strings.HasPrefix(lp, filepath.Join(state, "locks")+string(filepath.Separator)) || !strings.HasSuffix(lp, "-sprint-status.yaml.lock") {
+		t.Errorf("LockPath() = %q, %v, want a sidecar under %s/locks", lp, err, state)
+	}
+	if _, err := os.Stat(lp); err != nil {
+		t.Errorf("the sidecar lock was not used: %v", err)
+	}
+	if names := dirNames(t, filepath.Dir(path)); !slices.Equal(names, []string{"sprint-status.yaml"}) {
+		t.Errorf("project directory holds %q, want only the board (no lock, no temp file)", names)
+	}
+}
+
+// TestStoreNoOpsTakeNoLock ports bmad-loop's "takes no lock" rows: a missing board, an
+// absent row and a row at or past the target are answered from a lock-free read, so they
+// succeed with a state root where no lock can be created, while a real write fails there
+// and writes nothing. Ablation: calling Mutate instead of MutateProbed in Store.Advance
+// makes every no-op row red.
+func TestStoreNoOpsTakeNoLock(t *testing.T) {
+	tests := []struct {
+		name, src, key, target, want string
+	}{
+		{"missing board", "", "3-1-login", Done, ""},
+		{"absent row", sprint, "9-9-ghost", Done, ""},
+		{"review is past in-progress", sprint, "4-1-thing", InProgress, Review},
+		{"done is at done", sprint, "3-1-login", Done, Done},
+		{"done does not regress without the option", sprint, "3-1-login", AwaitingOperator, Done},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path, _ := newBoard(t, tt.src)
+			s := open(t, path, WithStateRoot(unlockable(t)))
+			got, err := s.Advance(context.Background(), tt.key, tt.target, "x")
+			if got != tt.want || err != nil {
+				t.Fatalf("Advance(%q, %q) = %q, %v, want %q, nil", tt.key, tt.target, got, err, tt.want)
+			}
+			if tt.src == "" {
+				if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("Advance on a missing board created it: %v", err)
+				}
+				return
+			}
+			if b := readString(t, path); b != tt.src {
+				t.Errorf("Advance(%q, %q) changed the board", tt.key, tt.target)
+			}
+		})
+	}
+	t.Run("a real write needs the lock", func(t *testing.T) {
+		path, _ := newBoard(t, sprint)
+		s := open(t, path, WithStateRoot(unlockable(t)))
+		if got, err := s.Advance(context.Background(), "4-1-thing", Done, ""); err == nil {
+			t.Fatalf("Advance without a lock = %q, nil, want an error", got)
+		}
+		if b := readString(t, path); b != sprint {
+			t.Errorf("Advance without a lock changed the board")
+		}
+		if names := dirNames(t, filepath.Dir(path)); !slices.Equal(names, []string{"sprint-status.yaml"}) {
+			t.Errorf("project directory holds %q after a failed lock", names)
+		}
+	})
+}
+
+// TestStoreRefusesAMalformedBoardFromUnderTheLock: the probe's parse error falls through
+// to the locked path, which reports it; nothing is written.
+func TestStoreRefusesAMalformedBoardFromUnderTheLock(t *testing.T) {
+	src := "generated: x\ndevelopment_status: []\n"
+	path, state := newBoard(t, src)
+	var decodes []bool // whether the lock was held at each Decode
+	s := openWith(path, Codec{Path: path}, filetxn.WithStateRoot(state))
+	lp, _ := s.LockPath()
+	s.s = filetxn.NewStore[*Doc](path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	_, err := s.Advance(context.Background(), "1-1-a", Done, "")
+	var pe *ParseError
+	if !errors.As(err, &pe) || !errors.Is(err, ErrNotBoard) || pe.Line != 2 || pe.Path != path {
+		t.Fatalf("Advance on development_status: [] = %v, want a *ParseError for %s:2 wrapping ErrNotBoard", err, path)
+	}
+	if !slices.Equal(decodes, []bool{false, true}) {
+		t.Errorf("Decode calls (lock held?) = %v, want [false true]: a probe, then one decision under the lock", decodes)
+	}
+	if b := readString(t, path); b != src {
+		t.Errorf("Advance on a malformed board changed it")
+	}
+}
+
+// lockHeld reports whether some other goroutine holds the lock file lp: a TryAcquire from
+// a fresh goroutine fails with ErrWouldBlock exactly then.
+func lockHeld(t *testing.T, lp string) bool {
+	t.Helper()
+	res := make(chan error, 1)
+	go func() {
+		h, err := lock.TryAcquire(lp)
+		if err == nil {
+			h.Release()
+		}
+		res <- err
+	}()
+	err := <-res
+	if err != nil && !errors.Is(err, lock.ErrWouldBlock) {
+		t.Fatalf("TryAcquire(%s) = %v", lp, err)
+	}
+	return err != nil
+}
+
+// TestStoreDecidesUnderTheLock ports bmad-loop's lock-order row: the lock-free probe
+// decides only whether to lock; the read that decides the published bytes happens under
+// the lock, and then the write. Ablation: deciding on the probe's read and publishing its
+// bytes under the lock (View, then Locked and Write) turns this test, the malformed-board
+// test above and the two rival tests below red.
+func TestStoreDecidesUnderTheLock(t *testing.T) {
+	path, state := newBoard(t, sprint)
+	var decodes []bool
+	s := openWith(path, Codec{Path: path}, filetxn.WithStateRoot(state))
+	lp, _ := s.LockPath()
+	s.s = filetxn.NewStore[*Doc](path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress, ""); got != InProgress || err != nil {
+		t.Fatalf("Advance = %q, %v", got, err)
+	}
+	if !slices.Equal(decodes, []bool{false, true}) {
+		t.Errorf("Decode calls (lock held?) = %v, want [false true]", decodes)
+	}
+	decodes = nil
+	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress, ""); got != InProgress || err != nil {
+		t.Fatalf("second Advance = %q, %v", got, err)
+	}
+	if !slices.Equal(decodes, []bool{false}) {
+		t.Errorf("no-op Decode calls (lock held?) = %v, want [false]: the probe alone", decodes)
+	}
+}
+
+// rivalAtProbe returns a Store on path whose first lock-free read runs rival first, as
+// if another process had written between our probe and our lock.
+func rivalAtProbe(t *testing.T, path, state string, rival func()) *Store {
+	t.Helper()
+	n := 0
+	return openWith(path, Codec{Path: path, onDecode: func() {
+		if n++; n == 1 {
+			rival()
+		}
+	}}, filetxn.WithStateRoot(state))
+}
+
+// TestStoreKeepsARivalsFlip: a rival moves 4-1-thing from review to done between our
+// probe and our lock, while we move 3-2 to in-progress; both survive. Ablation: publishing
+// the bytes computed from the probe's read loses the rival's flip.
+func TestStoreKeepsARivalsFlip(t *testing.T) {
+	path, state := newBoard(t, sprint)
+	rival := open(t, path, WithStateRoot(state))
+	s := rivalAtProbe(t, path, state, func() {
+		if got, err := rival.Advance(context.Background(), "4-1-thing", Done, ""); got != Done || err != nil {
+			t.Errorf("rival Advance = %q, %v", got, err)
+		}
+	})
+	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress, ""); got != InProgress || err != nil {
+		t.Fatalf("Advance = %q, %v", got, err)
+	}
+	want := strings.NewReplacer(
+		"  epic-3: backlog\n", "  epic-3: in-progress\n",
+		"delivery: backlog  #", "delivery: in-progress  #",
+		"4-1-thing: review", "4-1-thing: done",
+	).Replace(sprint)
+	if b := readString(t, path); b != want {
+		t.Errorf("board =\n%s\nwant\n%s", b, want)
+	}
+}
+
+// TestStoreNeverRegressIsDecidedUnderTheLock: we ask for awaiting-operator while the row
+// is at review; a rival moves it to done before we hold the lock. We answer done and the
+// row stays done. Ablation: trusting the probe's decision (writing target without
+// re-reading) turns this red.
+func TestStoreNeverRegressIsDecidedUnderTheLock(t *testing.T) {
+	path, state := newBoard(t, sprint)
+	rival := open(t, path, WithStateRoot(state))
+	s := rivalAtProbe(t, path, state, func() {
+		if _, err := rival.Advance(context.Background(), "4-1-thing", Done, ""); err != nil {
+			t.Error(err)
+		}
+	})
+	if got, err := s.Advance(context.Background(), "4-1-thing", AwaitingOperator, ""); got != Done || err != nil {
+		t.Fatalf("Advance(awaiting-operator) after a rival's done = %q, %v, want done", got, err)
+	}
+	if st, _, _ := StatusInBytes([]byte(readString(t, path)), "4-1-thing"); st != Done {
+		t.Errorf("4-1-thing = %q, want done", st)
+	}
+}
+
+func TestStoreRefusesAReadOnlyBoard(t *testing.T) {
+	path, state := newBoard(t, sprint)
+	if err := os.Chmod(path, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, path, WithStateRoot(state))
+	_, err := s.Advance(context.Background(), "4-1-thing", Done, "")
+	if !errors.Is(err, fs.ErrPermission) {
+		t.Fatalf("Advance on a 0444 board = %v, want an error wrapping fs.ErrPermission", err)
+	}
+	if b := readString(t, path); b != sprint {
+		t.Errorf("Advance on a 0444 board changed it")
+	}
+	if names := dirNames(t, filepath.Dir(path)); !slices.Equal(names, []string{"sprint-status.yaml"}) {
+		t.Errorf("project directory holds %q, want no temporary file", names)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Advance(context.Background(), "4-1-thing", Done, ""); got != Done || err != nil {
+		t.Errorf("Advance on a writable board = %q, %v, want done", got, err)
+	}
+}
+
+func TestStoreKeepsASymlinkedBoard(t *testing.T) {
+	path, state := newBoard(t, sprint)
+	link := filepath.Join(t.TempDir(), "link.yaml")
+	if err := os.Symlink(path, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	s := open(t, link, WithStateRoot(state))
+	direct := open(t, path, WithStateRoot(state))
+	lpLink, err1 := s.LockPath()
+	lpDirect, err2 := direct.LockPath()
+	if err1 != nil || err2 != nil || lpLink != lpDirect {
+		t.Errorf("LockPath via link = %q, %v; direct = %q, %v; want one sidecar", lpLink, err1, lpDirect, err2)
+	}
+	if got, err := s.Advance(context.Background(), "4-1-thing", Done, ""); got != Done || err != nil {
+		t.Fatalf("Advance via a symlink = %q, %v", got, err)
+	}
+	fi, err := os.Lstat(link)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("after Advance, %s is %v, %v; want still a symlink", link, fi.Mode(), err)
+	}
+	if st, _, _ := StatusInBytes([]byte(readString(t, path)), "4-1-thing"); st != Done {
+		t.Errorf("the link's target reads %q, want done", st)
+	}
+}
+
+// TestStoreLockExcludesASecondAcquirer: while a Mutate holds the board's lock, a
+// non-blocking acquisition of the same sidecar fails.
+func TestStoreLockExcludesASecondAcquirer(t *testing.T) {
+	path, state := newBoard(t, sprint)
+	s := open(t, path, WithStateRoot(state))
+	lp, err := s.LockPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Mutate(context.Background(), func(*Doc) error {
+		if !lockHeld(t, lp) {
+			t.Errorf("TryAcquire(%s) succeeded while Mutate held the lock", lp)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lockHeld(t, lp) {
+		t.Errorf("the lock is still held after Mutate returned")
+	}
+}
+
+func TestStoreMutateBatchesAdvances(t *testing.T) {
+	path, state := newBoard(t, sprint)
+	s := open(t, path, WithStateRoot(state))
+	// The serial result, computed on bytes.
+	want := []byte(sprint)
+	for _, step := range [][2]string{{"3-2-digest-delivery", InProgress}, {"4-1-thing", Done}, {"3-1-login", Review}} {
+		next, err := AdvancedBytes(want, step[0], step[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = next
+	}
+	c, err := s.Mutate(context.Background(), func(d *Doc) error {
+		for _, step := range [][2]string{{"3-2-digest-delivery", InProgress}, {"4-1-thing", Done}, {"3-1-login", Review}} {
+			if _, err := d.Advance(step[0], step[1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || !c.Written || c.Digest != filetxn.DigestOf(want) {
+		t.Fatalf("Mutate = %+v, %v, want one write of the serial result", c, err)
+	}
+	if b := readString(t, path); b != string(want) {
+		t.Errorf("board =\n%s\nwant\n%s", b, want)
+	}
+	// An error from fn writes nothing, even after an edit, and comes back unchanged.
+	boom := errors.New("boom")
+	c, err = s.Mutate(context.Background(), func(d *Doc) error {
+		if _, err := d.Advance("epic-4", Done); err != nil {
+			return err
+		}
+		return boom
+	})
+	if err != boom || c.Written {
+		t.Errorf("Mutate with a failing fn = %+v, %v, want boom and no write", c, err)
+	}
+	if b := readString(t, path); b != string(want) {
+		t.Errorf("a failing fn changed the board")
+	}
+	// A row refusal from fn comes back unchanged too.
+	_, err = s.Mutate(context.Background(), func(d *Doc) error {
+		_, err := d.Advance("4-1-thing", InProgress, AllowRegression())
+		return err
+	})
+	var re *RowError
+	if !errors.As(err, &re) || re.Path != path || !errors.Is(err, ErrIllegalTransition) {
+		t.Errorf("Mutate with an illegal regression = %v, want a *RowError for %s", err, path)
+	}
+}
+
+func TestStoreViewAndStatus(t *testing.T) {
+	path, state := newBoard(t, sprint)
+	s := open(t, path, WithStateRoot(unlockable(t)))
+	d, err := s.View(context.Background())
+	if err != nil || !d.Exists() {
+		t.Fatalf("View = %v, %v", d, err)
+	}
+	if st, ok, err := s.Status(context.Background(), "4-1-thing"); st != Review || !ok || err != nil {
+		t.Errorf("Status(4-1-thing) = %q, %v, %v, want review, true, nil", st, ok, err)
+	}
+	missing := open(t, filepath.Join(filepath.Dir(path), "none.yaml"), WithStateRoot(state))
+	if d, err := missing.View(context.Background()); err != nil || d.Exists() {
+		t.Errorf("View of a missing board = %v, %v, want an empty Doc", d, err)
+	}
+	if st, ok, err := missing.Status(context.Background(), "4-1-thing"); st != "" || ok || err != nil {
+		t.Errorf("Status on a missing board = %q, %v, %v", st, ok, err)
+	}
+}
+
+func TestStoreChecksArgumentsBeforeAnyIO(t *testing.T) {
+	// The board path is a directory: any read would fail. Invalid arguments must be
+	// refused before that.
+	s := open(t, t.TempDir(), WithStateRoot(unlockable(t)))
+	for _, tt := range []struct{ key, target, now string }{
+		{"", Done, ""}, {"1-1-a", "completed", ""}, {"1-1-a", Done, "a: b"},
+	} {
+		if _, err := s.Advance(context.Background(), tt.key, tt.target, tt.now); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Advance(%q, %q, %q) = %v, want ErrInvalidArgument", tt.key, tt.target, tt.now, err)
+		}
+	}
+	if _, err := Open(""); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Open(\"\") = %v, want ErrInvalidArgument", err)
+	}
+}
