@@ -63,6 +63,8 @@ type C struct {
 
 // Child reports whether this process is a child started by Start for the
 // running test, and if so returns its view. In the parent it returns nil.
+// Call it in the same (sub)test whose t is given to Start: the child mode is
+// keyed by the full test name, "TestX/case" for a subtest.
 func Child(t testing.TB) *C {
 	v := os.Getenv(envKey(t.Name()))
 	if v == "" {

@@ -1,0 +1,201 @@
+package filetxn
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// storeMachine checks Store against a plain model: a map, the digest of the
+// last version this machine published, and the snapshots it took.
+type storeMachine struct {
+	path  string
+	s     *Store[*kv]
+	model map[string]string
+	owned []Digest          // digests of versions this machine published or read
+	snaps map[string][]byte // label -> bytes, for Restore
+	rival bool              // a rival wrote since our last owned version
+}
+
+var keys = rapid.SampledFrom([]string{"a", "b", "c", "d"})
+
+func (m *storeMachine) mutate(t *rapid.T, fn func(*kv) error) (Commit, error) {
+	c, err := m.s.Mutate(context.Background(), fn)
+	if err == nil {
+		m.owned = append(m.owned, c.Digest)
+		m.rival = false
+	}
+	return c, err
+}
+
+// Set puts one key through Mutate.
+func (m *storeMachine) Set(t *rapid.T) {
+	k, v := keys.Draw(t, "key"), rapid.StringMatching(`[a-z]{0,3}`).Draw(t, "value")
+	c, err := m.mutate(t, func(d *kv) error { d.m[k] = v; return nil })
+	if err != nil {
+		t.Fatalf("Mutate(set %s=%s) = %v", k, v, err)
+	}
+	changed := m.model[k] != v || !hasKey(m.model, k)
+	if c.Written != changed && !(len(m.model) == 0 && !changed) {
+		t.Fatalf("Mutate(set %s=%s).Written = %v, want %v", k, v, c.Written, changed)
+	}
+	m.model[k] = v
+}
+
+// Batch sets and deletes several keys in one transaction.
+func (m *storeMachine) Batch(t *rapid.T) {
+	n := rapid.IntRange(0, 4).Draw(t, "n")
+	ops := make([][2]string, n)
+	for i := range ops {
+		ops[i] = [2]string{keys.Draw(t, "key"), rapid.SampledFrom([]string{"", "x", "y"}).Draw(t, "value")}
+	}
+	if _, err := m.mutate(t, func(d *kv) error {
+		for _, op := range ops {
+			if op[1] == "" {
+				delete(d.m, op[0])
+			} else {
+				d.m[op[0]] = op[1]
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("Mutate(batch) = %v", err)
+	}
+	for _, op := range ops {
+		if op[1] == "" {
+			delete(m.model, op[0])
+		} else {
+			m.model[op[0]] = op[1]
+		}
+	}
+}
+
+// Fail changes the document, then fails: nothing is written.
+func (m *storeMachine) Fail(t *rapid.T) {
+	errNo := errors.New("no")
+	before, _ := os.ReadFile(m.path)
+	c, err := m.s.Mutate(context.Background(), func(d *kv) error { d.m["zz"] = "never"; return errNo })
+	if err != errNo || c.Written {
+		t.Fatalf("Mutate(failing fn) = %+v, %v, want errNo and nothing written", c, err)
+	}
+	if after, _ := os.ReadFile(m.path); string(after) != string(before) {
+		t.Fatalf("failing fn changed the file from %q to %q", before, after)
+	}
+}
+
+// Probed runs a no-op or a change through MutateProbed.
+func (m *storeMachine) Probed(t *rapid.T) {
+	k := keys.Draw(t, "key")
+	v, ok := m.model[k]
+	if !ok || rapid.Bool().Draw(t, "change") {
+		v = "p"
+	}
+	c, err := m.s.MutateProbed(context.Background(), func(d *kv) error { d.m[k] = v; return nil })
+	if err != nil {
+		t.Fatalf("MutateProbed(%s=%s) = %v", k, v, err)
+	}
+	m.owned = append(m.owned, c.Digest)
+	m.rival = false
+	m.model[k] = v
+}
+
+// Snapshot remembers the current bytes.
+func (m *storeMachine) Snapshot(t *rapid.T) {
+	b, err := m.s.ReadBytes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.snaps[rapid.SampledFrom([]string{"s1", "s2"}).Draw(t, "label")] = b
+}
+
+// Rival writes behind the machine's back (no lock needed: one goroutine).
+func (m *storeMachine) Rival(t *rapid.T) {
+	k := keys.Draw(t, "key")
+	m.model[k] = "rival"
+	b, _ := kvCodec{}.Encode(&kv{m: m.model})
+	if err := os.WriteFile(m.path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Ownership is by digest: a rival that writes bytes we already own
+	// has not diverged from us.
+	m.rival = !slices.Contains(m.owned, DigestOf(b))
+}
+
+// Restore puts a snapshot back, owning every version this machine wrote.
+func (m *storeMachine) Restore(t *rapid.T) {
+	if len(m.snaps) == 0 {
+		t.Skip("no snapshot")
+	}
+	label := rapid.SampledFrom([]string{"s1", "s2"}).Draw(t, "label")
+	snap, ok := m.snaps[label]
+	if !ok {
+		t.Skip("no such snapshot")
+	}
+	cur, _ := m.s.ReadBytes(context.Background())
+	_, err := m.s.Restore(context.Background(), snap, m.owned...)
+	switch {
+	case string(cur) == string(snap) && (cur == nil) == (snap == nil):
+		if err != nil {
+			t.Fatalf("Restore(equal snapshot) = %v", err)
+		}
+	case m.rival:
+		if !errors.Is(err, ErrDiverged) {
+			t.Fatalf("Restore over a rival's write = %v, want ErrDiverged", err)
+		}
+	default:
+		if err != nil {
+			t.Fatalf("Restore over an owned version = %v", err)
+		}
+		d, _ := kvCodec{}.Decode(snap)
+		m.model = d.m
+		m.owned = append(m.owned, DigestOf(snap))
+	}
+}
+
+// Reopen drops every in-memory value and starts from the file.
+func (m *storeMachine) Reopen(t *rapid.T) {
+	m.s = NewStore[*kv](m.path, kvCodec{})
+}
+
+// Check lists the invariants.
+func (m *storeMachine) Check(t *rapid.T) {
+	d, err := m.s.View(context.Background())
+	// 1. The file always decodes.
+	if err != nil {
+		t.Fatalf("View() = %v", err)
+	}
+	// 2. It holds exactly the model.
+	if !maps.Equal(d.m, m.model) {
+		t.Fatalf("View() = %v, want model %v", d.m, m.model)
+	}
+	// 3. No temp file is left behind.
+	ents, _ := os.ReadDir(filepath.Dir(m.path))
+	for _, e := range ents {
+		if n := e.Name(); n != filepath.Base(m.path) && n != filepath.Base(m.path)+".lock" {
+			t.Fatalf("stray file %s beside the data", n)
+		}
+	}
+}
+
+func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
+
+// TestStoreStateMachine runs random sequences of transactions, failures,
+// rival writes, restores and reopens against the model. Ablations: writing
+// when fn fails, or restoring without the ownership check, turn it red.
+func TestStoreStateMachine(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		dir, err := os.MkdirTemp(t.TempDir(), "m")
+		if err != nil {
+			rt.Fatal(err)
+		}
+		path := filepath.Join(dir, "state.json")
+		m := &storeMachine{path: path, s: NewStore[*kv](path, kvCodec{}, WithoutSync()), model: map[string]string{}, snaps: map[string][]byte{}}
+		rt.Repeat(rapid.StateMachineActions(m))
+	})
+}
