@@ -1,0 +1,227 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/filetxn/filetxn/internal/reexec"
+	"github.com/filetxn/filetxn/lock"
+)
+
+const (
+	appenders      = 8
+	appendsEach    = 50
+	closers        = 2
+	crossProcState = "state"
+)
+
+func openShared(dir string) *Store {
+	return Open(filepath.Join(dir, "deferred-work.md"), WithStateRoot(filepath.Join(dir, crossProcState)), WithoutSync())
+}
+
+func writeLines(t testing.TB, path string, lines []string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readLines(t testing.TB, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(string(b), "\n")
+}
+
+// TestConcurrentAppendsAndClosesAcrossProcesses: 8 processes append 50
+// entries each, one Store.Append per entry, while 2 more processes close
+// random open entries. The ledger ends with all 400 entries under 400
+// distinct ids, each id reported to its appender is in the file with that
+// appender's entry, and every close reported to a closer is in the file.
+// Ablation: giving each child process its own lock file (no mutual
+// exclusion) loses appends, mints ids twice and reverts closes; the test goes
+// red on the entry count and the duplicate ids.
+func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	if c := reexec.Child(t); c != nil {
+		s := openShared(c.Dir)
+		c.Barrier()
+		if c.Index < appenders {
+			var ids []string
+			for j := range appendsEach {
+				got, err := s.Append(ctx, Spec{
+					Title:      fmt.Sprintf("item %d of process %d", j, c.Index),
+					Origin:     fmt.Sprintf("process %d item %d", c.Index, j),
+					SourceSpec: "spec-concurrency.md",
+					Reason:     "concurrency test",
+				})
+				if err != nil || len(got) != 1 || got[0] == "" {
+					t.Fatalf("Append = %v, %v", got, err)
+				}
+				ids = append(ids, got[0])
+			}
+			writeLines(t, filepath.Join(c.Dir, fmt.Sprintf("appended-%d", c.Index)), ids)
+			c.Mark(fmt.Sprintf("done-%d", c.Index))
+			return
+		}
+		rng := rand.New(rand.NewPCG(uint64(c.Index), 42))
+		var closed []string
+		for {
+			finished := true
+			for i := range appenders {
+				if _, err := os.Stat(filepath.Join(c.Dir, fmt.Sprintf("done-%d", i))); err != nil {
+					finished = false
+				}
+			}
+			d, err := s.View(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if open := d.OpenIDs(); len(open) > 0 {
+				id := open[rng.IntN(len(open))]
+				got, err := s.MarkDone(ctx, []string{id}, "2026-06-11", fmt.Sprintf("closed by process %d", c.Index))
+				if err != nil {
+					t.Fatalf("MarkDone(%s) = %v", id, err)
+				}
+				closed = append(closed, got...)
+			}
+			if finished {
+				break
+			}
+		}
+		writeLines(t, filepath.Join(c.Dir, fmt.Sprintf("closed-%d", c.Index)), closed)
+		return
+	}
+
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "deferred-work.md"), []byte(ledgerFixture), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := reexec.Start(t, appenders+closers, dir)
+	g.Release()
+	g.Wait()
+
+	d, err := openShared(dir).View(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dups := d.Duplicates(); len(dups) != 0 {
+		t.Fatalf("duplicate ids: %v", dups)
+	}
+	entries := d.Entries()
+	if want := 3 + appenders*appendsEach; len(entries) != want {
+		t.Fatalf("%d entries, want %d", len(entries), want)
+	}
+	byID := make(map[string]Entry)
+	for _, e := range entries {
+		byID[e.ID] = e
+	}
+	reported := map[string]bool{}
+	for i := range appenders {
+		ids := readLines(t, filepath.Join(dir, fmt.Sprintf("appended-%d", i)))
+		if len(ids) != appendsEach {
+			t.Fatalf("process %d reported %d ids", i, len(ids))
+		}
+		for j, id := range ids {
+			e, ok := byID[id]
+			if !ok || reported[id] || !strings.Contains(e.Body, fmt.Sprintf("origin: process %d item %d\n", i, j)) {
+				t.Fatalf("process %d item %d: id %s missing, reported twice, or not its entry", i, j, id)
+			}
+			reported[id] = true
+		}
+	}
+	closedBy := map[string]int{}
+	for k := range closers {
+		idx := appenders + k
+		for _, id := range readLines(t, filepath.Join(dir, fmt.Sprintf("closed-%d", idx))) {
+			if _, twice := closedBy[id]; twice {
+				t.Errorf("%s reported closed by two processes", id)
+			}
+			closedBy[id] = idx
+		}
+	}
+	if len(closedBy) == 0 {
+		t.Errorf("the closers closed nothing")
+	}
+	for _, e := range entries {
+		idx, closed := closedBy[e.ID]
+		switch {
+		case closed && (e.Status != "done 2026-06-11" || !strings.Contains(e.Body, fmt.Sprintf("resolution: closed by process %d\n", idx))):
+			t.Errorf("close of %s by process %d was lost: %q", e.ID, idx, e.Body)
+		case !closed && e.ID != "DW-2" && !e.Open():
+			t.Errorf("%s is closed but nobody reported closing it", e.ID)
+		}
+	}
+	t.Logf("%d entries, %d closed concurrently", len(entries), len(closedBy))
+}
+
+// TestArchiveCrashBetweenWritesRecovers kills a process with SIGKILL after it
+// wrote the archive and before it wrote the ledger. The ledger is unchanged,
+// the lock is free, and the next run completes the stubs without appending the
+// bodies again, stamping them with the crashed run's date.
+// Ablation: writing the ledger before the archive leaves stubs whose bodies
+// are nowhere (red on "the ledger changed"); dropping the archive twin check
+// appends the body twice (red on "the retry appended").
+func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
+	ctx := context.Background()
+	if c := reexec.Child(t); c != nil {
+		s := openShared(c.Dir)
+		s.afterArchiveWrite = func() {
+			c.Mark("between-writes")
+			select {} // wait here to be killed
+		}
+		c.Barrier()
+		s.Archive(ctx, "", "2026-08-24", false)
+		t.Fatal("Archive returned; it should have been killed between its writes")
+		return
+	}
+	dir := t.TempDir()
+	s := openShared(dir)
+	if err := os.WriteFile(s.Path(), []byte(ledgerFixture), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := reexec.Start(t, 1, dir)
+	g.Release()
+	g.WaitMark("between-writes")
+	g.Kill(0)
+
+	if got := string(readOrNil(t, s.Path())); got != ledgerFixture {
+		t.Fatalf("the ledger changed before the archive was safe: %q", got)
+	}
+	crashed := string(readOrNil(t, s.ArchivePath()))
+	if !strings.Contains(crashed, "status: done 2026-05-25\narchived: 2026-08-24\n") {
+		t.Fatalf("archive after the crash = %q", crashed)
+	}
+	lp, _ := s.LockPath()
+	h, err := lock.TryAcquire(lp)
+	if err != nil {
+		t.Fatalf("the killed process left the lock held: %v", err)
+	}
+	h.Release()
+
+	ids, err := s.Archive(ctx, "", "2026-08-30", false)
+	if err != nil || !slices.Equal(ids, []string{"DW-2"}) {
+		t.Fatalf("retry Archive = %v, %v", ids, err)
+	}
+	if got := string(readOrNil(t, s.ArchivePath())); got != crashed {
+		t.Errorf("the retry appended to the archive: %q", got[len(crashed):])
+	}
+	ledger := string(readOrNil(t, s.Path()))
+	if !strings.Contains(ledger, "### DW-2: Old closed item\n\nstatus: done 2026-05-25\norigin: code review of spec-1-1.md, 2026-05-20\narchived: 2026-08-24\n\n") {
+		t.Errorf("stub after recovery: %q", ledger)
+	}
+	if again, _ := s.Archive(ctx, "", "2026-08-31", false); len(again) != 0 {
+		t.Errorf("third run = %v", again)
+	}
+}
