@@ -251,6 +251,15 @@ func TestLockedTxEndsWithCallback(t *testing.T) {
 		if _, err := tx.Write(other, []byte("a\n")); err != nil {
 			return err
 		}
+		if err := tx.Append(other+".log", []byte("one\n")); err != nil {
+			return err
+		}
+		if err := tx.Append(other+".log", []byte("two\n")); err != nil {
+			return err
+		}
+		if b, _ := tx.Read(other + ".log"); string(b) != "one\ntwo\n" {
+			t.Errorf("log after two Appends = %q", b)
+		}
 		b, err := tx.Read(other)
 		if string(b) != "a\n" || err != nil {
 			t.Errorf("tx.Read = %q, %v", b, err)
@@ -262,5 +271,8 @@ func TestLockedTxEndsWithCallback(t *testing.T) {
 	}
 	if _, err := kept.Write(other, []byte("late")); !errors.Is(err, ErrTxDone) {
 		t.Errorf("Write after Locked returned = %v, want ErrTxDone", err)
+	}
+	if err := kept.Append(other, []byte("late")); !errors.Is(err, ErrTxDone) {
+		t.Errorf("Append after Locked returned = %v, want ErrTxDone", err)
 	}
 }

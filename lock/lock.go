@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -121,6 +122,23 @@ func (h *Handle) Mode() Mode { return h.mode }
 // Borrowed reports whether the handle was handed over by the parent process
 // (see HandOver): such a handle's Release leaves the parent's lock held.
 func (h *Handle) Borrowed() bool { return h.borrowed }
+
+// Current reports whether the lock file at the handle's path is still the
+// file whose lock is held. It is false when the lock file (or a directory
+// above it) has been renamed or replaced since Acquire, for example when the
+// thing it guards was deleted by renaming its directory to a tombstone: a
+// holder that finds its lock no longer current must not go on as if it
+// guarded the path. It does not block.
+func (h *Handle) Current() (bool, error) {
+	id, err := idOfPath(h.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return id == h.e.id, nil
+}
 
 // Release releases the lock. It is idempotent and safe for concurrent use: the
 // first call releases, later calls return nil. For a borrowed handle it ends

@@ -310,3 +310,24 @@ func countFDs(t *testing.T) int {
 	}
 	return len(ents)
 }
+
+// TestCurrentAfterRename: a handle whose lock file was renamed away is no
+// longer current; a new file at the path is a different lock.
+func TestCurrentAfterRename(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "loop", "x.lock")
+	h := mustAcquire(t, path)
+	if ok, err := h.Current(); !ok || err != nil {
+		t.Fatalf("Current() = %v, %v, want true", ok, err)
+	}
+	if err := os.Rename(filepath.Join(dir, "loop"), filepath.Join(dir, "tomb")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := h.Current(); ok || err != nil {
+		t.Fatalf("Current() after rename = %v, %v, want false", ok, err)
+	}
+	h2 := mustAcquire(t, path) // a fresh file: a different lock, free
+	if ok, _ := h2.Current(); !ok {
+		t.Fatal("Current() of the new lock = false")
+	}
+}
