@@ -2,6 +2,8 @@ package board
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,15 +18,43 @@ const AnyEpic = -1
 // change only the lines they must; Bytes returns the edited board. A Doc is not safe for
 // concurrent use; the zero Doc is a missing board.
 type Doc struct {
-	path        string
-	exists      bool
-	lines       []line
-	rows        map[string]*row // every key of development_status; the last value wins
-	order       []*row          // explicit keys in file order, each key once
-	merged      []*row          // keys brought in by merge keys, never rewritable
-	epics       map[int][]*row  // explicit epic rows by number
-	lastUpdated *row            // the top-level last_updated field when it can be rewritten
-	changed     bool
+	path   string
+	exists bool
+
+	// Set by Parse and never written again: copies of a Doc share them.
+	lines []line         // the board as parsed
+	rows  []row          // development_status rows (explicit ones in file order, then merged ones), then last_updated
+	lu    int            // 1 + the index in rows of a rewritable top-level last_updated; 0 for none
+	index map[string]int // key -> the row that answers for it (for a repeated key, the last)
+	order []int          // the rows Stories and Epics list: each key once, in file order, merged keys last
+	epics map[int][]int  // epic number -> its explicit epic rows
+
+	// The edits since Parse, small and copied by clone.
+	text    map[int]string // line index -> its text now
+	vals    map[int]rowVal // row index -> its value now
+	changed bool
+}
+
+// rowVal is the part of a row that an edit changes.
+type rowVal struct {
+	status string
+	valEnd int
+}
+
+// status returns row i's status now.
+func (d *Doc) status(i int) string {
+	if v, ok := d.vals[i]; ok {
+		return v.status
+	}
+	return d.rows[i].status
+}
+
+// lineText returns line li's text now.
+func (d *Doc) lineText(li int) string {
+	if t, ok := d.text[li]; ok {
+		return t
+	}
+	return d.lines[li].text
 }
 
 // Story is one story row of development_status (a key like 3-2-digest-delivery or 1-4a-x).
@@ -61,26 +91,41 @@ func (d *Doc) Bytes() []byte {
 	if !d.exists {
 		return nil
 	}
-	return joinLines(d.lines)
+	if len(d.text) == 0 {
+		return joinLines(d.lines)
+	}
+	n := 0
+	for _, l := range d.lines {
+		n += len(l.text) + len(l.term)
+	}
+	for li, t := range d.text {
+		n += len(t) - len(d.lines[li].text)
+	}
+	out := make([]byte, 0, n)
+	for li, l := range d.lines {
+		out = append(out, d.lineText(li)...)
+		out = append(out, l.term...)
+	}
+	return out
 }
 
 // Status returns the status of a key of development_status: the value as written,
 // trimmed, with drafted read as ready-for-dev for story keys. ok is false when the key is
 // absent or holds a mapping or a list. A null value has status "".
 func (d *Doc) Status(key string) (status string, ok bool) {
-	r := d.rows[key]
-	if r == nil || r.nested {
+	i, ok := d.index[key]
+	if !ok || d.rows[i].nested {
 		return "", false
 	}
-	return r.status, true
+	return d.status(i), true
 }
 
 // Stories returns the story rows in file order.
 func (d *Doc) Stories() []Story {
 	var out []Story
-	for _, r := range d.all() {
-		if r.kind == kindStory && !r.nested {
-			out = append(out, Story{Key: r.key, Epic: r.epic, Number: r.num, Split: r.split, Slug: r.slug, Status: r.status, Line: r.line + 1})
+	for _, i := range d.order {
+		if r := &d.rows[i]; r.kind == kindStory && !r.nested {
+			out = append(out, Story{Key: r.key, Epic: r.epic, Number: r.num, Split: r.split, Slug: r.slug, Status: d.status(i), Line: r.line + 1})
 		}
 	}
 	return out
@@ -89,9 +134,9 @@ func (d *Doc) Stories() []Story {
 // Epics returns the epic rows in file order, each key once.
 func (d *Doc) Epics() []Epic {
 	var out []Epic
-	for _, r := range d.all() {
-		if r.kind == kindEpic && !r.nested {
-			out = append(out, Epic{Key: r.key, Number: r.epic, Status: r.status, Line: r.line + 1})
+	for _, i := range d.order {
+		if r := &d.rows[i]; r.kind == kindEpic && !r.nested {
+			out = append(out, Epic{Key: r.key, Number: r.epic, Status: d.status(i), Line: r.line + 1})
 		}
 	}
 	return out
@@ -109,9 +154,14 @@ func (d *Doc) NextActionable(epic int) (s Story, ok bool) {
 	return Story{}, false
 }
 
-func (d *Doc) all() []*row {
-	return append(append([]*row(nil), d.order...), d.merged...)
+// has reports whether key is a row of development_status.
+func (d *Doc) has(key string) bool {
+	_, ok := d.index[key]
+	return ok
 }
+
+// all returns the indexes of the rows in the order Stories and Epics list them.
+func (d *Doc) all() []int { return d.order }
 
 // AdvanceOption changes how Advance treats one row.
 type AdvanceOption func(*advanceConfig)
@@ -160,17 +210,17 @@ func (d *Doc) Advance(key, target string, opts ...AdvanceOption) (string, error)
 }
 
 func (d *Doc) advance(key, target string, cfg advanceConfig) (string, error) {
-	r := d.rows[key]
-	if r == nil {
+	i, ok := d.index[key]
+	if !ok {
 		return "", nil
 	}
+	r, cur := &d.rows[i], d.status(i)
 	rowErr := func(sentinel error, reason Reason, detail string) error {
-		return &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: r.status, Target: target, Reason: reason, Detail: detail, Err: sentinel}
+		return &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: cur, Target: target, Reason: reason, Detail: detail, Err: sentinel}
 	}
 	if r.nested {
 		return "", rowErr(ErrNotRewritable, ReasonValueNotScalar, "the key holds a mapping or a list")
 	}
-	cur := r.status
 	ci, ti := Rank(cur), Rank(target)
 	switch {
 	case ci >= 0 && ti >= 0:
@@ -192,74 +242,70 @@ func (d *Doc) advance(key, target string, cfg advanceConfig) (string, error) {
 	// The lift reads the epic as it was before this edit (bmad-loop reads the file
 	// before writing). An epic that appears twice, or whose line cannot be rewritten,
 	// is skipped: the lift is best effort, the story's move is not.
-	var lift *row
+	lift := -1
 	if target == InProgress && r.kind == kindStory {
-		if es := d.epics[r.epic]; len(es) == 1 && es[0].status == Backlog && es[0].refusal == "" {
+		if es := d.epics[r.epic]; len(es) == 1 && d.status(es[0]) == Backlog && d.rows[es[0]].refusal == "" {
 			lift = es[0]
 		}
 	}
-	d.set(r, target)
-	if lift != nil {
+	d.set(i, target)
+	if lift >= 0 {
 		d.set(lift, InProgress)
 	}
-	if cfg.now != "" && d.lastUpdated != nil {
-		d.set(d.lastUpdated, cfg.now)
+	if cfg.now != "" && d.lu > 0 {
+		d.set(d.lu-1, cfg.now)
 	}
 	return target, nil
 }
 
-// clone returns a deep copy of d, sharing only immutable strings: one
-// parse can serve many edits, and a cached parse can be handed out again.
+// clone returns a copy of d that can be edited independently. Only the edits are copied;
+// the parsed board is shared, as it is never written. One parse can thus serve many
+// edits, and a cached parse can be handed out again for the price of two small maps.
 func (d *Doc) clone() *Doc {
 	c := *d
-	c.lines = append([]line(nil), d.lines...)
-	m := map[*row]*row{}
-	cp := func(r *row) *row {
-		if r == nil {
-			return nil
-		}
-		if n, ok := m[r]; ok {
-			return n
-		}
-		n := *r
-		m[r] = &n
-		return &n
-	}
-	c.rows = map[string]*row{}
-	for k, r := range d.rows {
-		c.rows[k] = cp(r)
-	}
-	c.order, c.merged = nil, nil
-	for _, r := range d.order {
-		c.order = append(c.order, cp(r))
-	}
-	for _, r := range d.merged {
-		c.merged = append(c.merged, cp(r))
-	}
-	c.epics = map[int][]*row{}
-	for n, rs := range d.epics {
-		for _, r := range rs {
-			c.epics[n] = append(c.epics[n], cp(r))
-		}
-	}
-	c.lastUpdated = cp(d.lastUpdated)
+	c.text = maps.Clone(d.text)
+	c.vals = maps.Clone(d.vals)
 	return &c
 }
 
-// set rewrites r's value in place: everything before and after the value on its line
-// (indent, key, gap, comment, terminator) is kept byte for byte. A quoted value becomes
-// the plain value.
-func (d *Doc) set(r *row, value string) {
-	l := &d.lines[r.line]
-	if l.text[r.valStart:r.valEnd] == value {
+// rebased returns a copy of d whose edits are folded into its own parsed board, so that
+// later copies start with no edits to carry.
+func (d *Doc) rebased() *Doc {
+	c := *d
+	c.lines = slices.Clone(d.lines)
+	for li, t := range d.text {
+		c.lines[li].text = t
+	}
+	c.rows = slices.Clone(d.rows)
+	for i, v := range d.vals {
+		c.rows[i].status, c.rows[i].valEnd = v.status, v.valEnd
+	}
+	c.text, c.vals, c.changed = nil, nil, false
+	return &c
+}
+
+// set rewrites row i's value: everything before and after the value on its line (indent,
+// key, gap, comment, terminator) is kept byte for byte. A quoted value becomes the plain
+// value.
+func (d *Doc) set(i int, value string) {
+	r := &d.rows[i]
+	text := d.lineText(r.line)
+	end := r.valEnd
+	if v, ok := d.vals[i]; ok {
+		end = v.valEnd
+	}
+	if text[r.valStart:end] == value {
 		return
 	}
-	l.text = l.text[:r.valStart] + value + l.text[r.valEnd:]
-	r.valEnd = r.valStart + len(value)
-	r.status = value
-	if r.kind == kindStory && value == drafted {
-		r.status = ReadyForDev
+	if d.text == nil {
+		d.text, d.vals = map[int]string{}, map[int]rowVal{}
 	}
+	d.text[r.line] = text[:r.valStart] + value + text[end:]
+	st := value
+	if r.kind == kindStory && value == drafted {
+		st = ReadyForDev
+	}
+	d.vals[i] = rowVal{status: st, valEnd: r.valStart + len(value)}
 	d.changed = true
 }
 
@@ -345,7 +391,7 @@ func AdvancedBytes(src []byte, key, target string, opts ...AdvanceOption) ([]byt
 	switch {
 	case err != nil:
 		return nil, err
-	case st == "" && d.rows[key] == nil:
+	case st == "" && !d.has(key):
 		return nil, nil
 	case !d.changed:
 		return src, nil

@@ -14,10 +14,10 @@ type Codec struct {
 	onDecode func() // tests only: called at the start of every Decode of existing bytes
 }
 
-// NewCodec returns a Codec for the board at path that remembers the last board it parsed
-// or encoded, so that decoding those exact bytes again (the lock-free probe and then the
-// locked read of one transaction, or the next transaction after this process's own
-// write) costs a copy instead of a parse. A Codec from NewCodec is safe for concurrent
+// NewCodec returns a Codec for the board at path that remembers the last two boards it
+// parsed or encoded, so that decoding those exact bytes again (the lock-free probe and
+// then the locked read of one transaction, or the next transaction after this process's
+// own write) costs a copy instead of a parse. It keeps copies, never the caller's slices. A Codec from NewCodec is safe for concurrent
 // use.
 func NewCodec(path string) Codec { return Codec{Path: path, cache: &lastParse{}} }
 
@@ -52,11 +52,21 @@ func (c Codec) Encode(d *Doc) ([]byte, error) {
 	return b, nil
 }
 
-// lastParse holds one board's bytes and its Doc. It is sound because a Doc edited by
-// Advance is, field for field, the Doc that parsing its bytes would give (the state
-// machine test checks this after every action).
+// lastParse remembers the two boards most recently parsed or encoded, with their Docs.
+// Two, because one transaction handles two versions: the probe decodes the old bytes and
+// encodes the new ones, then the locked read decodes the old bytes again. It is sound
+// because a Doc edited by Advance is, field for field, the Doc that parsing its bytes
+// would give (the state machine test checks this after every action).
 type lastParse struct {
-	mu  sync.Mutex // protects src and doc
+	mu    sync.Mutex // protects slots
+	slots [2]parsed  // most recent first
+}
+
+// maxCachedEdits bounds the edits a cached Doc carries before put folds them into a copy
+// of the parsed board: copies of a cached Doc copy its edits.
+const maxCachedEdits = 16
+
+type parsed struct {
 	src []byte
 	doc *Doc // pristine: never handed out, only copies of it
 }
@@ -67,20 +77,36 @@ func (c *lastParse) get(src []byte) *Doc {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.doc == nil || !bytes.Equal(c.src, src) {
-		return nil
+	for i, s := range c.slots {
+		if s.doc != nil && bytes.Equal(s.src, src) {
+			if i > 0 {
+				c.slots[0], c.slots[i] = c.slots[i], c.slots[0]
+			}
+			return s.doc.clone()
+		}
 	}
-	return c.doc.clone()
+	return nil
 }
 
 func (c *lastParse) put(src []byte, d *Doc) {
 	if c == nil {
 		return
 	}
-	d = d.clone()
-	d.changed = false
+	if len(d.text) > maxCachedEdits {
+		d = d.rebased()
+	} else {
+		d = d.clone()
+		d.changed = false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.src = append(c.src[:0:0], src...)
-	c.doc = d
+	for i, s := range c.slots {
+		if s.doc != nil && bytes.Equal(s.src, src) {
+			c.slots[i] = c.slots[0]
+			c.slots[0] = parsed{s.src, d}
+			return
+		}
+	}
+	c.slots[1] = c.slots[0]
+	c.slots[0] = parsed{bytes.Clone(src), d}
 }

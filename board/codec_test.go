@@ -39,7 +39,7 @@ func TestCodecCacheHandsOutCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(c.cache.src, out) {
+	if !reflect.DeepEqual(c.cache.slots[0].src, out) {
 		t.Fatalf("Encode did not remember the bytes it returned")
 	}
 	d3, err := c.Decode(out)
@@ -49,6 +49,10 @@ func TestCodecCacheHandsOutCopies(t *testing.T) {
 	want, _ := Parse("sprint-status.yaml", out)
 	if !reflect.DeepEqual(docState(d3), docState(want)) || d3.Changed() {
 		t.Fatalf("Decode(encoded bytes) = %+v, want %+v", docState(d3), docState(want))
+	}
+	// The old bytes are still remembered: a locked read after the probe's Encode hits.
+	if d := c.cache.get(src); d == nil {
+		t.Fatalf("the board decoded before the last Encode was forgotten")
 	}
 	if d, err := c.Decode(nil); err != nil || d.Exists() {
 		t.Fatalf("Decode(nil) = %v, %v, want a missing board", d, err)

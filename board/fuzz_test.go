@@ -39,7 +39,7 @@ func FuzzAdvance(f *testing.F) {
 		if len(rows) == 0 {
 			return
 		}
-		r := rows[int(which)%len(rows)]
+		r := &d.rows[rows[int(which)%len(rows)]]
 		if r.key == "" || !utf8.ValidString(r.key) {
 			return // not a key Advance accepts (ErrInvalidArgument)
 		}

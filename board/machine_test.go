@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -307,37 +308,27 @@ func (m *boardMachine) Check(t *rapid.T) {
 	}
 }
 
-// state is a Doc with its pointers followed, for comparison.
+// state is what a Doc holds but its path, with every edit applied, for comparison.
 type state struct {
-	Exists      bool
-	Lines       []line
-	Rows        map[string]row
-	Order       []row
-	Merged      []row
-	Epics       map[int][]row
-	LastUpdated *row
+	Exists bool
+	Lines  []line
+	Rows   []row
+	LU     int
+	Index  map[string]int
+	Order  []int
+	Epics  map[int][]int
 }
 
 func docState(d *Doc) state {
-	vals := func(rs []*row) []row {
-		var out []row
-		for _, r := range rs {
-			out = append(out, *r)
-		}
-		return out
+	lines := slices.Clone(d.lines)
+	for li, t := range d.text {
+		lines[li].text = t
 	}
-	s := state{Exists: d.exists, Lines: d.lines, Rows: map[string]row{}, Order: vals(d.order), Merged: vals(d.merged), Epics: map[int][]row{}}
-	for k, r := range d.rows {
-		s.Rows[k] = *r
+	rows := slices.Clone(d.rows)
+	for i, v := range d.vals {
+		rows[i].status, rows[i].valEnd = v.status, v.valEnd
 	}
-	for n, rs := range d.epics {
-		s.Epics[n] = vals(rs)
-	}
-	if d.lastUpdated != nil {
-		lu := *d.lastUpdated
-		s.LastUpdated = &lu
-	}
-	return s
+	return state{d.exists, lines, rows, d.lu, d.index, d.order, d.epics}
 }
 
 // sameShape reports whether two versions of a row line agree on everything but the value:

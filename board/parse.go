@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -73,7 +74,7 @@ func (p *parser) parse() (*Doc, error) {
 		p.bom = len("\uFEFF")
 	}
 	p.lines = splitLines(p.src)
-	p.doc = &Doc{path: p.path, exists: true, lines: p.lines, rows: map[string]*row{}, epics: map[int][]*row{}}
+	p.doc = &Doc{path: p.path, exists: true, lines: p.lines, index: map[string]int{}, epics: map[int][]int{}}
 
 	dec := yaml.NewDecoder(bytes.NewReader(p.raw))
 	var root yaml.Node
@@ -134,10 +135,11 @@ func (p *parser) parse() (*Doc, error) {
 		return nil, err
 	}
 	if len(lastUpdated) == 2 {
-		r := &row{key: "last_updated", line: lastUpdated[0].Line - 1, status: strings.TrimSpace(lastUpdated[1].Value)}
-		p.locate(r, lastUpdated[0], lastUpdated[1])
+		r := row{key: "last_updated", line: lastUpdated[0].Line - 1, status: strings.TrimSpace(lastUpdated[1].Value)}
+		p.locate(&r, lastUpdated[0], lastUpdated[1])
 		if r.refusal == "" {
-			p.doc.lastUpdated = r
+			p.doc.rows = append(p.doc.rows, r)
+			p.doc.lu = len(p.doc.rows)
 		}
 	}
 	return p.doc, nil
@@ -196,11 +198,11 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 		return nil // a complex key has no string form; it cannot name a row
 	}
 	key := k.Value
-	prev := p.doc.rows[key]
-	if merged && prev != nil {
+	prev, seen := p.doc.index[key]
+	if merged && seen {
 		return nil
 	}
-	r := &row{key: key, class: classify(key), line: keyNode.Line - 1}
+	r := row{key: key, class: classify(key), line: keyNode.Line - 1}
 	val := v
 	if val.Kind == yaml.AliasNode && val.Alias != nil {
 		val = val.Alias
@@ -219,12 +221,13 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 		}
 		r.nested = true
 	}
-	if prev != nil && !merged {
-		if r.kind == kindStory || prev.kind == kindStory {
-			return p.fail(keyNode.Line, ErrDuplicateKey, "story key %s repeats line %d", key, prev.line+1)
+	if seen && !merged {
+		pr := &p.doc.rows[prev]
+		if r.kind == kindStory || pr.kind == kindStory {
+			return p.fail(keyNode.Line, ErrDuplicateKey, "story key %s repeats line %d", key, pr.line+1)
 		}
-		dup := fmt.Sprintf("%s also appears on line %d; its last value wins and neither line is rewritten", key, prev.line+1)
-		prev.refusal, prev.detail = ReasonDuplicateKey, dup
+		dup := fmt.Sprintf("%s also appears on line %d; its last value wins and neither line is rewritten", key, pr.line+1)
+		pr.refusal, pr.detail = ReasonDuplicateKey, dup
 		r.refusal, r.detail = ReasonDuplicateKey, dup
 	}
 	switch {
@@ -232,25 +235,19 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 	case foreign:
 		r.refusal, r.detail = ReasonRowNotInMapping, "the row comes from a merge key or an aliased mapping"
 	default:
-		p.locate(r, keyNode, v)
+		p.locate(&r, keyNode, v)
 	}
-	p.doc.rows[key] = r
-	if !merged {
-		if prev == nil {
-			p.doc.order = append(p.doc.order, r)
-		} else {
-			// keep file order of first appearance, last value
-			for i, o := range p.doc.order {
-				if o == prev {
-					p.doc.order[i] = r
-				}
-			}
-		}
-		if r.kind == kindEpic {
-			p.doc.epics[r.epic] = append(p.doc.epics[r.epic], r)
-		}
+	i := len(p.doc.rows)
+	p.doc.rows = append(p.doc.rows, r)
+	p.doc.index[key] = i
+	if !seen {
+		p.doc.order = append(p.doc.order, i)
 	} else {
-		p.doc.merged = append(p.doc.merged, r)
+		// A repeated key keeps its first place in file order, with its last value.
+		p.doc.order[slices.Index(p.doc.order, prev)] = i
+	}
+	if r.kind == kindEpic && !merged {
+		p.doc.epics[r.epic] = append(p.doc.epics[r.epic], i)
 	}
 	return nil
 }

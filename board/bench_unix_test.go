@@ -1,0 +1,242 @@
+//go:build unix
+
+package board
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/filetxn/filetxn"
+)
+
+// benchBoard is a 300-story board (15 epics of 20 stories, comments included), about
+// 17 KB, with every story done.
+func benchBoard() (string, []string) {
+	var b strings.Builder
+	var keys []string
+	b.WriteString("# Sprint status\ngenerated: 01-06-2026 10:00\nlast_updated: 01-06-2026 10:00\n\ndevelopment_status:\n")
+	for e := 1; e <= 15; e++ {
+		fmt.Fprintf(&b, "  # Epic %d\n  epic-%d: in-progress\n", e, e)
+		for s := 1; s <= 20; s++ {
+			key := fmt.Sprintf("%d-%d-some-story-slug-%d", e, s, s)
+			keys = append(keys, key)
+			fmt.Fprintf(&b, "  %s: done  # owner: pat\n", key)
+		}
+		fmt.Fprintf(&b, "  epic-%d-retrospective: optional\n\n", e)
+	}
+	return b.String(), keys
+}
+
+// flipper makes every Advance a real write: it moves story i between done and
+// awaiting-operator (the allowlisted regression), remembering where each one is.
+type flipper struct {
+	keys []string
+	done []bool
+	i    int
+}
+
+func newFlipper(keys []string) *flipper {
+	f := &flipper{keys: keys, done: make([]bool, len(keys))}
+	for i := range f.done {
+		f.done[i] = true
+	}
+	return f
+}
+
+func (f *flipper) next() (key, target string) {
+	k := f.i % len(f.keys)
+	f.i++
+	f.done[k] = !f.done[k]
+	if f.done[k] {
+		return f.keys[k], Done
+	}
+	return f.keys[k], AwaitingOperator
+}
+
+// BenchmarkAdvance measures one durable Store.Advance that writes, on a 300-story board
+// with a sidecar lock; compare with BenchmarkRawFloor from the same run (issue 4 asks for
+// at most 1.10x).
+func BenchmarkAdvance(b *testing.B) {
+	src, keys := benchBoard()
+	dir := b.TempDir()
+	path := filepath.Join(dir, "sprint-status.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	s, err := Open(path, WithStateRoot(filepath.Join(dir, "state")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := newFlipper(keys)
+	ctx := context.Background()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		key, target := f.next()
+		if got, err := s.Advance(ctx, key, target, "", AllowRegression()); got != target || err != nil {
+			b.Fatalf("Advance(%q, %q) = %q, %v", key, target, got, err)
+		}
+	}
+}
+
+// BenchmarkMutate50 measures 50 advances batched in one durable Mutate; compare with
+// BenchmarkAdvance (issue 4 asks for at most 1.5x).
+func BenchmarkMutate50(b *testing.B) {
+	src, keys := benchBoard()
+	dir := b.TempDir()
+	path := filepath.Join(dir, "sprint-status.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	s, err := Open(path, WithStateRoot(filepath.Join(dir, "state")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := newFlipper(keys)
+	ctx := context.Background()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		c, err := s.Mutate(ctx, func(d *Doc) error {
+			for range 50 {
+				key, target := f.next()
+				if _, err := d.Advance(key, target, AllowRegression()); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil || !c.Written {
+			b.Fatalf("Mutate = %+v, %v", c, err)
+		}
+	}
+}
+
+// BenchmarkRawFloor is the least a durable locked read-modify-write of the same board can
+// cost, by hand and with no checks: flock a lock file, read the board, write a
+// temporary file, fsync it, rename it over the board, fsync the directory, unlock.
+func BenchmarkRawFloor(b *testing.B) {
+	src, _ := benchBoard()
+	dir := b.TempDir()
+	path := filepath.Join(dir, "sprint-status.yaml")
+	tmp := filepath.Join(dir, ".sprint-status.yaml.tmp")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	lf, err := os.OpenFile(filepath.Join(dir, "board.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lf.Close()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+			b.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			b.Fatal(err)
+		}
+		d, err := os.Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		d.Close()
+		if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_UN); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// rawCodec is the least a codec can do: the document is the bytes.
+type rawCodec struct{}
+
+func (rawCodec) Decode(b []byte) (*[]byte, error) { return &b, nil }
+func (rawCodec) Encode(b *[]byte) ([]byte, error) { return *b, nil }
+
+// BenchmarkEngineFloor is one durable engine transaction on the same board and lock
+// placement that changes one byte, with no parsing: BenchmarkAdvance minus this is what
+// package board adds.
+func BenchmarkEngineFloor(b *testing.B) {
+	src, _ := benchBoard()
+	dir := b.TempDir()
+	path := filepath.Join(dir, "sprint-status.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	s := filetxn.NewStore[*[]byte](path, rawCodec{}, filetxn.WithStateRoot(filepath.Join(dir, "state")))
+	ctx := context.Background()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		c, err := s.MutateProbed(ctx, func(p *[]byte) error {
+			out := bytes.Clone(*p)
+			out[0] ^= 1 // '#' <-> '"'
+			*p = out
+			return nil
+		})
+		if err != nil || !c.Written {
+			b.Fatalf("MutateProbed = %+v, %v", c, err)
+		}
+	}
+}
+
+// BenchmarkParse300 measures parsing the 300-story board, the work the Codec's cache
+// saves when the bytes are the ones this process last wrote.
+func BenchmarkParse300(b *testing.B) {
+	src, _ := benchBoard()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if _, err := Parse("", []byte(src)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCodecAdvance is the CPU work of one Store.Advance without I/O: the probe and
+// the locked pass each decode (a cache hit), advance and encode.
+func BenchmarkCodecAdvance(b *testing.B) {
+	src, keys := benchBoard()
+	c := NewCodec("sprint-status.yaml")
+	data := []byte(src)
+	f := newFlipper(keys)
+	for b.Loop() {
+		key, target := f.next()
+		var out []byte
+		for range 2 {
+			d, err := c.Decode(data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := d.Advance(key, target, AllowRegression()); err != nil {
+				b.Fatal(err)
+			}
+			if out, err = c.Encode(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		data = out
+	}
+}
