@@ -24,6 +24,8 @@ type Doc struct {
 
 	seq      string // highest DW-<n> number in text, without leading zeros; "" when none
 	seqValid bool
+
+	grow *strings.Builder // when text is grow's content: appends extend it in amortized O(appended)
 }
 
 // Parse reads ledger bytes. Nil data is a missing file and empty data an
@@ -33,7 +35,13 @@ type Doc struct {
 // otherwise a ledger, and text that is not a canonical entry is kept verbatim
 // as prose. Parse does not keep data.
 func Parse(data []byte) (*Doc, error) {
-	text := normalize(data)
+	var text string
+	var grow *strings.Builder
+	if bytes.IndexByte(data, '\r') < 0 {
+		text, grow = textOf(data)
+	} else {
+		text = normalize(data)
+	}
 	if !utf8.ValidString(text) {
 		i := 0
 		for i < len(text) {
@@ -45,11 +53,20 @@ func Parse(data []byte) (*Doc, error) {
 		}
 		return nil, &ParseError{Line: strings.Count(text[:i], "\n") + 1, Err: ErrInvalidUTF8}
 	}
-	d := &Doc{missing: data == nil, orig: text, text: text}
-	if bytes.IndexByte(data, '\r') >= 0 {
+	d := &Doc{missing: data == nil, orig: text, text: text, grow: grow}
+	if grow == nil {
 		d.crRaw = bytes.Clone(data)
 	}
 	return d, nil
+}
+
+// textOf returns data as a string held by a builder with room to grow, so
+// that appends to a parsed ledger do not copy it again.
+func textOf(data []byte) (string, *strings.Builder) {
+	b := new(strings.Builder)
+	b.Grow(len(data) + len(data)/8 + 1024)
+	b.Write(data)
+	return b.String(), b
 }
 
 // normalize reads CRLF and lone CR as LF.
@@ -98,6 +115,7 @@ func (d *Doc) setText(text string) {
 	d.text = text
 	d.p = nil
 	d.seqValid = false
+	d.grow = nil
 }
 
 // appendText adds s at the end of the text. s must begin a new line (the text
@@ -108,7 +126,13 @@ func (d *Doc) appendText(s string) {
 	if d.seqValid {
 		d.seq = maxSeq(s, d.seq)
 	}
-	d.text += s
+	if d.grow == nil || d.grow.Len() != len(d.text) {
+		d.grow = new(strings.Builder)
+		d.grow.Grow(len(d.text) + len(d.text)/4 + len(s) + 512)
+		d.grow.WriteString(d.text)
+	}
+	d.grow.WriteString(s)
+	d.text = d.grow.String()
 	d.p = nil
 }
 
@@ -150,7 +174,7 @@ func (p *parsed) export(e *entry) Entry {
 		ID:       e.id,
 		Title:    e.title,
 		Status:   e.status,
-		Severity: e.severity,
+		Severity: p.severity(e),
 		Body:     p.body(e),
 		Line:     e.line + 1,
 		Start:    e.start,

@@ -116,6 +116,11 @@ func (d *Doc) append1(s Spec) string {
 // (unless cross) a source_spec line for sourceSpec. The lines are matched
 // anywhere in the entry's body, fenced or not, as bmad-loop does.
 func (d *Doc) covered(origin, sourceSpec string, cross bool) bool {
+	// Most appends carry an origin no line of the ledger has: answer those
+	// without parsing.
+	if !fieldLinePresent(d.text, "origin", origin) {
+		return false
+	}
 	p := d.parsed()
 	for i := range p.entries {
 		e := &p.entries[i]
@@ -133,19 +138,28 @@ func (d *Doc) covered(origin, sourceSpec string, cross bool) bool {
 // fieldLinePresent reports whether body has a line matching
 // ^<field>:[ \t]*`?<value>`?[ \t]*$ with value taken literally.
 func fieldLinePresent(body, field, value string) bool {
+	if !strings.Contains(body, value) {
+		return false
+	}
 	key := field + ":"
-	for len(body) > 0 {
-		var l string
-		if i := strings.IndexByte(body, '\n'); i >= 0 {
-			l, body = body[:i], body[i+1:]
+	for at := 0; ; {
+		var i int
+		if at == 0 && strings.HasPrefix(body, key) {
+			i = 0
+		} else if i = strings.Index(body[at:], "\n"+key); i < 0 {
+			return false
 		} else {
-			l, body = body, ""
+			i += at + 1
 		}
-		if rest, ok := strings.CutPrefix(l, key); ok && fieldValueMatches(rest, value) {
+		at = i + len(key)
+		rest := body[at:]
+		if j := strings.IndexByte(rest, '\n'); j >= 0 {
+			rest = rest[:j]
+		}
+		if fieldValueMatches(rest, value) {
 			return true
 		}
 	}
-	return false
 }
 
 // fieldValueMatches reports whether r matches [ \t]*`?<v>`?[ \t]*, trying

@@ -27,7 +27,20 @@ type entry struct {
 	statusLn  int // 0-based index of the status line, -1 when there is none
 	statusBeg int // offset of the status line
 	statusEnd int // offset of the status line's end (its "\n", or the text's end)
-	severity  string
+}
+
+// severity returns the normalized severity of the entry's first unfenced
+// severity field line, "" when there is none or its word is not an alias.
+func (p *parsed) severity(e *entry) string {
+	for k := e.line + 1; k < e.endLine; k++ {
+		if p.fenced[k] {
+			continue
+		}
+		if sev, ok := lineSeverity(p.line(k)); ok {
+			return sev
+		}
+	}
+	return ""
 }
 
 func (e *entry) open() bool { return e.statusLn >= 0 && firstField(e.status) == "open" }
@@ -125,15 +138,6 @@ func parse(text string) *parsed {
 			e.status = trimSpace(l[len("status:"):])
 			e.statusBeg = p.starts[status]
 			e.statusEnd = e.statusBeg + len(l)
-		}
-		for k := hk + 1; k < endLine; k++ {
-			if p.fenced[k] {
-				continue
-			}
-			if sev, ok := lineSeverity(p.line(k)); ok {
-				e.severity = sev
-				break
-			}
 		}
 		if j, seen := p.first[id]; seen {
 			if p.dups == nil {
