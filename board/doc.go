@@ -11,7 +11,8 @@
 // A story reading the legacy "drafted" reports ready-for-dev. Parse loads a board into a
 // Doc; Doc.Advance moves one row (batch several on one Doc); Doc.Bytes returns the edited
 // board. AdvancedBytes and StatusInBytes do the same on bytes, with no file and no lock.
-// Codec adapts Doc to the filetxn engine.
+// Open returns a Store: the board on disk behind the filetxn engine, with Mutate, View
+// and Advance. Codec adapts Doc to the engine.
 //
 // # Guarantees
 //
@@ -35,6 +36,13 @@
 //     top-level last_updated value is set to now, only when the row's line was written.
 //     No line is ever added or removed.
 //   - On any error nothing is changed: no epic lift, no last_updated.
+//   - Store.Advance decides a no-op (missing board, absent row, row at or past the
+//     target) on a lock-free read and then takes no lock at all, so it succeeds where no
+//     lock can be taken; every other decision is made again under the lock on fresh
+//     bytes, so a rival's move made in between is never lost or regressed. Store.Mutate
+//     runs fn once under the lock; N moves in one fn cost one lock, one read, one write.
+//   - With WithStateRoot set to bmad-loop's state root, the lock is the sidecar file
+//     bmad-loop's own board writer takes, so Go and Python writers serialize.
 //
 // # Decisions on real boards
 //
@@ -92,9 +100,17 @@
 //
 // # Caveats
 //
-//   - A Doc is a snapshot of bytes. Concurrent writers are serialized by the filetxn
-//     engine's lock around Parse, Advance and the write, not by this package.
-//   - A Doc is not safe for concurrent use.
+//   - A Doc is a snapshot of bytes: decide on a Doc from Store.View only what may be
+//     stale; decide under Store.Mutate or Store.Advance.
+//   - A Doc is not safe for concurrent use. A Store is.
+//   - The lock is advisory and its placement must agree between writers: without
+//     WithStateRoot it is a .lock file beside the board, which bmad-loop does not take.
+//   - Calling Store.Mutate or Store.Advance on the same board from inside a Mutate
+//     callback fails with lock.ErrReentrant; it is not a deadlock and not re-entrant.
+//   - The Codec from NewCodec (which Open uses) keeps a copy of the last two boards it
+//     read or wrote, so that a transaction's second read and the process's next
+//     transaction need no parse. The copy is keyed by the exact bytes, so another
+//     writer's change is always parsed afresh.
 //   - Key classification uses ASCII digits; Python's \d also accepts other Unicode
 //     digits. No real board uses them.
 //   - Status reports the value as written and trimmed; for a YAML null it is "" (PyYAML

@@ -1,8 +1,11 @@
 package board_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/filetxn/filetxn/board"
 )
@@ -97,4 +100,52 @@ func ExampleParseError() {
 	}
 	// Output:
 	// 2 true
+}
+
+func ExampleStore_Advance() {
+	dir, err := os.MkdirTemp("", "board-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "sprint-status.yaml")
+	if err := os.WriteFile(path, []byte(example), 0o644); err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Share bmad-loop's state root to serialize with it; any absolute directory works.
+	s, err := board.Open(path, board.WithStateRoot(filepath.Join(dir, "state")))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	st, err := s.Advance(ctx, "3-2-digest-delivery", board.InProgress, "02-06-2026 09:30")
+	fmt.Println(st, err)
+	st, err = s.Advance(ctx, "3-1-login", board.Review, "02-06-2026 09:31") // no-op: no lock, no write
+	fmt.Println(st, err)
+	// Several moves in one transaction: one lock, one read, one write.
+	c, err := s.Mutate(ctx, func(d *board.Doc) error {
+		for _, key := range []string{"3-2-digest-delivery", "3-3-export"} {
+			if _, err := d.Advance(key, board.Review); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	fmt.Println(c.Written, err)
+	b, _ := os.ReadFile(path)
+	fmt.Print(string(b))
+	// Output:
+	// in-progress <nil>
+	// done <nil>
+	// true <nil>
+	// # Sprint status
+	// last_updated: 02-06-2026 09:30
+	// development_status:
+	//   epic-3: in-progress
+	//   3-1-login: done
+	//   3-2-digest-delivery: review  # the next story
+	//   3-3-export: review
 }
