@@ -1,0 +1,200 @@
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// RenameNoReplace renames oldpath to newpath only if nothing exists at
+// newpath, atomically: of two calls racing for one newpath, exactly one
+// succeeds and the other fails with an error wrapping [fs.ErrExist], and no
+// call ever replaces what it finds there. oldpath may be a file or a
+// directory; both paths must be on one file system. Unless [WithoutSync] is
+// given, the directories of both paths are fsynced afterwards, so that the
+// rename survives a crash.
+//
+// The no-replace check is made by the kernel where it offers one:
+// renameat2(RENAME_NOREPLACE) on Linux, renamex_np(RENAME_EXCL) on Darwin,
+// MoveFileEx without MOVEFILE_REPLACE_EXISTING on Windows. Elsewhere, and on
+// Linux file systems that refuse the flag, a file is renamed by link(2) and
+// unlink(2) (link never replaces), and a directory by rename(2) after a check
+// that newpath does not exist; rename(2) refuses to replace a non-empty
+// directory, but it would replace an empty one that appeared between the
+// check and the rename.
+//
+// Errors are [*fs.PathError] with Op "RenameNoReplace" and Path newpath.
+func RenameNoReplace(oldpath, newpath string, opts ...Option) error {
+	o := collect(opts)
+	if err := renameNoReplace(oldpath, newpath); err != nil {
+		return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: unwrapOS(err)}
+	}
+	if !o.noSync {
+		to, from := filepath.Dir(newpath), filepath.Dir(oldpath)
+		err := syncDir(to)
+		if err == nil && from != to {
+			err = syncDir(from)
+		}
+		if err != nil {
+			return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: unwrapOS(err)}
+		}
+	}
+	return nil
+}
+
+// renameFallback is RenameNoReplace for systems and file systems without a
+// no-replace rename in the kernel (see RenameNoReplace).
+func renameFallback(oldpath, newpath string) error {
+	fi, err := os.Lstat(oldpath)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().IsRegular() {
+		if err := os.Link(oldpath, newpath); err != nil {
+			return err
+		}
+		return os.Remove(oldpath)
+	}
+	if _, err := os.Lstat(newpath); err == nil {
+		return &fs.PathError{Op: "rename", Path: newpath, Err: fs.ErrExist}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return os.Rename(oldpath, newpath)
+}
+
+// A PendingDir is a directory being filled under a temporary name, to be
+// published under its final name by [PendingDir.Publish] only if that name is
+// still free, or removed by [PendingDir.Cleanup]. Until Publish nobody who
+// looks for the final name sees anything, so a directory is never seen half
+// filled. It is created by [CreateDir].
+//
+// The usual shape is
+//
+//	pd, err := atomicfile.CreateDir(path, 0o755)
+//	if err != nil {
+//		return err
+//	}
+//	defer pd.Cleanup() // no-op once published
+//	err = atomicfile.WriteFile(filepath.Join(pd.Path(), "a"), data, 0o644)
+//	...
+//	return pd.Publish() // fs.ErrExist: someone else published path first
+//
+// A PendingDir is not safe for concurrent use, and its zero value is not
+// usable.
+type PendingDir struct {
+	path  string // the final name, as the caller gave it
+	tmp   string // the staging directory, beside path
+	sync  bool
+	state state
+}
+
+// CreateDir makes an empty staging directory beside path, with perm minus the
+// umask, and returns it as a [PendingDir]: fill it (its path is
+// [PendingDir.Path]), then call [PendingDir.Publish], and always
+// [PendingDir.Cleanup], for instance deferred. The staging directory is named
+// ".<base>.tmp-<random>", so it is hidden and never collides with path.
+//
+// If something already exists at path, CreateDir stages nothing and returns
+// an error wrapping [fs.ErrExist]; this is only an early answer, Publish
+// checks again atomically. A missing parent gives an error wrapping
+// [fs.ErrNotExist]. Errors are [*fs.PathError] with Op "CreateDir" and Path
+// path.
+func CreateDir(path string, perm fs.FileMode, opts ...Option) (*PendingDir, error) {
+	o := collect(opts)
+	fail := func(err error) (*PendingDir, error) {
+		return nil, &fs.PathError{Op: "CreateDir", Path: path, Err: err}
+	}
+	if path == "" {
+		return fail(fs.ErrInvalid)
+	}
+	clean := filepath.Clean(path)
+	if _, err := os.Lstat(clean); err == nil {
+		return fail(fs.ErrExist)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fail(unwrapOS(err))
+	}
+	pd := &PendingDir{path: path, sync: !o.noSync}
+	dir, base := filepath.Split(clean)
+	if dir == "" {
+		dir = "."
+	}
+	var err error
+	for range 100 {
+		pd.tmp = filepath.Join(dir, tempName(base))
+		if err = os.Mkdir(pd.tmp, perm); !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fail(fmt.Errorf("parent directory %s: %w", dir, fs.ErrNotExist))
+		}
+		return fail(unwrapOS(err))
+	}
+	return pd, nil
+}
+
+// Path returns the staging directory: write the contents there. It exists
+// from CreateDir until Publish (which renames it to the final name) or
+// Cleanup (which removes it).
+func (pd *PendingDir) Path() string { return pd.tmp }
+
+// Publish renames the staging directory to the final name if nothing exists
+// there (see [RenameNoReplace]). The staging directory is fsynced first and
+// the parent after, unless [WithoutSync], so a crash leaves either no
+// directory at the final name or the complete one; files written into it
+// with [WriteFile] are durable already.
+//
+// If the final name has been taken in the meantime, Publish removes the
+// staging directory and returns an error wrapping [fs.ErrExist]. Calling it
+// again, or after Cleanup, returns an error wrapping [fs.ErrClosed]. Errors
+// are [*fs.PathError] with Op "Publish" and Path the final name.
+func (pd *PendingDir) Publish() error {
+	fail := func(err error) error { return &fs.PathError{Op: "Publish", Path: pd.path, Err: err} }
+	if pd.state != pending {
+		return fail(fs.ErrClosed)
+	}
+	if pd.sync {
+		if err := syncDir(pd.tmp); err != nil {
+			pd.Cleanup()
+			return fail(unwrapOS(err))
+		}
+	}
+	var opts []Option
+	if !pd.sync {
+		opts = append(opts, WithoutSync())
+	}
+	if err := RenameNoReplace(pd.tmp, filepath.Clean(pd.path), opts...); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		if _, serr := os.Lstat(pd.tmp); serr == nil {
+			pd.Cleanup()
+		} else {
+			// Only the directory sync after the rename failed.
+			pd.state = replaced
+		}
+		return fail(err)
+	}
+	pd.state = replaced
+	return nil
+}
+
+// Cleanup removes the staging directory and everything in it, unless it has
+// been published. It is a no-op after Publish, after an earlier Cleanup and on
+// a nil *PendingDir, so `defer pd.Cleanup()` is always right. Its error, an
+// [*fs.PathError] with Op "Cleanup", reports what could not be removed.
+func (pd *PendingDir) Cleanup() error {
+	if pd == nil || pd.state != pending {
+		return nil
+	}
+	pd.state = cleaned
+	if err := os.RemoveAll(pd.tmp); err != nil {
+		return &fs.PathError{Op: "Cleanup", Path: pd.path, Err: unwrapOS(err)}
+	}
+	return nil
+}
