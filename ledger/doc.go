@@ -6,8 +6,15 @@
 // [Doc.Entry], [Doc.OpenIDs], [Doc.Classify], [Doc.Duplicates], [Doc.NextID])
 // answer from the text; its operations ([Doc.Append], [Doc.MarkDone],
 // [Doc.MarkOpen], [Doc.RecordDecision], [Doc.MarkSeenAgain],
-// [Doc.ArchiveInto], [Doc.Merge]) edit the text in memory. [Codec] plugs a Doc
-// into the filetxn engine, which serializes writers across processes.
+// [Doc.ArchiveInto], [Doc.Merge]) edit the text in memory.
+//
+// A [Store] is the file itself, shared by goroutines and processes through
+// the filetxn engine ([Codec] is the bridge): [Store.Mutate] runs any batch of
+// Doc operations under the ledger's lock with one read and one write, and the
+// convenience methods ([Store.Append], [Store.MarkDone], ...) each do one
+// operation that way. By default the lock is the sidecar bmad-loop itself
+// takes, <state root>/locks/<hash>-deferred-work.md.lock under
+// [BmadLoopStateRoot], so that Go processes and bmad-loop exclude each other.
 //
 // # What is an entry
 //
@@ -48,7 +55,20 @@
 //   - Reopen is exact. A close made with [Reopenable] records the original
 //     status line, and MarkOpen with the same operation id and note restores it
 //     character for character; nothing else reopens.
-//   - Arguments are checked before the text is touched. Bad dates, statuses,
+//   - No lost update across processes. Every Store write takes the ledger's
+//     lock, reads the file under it, and replaces the file atomically; two
+//     appenders never mint one id and a close is never reverted by a rival's
+//     write (checked with real processes in the tests).
+//   - No lock for a no-op. A Store operation that writes nothing (an empty
+//     batch, a missing ledger, specs all filed, ids all closed, nothing
+//     eligible) is decided on a lock-free read and returns without the lock, so
+//     it succeeds where no state root exists or the lock cannot be taken; a
+//     real write there fails with an error wrapping [ErrNoStateRoot].
+//   - Archive is crash-safe. [Store.Archive] writes the archive, then the
+//     ledger, under one hold of the ledger's lock; a crash in between leaves
+//     the ledger whole, and the next run stubs it without copying a body twice.
+//   - Arguments are checked before the text is touched (and, for a Store,
+//     before any I/O). Bad dates, statuses,
 //     severities, notes and empty operation ids are *[ArgError] values naming
 //     the value, and an operation naming an id that several entries carry fails
 //     with a *[DuplicateIDError] naming the lines; either way nothing changes,
@@ -69,6 +89,12 @@
 //     would not read back as itself once appended (a fence that would pair with
 //     text around it). Remainder is each stretch of snapshot prose between
 //     entries, trimmed, that does not occur in the ledger.
+//   - [Store.MarkSeenAgain] answers a batch that writes nothing (every id a
+//     replay or stale) from the lock-free read, like the other operations;
+//     bmad-loop always takes the lock for it.
+//   - The default lock placement is bmad-loop's state root, not a .lock file
+//     beside the ledger: interoperating with bmad-loop is the point, and a
+//     sibling lock file would be committed by a "git add -A".
 //   - Invalid UTF-8 in a value is replaced by U+FFFD (a UTF-8 encoded
 //     surrogate by one U+FFFD), as bmad-loop neutralizes lone surrogates.
 //
@@ -84,6 +110,11 @@
 //   - Line endings are read as Python's universal newlines do (CRLF and CR);
 //     the other characters str.splitlines breaks on (U+2028, \v, ...) are not
 //     line breaks in the file, but they are collapsed in the values written.
-//   - A Doc is not safe for concurrent use. Serializing writers of the file is
-//     the job of the filetxn engine and its lock, not of this package.
+//   - A Doc is not safe for concurrent use; a Store is.
+//   - The lock is advisory. Writers that do not take it (an editor, an LLM
+//     session editing the file directly, bmad-loop with a different state
+//     root) are not excluded; the state roots of all writers must agree.
+//   - A Store operation reads the whole file twice when it writes (once for
+//     the lock-free probe, once under the lock) and rewrites it whole: a
+//     ledger is meant to be small enough for that (10,000 entries is 3 MB).
 package ledger

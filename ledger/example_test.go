@@ -1,7 +1,10 @@
 package ledger_test
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/filetxn/filetxn/ledger"
 )
@@ -128,4 +131,44 @@ func ExampleDoc_Merge() {
 	fmt.Printf("carried %v, collisions %v\n", rep.Carried, rep.Collisions)
 	// Output:
 	// carried [], collisions [DW-5]
+}
+
+func ExampleStore() {
+	dir, _ := os.MkdirTemp("", "ledger-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	// The lock is bmad-loop's sidecar under the state root; a bmad-loop run
+	// with the same state root excludes this process and vice versa.
+	s := ledger.Open(filepath.Join(dir, "artifacts", "deferred-work.md"), ledger.WithStateRoot(filepath.Join(dir, "state")))
+
+	ids, _ := s.Append(ctx,
+		ledger.Spec{Title: "Harden unicode handling", Origin: "code review of spec-3-2.md", SourceSpec: "spec-3-2.md", Reason: "out of scope"},
+		ledger.Spec{Title: "Retry SMTP", Origin: "code review of spec-3-3.md", SourceSpec: "spec-3-3.md", Reason: "later"},
+	)
+	fmt.Println("appended", ids)
+
+	closed, _ := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "fixed in 3-4")
+	fmt.Println("closed", closed)
+
+	// A replay writes nothing and takes no lock.
+	closed, _ = s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "fixed in 3-4")
+	fmt.Println("closed again", closed)
+
+	// Several changes in one lock, one read and one write.
+	s.Mutate(ctx, func(d *ledger.Doc) error {
+		if _, err := d.RecordDecision("DW-2", "2026-06-12", "defer", "next sprint"); err != nil {
+			return err
+		}
+		_, err := d.Append(ledger.Spec{Title: "Follow-up", Origin: "decision on DW-2", SourceSpec: "spec-3-3.md", Reason: "split"})
+		return err
+	})
+
+	d, _ := s.View(ctx)
+	fmt.Println("open", d.OpenIDs())
+	// Output:
+	// appended [DW-1 DW-2]
+	// closed [DW-1]
+	// closed again []
+	// open [DW-2 DW-3]
 }

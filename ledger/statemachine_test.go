@@ -1,10 +1,14 @@
 package ledger
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -38,8 +42,7 @@ type mEntry struct {
 }
 
 type ledgerMachine struct {
-	doc     *Doc
-	archive *Doc
+	tgt     target
 	model   []*mEntry
 	byID    map[string]*mEntry
 	maxNum  int // highest DW-<n> number the text mentions
@@ -69,13 +72,10 @@ var (
 	smLabels  = []string{"fix now", "defer", "a\u2028b"}
 )
 
-func (m *ledgerMachine) init(t *rapid.T) {
+func (m *ledgerMachine) init(t *rapid.T, newTarget func(*rapid.T, string) target) {
 	seed := rapid.SampledFrom(smSeeds).Draw(t, "seed")
-	d, err := Parse([]byte(seed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.doc, m.archive = d, mustParse(t, "")
+	m.tgt = newTarget(t, seed)
+	d := m.tgt.Ledger(t)
 	m.byID = make(map[string]*mEntry)
 	m.markers = make(map[string]markerKey)
 	for _, e := range d.Entries() {
@@ -142,8 +142,8 @@ func (m *ledgerMachine) Append(t *rapid.T) {
 			CrossSpecDedupe: rapid.Bool().Draw(t, "cross spec"),
 		}
 	}
-	before := m.doc.String()
-	got, err := m.doc.Append(specs...)
+	before := m.tgt.Ledger(t).String()
+	got, err := m.tgt.Append(specs...)
 	if err != nil {
 		t.Fatalf("Append: %v", err)
 	}
@@ -187,7 +187,7 @@ func (m *ledgerMachine) Append(t *rapid.T) {
 		m.byID[want] = me
 		m.markers[want] = k
 	}
-	if !strings.HasPrefix(m.doc.String(), before) {
+	if !strings.HasPrefix(m.tgt.Ledger(t).String(), before) {
 		t.Fatalf("Append changed existing text")
 	}
 }
@@ -213,7 +213,7 @@ func (m *ledgerMachine) MarkDone(t *rapid.T) {
 		op = rapid.SampledFrom(smOps).Draw(t, "close op")
 		opts = append(opts, Reopenable(op))
 	}
-	got, err := m.doc.MarkDone(ids, date, note, opts...)
+	got, err := m.tgt.MarkDone(ids, date, note, opts...)
 	if err != nil {
 		t.Fatalf("MarkDone: %v", err)
 	}
@@ -241,7 +241,7 @@ func (m *ledgerMachine) MarkOpen(t *rapid.T) {
 	ids := m.drawIDs(t, "reopen ids")
 	note := rapid.SampledFrom(smNotes).Draw(t, "reopen note")
 	op := rapid.SampledFrom(smOps).Draw(t, "reopen op")
-	got, err := m.doc.MarkOpen(ids, note, op)
+	got, err := m.tgt.MarkOpen(ids, note, op)
 	if err != nil {
 		t.Fatalf("MarkOpen: %v", err)
 	}
@@ -279,7 +279,7 @@ func (m *ledgerMachine) RecordDecision(t *rapid.T) {
 	if requireOpen {
 		opts = append(opts, RequireOpen())
 	}
-	got, err := m.doc.RecordDecision(id, date, label, detail, opts...)
+	got, err := m.tgt.RecordDecision(id, date, label, detail, opts...)
 	if err != nil {
 		t.Fatalf("RecordDecision: %v", err)
 	}
@@ -305,7 +305,7 @@ func (m *ledgerMachine) MarkSeenAgain(t *rapid.T) {
 	ids := m.drawIDs(t, "seen ids")
 	date := rapid.SampledFrom(smDates).Draw(t, "seen date")
 	note := rapid.SampledFrom(smNotes).Draw(t, "seen note")
-	got, err := m.doc.MarkSeenAgain(ids, date, note)
+	got, err := m.tgt.MarkSeenAgain(ids, date, note)
 	if err != nil {
 		t.Fatalf("MarkSeenAgain: %v", err)
 	}
@@ -343,10 +343,10 @@ func (m *ledgerMachine) Archive(t *rapid.T) {
 	before := rapid.SampledFrom(append([]string{""}, smDates...)).Draw(t, "before")
 	stamp := rapid.SampledFrom(smDates).Draw(t, "stamp")
 	want := m.eligible(before)
-	if dry, _ := m.doc.Archivable(before); !slices.Equal(dry, want) {
+	if dry, _ := m.tgt.Archivable(before); !slices.Equal(dry, want) {
 		t.Fatalf("Archivable(%q) = %v, model %v", before, dry, want)
 	}
-	got, err := m.doc.ArchiveInto(m.archive, before, stamp)
+	got, err := m.tgt.Archive(before, stamp)
 	if err != nil {
 		t.Fatalf("ArchiveInto: %v", err)
 	}
@@ -358,7 +358,7 @@ func (m *ledgerMachine) Archive(t *rapid.T) {
 		e.archived, e.seen = true, map[string]bool{}
 		m.touched[id] = true
 	}
-	m.blocks = len(m.archive.Entries())
+	m.blocks = len(mustParse(t, m.tgt.ArchiveText(t)).Entries())
 }
 
 // ArchiveAfterCrash runs an archive whose ledger write is lost, then the
@@ -367,23 +367,26 @@ func (m *ledgerMachine) Archive(t *rapid.T) {
 func (m *ledgerMachine) ArchiveAfterCrash(t *rapid.T) {
 	before := rapid.SampledFrom(append([]string{""}, smDates...)).Draw(t, "crash before")
 	stamp := rapid.SampledFrom(smDates).Draw(t, "crash stamp")
-	lost, archive := mustParse(t, m.doc.String()), mustParse(t, m.archive.String())
+	lost, archive := mustParse(t, m.tgt.Ledger(t).String()), mustParse(t, m.tgt.ArchiveText(t))
 	if _, err := lost.ArchiveInto(archive, before, stamp); err != nil {
 		t.Fatalf("ArchiveInto: %v", err)
 	}
-	crashed := archive.String()
+	m.tgt.CrashArchive(t, before, stamp)
+	crashed := m.tgt.ArchiveText(t)
+	if crashed != archive.String() {
+		t.Fatalf("archive after the crash = %q, want %q", crashed, archive.String())
+	}
 	retryStamp := rapid.SampledFrom(smDates).Draw(t, "retry stamp")
-	got, err := m.doc.ArchiveInto(archive, before, retryStamp)
+	got, err := m.tgt.Archive(before, retryStamp)
 	if err != nil {
-		t.Fatalf("retry ArchiveInto: %v", err)
+		t.Fatalf("retry Archive: %v", err)
 	}
-	if archive.String() != crashed {
-		t.Fatalf("the retry appended to the archive again: %q", archive.String()[len(crashed):])
+	if after := m.tgt.ArchiveText(t); after != crashed {
+		t.Fatalf("the retry appended to the archive again: %q", after[len(crashed):])
 	}
-	if m.doc.String() != lost.String() {
-		t.Fatalf("the retry left %q, the lost write had %q", m.doc.String(), lost.String())
+	if got := m.tgt.Ledger(t).String(); got != lost.String() {
+		t.Fatalf("the retry left %q, the lost write had %q", got, lost.String())
 	}
-	m.archive = archive
 	for _, id := range got {
 		e := m.byID[id]
 		e.archived, e.seen = true, map[string]bool{}
@@ -391,21 +394,14 @@ func (m *ledgerMachine) ArchiveAfterCrash(t *rapid.T) {
 	}
 }
 
-// Reparse encodes the Doc and decodes it again, dropping every in-memory value.
-func (m *ledgerMachine) Reparse(t *rapid.T) {
-	d, err := Parse(m.doc.Bytes())
-	if err != nil {
-		t.Fatalf("Parse(Bytes()): %v", err)
+// Reopen drops every in-memory value and reads the ledger again (for a Doc:
+// encode it and decode the bytes).
+func (m *ledgerMachine) Reopen(t *rapid.T) {
+	before := m.tgt.Ledger(t).String()
+	m.tgt.Reopen(t)
+	if m.tgt.Ledger(t).String() != before {
+		t.Fatalf("Reopen changed the text")
 	}
-	if d.String() != m.doc.String() {
-		t.Fatalf("Reparse changed the text")
-	}
-	m.doc = d
-	a, err := (Codec{}).Decode(m.archive.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.archive = a
 }
 
 // prose returns the non-blank stretches of text outside the entries.
@@ -427,13 +423,14 @@ func prose(d *Doc) []string {
 
 // Check verifies the invariants.
 func (m *ledgerMachine) Check(t *rapid.T) {
-	es := m.doc.Entries()
+	doc := m.tgt.Ledger(t)
+	es := doc.Entries()
 	// 1. Ids are unique and the entries are the model's, in order.
-	if len(m.doc.Duplicates()) != 0 {
-		t.Fatalf("duplicate ids: %v", m.doc.Duplicates())
+	if len(doc.Duplicates()) != 0 {
+		t.Fatalf("duplicate ids: %v", doc.Duplicates())
 	}
 	if len(es) != len(m.model) {
-		t.Fatalf("%d entries, model has %d: %v", len(es), len(m.model), ids(m.doc))
+		t.Fatalf("%d entries, model has %d: %v", len(es), len(m.model), ids(doc))
 	}
 	var open []string
 	for i, e := range es {
@@ -455,11 +452,11 @@ func (m *ledgerMachine) Check(t *rapid.T) {
 		}
 	}
 	// 3. Appended ids increase: the next id is one past the highest number.
-	if got, want := m.doc.NextID(), "DW-"+strconv.Itoa(m.maxNum+1); got != want {
+	if got, want := doc.NextID(), "DW-"+strconv.Itoa(m.maxNum+1); got != want {
 		t.Fatalf("NextID() = %s, model %s", got, want)
 	}
 	// 4. OpenIDs agrees with the entries.
-	if got := m.doc.OpenIDs(); !slices.Equal(got, open) {
+	if got := doc.OpenIDs(); !slices.Equal(got, open) {
 		t.Fatalf("OpenIDs() = %v, entries say %v", got, open)
 	}
 	// 5. Entries the last action did not touch are byte-identical.
@@ -471,21 +468,22 @@ func (m *ledgerMachine) Check(t *rapid.T) {
 		}
 	}
 	// 6. Text outside the entries never changes.
-	p := prose(m.doc)
+	p := prose(doc)
 	if m.prevProse != nil && !slices.Equal(p, m.prevProse) {
 		t.Fatalf("prose changed: %q, was %q", p, m.prevProse)
 	}
 	// 7. The text reads back as the same entries.
-	again := mustParse(t, m.doc.String())
+	again := mustParse(t, doc.String())
 	if !slices.EqualFunc(again.Entries(), es, func(a, b Entry) bool { return a == b }) {
 		t.Fatalf("a fresh parse disagrees with the Doc")
 	}
 	// 8. The archive holds a block for every entry ever archived, and no stub.
-	if n := len(m.archive.Entries()); n < m.blocks {
+	archive := mustParse(t, m.tgt.ArchiveText(t))
+	if n := len(archive.Entries()); n < m.blocks {
 		t.Fatalf("archive lost blocks: %d < %d", n, m.blocks)
 	}
-	m.blocks = len(m.archive.Entries())
-	for _, e := range m.archive.Entries() {
+	m.blocks = len(archive.Entries())
+	for _, e := range archive.Entries() {
 		if isStub(e.Body) {
 			t.Fatalf("archive holds a stub: %q", e.Body)
 		}
@@ -493,10 +491,148 @@ func (m *ledgerMachine) Check(t *rapid.T) {
 	m.prevBodies, m.prevProse, m.touched = bodies, p, map[string]bool{}
 }
 
+// TestLedgerStateMachine runs the machine on a Doc in memory.
 func TestLedgerStateMachine(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := &ledgerMachine{}
-		m.init(t)
+		m.init(t, newDocTarget)
 		t.Repeat(rapid.StateMachineActions(m))
 	})
+}
+
+// TestLedgerStoreStateMachine runs the same machine on a Store on disk, each
+// operation through its convenience method; Reopen opens a new Store.
+func TestLedgerStoreStateMachine(t *testing.T) {
+	root := t.TempDir()
+	var n atomic.Int64
+	rapid.Check(t, func(rt *rapid.T) {
+		m := &ledgerMachine{}
+		m.init(rt, func(rt *rapid.T, seed string) target {
+			return newStoreTarget(rt, filepath.Join(root, strconv.FormatInt(n.Add(1), 10)), seed)
+		})
+		rt.Repeat(rapid.StateMachineActions(m))
+	})
+}
+
+// target is what the machine drives: a Doc with its archive Doc, or a Store.
+type target interface {
+	Ledger(t *rapid.T) *Doc
+	ArchiveText(t *rapid.T) string
+	Append(specs ...Spec) ([]string, error)
+	MarkDone(ids []string, date, note string, opts ...CloseOption) ([]string, error)
+	MarkOpen(ids []string, note, op string) ([]string, error)
+	RecordDecision(id, date, label, detail string, opts ...DecisionOption) (bool, error)
+	MarkSeenAgain(ids []string, date, note string) (SeenAgain, error)
+	Archivable(before string) ([]string, error)
+	Archive(before, stamp string) ([]string, error)
+	CrashArchive(t *rapid.T, before, stamp string) // an archive whose ledger write is lost
+	Reopen(t *rapid.T)
+}
+
+type docTarget struct {
+	*Doc
+	archive *Doc
+}
+
+func newDocTarget(t *rapid.T, seed string) target {
+	d, err := Parse([]byte(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &docTarget{d, mustParse(t, "")}
+}
+
+func (d *docTarget) Ledger(*rapid.T) *Doc        { return d.Doc }
+func (d *docTarget) ArchiveText(*rapid.T) string { return d.archive.String() }
+func (d *docTarget) Archive(before, stamp string) ([]string, error) {
+	return d.Doc.ArchiveInto(d.archive, before, stamp)
+}
+func (d *docTarget) CrashArchive(t *rapid.T, before, stamp string) {
+	lost := mustParse(t, d.Doc.String())
+	if _, err := lost.ArchiveInto(d.archive, before, stamp); err != nil {
+		t.Fatal(err)
+	}
+}
+func (d *docTarget) Reopen(t *rapid.T) {
+	doc, err := Parse(d.Doc.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := (Codec{}).Decode(d.archive.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Doc, d.archive = doc, a
+}
+
+type storeTarget struct {
+	s   *Store
+	dir string
+	ctx context.Context
+}
+
+func newStoreTarget(t *rapid.T, dir, seed string) target {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st := &storeTarget{dir: dir, ctx: context.Background()}
+	st.Reopen(t)
+	if seed != "" {
+		if err := os.WriteFile(st.s.Path(), []byte(seed), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+func (s *storeTarget) Ledger(t *rapid.T) *Doc {
+	d, err := s.s.View(s.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+func (s *storeTarget) ArchiveText(t *rapid.T) string {
+	b, err := os.ReadFile(s.s.ArchivePath())
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+func (s *storeTarget) Append(specs ...Spec) ([]string, error) { return s.s.Append(s.ctx, specs...) }
+func (s *storeTarget) MarkDone(ids []string, date, note string, opts ...CloseOption) ([]string, error) {
+	return s.s.MarkDone(s.ctx, ids, date, note, opts...)
+}
+func (s *storeTarget) MarkOpen(ids []string, note, op string) ([]string, error) {
+	return s.s.MarkOpen(s.ctx, ids, note, op)
+}
+func (s *storeTarget) RecordDecision(id, date, label, detail string, opts ...DecisionOption) (bool, error) {
+	return s.s.RecordDecision(s.ctx, id, date, label, detail, opts...)
+}
+func (s *storeTarget) MarkSeenAgain(ids []string, date, note string) (SeenAgain, error) {
+	return s.s.MarkSeenAgain(s.ctx, ids, date, note)
+}
+func (s *storeTarget) Archivable(before string) ([]string, error) {
+	return s.s.Archive(s.ctx, before, "", true)
+}
+func (s *storeTarget) Archive(before, stamp string) ([]string, error) {
+	return s.s.Archive(s.ctx, before, stamp, false)
+}
+
+type crash struct{}
+
+func (s *storeTarget) CrashArchive(t *rapid.T, before, stamp string) {
+	defer func() {
+		s.s.afterArchiveWrite = nil
+		if r := recover(); r != nil && r != (crash{}) {
+			panic(r)
+		}
+	}()
+	s.s.afterArchiveWrite = func() { panic(crash{}) }
+	if _, err := s.s.Archive(s.ctx, before, stamp, false); err != nil {
+		t.Fatal(err)
+	}
+}
+func (s *storeTarget) Reopen(*rapid.T) {
+	s.s = Open(filepath.Join(s.dir, "deferred-work.md"), WithStateRoot(filepath.Join(s.dir, "state")), WithoutSync())
 }

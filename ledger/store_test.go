@@ -532,3 +532,42 @@ func TestStoreView(t *testing.T) {
 		t.Errorf("MarkDone on invalid bytes = %v, want ErrInvalidUTF8", err)
 	}
 }
+
+// TestAFailedAcquisitionLeavesNothingBehind: after a write fails on a lock
+// held elsewhere, the same Store writes normally once it is free.
+func TestAFailedAcquisitionLeavesNothingBehind(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, ledgerFixture, WithEngineOptions(filetxn.WithNoWait()))
+	t.Run("held", func(t *testing.T) {
+		holdLock(t, s)
+		if _, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n"); !errors.Is(err, lock.ErrWouldBlock) {
+			t.Fatalf("MarkDone = %v, want ErrWouldBlock", err)
+		}
+	})
+	if got, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n"); err != nil || len(got) != 1 {
+		t.Errorf("MarkDone after the holder left = %v, %v", got, err)
+	}
+}
+
+// TestLockPathFollowsSymlinkedDirectories: a path through a symlinked
+// directory and the direct path share one lock (bmad-loop resolves the path).
+func TestLockPathFollowsSymlinkedDirectories(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	root := filepath.Join(dir, "state")
+	a, _ := Open(filepath.Join(real, "deferred-work.md"), WithStateRoot(root)).LockPath()
+	b, _ := Open(filepath.Join(dir, "link", "deferred-work.md"), WithStateRoot(root)).LockPath()
+	if a != b || a == "" {
+		t.Errorf("LockPath via the link = %q, direct = %q", b, a)
+	}
+	other, _ := Open(filepath.Join(real, ArchiveName), WithStateRoot(root)).LockPath()
+	if other == a {
+		t.Errorf("the archive file has the ledger's lock name %q", other)
+	}
+}
