@@ -33,7 +33,19 @@ type Store struct {
 	eng     *filetxn.Store[*Doc]
 	rootErr error // the lock's state root could not be derived: writes fail with this
 
-	afterArchiveWrite func() // tests: called between the archive and the ledger write
+	afterArchiveWrite func()      // tests: called between the archive and the ledger write
+	probeFault        func() error // tests: a non-nil error fails the next lock-free read
+}
+
+// probe is the lock-free read that lets an operation that writes nothing
+// skip the lock. Its failure decides nothing: the caller goes to the lock.
+func (s *Store) probe(ctx context.Context) ([]byte, error) {
+	if s.probeFault != nil {
+		if err := s.probeFault(); err != nil {
+			return nil, err
+		}
+	}
+	return s.eng.ReadBytes(ctx)
 }
 
 // Option configures a [Store].
@@ -178,7 +190,12 @@ func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit
 // It is the engine's MutateProbed, except that "unchanged" is read from the
 // Doc rather than by encoding it and comparing the bytes.
 func (s *Store) MutateProbed(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
-	data, err := s.eng.ReadBytes(ctx)
+	data, err := s.probe(ctx)
+	return s.probed(ctx, data, err, fn)
+}
+
+// probed finishes MutateProbed given the result of the probe read.
+func (s *Store) probed(ctx context.Context, data []byte, err error, fn func(*Doc) error) (filetxn.Commit, error) {
 	if err != nil && ctx.Err() != nil {
 		return filetxn.Commit{}, err
 	}
@@ -234,10 +251,7 @@ func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
 	}
 	// A spec whose origin the file does not contain cannot be skipped, so the
 	// batch writes: go to the lock without parsing a probe.
-	data, err := s.eng.ReadBytes(ctx)
-	if err != nil && ctx.Err() != nil {
-		return nil, err
-	}
+	data, err := s.probe(ctx)
 	if err == nil {
 		for _, sp := range specs {
 			if !bytes.Contains(data, []byte(oneLine(sp.Origin))) {
@@ -246,7 +260,7 @@ func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
 			}
 		}
 	}
-	_, err = s.MutateProbed(ctx, fn)
+	_, err = s.probed(ctx, data, err, fn)
 	return ids, err
 }
 
@@ -326,17 +340,17 @@ func (s *Store) Archive(ctx context.Context, before, stamp string, dryRun bool) 
 	if err := checkArchiveArgs(before, stamp); err != nil {
 		return nil, err
 	}
-	data, err := s.eng.ReadBytes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if data == nil {
-		return nil, nil
-	}
-	if d, err := Parse(data); err == nil {
-		if ids, err := d.Archivable(before); err == nil && len(ids) == 0 {
+	if data, err := s.probe(ctx); err == nil {
+		if data == nil {
 			return nil, nil
 		}
+		if d, err := Parse(data); err == nil {
+			if ids, err := d.Archivable(before); err == nil && len(ids) == 0 {
+				return nil, nil
+			}
+		}
+	} else if ctx.Err() != nil {
+		return nil, err
 	}
 	if s.rootErr != nil {
 		return nil, s.noRoot()
@@ -345,7 +359,7 @@ func (s *Store) Archive(ctx context.Context, before, stamp string, dryRun bool) 
 		stamp = time.Now().Format(time.DateOnly)
 	}
 	var moved []string
-	err = s.eng.Locked(ctx, func(tx *filetxn.Tx) error {
+	err := s.eng.Locked(ctx, func(tx *filetxn.Tx) error {
 		data, err := tx.Read(s.path)
 		if err != nil || data == nil {
 			return err

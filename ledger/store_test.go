@@ -571,3 +571,65 @@ func TestLockPathFollowsSymlinkedDirectories(t *testing.T) {
 		t.Errorf("the archive file has the ledger's lock name %q", other)
 	}
 }
+
+// TestAFailingProbeReadFallsThroughToTheLock: when the lock-free read fails,
+// the operation decides under the lock instead (the lock file appears) and
+// still answers its no-op without writing (bmad-loop's
+// test_a_failing_probe_read_falls_through_to_the_locked_path).
+func TestAFailingProbeReadFallsThroughToTheLock(t *testing.T) {
+	ctx := context.Background()
+	archived := mustParse(t, ledgerFixture)
+	archived.ArchiveInto(mustParse(t, ""), "", "2026-08-24")
+	for _, tc := range []struct {
+		name, seed string
+		call       func(*Store) (int, error)
+	}{
+		{"Append", "### DW-1: t\norigin: o\nsource_spec: `s`\nstatus: open\n", func(s *Store) (int, error) {
+			ids, err := s.Append(ctx, Spec{Title: "t", Origin: "o", SourceSpec: "s"})
+			return len(slices.DeleteFunc(ids, func(id string) bool { return id == "" })), err
+		}},
+		{"MarkDone", ledgerFixture, func(s *Store) (int, error) {
+			ids, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n")
+			return len(ids), err
+		}},
+		{"MarkOpen", ledgerFixture, func(s *Store) (int, error) {
+			ids, err := s.MarkOpen(ctx, []string{"DW-2"}, "n", operationID)
+			return len(ids), err
+		}},
+		{"RecordDecision", ledgerFixture, func(s *Store) (int, error) {
+			ok, err := s.RecordDecision(ctx, "DW-99", "2026-06-11", "l", "d")
+			if ok {
+				return 1, err
+			}
+			return 0, err
+		}},
+		{"Archive", archived.String(), func(s *Store) (int, error) {
+			ids, err := s.Archive(ctx, "", "", false)
+			return len(ids), err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t, tc.seed)
+			lp, _ := s.LockPath()
+			faults := 1
+			s.probeFault = func() error {
+				if faults > 0 {
+					faults--
+					return os.ErrPermission
+				}
+				return nil
+			}
+			before := readOrNil(t, s.Path())
+			n, err := tc.call(s)
+			if err != nil || n != 0 {
+				t.Errorf("call = %d changes, %v; want the no-op", n, err)
+			}
+			if _, err := os.Stat(lp); err != nil {
+				t.Errorf("the lock was not taken after the probe failed: %v", err)
+			}
+			if string(readOrNil(t, s.Path())) != string(before) {
+				t.Errorf("the ledger changed")
+			}
+		})
+	}
+}
