@@ -33,7 +33,7 @@ type Store struct {
 	eng     *filetxn.Store[*Doc]
 	rootErr error // the lock's state root could not be derived: writes fail with this
 
-	afterArchiveWrite func()      // tests: called between the archive and the ledger write
+	afterArchiveWrite func()       // tests: called between the archive and the ledger write
 	probeFault        func() error // tests: a non-nil error fails the next lock-free read
 }
 
