@@ -236,16 +236,28 @@ func (d *Doc) MarkDone(ids []string, date, note string, opts ...CloseOption) ([]
 	if err := d.checkDups(ids...); err != nil {
 		return nil, err
 	}
+	// Each id edits only its own entry and no edit changes how the text
+	// splits into entries, so the fold is computed as edits on one parse,
+	// applied together: the same bytes as one edit and one parse per id. A
+	// repeated id finds its entry closed already and is skipped.
 	var done []string
+	var edits []edit
+	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
 		n := note
 		if o.notes != nil {
 			n = o.notes[id]
 		}
-		if d.applyDone(id, date, n, o.digest) {
+		if ed, ok := d.doneEdit(id, date, n, o.digest); ok {
+			edits = append(edits, ed)
 			done = append(done, id)
 		}
 	}
+	d.applyEdits(edits)
 	return done, nil
 }
 
@@ -299,35 +311,72 @@ func operationDigest(opID string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// applyDone closes one entry; digest non-empty makes the close reopenable.
-func (d *Doc) applyDone(id, date, note, digest string) bool {
+// edit replaces text[beg:end] with with.
+type edit struct {
+	beg, end int
+	with     string
+}
+
+// applyEdits applies non-overlapping edits, in any order, in one pass.
+func (d *Doc) applyEdits(edits []edit) {
+	if len(edits) == 0 {
+		return
+	}
+	slices.SortFunc(edits, func(a, b edit) int { return a.beg - b.beg })
+	n := len(d.text)
+	for _, e := range edits {
+		n += len(e.with) - (e.end - e.beg)
+	}
+	var b strings.Builder
+	b.Grow(n + n/8 + 512)
+	at := 0
+	for _, e := range edits {
+		b.WriteString(d.text[at:e.beg])
+		b.WriteString(e.with)
+		at = e.end
+	}
+	b.WriteString(d.text[at:])
+	d.setText(b.String())
+	d.grow = &b
+}
+
+// doneEdit returns the edit that closes the first entry with id, if it is
+// open; digest non-empty makes the close reopenable.
+func (d *Doc) doneEdit(id, date, note, digest string) (edit, bool) {
 	note = oneLine(note)
-	p := d.parsed()
-	e := p.find(id)
+	e := d.parsed().find(id)
 	if e == nil || !e.open() {
-		return false
+		return edit{}, false
 	}
 	prev := d.text[e.statusBeg:e.statusEnd]
 	if digest != "" && strings.ContainsFunc(prev, isLineBreak) {
-		return false
+		return edit{}, false
 	}
-	tail := "resolution: " + note
+	with := "status: done " + date + "\nresolution: " + note
 	if digest != "" {
-		tail += "\nresolution-undo: " + digest + " " + date + " " + hex.EncodeToString([]byte(prev))
+		with += "\nresolution-undo: " + digest + " " + date + " " + hex.EncodeToString([]byte(prev))
 	}
-	d.setText(d.text[:e.statusBeg] + "status: done " + date + "\n" + tail + d.text[e.statusEnd:])
-	return true
+	return edit{e.statusBeg, e.statusEnd, with}, true
 }
 
-// insertAfterStatus inserts "\n"+line just before the status line's newline,
-// or, for an entry without a status line, after the body's last
-// non-whitespace character.
-func (d *Doc) insertAfterStatus(e *entry, line string) {
+// applyDone closes one entry; digest non-empty makes the close reopenable.
+func (d *Doc) applyDone(id, date, note, digest string) bool {
+	ed, ok := d.doneEdit(id, date, note, digest)
+	if ok {
+		d.applyEdits([]edit{ed})
+	}
+	return ok
+}
+
+// insertEdit inserts "\n"+line just before the status line's newline, or,
+// for an entry without a status line, after the body's last non-whitespace
+// character.
+func (d *Doc) insertEdit(e *entry, line string) edit {
 	pos := e.statusEnd
 	if e.statusLn < 0 {
 		pos = e.start + len(trimRightSpace(d.text[e.start:e.end]))
 	}
-	d.setText(d.text[:pos] + "\n" + line + d.text[pos:])
+	return edit{pos, pos, "\n" + line}
 }
 
 // undoTail matches, right after a status line, the resolution and
@@ -355,12 +404,22 @@ func (d *Doc) MarkOpen(ids []string, note, operationID string) ([]string, error)
 	}
 	digest := operationDigest(operationID)
 	want := trimSpace(oneLine(note))
+	// As in MarkDone, the fold is computed as edits on one parse; a repeated
+	// id finds its entry reopened already and is skipped.
 	var opened []string
+	var edits []edit
+	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		if d.applyOpen(id, want, digest) {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if eds := d.openEdits(id, want, digest); eds != nil {
+			edits = append(edits, eds...)
 			opened = append(opened, id)
 		}
 	}
+	d.applyEdits(edits)
 	return opened, nil
 }
 
@@ -371,54 +430,44 @@ func checkOperationID(operationID string) error {
 	return nil
 }
 
-func (d *Doc) applyOpen(id, note, digest string) bool {
+// openEdits returns the edits that undo this operation's close of the first
+// entry with id, or nil when it is not eligible.
+func (d *Doc) openEdits(id, note, digest string) []edit {
 	p := d.parsed()
 	e := p.find(id)
 	if e == nil || e.open() || e.statusLn < 0 || !canonicalStatus(e.status) {
-		return false
+		return nil
 	}
 	m := undoTail.FindStringSubmatchIndex(d.text[e.statusEnd:e.end])
 	if m == nil {
-		return false
+		return nil
 	}
 	g := func(i int) string { return d.text[e.statusEnd+m[2*i] : e.statusEnd+m[2*i+1]] }
 	if trimSpace(g(1)) != note || g(2) != digest {
-		return false
+		return nil
 	}
 	if d.text[e.statusBeg:e.statusEnd] != "status: done "+g(3) {
-		return false
+		return nil
 	}
 	raw, err := hex.DecodeString(g(4))
 	prev := string(raw)
 	if err != nil || !utf8.ValidString(prev) || strings.ContainsFunc(prev, isLineBreak) {
-		return false
+		return nil
 	}
 	v, ok := strings.CutPrefix(prev, "status:")
 	if !ok || firstField(v) != "open" {
-		return false
+		return nil
 	}
 	// The status line and its tail become the original status line, and every
-	// live archived: line is renamed; the cuts are disjoint (no archived: line
-	// starts inside the tail) and are applied from the end backwards so that
-	// earlier offsets stay valid.
-	type cut struct {
-		beg, end int
-		with     string
-	}
-	cuts := []cut{{e.statusBeg, e.statusEnd + m[1], prev}}
+	// live archived: line is renamed. No archived: line starts inside the tail.
+	edits := []edit{{e.statusBeg, e.statusEnd + m[1], prev}}
 	for k := e.line + 1; k < e.endLine; k++ {
 		if !p.fenced[k] && strings.HasPrefix(p.line(k), "archived:") {
 			at := p.starts[k] + len("archived")
-			cuts = append(cuts, cut{at, at, "-body"})
+			edits = append(edits, edit{at, at, "-body"})
 		}
 	}
-	slices.SortFunc(cuts, func(a, b cut) int { return b.beg - a.beg })
-	text := d.text
-	for _, c := range cuts {
-		text = text[:c.beg] + c.with + text[c.end:]
-	}
-	d.setText(text)
-	return true
+	return edits
 }
 
 // DecisionOption configures [Doc.RecordDecision].
@@ -474,7 +523,7 @@ func (d *Doc) RecordDecision(id, date, label, detail string, opts ...DecisionOpt
 	if detail != "" {
 		line += " — " + detail
 	}
-	d.insertAfterStatus(e, line)
+	d.applyEdits([]edit{d.insertEdit(e, line)})
 	if o.close {
 		d.applyDone(id, date, o.closeNote, "")
 	}
@@ -503,18 +552,32 @@ func (d *Doc) MarkSeenAgain(ids []string, date, note string) (SeenAgain, error) 
 	}
 	line := "seen-again: " + date + " (" + oneLine(note) + ")"
 	res := SeenAgain{Applied: make([]bool, len(ids))}
+	// As in MarkDone, the fold is computed as edits on one parse. A repeated
+	// id is stale again if it was, and otherwise finds its line (a replay).
+	p := d.parsed()
+	var edits []edit
+	stale := make(map[string]bool)
+	seen := make(map[string]bool, len(ids))
 	for i, id := range ids {
-		p := d.parsed()
+		if seen[id] {
+			if stale[id] {
+				res.Stale = append(res.Stale, id)
+			}
+			continue
+		}
+		seen[id] = true
 		e := p.find(id)
 		if e == nil || !e.open() {
+			stale[id] = true
 			res.Stale = append(res.Stale, id)
 			continue
 		}
 		if strings.Contains(p.body(e), line) {
 			continue
 		}
-		d.insertAfterStatus(e, line)
+		edits = append(edits, d.insertEdit(e, line))
 		res.Applied[i] = true
 	}
+	d.applyEdits(edits)
 	return res, nil
 }
