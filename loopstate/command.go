@@ -1,0 +1,260 @@
+package loopstate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/filetxn/filetxn/lock"
+)
+
+// DefaultKillGrace is how long a harness process group has, after SIGTERM at
+// the tick's timeout, before it gets SIGKILL.
+const DefaultKillGrace = 10 * time.Second
+
+// Environment variables a [Command] harness is started with. They are
+// information, not authority: the lock is handed over through an inherited
+// descriptor that the child verifies (lock.Handle.HandOver), never through
+// a variable.
+const (
+	EnvRoot = "LOOPSTATE_ROOT" // the loops' root directory
+	EnvLoop = "LOOPSTATE_LOOP" // the loop's name
+	EnvTick = "LOOPSTATE_TICK" // the tick's number
+)
+
+// Command is a harness that runs a program as a child process, the
+// first-class way to run a tick's work: pass its Run method to Loop.Tick.
+//
+// The child is started in its own process group (Unix), in the loop's
+// directory unless Dir says otherwise, with the loop's lock handed over (see
+// lock.Handle.HandOver): when the child, or a program it runs, asks for the
+// loop's lock (say, to run check-gate or pause on the same loop) it borrows
+// the runner's lock at once instead of waiting for its own parent. No other
+// descriptor is inherited.
+//
+// When the tick's context ends (the gates.tick_timeout_s wall timeout) the
+// whole process group gets SIGTERM, then SIGKILL after KillGrace. When the
+// child exits, whatever it left running in its group is killed too (Linux),
+// since such a process still holds the lock's descriptor. On Linux the child
+// also gets SIGKILL if the runner dies (PR_SET_PDEATHSIG), so that a killed
+// runner does not leave its lock held by an orphaned harness.
+//
+// The child reports its cost as its last line on standard output, a JSON
+// object {"cost": {"usd": 0.09, "tokens": 21000, "seconds": 63.0}} with an
+// optional "note". Without such a line the cost is zero and its seconds are
+// the child's wall time; a missing "seconds" is the wall time too. Exit code
+// 0 is an ok tick, anything else a failed one.
+//
+// A Command may be shared by concurrent ticks; it is not modified.
+type Command struct {
+	Path      string        // the program; resolved with exec.LookPath if it has no separator
+	Args      []string      // its arguments, without the program name
+	Dir       string        // the working directory; "" is the loop's directory
+	Env       []string      // added to this process's environment, KEY=VALUE
+	KillGrace time.Duration // between SIGTERM and SIGKILL at the timeout; 0 is DefaultKillGrace
+	Stdout    io.Writer     // if set, receives a copy of the child's standard output
+	Stderr    io.Writer     // if set, receives the child's standard error; else it is discarded
+}
+
+// maxLine bounds the line kept from the child's standard output.
+const maxLine = 64 << 10
+
+// Run runs the command for one tick; it is a Harness. It returns an error
+// only when the child could not be started; a child that exits non-zero, is
+// killed or times out gives a Result with Failed set.
+func (c *Command) Run(ctx context.Context, run *Run) (Result, error) {
+	if c.Path == "" {
+		return Result{}, fmt.Errorf("%w: Command without a Path", ErrInvalid)
+	}
+	grace := c.KillGrace
+	if grace <= 0 {
+		grace = DefaultKillGrace
+	}
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Dir = c.Dir
+	if cmd.Dir == "" && run.Loop != nil {
+		cmd.Dir = run.Loop.Dir()
+	}
+	cmd.Env = os.Environ()
+	if run.Loop != nil {
+		cmd.Env = append(cmd.Env, EnvRoot+"="+run.Loop.root.dir, EnvLoop+"="+run.Loop.name)
+	}
+	cmd.Env = append(cmd.Env, EnvTick+"="+strconv.FormatInt(run.N, 10))
+	cmd.Env = append(cmd.Env, c.Env...)
+	out := &lastLine{tee: c.Stdout}
+	cmd.Stdout = out
+	cmd.Stderr = c.Stderr
+	// A descendant that escaped the group may keep standard output open;
+	// do not wait for it for ever once the child is gone.
+	cmd.WaitDelay = grace
+	setGroup(cmd)
+	if run.Lock != nil {
+		if err := run.Lock.HandOver(cmd); err != nil && !errors.Is(err, lock.ErrNotSupported) {
+			return Result{}, err
+		}
+	}
+
+	var (
+		mu     sync.Mutex // protects reaped
+		reaped bool       // the child has been waited for: its group id may be reused
+	)
+	signal := func(kill bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !reaped {
+			signalGroup(cmd.Process, kill)
+		}
+	}
+	started, exited := make(chan error, 1), make(chan error, 1)
+	start := time.Now()
+	go func() {
+		// PR_SET_PDEATHSIG fires when the thread that started the child
+		// exits, not the process: keep this goroutine on its thread until
+		// the child is gone.
+		defer lockThread()()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		if waitExited(cmd.Process) == nil {
+			// The child has exited but is not reaped, so its group id
+			// cannot be reused yet: kill what it left in its group.
+			mu.Lock()
+			signalGroup(cmd.Process, true)
+			reaped = true
+			mu.Unlock()
+			exited <- cmd.Wait()
+			return
+		}
+		err := cmd.Wait()
+		mu.Lock()
+		reaped = true
+		mu.Unlock()
+		exited <- err
+	}()
+	if err := <-started; err != nil {
+		return Result{}, err
+	}
+	var werr error
+	select {
+	case werr = <-exited:
+	case <-ctx.Done():
+		signal(false)
+		t := time.NewTimer(grace)
+		select {
+		case werr = <-exited:
+		case <-t.C:
+			signal(true)
+			werr = <-exited
+		}
+		t.Stop()
+	}
+	wall := time.Since(start)
+
+	var res Result
+	if ps := cmd.ProcessState; ps != nil {
+		if code := ps.ExitCode(); code >= 0 {
+			res.ExitCode = &code
+		}
+	}
+	res.Failed = werr != nil
+	if cost, note, ok := parseCostLine(out.line(), wall); ok {
+		res.Cost, res.Note = &cost, note
+	}
+	if res.Failed && res.Note == "" {
+		res.Note = werr.Error()
+	}
+	return res, nil
+}
+
+// parseCostLine reads the harness's last line, {"cost": {...}, "note": ...}.
+// A missing usd or tokens is 0 and a missing seconds is wall; a line that is
+// not such an object, or has a negative or non-finite value, is no cost.
+func parseCostLine(line []byte, wall time.Duration) (Cost, string, bool) {
+	var v struct {
+		Cost *struct {
+			USD     *float64 `json:"usd"`
+			Tokens  *int64   `json:"tokens"`
+			Seconds *float64 `json:"seconds"`
+		} `json:"cost"`
+		Note string `json:"note"`
+	}
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &v) != nil || v.Cost == nil {
+		return Cost{}, "", false
+	}
+	c := Cost{Seconds: math.Round(wall.Seconds()*1000) / 1000}
+	if v.Cost.USD != nil {
+		c.USD = *v.Cost.USD
+	}
+	if v.Cost.Tokens != nil {
+		c.Tokens = *v.Cost.Tokens
+	}
+	if v.Cost.Seconds != nil {
+		c.Seconds = *v.Cost.Seconds
+	}
+	if !validCost(c) {
+		return Cost{}, "", false
+	}
+	return c, v.Note, true
+}
+
+// lastLine is a Writer that keeps only the last non-blank line written to
+// it, up to maxLine bytes, and passes everything on to tee.
+type lastLine struct {
+	tee  io.Writer
+	last []byte // the last complete non-blank line
+	cur  []byte // the line being written
+	long bool   // cur is longer than maxLine: unusable
+}
+
+func (w *lastLine) Write(p []byte) (int, error) {
+	n := len(p)
+	if w.tee != nil {
+		w.tee.Write(p) // a copy for the caller; its failure must not fail the harness
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if len(w.cur)+len(chunk) <= maxLine {
+			w.cur = append(w.cur, chunk...)
+		} else {
+			w.long = true
+		}
+		if i < 0 {
+			break
+		}
+		if w.long {
+			w.last = append(w.last[:0], "-"...) // a line too long to be the cost line
+		} else if len(bytes.TrimSpace(w.cur)) > 0 {
+			w.last = append(w.last[:0], w.cur...)
+		}
+		w.cur, w.long = w.cur[:0], false
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// line returns the last non-blank line, the unterminated tail included.
+func (w *lastLine) line() []byte {
+	if w.long {
+		return nil
+	}
+	if len(bytes.TrimSpace(w.cur)) > 0 {
+		return w.cur
+	}
+	return w.last
+}

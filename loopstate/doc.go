@@ -1,0 +1,82 @@
+// Package loopstate keeps the state of long-running loops (agent or CI
+// loops ticked by a scheduler, paused by people, halted by gates and approved
+// to continue) in files that a runner and operator commands read and write at
+// the same time, without lost updates, torn files or deadlocks.
+//
+// A [Root] is a directory of loops; each loop is <root>/loops/<name>/ with
+// its state .state.loop (one JSON document, the format of
+// shared/formats/loopstate.md, replaced atomically), its lock file
+// .state.lock and its append-only tick log ticks.jsonl. [Doc] is the state,
+// with its transitions ([Doc.Pause], [Doc.Resume], [Doc.Approve],
+// [Doc.CheckGates], [Doc.SetGates], [Doc.EnableSchedule],
+// [Doc.DisableSchedule]) and gates ([Doc.TrippedGates]); [Codec] reads and
+// writes it for the filetxn engine. A [Loop] runs the operator commands
+// under the loop's lock, and [Loop.Tick] runs a whole tick, harness
+// included, under it; [Command] is the harness that runs a child process.
+// [ExitCode] maps errors to the exit codes of the format's section 6.
+//
+// # Guarantees
+//
+//   - No lost update: every change (operator command or tick) takes the
+//     loop's lock, then reads the state, then checks its guard on what it
+//     read, then writes. A pause or approve issued during a tick waits for the
+//     tick to end and then applies on top of the tick's result; of five
+//     concurrent approves of a halted loop exactly one succeeds.
+//   - No torn state: the state file is only ever replaced by rename (package
+//     atomicfile through the engine), so a reader without the lock
+//     ([Root.List], [Loop.View]) and a crash see a whole version.
+//   - Refused, never rewritten: a state file with an unknown schema major, a
+//     malformed document or a broken invariant gives a *StateError naming
+//     the path and the key or invariant, and is not written; a Doc that
+//     breaks an invariant is not written either.
+//   - Exact round trip: a state that is read and not changed is written back
+//     (if at all) byte for byte, whatever its layout; unknown top-level keys
+//     survive changes.
+//   - Atomic create: [Root.Create] fills the loop's directory under a hidden
+//     name and renames it into place only if the name is free, so two
+//     concurrent creates of one name give exactly one loop, never a
+//     half-written one.
+//   - Crash recovery: a tick marks itself in current_tick before its harness
+//     runs; if the runner dies, the kernel releases the lock and the next
+//     tick counts the tick as failed and logs it as abandoned.
+//   - Bounded waits: operator commands wait for the lock only as long as
+//     their context allows and then return a *BusyError naming the holder
+//     (exit 75); scheduled ticks never wait (skipped/busy); a harness has a
+//     wall timeout after which its process group is killed.
+//   - No bypass: the lock is never skipped because of an environment
+//     variable. A harness that needs the loop's lock (to run check-gate or
+//     pause on its own loop) gets it by hand-over of the runner's held lock
+//     (lock.Handle.HandOver), which it verifies; a variable alone grants
+//     nothing.
+//   - Gates after a tick are evaluated in-process, with the same code as
+//     check-gate, on the state re-read after the harness.
+//
+// # Caveats
+//
+//   - The lock is advisory: a program that writes the state without taking
+//     .state.lock is not stopped.
+//   - Local file systems only: flock(2) is unreliable on NFS.
+//   - Operator commands can wait up to a tick's whole timeout, since the
+//     runner holds the lock across the harness: give them a context with a
+//     deadline.
+//   - The methods of a Loop are not re-entrant: calling one from inside a
+//     Mutate callback on the same loop returns an error matching
+//     lock.ErrReentrant. A harness running in-process (a Harness func rather
+//     than a Command) must likewise not call the Loop's methods from the
+//     goroutine that runs it... nor from any other goroutine of the runner,
+//     which would wait for the tick to end: in-process harnesses change the
+//     state only by returning their Result.
+//   - A runner killed mid-tick releases the lock only when every process
+//     that inherited its descriptor has exited. On Linux the harness gets
+//     SIGKILL when the runner dies; elsewhere it keeps the lock until it
+//     exits, and a descendant that left the harness's process group (setsid)
+//     keeps it until it exits too.
+//   - The skipped/busy line of a scheduled tick is appended without the lock
+//     (it cannot wait for it), in a single O_APPEND write.
+//   - Windows: the lock is not handed over to a Command (the child must not
+//     take the loop's lock), a timeout terminates only the child, and Delete
+//     fails while the loop's lock file is open.
+//   - A delete racing with a lock acquisition can leave a directory holding
+//     only a lock file; the next operation on that name, or Delete, removes
+//     it.
+package loopstate

@@ -1,0 +1,94 @@
+package loopstate
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testClock is a clock that tests move by hand. It is safe for concurrent
+// use.
+type testClock struct {
+	mu sync.Mutex // protects t
+	t  time.Time
+}
+
+var epoch0 = time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC)
+
+func newClock() *testClock { return &testClock{t: epoch0} }
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// newTestRoot returns a root in a fresh temporary directory, without fsync,
+// on a test clock.
+func newTestRoot(t testing.TB, opts ...Option) (*Root, *testClock) {
+	t.Helper()
+	c := newClock()
+	opts = append([]Option{WithoutSync(), WithClock(c.now)}, opts...)
+	return NewRoot(t.TempDir(), opts...), c
+}
+
+// mustCreate creates a loop or fails the test.
+func mustCreate(t testing.TB, r *Root, name string, tpl Template) *Loop {
+	t.Helper()
+	l, err := r.Create(context.Background(), name, tpl)
+	if err != nil {
+		t.Fatalf("Create(%q) = %v", name, err)
+	}
+	return l
+}
+
+// mustView reads a loop's state or fails the test.
+func mustView(t testing.TB, l *Loop) *Doc {
+	t.Helper()
+	d, err := l.View(context.Background())
+	if err != nil {
+		t.Fatalf("View(%s) = %v", l.Name(), err)
+	}
+	return d
+}
+
+// mustTicks reads a loop's tick log or fails the test.
+func mustTicks(t testing.TB, l *Loop) []TickRecord {
+	t.Helper()
+	recs, err := l.Ticks(context.Background())
+	if err != nil {
+		t.Fatalf("Ticks(%s) = %v", l.Name(), err)
+	}
+	return recs
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func i64(n int64) *int64        { return &n }
+func f64(f float64) *float64    { return &f }
+func tm(t time.Time) *time.Time { return &t }
+
+// okHarness is an in-process harness that succeeds at the given cost.
+func okHarness(c Cost) Harness {
+	return func(ctx context.Context, run *Run) (Result, error) { return Result{Cost: &c}, nil }
+}
+
+// failHarness is an in-process harness that fails at no cost.
+func failHarness(ctx context.Context, run *Run) (Result, error) {
+	return Result{Failed: true, Cost: &Cost{}, Note: "failed on purpose"}, nil
+}

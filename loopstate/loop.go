@@ -1,0 +1,332 @@
+package loopstate
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// A Loop is one loop of a Root: its directory, state file, lock file and tick
+// log. It holds no state in memory (every call reads the files anew) and is
+// safe for concurrent use. Get one from Root.Create or Root.Open.
+//
+// Every method that changes the state takes the loop's lock (waiting as long
+// as ctx allows), checks that the lock file it holds is still the loop's
+// (the loop may have been deleted meanwhile: ErrDeleted), reads the state,
+// checks its guard on what it read, writes the state atomically if it
+// changed, and releases the lock. A wait ended by ctx returns a *BusyError
+// naming the holder (exit code 75). Nothing read before the lock is used to
+// decide. Calling a method from inside a Mutate callback on the same loop
+// returns an error matching lock.ErrReentrant instead of deadlocking.
+type Loop struct {
+	root  *Root
+	name  string
+	dir   string
+	state string // dir/.state.loop
+	lock  string // dir/.state.lock
+	log   string // dir/ticks.jsonl
+}
+
+// Name returns the loop's name.
+func (l *Loop) Name() string { return l.name }
+
+// Dir returns the loop's directory, <root>/loops/<name>.
+func (l *Loop) Dir() string { return l.dir }
+
+// StatePath returns the path of the state file.
+func (l *Loop) StatePath() string { return l.state }
+
+// LockPath returns the path of the lock file.
+func (l *Loop) LockPath() string { return l.lock }
+
+// TickLogPath returns the path of the tick log.
+func (l *Loop) TickLogPath() string { return l.log }
+
+func (l *Loop) now() time.Time { return stamp(l.root.o.now()) }
+
+// engine returns the filetxn store of the state file, recording op as the
+// lock's purpose; with noWait a busy lock fails at once.
+func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
+	o := &l.root.o
+	lockOpts := append([]lock.Option{lock.WithPurpose(op + " " + l.name)}, o.lockOpts...)
+	opts := []filetxn.Option{filetxn.WithLockPath(l.lock), filetxn.WithLockOptions(lockOpts...)}
+	if o.noSync {
+		opts = append(opts, filetxn.WithoutSync())
+	}
+	if o.logger != nil {
+		opts = append(opts, filetxn.WithLogger(o.logger))
+	}
+	if noWait {
+		opts = append(opts, filetxn.WithNoWait())
+	}
+	return filetxn.NewStore[*Doc](l.state, Codec{Path: l.state, Name: l.name}, opts...)
+}
+
+// locked runs fn with the loop's lock held, after checking that the lock
+// file is still the loop's.
+func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *filetxn.Tx) error) error {
+	// The lock package creates a missing lock file and its directories; on a
+	// deleted loop that would leave an empty directory behind, so look first.
+	if _, err := os.Lstat(l.lock); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+	}
+	err := l.engine(op, noWait).Locked(ctx, func(tx *filetxn.Tx) error {
+		current, err := tx.Lock().Current()
+		if err != nil {
+			return err
+		}
+		if !current {
+			return fmt.Errorf("%w: %s", ErrDeleted, l.name)
+		}
+		return fn(tx)
+	})
+	return busyError(l.name, err)
+}
+
+// read reads and decodes the state under the lock.
+func (l *Loop) read(tx *filetxn.Tx) (*Doc, []byte, error) {
+	data, err := tx.Read(l.state)
+	if err != nil {
+		return nil, nil, err
+	}
+	if data == nil {
+		l.bury()
+		return nil, nil, fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+	}
+	d, err := Codec{Path: l.state, Name: l.name}.Decode(data)
+	return d, data, err
+}
+
+// bury removes a loop directory that holds nothing but its lock file: the
+// trace of an acquisition that raced with a Delete (the lock package
+// creates a missing lock file). It is called with the lock held, and goes
+// through a tombstone like Delete, so that any waiter finds its lock file no
+// longer current.
+func (l *Loop) bury() {
+	ents, err := os.ReadDir(l.dir)
+	if err != nil || len(ents) != 1 || ents[0].Name() != LockFile {
+		return
+	}
+	if tomb, err := l.tombstone(); err == nil {
+		os.RemoveAll(tomb)
+	}
+}
+
+// tombstone renames the loop's directory to a hidden name (never a valid
+// loop name) and returns it.
+func (l *Loop) tombstone() (string, error) {
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tomb := filepath.Join(filepath.Dir(l.dir), "."+l.name+".deleted-"+hex.EncodeToString(rnd[:]))
+	var opts []atomicfile.Option
+	if l.root.o.noSync {
+		opts = append(opts, atomicfile.WithoutSync())
+	}
+	return tomb, atomicfile.RenameNoReplace(l.dir, tomb, opts...)
+}
+
+// write publishes d unless it encodes to old, and returns the bytes the file
+// now holds.
+func (l *Loop) write(tx *filetxn.Tx, d *Doc, old []byte) ([]byte, error) {
+	out, err := Codec{Path: l.state, Name: l.name}.Encode(d)
+	if err != nil || bytes.Equal(out, old) {
+		return old, err
+	}
+	if _, err := tx.Write(l.state, out); err != nil {
+		return old, err
+	}
+	return out, nil
+}
+
+// Mutate runs fn on the loop's state under its lock, like filetxn's
+// Store.Mutate: it waits for the lock (or ctx), checks that the loop has not
+// been deleted, reads and decodes the state, calls fn once, and if the state
+// changed sets updated_at and replaces the file atomically. If fn returns an
+// error nothing is written and the error is returned unchanged; a state that
+// breaks an invariant after fn is not written either (a *StateError). A
+// panic in fn releases the lock and propagates. Commit reports what was
+// written, as filetxn's does.
+//
+// N changes in one fn cost one lock, one read and one write. The transitions
+// of *Doc are meant to be called here.
+func (l *Loop) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	return l.mutate(ctx, "mutate", fn)
+}
+
+func (l *Loop) mutate(ctx context.Context, op string, fn func(*Doc) error) (filetxn.Commit, error) {
+	var c filetxn.Commit
+	err := l.locked(ctx, op, false, func(tx *filetxn.Tx) error {
+		d, data, err := l.read(tx)
+		if err != nil {
+			return err
+		}
+		c.Before = filetxn.DigestOf(data)
+		c.Digest = c.Before
+		if err := fn(d); err != nil {
+			return err
+		}
+		codec := Codec{Path: l.state, Name: l.name}
+		out, err := codec.Encode(d)
+		if err != nil || bytes.Equal(out, data) {
+			return err
+		}
+		if now := l.now(); !d.UpdatedAt.Equal(now) {
+			d.UpdatedAt = now
+			if out, err = codec.Encode(d); err != nil {
+				return err
+			}
+		}
+		if c.Digest, err = tx.Write(l.state, out); err != nil {
+			return err
+		}
+		c.Written = true
+		return nil
+	})
+	return c, err
+}
+
+// View reads the state without the lock. It sees one whole version (the
+// file is only ever replaced by rename), which may be replaced right after:
+// decide under Mutate. A refused state gives its *StateError; a missing one
+// an error wrapping ErrNoLoop. It does not block.
+func (l *Loop) View(ctx context.Context) (*Doc, error) {
+	d, err := l.engine("view", false).View(ctx)
+	var pe *fs.PathError
+	if err != nil && errors.As(err, &pe) && pe.Op == "Decode" {
+		err = pe.Err
+	}
+	return d, err
+}
+
+// Pause pauses a running loop (--pause-loop), recording by and reason. A
+// paused or halted loop is refused with a *GuardError wrapping ErrNotRunning
+// (exit 1).
+func (l *Loop) Pause(ctx context.Context, by, reason string) error {
+	if err := errors.Join(checkText("by", by), checkText("reason", reason)); err != nil {
+		return err
+	}
+	_, err := l.mutate(ctx, "pause", func(d *Doc) error { return d.Pause(l.now(), by, reason) })
+	return err
+}
+
+// Resume resumes a paused loop (--resume-loop). A running or halted loop is
+// refused with a *GuardError wrapping ErrNotPaused (exit 1); only Approve
+// releases a halt.
+func (l *Loop) Resume(ctx context.Context) error {
+	_, err := l.mutate(ctx, "resume", func(d *Doc) error { return d.Resume(l.now()) })
+	return err
+}
+
+// Approve releases a halted loop and opens a new gate window (--approve; see
+// [Doc.Approve]). A loop that is not halted is refused with a *GuardError
+// wrapping ErrNotHalted (exit 1).
+func (l *Loop) Approve(ctx context.Context, by, note string) error {
+	if err := errors.Join(checkText("by", by), checkText("note", note)); err != nil {
+		return err
+	}
+	_, err := l.mutate(ctx, "approve", func(d *Doc) error { return d.Approve(l.now(), by, note) })
+	return err
+}
+
+// CheckGate is --check-gate, under the lock. On a running loop it evaluates
+// the gates and returns nil if none trips, or halts the loop and returns a
+// *HaltedError listing every tripped gate (exit 4). On a halted loop it
+// returns a *HaltedError, on a paused one a *GuardError wrapping ErrPaused
+// (exit 5), writing nothing. Run from a tick's harness (a child process that
+// was handed the lock), it borrows the runner's lock instead of waiting for
+// it.
+func (l *Loop) CheckGate(ctx context.Context) error {
+	var res error
+	_, err := l.mutate(ctx, "check-gate", func(d *Doc) error {
+		trips, err := d.CheckGates(l.now())
+		switch {
+		case err != nil:
+			res = err
+		case len(trips) > 0:
+			res = &HaltedError{Loop: l.name, Halt: *d.Halted, New: true}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return res
+}
+
+// SetGates replaces the loop's thresholds (set-gates; see [Doc.SetGates]).
+// Invalid thresholds are refused with ErrInvalid before any I/O.
+func (l *Loop) SetGates(ctx context.Context, g Gates) error {
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	_, err := l.mutate(ctx, "set-gates", func(d *Doc) error { return d.SetGates(l.now(), g) })
+	return err
+}
+
+// EnableSchedule turns the automatic trigger on (--enable-schedule). It
+// takes the lock, re-reads and writes only if something changes; status is
+// left alone and no tick-log line is written.
+func (l *Loop) EnableSchedule(ctx context.Context) error {
+	_, err := l.mutate(ctx, "enable-schedule", func(d *Doc) error { d.EnableSchedule(l.now()); return nil })
+	return err
+}
+
+// DisableSchedule turns the automatic trigger off (--disable-schedule), as
+// EnableSchedule.
+func (l *Loop) DisableSchedule(ctx context.Context) error {
+	_, err := l.mutate(ctx, "disable-schedule", func(d *Doc) error { d.DisableSchedule(l.now()); return nil })
+	return err
+}
+
+// Delete deletes the loop: under its lock, the loop's directory is renamed
+// to a hidden tombstone, then removed after the lock is released. A process
+// that was waiting for the lock finds, once it gets it, that its lock file
+// is no longer the loop's and gets ErrDeleted; the lock file itself is never
+// deleted while anyone can still find it by the loop's path. An error from
+// removing the tombstone is returned, but the loop is deleted by then.
+func (l *Loop) Delete(ctx context.Context) error {
+	var tomb string
+	err := l.locked(ctx, "delete", false, func(tx *filetxn.Tx) error {
+		data, err := tx.Read(l.state)
+		if err != nil {
+			return err
+		}
+		if data == nil {
+			l.bury()
+			return fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+		}
+		tomb, err = l.tombstone()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return os.RemoveAll(tomb)
+}
+
+// Ticks returns the tick log, read without the lock, skipping lines that do
+// not parse (a crash can leave a partial last line). It does not block.
+func (l *Loop) Ticks(ctx context.Context) ([]TickRecord, error) {
+	data, err := filetxn.NewStore[[]byte](l.log, rawCodec{}).ReadBytes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return parseLog(data), nil
+}
+
+// rawCodec is the identity codec, for files read as bytes.
+type rawCodec struct{}
+
+func (rawCodec) Decode(data []byte) ([]byte, error) { return data, nil }
+func (rawCodec) Encode(data []byte) ([]byte, error) { return data, nil }

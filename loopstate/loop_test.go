@@ -1,0 +1,503 @@
+package loopstate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/filetxn/filetxn/lock"
+)
+
+var ctx0 = context.Background()
+
+func TestNamesAreValidatedBeforeAnyIO(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"a", true},
+		{"ci-triage-main", true},
+		{"0abc", true},
+		{strings.Repeat("a", 63), true},
+		{strings.Repeat("a", 64), false},
+		{"", false},
+		{"-a", false},
+		{"A", false},
+		{"a_b", false},
+		{"a.b", false},
+		{".", false},
+		{"..", false},
+		{"../x", false},
+		{"a/b", false},
+		{`a\b`, false},
+		{"/abs", false},
+		{"a\n", false},
+		{"ünï", false},
+	} {
+		t.Run(fmt.Sprintf("%q", tc.name), func(t *testing.T) {
+			if got := ValidName(tc.name); got != tc.ok {
+				t.Fatalf("ValidName(%q) = %v, want %v", tc.name, got, tc.ok)
+			}
+			r, _ := newTestRoot(t)
+			_, cerr := r.Create(ctx0, tc.name, Template{})
+			_, oerr := r.Open(ctx0, tc.name)
+			if tc.ok {
+				if cerr != nil {
+					t.Fatalf("Create(%q) = %v", tc.name, cerr)
+				}
+				if oerr != nil {
+					t.Fatalf("Open(%q) = %v", tc.name, oerr)
+				}
+				return
+			}
+			if !errors.Is(cerr, ErrInvalidName) || !errors.Is(oerr, ErrInvalidName) {
+				t.Fatalf("Create, Open(%q) = %v, %v, want ErrInvalidName", tc.name, cerr, oerr)
+			}
+			if _, err := os.Stat(filepath.Join(r.Dir(), LoopsDir)); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("an invalid name created %s: %v", LoopsDir, err)
+			}
+		})
+	}
+}
+
+func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
+	r, c := newTestRoot(t)
+	tpl := Template{Name: "ci-triage", Gates: Gates{MaxTicks: i64(20)}, Schedule: Schedule{Enabled: true, Every: "15m"}}
+	l := mustCreate(t, r, "ci", tpl)
+	for _, f := range []string{StateFile, LockFile, TickLog} {
+		if _, err := os.Stat(filepath.Join(l.Dir(), f)); err != nil {
+			t.Fatalf("after Create: %v", err)
+		}
+	}
+	d := mustView(t, l)
+	if d.Status != Running || d.Template != "ci-triage" || *d.Gates.MaxTicks != 20 || !d.Schedule.Enabled ||
+		!d.CreatedAt.Equal(c.now()) || !d.Epoch.StartedAt.Equal(c.now()) || d.TickCount != 0 {
+		t.Fatalf("initial state = %+v", d)
+	}
+	before := readFile(t, l.StatePath())
+	if _, err := r.Create(ctx0, "ci", Template{Name: "other"}); !errors.Is(err, ErrExists) || ExitCode(err) != ExitRefused {
+		t.Fatalf("second Create(ci) = %v, want ErrExists (exit 1)", err)
+	}
+	if after := readFile(t, l.StatePath()); !bytes.Equal(before, after) {
+		t.Fatalf("a refused Create changed the state:\n%s", after)
+	}
+	p := mustCreate(t, r, "paused-one", Template{Paused: true})
+	if d := mustView(t, p); d.Status != Paused || d.Paused == nil || d.Paused.By != "create" {
+		t.Fatalf("Create with Paused: status %s, pause %+v", d.Status, d.Paused)
+	}
+	ents, _ := os.ReadDir(filepath.Join(r.Dir(), LoopsDir))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Fatalf("a staging directory was left behind: %s", e.Name())
+		}
+	}
+	if _, err := r.Open(ctx0, "missing"); !errors.Is(err, ErrNoLoop) || ExitCode(err) != ExitNoLoop {
+		t.Fatalf("Open(missing) = %v, want ErrNoLoop (exit 3)", err)
+	}
+	if _, err := r.Create(ctx0, "bad", Template{Gates: Gates{CheckpointEvery: i64(0)}}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Create with checkpoint_every 0 = %v, want ErrInvalid", err)
+	}
+}
+
+func TestListReadsSnapshotsAndReportsRefusedStates(t *testing.T) {
+	r, _ := newTestRoot(t)
+	if got, err := r.List(ctx0); err != nil || len(got) != 0 {
+		t.Fatalf("List of an empty root = %v, %v", got, err)
+	}
+	for _, n := range []string{"b", "a", "c"} {
+		mustCreate(t, r, n, Template{})
+	}
+	bad, _ := r.Open(ctx0, "c")
+	if err := os.WriteFile(bad.StatePath(), []byte(`{"schema": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(r.Dir(), LoopsDir, ".x.tmp-123"), 0o755)
+	got, err := r.List(ctx0)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("List = %v, %v", got, err)
+	}
+	if got[0].Name != "a" || got[1].Name != "b" || got[0].State == nil || got[0].State.Status != Running {
+		t.Fatalf("List = %+v", got)
+	}
+	if got[2].Name != "c" || got[2].State != nil || !errors.Is(got[2].Err, ErrSchema) {
+		t.Fatalf("List row of a schema-2 state = %+v, want ErrSchema", got[2])
+	}
+}
+
+// TestOperatorCommandsGuards: every command in every status, checked on the
+// state read under the lock: what it refuses (and with which exit code) and
+// what it changes.
+func TestOperatorCommandsGuards(t *testing.T) {
+	type cmd func(l *Loop) error
+	pause := func(l *Loop) error { return l.Pause(ctx0, "ops", "maintenance") }
+	resume := func(l *Loop) error { return l.Resume(ctx0) }
+	approve := func(l *Loop) error { return l.Approve(ctx0, "alice", "looks fine") }
+	check := func(l *Loop) error { return l.CheckGate(ctx0) }
+	for _, tc := range []struct {
+		name   string
+		status Status
+		cmd    cmd
+		want   error
+		exit   int
+		after  Status
+	}{
+		{"pause running", Running, pause, nil, 0, Paused},
+		{"pause paused", Paused, pause, ErrNotRunning, 1, Paused},
+		{"pause halted", Halted, pause, ErrNotRunning, 1, Halted},
+		{"resume paused", Paused, resume, nil, 0, Running},
+		{"resume running", Running, resume, ErrNotPaused, 1, Running},
+		{"resume halted", Halted, resume, ErrNotPaused, 1, Halted},
+		{"approve halted", Halted, approve, nil, 0, Running},
+		{"approve running", Running, approve, ErrNotHalted, 1, Running},
+		{"approve paused", Paused, approve, ErrNotHalted, 1, Paused},
+		{"check-gate running", Running, check, nil, 0, Running},
+		{"check-gate paused", Paused, check, ErrPaused, 5, Paused},
+		{"check-gate halted", Halted, check, ErrHalted, 4, Halted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, c := newTestRoot(t)
+			l := mustCreate(t, r, "x", Template{Gates: Gates{MaxTicks: i64(1)}})
+			switch tc.status {
+			case Paused:
+				if err := l.Pause(ctx0, "setup", ""); err != nil {
+					t.Fatal(err)
+				}
+			case Halted:
+				if _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); !errors.Is(err, ErrHalted) {
+					t.Fatalf("setup tick = %v, want a halt at max_ticks 1", err)
+				}
+			}
+			before := mustView(t, l)
+			beforeBytes := readFile(t, l.StatePath())
+			c.add(time.Minute)
+			err := tc.cmd(l)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) || ExitCode(err) != tc.exit {
+				t.Fatalf("%s = %v (exit %d), want %v (exit %d)", tc.name, err, ExitCode(err), tc.want, tc.exit)
+			}
+			var ge *GuardError
+			if errors.As(err, &ge) && (ge.Loop != "x" || ge.Status != tc.status || !strings.HasPrefix(ge.Error(), "x: ")) {
+				t.Fatalf("GuardError = %+v (%q)", ge, ge.Error())
+			}
+			after := mustView(t, l)
+			if after.Status != tc.after {
+				t.Fatalf("status after %s = %s, want %s", tc.name, after.Status, tc.after)
+			}
+			if err != nil && !bytes.Equal(beforeBytes, readFile(t, l.StatePath())) {
+				t.Fatalf("a refused %s wrote the state", tc.name)
+			}
+			switch tc.name {
+			case "approve halted":
+				if after.ResumedCount != before.ResumedCount+1 || after.Halted != nil || after.LastApproval == nil ||
+					after.LastApproval.By != "alice" || after.Epoch.Tick != after.TickCount || !after.Epoch.StartedAt.Equal(c.now()) {
+					t.Fatalf("after approve: %+v", after)
+				}
+			case "resume paused":
+				if after.ResumedCount != before.ResumedCount || after.Paused != nil {
+					t.Fatalf("resume changed resumed_count or kept pause: %+v", after)
+				}
+			case "pause running":
+				if after.Paused == nil || after.Paused.By != "ops" || after.Paused.Reason != "maintenance" || !after.UpdatedAt.Equal(c.now()) {
+					t.Fatalf("after pause: %+v", after.Paused)
+				}
+			}
+		})
+	}
+}
+
+// TestApproveOpensANewWindow is T13 in one process: a loop halted by
+// max_ticks passes check-gate after approve, and halts again only after
+// max_ticks more ticks.
+func TestApproveOpensANewWindow(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{Gates: Gates{MaxTicks: i64(3)}})
+	for i := range 3 {
+		_, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{USD: 0.5}))
+		if (i == 2) != errors.Is(err, ErrHalted) {
+			t.Fatalf("tick %d = %v", i+1, err)
+		}
+	}
+	if err := l.CheckGate(ctx0); !errors.Is(err, ErrHalted) {
+		t.Fatalf("CheckGate on the halted loop = %v", err)
+	}
+	if err := l.Approve(ctx0, "bob", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CheckGate(ctx0); err != nil {
+		t.Fatalf("CheckGate after approve = %v, want nil (new window)", err)
+	}
+	for i := range 3 {
+		_, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+		if (i == 2) != errors.Is(err, ErrHalted) {
+			t.Fatalf("tick %d after approve = %v", i+1, err)
+		}
+	}
+	d := mustView(t, l)
+	if d.TickCount != 6 || d.Halted == nil || !slices.Equal(d.Halted.Gates, []string{GateMaxTicks}) || d.Halted.Tick != 6 || d.ResumedCount != 1 {
+		t.Fatalf("after 3+3 ticks: %+v %+v", d, d.Halted)
+	}
+}
+
+// TestTickRecordsEveryOutcome drives the tick through ok, fail, skipped
+// (schedule disabled, paused, gate) and checks state and log together.
+func TestTickRecordsEveryOutcome(t *testing.T) {
+	r, c := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{Gates: Gates{MaxConsecutiveFailures: i64(2), Budget: Budget{USD: f64(1)}}})
+	step := func(trigger Trigger, h Harness) (TickRecord, error) {
+		c.add(time.Minute)
+		return l.Tick(ctx0, trigger, h)
+	}
+	if rec, err := step(TriggerManual, okHarness(Cost{USD: 0.25, Tokens: 100, Seconds: 2})); err != nil || rec.Outcome != OK || rec.N != 1 {
+		t.Fatalf("ok tick = %+v, %v", rec, err)
+	}
+	if rec, err := step(TriggerSchedule, okHarness(Cost{})); err != nil || rec.Outcome != Skipped || rec.SkipReason != SkipScheduleDisabled || rec.N != 1 {
+		t.Fatalf("scheduled tick with the schedule off = %+v, %v", rec, err)
+	}
+	if err := l.EnableSchedule(ctx0); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := step(TriggerSchedule, failHarness); err != nil || rec.Outcome != Fail || rec.N != 2 || rec.Note != "failed on purpose" {
+		t.Fatalf("failing tick = %+v, %v", rec, err)
+	}
+	if err := l.Pause(ctx0, "me", "look"); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := step(TriggerManual, okHarness(Cost{})); err != nil || rec.SkipReason != SkipPaused {
+		t.Fatalf("tick while paused = %+v, %v", rec, err)
+	}
+	if err := l.Resume(ctx0); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := step(TriggerManual, failHarness)
+	var he *HaltedError
+	if !errors.As(err, &he) || !he.New || rec.StatusAfter != Halted || !slices.Equal(rec.GatesTripped, []string{GateMaxConsecutiveFailures}) {
+		t.Fatalf("second failure = %+v, %v, want a halt by max_consecutive_failures", rec, err)
+	}
+	if rec, err := step(TriggerManual, okHarness(Cost{})); err != nil || rec.SkipReason != SkipHalted {
+		t.Fatalf("tick while halted = %+v, %v", rec, err)
+	}
+	if err := l.Approve(ctx0, "me", ""); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := step(TriggerManual, okHarness(Cost{USD: 1})); !errors.Is(err, ErrHalted) || !slices.Equal(rec.GatesTripped, []string{GateBudgetUSD}) {
+		t.Fatalf("tick spending the window's budget = %+v, %v", rec, err)
+	}
+	d := mustView(t, l)
+	if d.TickCount != 4 || d.FailuresTotal != 2 || d.ConsecutiveFailures != 0 || d.Spent.USD != 1.25 || d.Spent.Tokens != 100 || d.Epoch.Spent.USD != 0.25 {
+		t.Fatalf("state after the run = %+v", d)
+	}
+	// Gates before the tick: raise nothing, approve, and the budget that
+	// was overshot is in the old window; lower the budget below what the
+	// window already spent and the next tick is skipped with the gate.
+	if err := l.Approve(ctx0, "me", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := step(TriggerManual, okHarness(Cost{USD: 0.5})); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetGates(ctx0, Gates{Budget: Budget{USD: f64(0.5)}}); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := step(TriggerManual, okHarness(Cost{})); !errors.Is(err, ErrHalted) || rec.SkipReason != SkipGate || rec.Outcome != Skipped {
+		t.Fatalf("tick over a lowered budget = %+v, %v, want skipped/gate", rec, err)
+	}
+	var outcomes []string
+	for _, r := range mustTicks(t, l) {
+		o := string(r.Outcome)
+		if r.SkipReason != "" {
+			o += "/" + string(r.SkipReason)
+		}
+		outcomes = append(outcomes, fmt.Sprintf("%d:%s", r.N, o))
+	}
+	want := []string{"1:ok", "1:skipped/schedule_disabled", "2:fail", "2:skipped/paused", "3:fail", "3:skipped/halted", "4:ok", "5:ok", "5:skipped/gate"}
+	if !slices.Equal(outcomes, want) {
+		t.Fatalf("tick log = %v, want %v", outcomes, want)
+	}
+}
+
+// TestPanickingHarnessIsAbandoned: a harness that panics releases the lock
+// (the panic propagates) and leaves current_tick set; the next tick logs
+// the tick as abandoned and counts it as a failure before running its own.
+func TestPanickingHarnessIsAbandoned(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{})
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the harness's panic did not propagate")
+			}
+		}()
+		l.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) { panic("harness bug") })
+	}()
+	d := mustView(t, l)
+	if d.CurrentTick == nil || d.CurrentTick.N != 1 || d.CurrentTick.PID != os.Getpid() {
+		t.Fatalf("current_tick after the panic = %+v", d.CurrentTick)
+	}
+	if err := l.Pause(ctx0, "a", "b"); err != nil {
+		t.Fatalf("Pause after the panic (lock released?) = %v", err)
+	}
+	if err := l.Resume(ctx0); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+	if err != nil || rec.N != 2 || rec.Outcome != OK {
+		t.Fatalf("tick after the panic = %+v, %v", rec, err)
+	}
+	recs := mustTicks(t, l)
+	if len(recs) != 2 || recs[0].Outcome != Abandoned || recs[0].N != 1 || recs[0].PID != os.Getpid() {
+		t.Fatalf("tick log = %+v, want abandoned 1 then ok 2", recs)
+	}
+	if d := mustView(t, l); d.TickCount != 2 || d.FailuresTotal != 1 || d.ConsecutiveFailures != 0 || d.CurrentTick != nil {
+		t.Fatalf("state = %+v", d)
+	}
+}
+
+// TestRefusedStateIsNeverRewritten: a state file that breaks an invariant,
+// has an unknown schema major, or is not JSON is refused by every
+// operation with a *StateError naming the path and the invariant, and its
+// bytes are never touched, not even by a tick.
+func TestRefusedStateIsNeverRewritten(t *testing.T) {
+	canon := func(edit func(*Doc)) string {
+		d, _ := New("x", epoch0, Template{})
+		edit(d)
+		return string(d.appendCanonical(nil))
+	}
+	for _, tc := range []struct {
+		name  string
+		state string
+		want  error
+		inv   string
+	}{
+		{"paused without pause", canon(func(d *Doc) { d.Status = Paused }), ErrInvariant, InvPaused},
+		{"pause while running", canon(func(d *Doc) { d.Paused = &Pause{At: epoch0} }), ErrInvariant, InvPaused},
+		{"halted without halt", canon(func(d *Doc) { d.Status = Halted }), ErrInvariant, InvHalted},
+		{"epoch ahead", canon(func(d *Doc) { d.Epoch.Tick = 1 }), ErrInvariant, InvEpochTick},
+		{"stale current tick", canon(func(d *Doc) { d.CurrentTick = &CurrentTick{N: 5, StartedAt: epoch0, PID: 1} }), ErrInvariant, InvCurrentTick},
+		{"other name", canon(func(d *Doc) { d.Name = "y" }), ErrInvariant, InvName},
+		{"schema 2", `{"schema": 2, "whatever": true}`, ErrSchema, ""},
+		{"not json", `{"schema": 1,`, ErrMalformed, ""},
+		{"misspelt gate", strings.Replace(canon(func(*Doc) {}), `"max_ticks"`, `"max_tick"`, 1), ErrMalformed, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := newTestRoot(t)
+			l := mustCreate(t, r, "x", Template{})
+			if err := os.WriteFile(l.StatePath(), []byte(tc.state), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ops := map[string]func() error{
+				"Pause":     func() error { return l.Pause(ctx0, "", "") },
+				"Approve":   func() error { return l.Approve(ctx0, "", "") },
+				"CheckGate": func() error { return l.CheckGate(ctx0) },
+				"Tick":      func() error { _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); return err },
+				"View":      func() error { _, err := l.View(ctx0); return err },
+			}
+			for name, op := range ops {
+				err := op()
+				var se *StateError
+				if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.Path != l.StatePath() || se.Invariant != tc.inv {
+					t.Fatalf("%s on %s = %v, want a *StateError %v for %s, invariant %q", name, tc.name, err, tc.want, l.StatePath(), tc.inv)
+				}
+				if !strings.Contains(err.Error(), l.StatePath()) {
+					t.Fatalf("%s error %q does not name the path", name, err)
+				}
+			}
+			if got := string(readFile(t, l.StatePath())); got != tc.state {
+				t.Fatalf("refused state was rewritten:\n%s", got)
+			}
+			if recs := mustTicks(t, l); len(recs) != 0 {
+				t.Fatalf("a tick on a refused state logged %+v", recs)
+			}
+		})
+	}
+}
+
+// TestMutateKeepsInvariantsAndUpdatedAt: Mutate writes nothing when fn
+// changes nothing, sets updated_at when it changes something, refuses to
+// write a Doc that breaks an invariant, and keeps unknown keys.
+func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
+	r, c := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{})
+	withExtra := strings.Replace(string(readFile(t, l.StatePath())), "\n}\n", `, "x_future": {"a": [1, 2]}}`+"\n", 1)
+	os.WriteFile(l.StatePath(), []byte(withExtra), 0o644)
+	c.add(time.Hour)
+	if cm, err := l.Mutate(ctx0, func(d *Doc) error { return nil }); err != nil || cm.Written {
+		t.Fatalf("no-op Mutate = %+v, %v, want nothing written", cm, err)
+	}
+	if got := string(readFile(t, l.StatePath())); got != withExtra {
+		t.Fatalf("a no-op Mutate rewrote the file")
+	}
+	if cm, err := l.Mutate(ctx0, func(d *Doc) error { d.Template = "t2"; return nil }); err != nil || !cm.Written {
+		t.Fatalf("Mutate = %+v, %v", cm, err)
+	}
+	d := mustView(t, l)
+	if !d.UpdatedAt.Equal(c.now()) || d.Template != "t2" {
+		t.Fatalf("after Mutate: updated_at %s, template %q", d.UpdatedAt, d.Template)
+	}
+	if !strings.HasSuffix(string(readFile(t, l.StatePath())), "\"last_approval\": null,\n  \"x_future\": {\"a\":[1,2]}\n}\n") {
+		t.Fatalf("unknown key lost or misplaced:\n%s", readFile(t, l.StatePath()))
+	}
+	before := readFile(t, l.StatePath())
+	_, err := l.Mutate(ctx0, func(d *Doc) error { d.Status = Halted; return nil })
+	if !errors.Is(err, ErrInvariant) || !bytes.Equal(before, readFile(t, l.StatePath())) {
+		t.Fatalf("Mutate breaking an invariant = %v, want ErrInvariant and nothing written", err)
+	}
+	sentinel := errors.New("mine")
+	if _, err := l.Mutate(ctx0, func(d *Doc) error { d.Template = "t3"; return sentinel }); err != sentinel {
+		t.Fatalf("Mutate(fn error) = %v, want fn's error unchanged", err)
+	}
+	if _, err := l.Mutate(ctx0, func(d *Doc) error { return l.Pause(ctx0, "", "") }); !errors.Is(err, lock.ErrReentrant) {
+		t.Fatalf("Pause inside Mutate = %v, want lock.ErrReentrant", err)
+	}
+}
+
+// TestDeleteMakesWaitersFail: a Pause waiting for the lock while the loop is
+// deleted gets ErrDeleted once it has the lock (its lock file is no longer
+// the loop's); afterwards the name is free and operations give ErrNoLoop.
+// Ablation: dropping the Current check in locked makes the waiter pause the
+// tombstone and return nil.
+func TestDeleteMakesWaitersFail(t *testing.T) {
+	waiting := make(chan struct{})
+	var once sync.Once
+	r, _ := newTestRoot(t, WithLockOptions(lock.WithWaitReport(time.Millisecond, func(lock.WaitReport) {
+		once.Do(func() { close(waiting) })
+	})))
+	l := mustCreate(t, r, "x", Template{})
+	res := make(chan error, 1)
+	_, err := l.Mutate(ctx0, func(d *Doc) error {
+		go func() { res <- l.Pause(ctx0, "late", "") }()
+		<-waiting
+		_, err := l.tombstone()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-res; !errors.Is(err, ErrDeleted) || ExitCode(err) != ExitNoLoop {
+		t.Fatalf("Pause that waited across a delete = %v, want ErrDeleted (exit 3)", err)
+	}
+	if err := l.Pause(ctx0, "", ""); !errors.Is(err, ErrNoLoop) {
+		t.Fatalf("Pause after delete = %v, want ErrNoLoop", err)
+	}
+	l2 := mustCreate(t, r, "x", Template{})
+	if err := l2.Delete(ctx0); err != nil {
+		t.Fatalf("Delete = %v", err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(r.Dir(), LoopsDir))
+	if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), ".x.deleted-") {
+		t.Fatalf("after Delete the loops directory holds %v, want only the first test's tombstone", ents)
+	}
+	if _, err := r.Open(ctx0, "x"); !errors.Is(err, ErrNoLoop) {
+		t.Fatalf("Open after Delete = %v", err)
+	}
+	if err := l2.Delete(ctx0); !errors.Is(err, ErrNoLoop) {
+		t.Fatalf("second Delete = %v, want ErrNoLoop", err)
+	}
+	mustCreate(t, r, "x", Template{})
+}

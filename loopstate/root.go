@@ -1,0 +1,197 @@
+package loopstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// The files of a loop, in <root>/loops/<name>/.
+const (
+	StateFile = ".state.loop" // the state: one JSON document, replaced atomically
+	LockFile  = ".state.lock" // the lock file: created with the loop, never rewritten, never deleted while the loop exists
+	TickLog   = "ticks.jsonl" // the tick log: append-only JSON Lines
+	LoopsDir  = "loops"       // the directory of loops under the root
+)
+
+// A Root is a directory of loops, <dir>/loops/<name>/. It holds no state in
+// memory and is safe for concurrent use.
+type Root struct {
+	dir string
+	o   options
+}
+
+// An Option configures a Root and the loops opened through it.
+type Option func(*options)
+
+type options struct {
+	noSync   bool
+	logger   *slog.Logger
+	lockOpts []lock.Option
+	now      func() time.Time
+}
+
+// WithoutSync skips fsync when writing states and tick logs: faster, and
+// still atomic for readers and for a process crash, but a power loss may
+// lose the last writes (see filetxn.WithoutSync).
+func WithoutSync() Option { return func(o *options) { o.noSync = true } }
+
+// WithLogger reports long lock waits to l (see filetxn.WithLogger).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithLockOptions passes options to every acquisition of a loop's lock, such
+// as lock.WithWaitReport. Each operation already records its purpose
+// ("pause <name>", "tick <name>") in the holder record.
+func WithLockOptions(opts ...lock.Option) Option {
+	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
+}
+
+// WithClock makes the loops read the time from now instead of time.Now, for
+// tests and examples.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// NewRoot returns the Root in dir. It does no I/O: the directory is created
+// by the first Create.
+func NewRoot(dir string, opts ...Option) *Root {
+	r := &Root{dir: dir, o: options{now: time.Now}}
+	for _, opt := range opts {
+		opt(&r.o)
+	}
+	return r
+}
+
+// Dir returns the root directory as given to NewRoot.
+func (r *Root) Dir() string { return r.dir }
+
+func (r *Root) loopDir(name string) string { return filepath.Join(r.dir, LoopsDir, name) }
+
+// loop returns the Loop for a valid name, without I/O.
+func (r *Root) loop(name string) *Loop {
+	dir := r.loopDir(name)
+	return &Loop{root: r, name: name, dir: dir,
+		state: filepath.Join(dir, StateFile), lock: filepath.Join(dir, LockFile), log: filepath.Join(dir, TickLog)}
+}
+
+// Create creates the loop name from t and returns it. The name is claimed
+// atomically: the loop's directory is filled under a hidden temporary name
+// (state, empty lock file, empty tick log) and renamed to <name> only if
+// that name is free, so of two concurrent creates exactly one succeeds, the
+// other gets an error wrapping ErrExists, and nobody ever sees a loop
+// without its state. No lock is taken: there is nothing to lock yet.
+//
+// An invalid name is refused with ErrInvalidName and invalid gates with
+// ErrInvalid, before any I/O. Create does not block; ctx is checked once.
+func (r *Root) Create(ctx context.Context, name string, t Template) (*Loop, error) {
+	d, err := New(name, r.o.now(), t)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	l := r.loop(name)
+	data, err := Codec{Path: l.state, Name: name}.Encode(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(r.dir, LoopsDir), 0o755); err != nil {
+		return nil, err
+	}
+	var aopts []atomicfile.Option
+	if r.o.noSync {
+		aopts = append(aopts, atomicfile.WithoutSync())
+	}
+	exists := func() (*Loop, error) { return nil, fmt.Errorf("%w: loop %s (%s)", ErrExists, name, l.dir) }
+	pd, err := atomicfile.CreateDir(l.dir, 0o755, aopts...)
+	if errors.Is(err, fs.ErrExist) {
+		return exists()
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer pd.Cleanup()
+	stage := pd.Path()
+	if err := atomicfile.WriteFile(filepath.Join(stage, StateFile), data, 0o644, aopts...); err != nil {
+		return nil, err
+	}
+	// The lock file and the log are empty: Publish's sync of the directory
+	// is all their durability needs.
+	if err := atomicfile.WriteFile(filepath.Join(stage, LockFile), nil, 0o600, atomicfile.WithoutSync()); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(stage, TickLog), nil, 0o644, atomicfile.WithoutSync()); err != nil {
+		return nil, err
+	}
+	if err := pd.Publish(); errors.Is(err, fs.ErrExist) {
+		return exists()
+	} else if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Open returns the loop name after checking, without a lock, that it
+// exists. An invalid name is refused with ErrInvalidName before any I/O; a
+// missing loop gives an error wrapping ErrNoLoop. A loop whose state file is
+// refused still opens: every operation on it then reports the *StateError.
+func (r *Root) Open(ctx context.Context, name string) (*Loop, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	l := r.loop(name)
+	data, err := l.engine("open", false).ReadBytes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoLoop, name)
+	}
+	return l, nil
+}
+
+// A Listing is one loop of a List: its name and either its state or the
+// error that reading it gave.
+type Listing struct {
+	Name  string
+	State *Doc  // nil when Err is set
+	Err   error // a *StateError for a state file that is refused
+}
+
+// List returns every loop under the root, sorted by name, each with a
+// snapshot of its state read without the lock: rename guarantees that each
+// snapshot is one whole version, although it may be replaced right after.
+// A loop whose state is refused is listed with its error. A root without
+// loops gives an empty list. List does not block.
+func (r *Root) List(ctx context.Context) ([]Listing, error) {
+	ents, err := os.ReadDir(filepath.Join(r.dir, LoopsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Listing
+	for _, e := range ents {
+		if !e.IsDir() || !ValidName(e.Name()) {
+			continue // staging and tombstone directories are hidden names
+		}
+		l := r.loop(e.Name())
+		d, err := l.View(ctx)
+		if errors.Is(err, ErrNoLoop) {
+			continue // being deleted
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		out = append(out, Listing{Name: e.Name(), State: d, Err: err})
+	}
+	return out, nil
+}

@@ -1,0 +1,387 @@
+package loopstate
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// SchemaVersion is the schema major this package reads and writes. A state
+// file with another major is refused with ErrSchema.
+const SchemaVersion = 1
+
+// Status is a loop's lifecycle state.
+type Status string
+
+// The three statuses of a loop.
+const (
+	Running Status = "running"
+	Paused  Status = "paused"
+	Halted  Status = "halted"
+)
+
+// Cost is what ticks cost: money, tokens and wall time. Every field is
+// non-negative.
+type Cost struct {
+	USD     float64 // "usd"
+	Tokens  int64   // "tokens"
+	Seconds float64 // "seconds"
+}
+
+// Add returns c plus o.
+func (c Cost) Add(o Cost) Cost {
+	return Cost{USD: c.USD + o.USD, Tokens: c.Tokens + o.Tokens, Seconds: c.Seconds + o.Seconds}
+}
+
+// Epoch is the gate window: the values of tick_count and spent when it
+// opened (at create, or at the last approve). Budget and tick-count gates
+// measure from it.
+type Epoch struct {
+	StartedAt time.Time // "started_at"
+	Tick      int64     // "tick"
+	Spent     Cost      // "spent"
+}
+
+// Budget holds the budget gates' limits, measured inside the window. A nil
+// limit disables that gate.
+type Budget struct {
+	USD     *float64 // "usd"
+	Tokens  *int64   // "tokens"
+	Seconds *float64 // "seconds"
+}
+
+// Gates holds the thresholds of the gates (the format's section 7) and the
+// per-tick wall timeout. A nil threshold disables that gate.
+type Gates struct {
+	MaxTicks               *int64     // "max_ticks": ticks in the window
+	MaxConsecutiveFailures *int64     // "max_consecutive_failures"
+	MaxFailuresTotal       *int64     // "max_failures_total": lifetime failures
+	Budget                 Budget     // "budget"
+	ExpiresAt              *time.Time // "expires_at": absolute deadline
+	CheckpointEvery        *int64     // "checkpoint_every": a forced review every N ticks of the window; at least 1
+	TickTimeout            *float64   // "tick_timeout_s": the harness's wall timeout in seconds, > 0; nil means DefaultTickTimeout
+}
+
+// DefaultTickTimeout is the harness's wall timeout when gates.tick_timeout_s
+// is null.
+const DefaultTickTimeout = 30 * time.Minute
+
+// Timeout returns the harness's wall timeout: TickTimeout, or
+// DefaultTickTimeout when it is nil.
+func (g Gates) Timeout() time.Duration {
+	if g.TickTimeout == nil {
+		return DefaultTickTimeout
+	}
+	return time.Duration(*g.TickTimeout * float64(time.Second))
+}
+
+// Schedule is the automatic trigger's switch. Enabled is the only switch the
+// store honours; Every ("15m", "1h") is written into the external timer and
+// means nothing inside the store.
+type Schedule struct {
+	Enabled bool   // "enabled"
+	Every   string // "every"; "" is null
+}
+
+// CurrentTick marks a tick in progress. Left set by a runner that died, it is
+// how the next tick knows to log the tick as abandoned.
+type CurrentTick struct {
+	N         int64     // "n": tick_count + 1
+	StartedAt time.Time // "started_at"
+	PID       int       // "pid": the runner's process id
+}
+
+// Pause records why a loop is paused.
+type Pause struct {
+	At     time.Time // "at"
+	By     string    // "by"
+	Reason string    // "reason"
+}
+
+// Halt records why a loop is halted.
+type Halt struct {
+	At     time.Time // "at"
+	Gates  []string  // "gates": every gate that tripped, in the fixed order of the gates
+	Reason string    // "reason": the gates' reasons, joined by "; "
+	Tick   int64     // "tick": tick_count when it halted
+}
+
+// Approval records the last approve.
+type Approval struct {
+	At   time.Time // "at"
+	By   string    // "by"
+	Note string    // "note"
+	Tick int64     // "tick": tick_count when it was approved
+}
+
+// Doc is the state of one loop: the contents of its .state.loop file. Its
+// fields may be read and set freely; the transitions (Pause, Resume,
+// Approve, CheckGates, SetGates, EnableSchedule, DisableSchedule) keep the
+// invariants, and [Doc.Validate] checks them, as Decode does on every read
+// and Encode on every write. Times are UTC with second precision; a zero
+// time is null in the file. The zero Doc is not valid: start from [New] or
+// [Codec.Decode].
+type Doc struct {
+	Schema              int          // "schema": SchemaVersion
+	Name                string       // "name": the directory name
+	Template            string       // "template"; "" is null
+	Status              Status       // "status"
+	CreatedAt           time.Time    // "created_at"
+	UpdatedAt           time.Time    // "updated_at": set by every write
+	LastTickAt          time.Time    // "last_tick_at": end of the last completed tick; zero is null
+	TickCount           int64        // "tick_count": completed ticks (ok, failed, timed out, abandoned)
+	ResumedCount        int64        // "resumed_count": approvals
+	ConsecutiveFailures int64        // "consecutive_failures"
+	FailuresTotal       int64        // "failures_total"
+	Spent               Cost         // "spent": lifetime totals
+	Epoch               Epoch        // "epoch": the gate window
+	Gates               Gates        // "gates"
+	Schedule            Schedule     // "schedule"
+	CurrentTick         *CurrentTick // "current_tick": set while a tick runs
+	Paused              *Pause       // "pause": set exactly while paused
+	Halted              *Halt        // "halt": set exactly while halted
+	LastApproval        *Approval    // "last_approval"
+
+	extra []field // unknown top-level keys, in file order, kept verbatim
+	raw   []byte  // the bytes this Doc was decoded from
+	canon []byte  // the canonical encoding of the Doc as decoded
+}
+
+// field is one unknown top-level key and its raw JSON value.
+type field struct {
+	key string
+	val []byte
+}
+
+// Template is what a loop is created from: the name of its template, its
+// gates and schedule, and the create-time flag --paused.
+type Template struct {
+	Name     string // recorded as "template"; "" is null
+	Gates    Gates
+	Schedule Schedule
+	Paused   bool // create the loop paused (pause.by "create")
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// ValidName reports whether name may name a loop: it matches
+// ^[a-z0-9][a-z0-9-]{0,62}$, which rules out path separators, "." and "..",
+// and names Windows reserves only by case-sensitive accident.
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
+func checkName(name string) error {
+	if !ValidName(name) {
+		return fmt.Errorf("%w: %q does not match %s", ErrInvalidName, name, nameRE)
+	}
+	return nil
+}
+
+// New returns the initial state of a loop named name, created at now from
+// t: running (or paused with t.Paused), counters at zero, the gate window
+// opened at now. It returns an error wrapping ErrInvalidName or ErrInvalid
+// for a bad name or template.
+func New(name string, now time.Time, t Template) (*Doc, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if err := t.Gates.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkOptString("template name", t.Name); err != nil {
+		return nil, err
+	}
+	if err := checkOptString("schedule every", t.Schedule.Every); err != nil {
+		return nil, err
+	}
+	now = stamp(now)
+	d := &Doc{
+		Schema:    SchemaVersion,
+		Name:      name,
+		Template:  t.Name,
+		Status:    Running,
+		CreatedAt: now,
+		UpdatedAt: now,
+		Epoch:     Epoch{StartedAt: now},
+		Gates:     t.Gates.clone(),
+		Schedule:  t.Schedule,
+	}
+	if t.Paused {
+		d.Status = Paused
+		d.Paused = &Pause{At: now, By: "create", Reason: "created paused"}
+	}
+	return d, nil
+}
+
+func checkOptString(what, s string) error {
+	if len(s) > maxString {
+		return fmt.Errorf("%w: %s longer than %d bytes", ErrInvalid, what, maxString)
+	}
+	return nil
+}
+
+// maxString bounds the free-text fields a transition accepts (by, reason,
+// note, template, every), so that a state file stays small.
+const maxString = 4096
+
+// stamp normalizes a time to what the file holds: UTC, whole seconds.
+func stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+// Validate checks the thresholds: counts non-negative (checkpoint_every at
+// least 1), money, tokens and seconds finite and non-negative, tick_timeout_s
+// positive. It returns an error wrapping ErrInvalid.
+func (g Gates) Validate() error {
+	bad := func(key, why string) error { return fmt.Errorf("%w: gates.%s %s", ErrInvalid, key, why) }
+	for _, c := range []struct {
+		key string
+		v   *int64
+		min int64
+	}{
+		{"max_ticks", g.MaxTicks, 0},
+		{"max_consecutive_failures", g.MaxConsecutiveFailures, 0},
+		{"max_failures_total", g.MaxFailuresTotal, 0},
+		{"budget.tokens", g.Budget.Tokens, 0},
+		{"checkpoint_every", g.CheckpointEvery, 1},
+	} {
+		if c.v != nil && *c.v < c.min {
+			return bad(c.key, fmt.Sprintf("is %d, want at least %d", *c.v, c.min))
+		}
+	}
+	for _, c := range []struct {
+		key string
+		v   *float64
+	}{{"budget.usd", g.Budget.USD}, {"budget.seconds", g.Budget.Seconds}, {"tick_timeout_s", g.TickTimeout}} {
+		if c.v != nil && (math.IsNaN(*c.v) || math.IsInf(*c.v, 0) || *c.v < 0) {
+			return bad(c.key, fmt.Sprintf("is %v, want a finite number >= 0", *c.v))
+		}
+	}
+	if g.TickTimeout != nil && (*g.TickTimeout == 0 || g.Timeout() <= 0) {
+		return bad("tick_timeout_s", "must be positive")
+	}
+	if g.ExpiresAt != nil && !g.ExpiresAt.Equal(stamp(*g.ExpiresAt)) {
+		return bad("expires_at", "must be whole seconds")
+	}
+	return nil
+}
+
+// clone returns g with its own copies of the thresholds, so that a Doc never
+// shares them with the caller.
+func (g Gates) clone() Gates {
+	c := g
+	c.MaxTicks = clonePtr(g.MaxTicks)
+	c.MaxConsecutiveFailures = clonePtr(g.MaxConsecutiveFailures)
+	c.MaxFailuresTotal = clonePtr(g.MaxFailuresTotal)
+	c.Budget.USD = clonePtr(g.Budget.USD)
+	c.Budget.Tokens = clonePtr(g.Budget.Tokens)
+	c.Budget.Seconds = clonePtr(g.Budget.Seconds)
+	c.CheckpointEvery = clonePtr(g.CheckpointEvery)
+	c.TickTimeout = clonePtr(g.TickTimeout)
+	if g.ExpiresAt != nil {
+		t := stamp(*g.ExpiresAt)
+		c.ExpiresAt = &t
+	}
+	return c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// Clone returns a deep copy of d.
+func (d *Doc) Clone() *Doc {
+	c := *d
+	c.Gates = d.Gates.clone()
+	c.CurrentTick = clonePtr(d.CurrentTick)
+	c.Paused = clonePtr(d.Paused)
+	if d.Halted != nil {
+		h := *d.Halted
+		h.Gates = slices.Clone(d.Halted.Gates)
+		c.Halted = &h
+	}
+	c.LastApproval = clonePtr(d.LastApproval)
+	c.extra = slices.Clone(d.extra)
+	return &c
+}
+
+// The invariants of the format's section 3, as StateError.Invariant names
+// them.
+const (
+	InvPaused      = `status=="paused" <=> pause is set`
+	InvHalted      = `status=="halted" <=> halt is set`
+	InvCurrentTick = `current_tick is set only while a tick is in progress (current_tick.n == tick_count+1)`
+	InvEpochTick   = `epoch.tick <= tick_count`
+	InvEpochSpent  = `epoch.spent <= spent`
+	InvName        = `name is a valid loop name (and the directory's)`
+	InvStatus      = `status is "running", "paused" or "halted"`
+	InvGates       = `gates are well-formed`
+	InvSchema      = `schema is 1`
+)
+
+// Validate checks d against the format: the invariants of section 3 (paused
+// exactly when pause is set, halted exactly when halt is set, current_tick
+// only for the tick after tick_count, epoch.tick <= tick_count, and the
+// window's spent not above the lifetime's), a valid name and status,
+// non-negative counters and well-formed gates. It returns a *StateError
+// wrapping ErrInvariant (or ErrSchema), without a path.
+func (d *Doc) Validate() error {
+	inv := func(name, format string, args ...any) error {
+		return &StateError{Invariant: name, Detail: fmt.Sprintf(format, args...), Err: ErrInvariant}
+	}
+	switch {
+	case d.Schema != SchemaVersion:
+		return &StateError{Key: "schema", Detail: fmt.Sprintf("major %d, this reader knows %d", d.Schema, SchemaVersion), Err: ErrSchema}
+	case !ValidName(d.Name):
+		return inv(InvName, "name %q", d.Name)
+	case d.Status != Running && d.Status != Paused && d.Status != Halted:
+		return inv(InvStatus, "status %q", d.Status)
+	case (d.Status == Paused) != (d.Paused != nil):
+		return inv(InvPaused, "status is %q and pause is %s", d.Status, setOrNull(d.Paused != nil))
+	case (d.Status == Halted) != (d.Halted != nil):
+		return inv(InvHalted, "status is %q and halt is %s", d.Status, setOrNull(d.Halted != nil))
+	case d.TickCount < 0 || d.ResumedCount < 0 || d.ConsecutiveFailures < 0 || d.FailuresTotal < 0 || d.Epoch.Tick < 0:
+		return inv("counters are non-negative", "tick_count %d, resumed_count %d, consecutive_failures %d, failures_total %d, epoch.tick %d",
+			d.TickCount, d.ResumedCount, d.ConsecutiveFailures, d.FailuresTotal, d.Epoch.Tick)
+	case !validCost(d.Spent) || !validCost(d.Epoch.Spent):
+		return inv("spent is finite and non-negative", "spent %+v, epoch.spent %+v", d.Spent, d.Epoch.Spent)
+	case d.CurrentTick != nil && d.CurrentTick.N != d.TickCount+1:
+		return inv(InvCurrentTick, "current_tick.n is %d, tick_count is %d", d.CurrentTick.N, d.TickCount)
+	case d.Epoch.Tick > d.TickCount:
+		return inv(InvEpochTick, "epoch.tick is %d, tick_count is %d", d.Epoch.Tick, d.TickCount)
+	case d.Epoch.Spent.USD > d.Spent.USD || d.Epoch.Spent.Tokens > d.Spent.Tokens || d.Epoch.Spent.Seconds > d.Spent.Seconds:
+		return inv(InvEpochSpent, "epoch.spent %+v, spent %+v", d.Epoch.Spent, d.Spent)
+	}
+	if err := d.Gates.Validate(); err != nil {
+		return inv(InvGates, "%v", err)
+	}
+	if d.Halted != nil {
+		if len(d.Halted.Gates) == 0 {
+			return inv(InvHalted, "halt.gates is empty")
+		}
+		for _, g := range d.Halted.Gates {
+			if !slices.Contains(gateOrder, g) {
+				return inv(InvHalted, "halt.gates names unknown gate %q", g)
+			}
+		}
+	}
+	if d.CurrentTick != nil && d.CurrentTick.PID <= 0 {
+		return inv(InvCurrentTick, "current_tick.pid is %d", d.CurrentTick.PID)
+	}
+	return nil
+}
+
+func validCost(c Cost) bool {
+	ok := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) && f >= 0 }
+	return ok(c.USD) && ok(c.Seconds) && c.Tokens >= 0
+}
+
+func setOrNull(set bool) string {
+	if set {
+		return "set"
+	}
+	return "null"
+}

@@ -1,0 +1,297 @@
+package loopstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// A Harness does the work of one tick. It runs while the loop's lock is held,
+// with ctx bounded by the tick's wall timeout (gates.tick_timeout_s); it must
+// return when ctx is done. An error means the harness could not do its work
+// (the tick counts as failed, with the error as its note); a Result with
+// Failed set is a tick that ran and failed. See [Command] for a harness that
+// runs a child process.
+type Harness func(ctx context.Context, run *Run) (Result, error)
+
+// Run is what a harness is told about its tick.
+type Run struct {
+	Loop    *Loop
+	N       int64   // this tick's number: tick_count + 1
+	Trigger Trigger // what started it
+	// Lock is the loop's lock, held by the runner for the whole tick. It is
+	// valid only until the harness returns. Hand it to a child process with
+	// Lock.HandOver so that the child can run operator commands on the loop
+	// (check-gate, pause) without deadlocking on its own parent.
+	Lock *lock.Handle
+	// Remaining is what is left of each budget in the current window (nil
+	// for a budget without a limit), so that the harness can bound its own
+	// spending: the gates only stop the next tick.
+	Remaining Budget
+}
+
+// Result is what a harness reports.
+type Result struct {
+	Failed   bool   // the tick failed; false (with a nil error) is ok
+	ExitCode *int   // the harness process's exit code, if it had one
+	Cost     *Cost  // what the tick cost; nil means unknown: zero, with the wall time as seconds
+	Note     string // a short summary; the log keeps MaxNote bytes
+}
+
+// Tick runs one tick of the loop (the format's section 6.1) under the loop's
+// lock, held from before the state is read until after the log line is
+// written, harness included:
+//
+//  1. Take the lock. A TriggerSchedule tick does not wait: if the lock is
+//     busy it appends a skipped/busy line (without the lock, in one
+//     O_APPEND write) and returns it with a nil error. A TriggerManual tick
+//     waits as long as ctx allows, then returns a *BusyError.
+//  2. If current_tick is set, the previous runner died mid-tick: the tick is
+//     counted as completed and failed, and an abandoned line is logged.
+//  3. If the loop is not running, or the trigger is the schedule and the
+//     schedule is disabled, log a skipped line and return it (nil error).
+//  4. Evaluate the gates; if any trips, halt, log skipped/gate and return a
+//     *HaltedError.
+//  5. Set current_tick and write the state.
+//  6. Run fn with a context bounded by gates.tick_timeout_s; past it the
+//     outcome is timeout.
+//  7. Re-read the state (a harness that was handed the lock may have changed
+//     it), count the tick, add its cost, update the failure counters, clear
+//     current_tick.
+//  8. Evaluate the gates in-process, as CheckGate does; halt if any trips.
+//  9. Write the state, then append the tick's line.
+//
+// Tick returns the tick's log record, with a *HaltedError when the tick (or
+// its harness) halted the loop (exit code 4). If fn panics, the lock is
+// released and the panic propagates; current_tick stays set, and the next
+// tick logs the tick as abandoned, as after a crash. A Tick run from inside
+// a harness of the same loop (with the lock borrowed) is refused with
+// ErrTickInProgress.
+func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness) (TickRecord, error) {
+	if trigger != TriggerSchedule && trigger != TriggerManual {
+		return TickRecord{}, fmt.Errorf("%w: trigger %q", ErrInvalid, trigger)
+	}
+	if fn == nil {
+		return TickRecord{}, fmt.Errorf("%w: nil harness", ErrInvalid)
+	}
+	var rec TickRecord
+	noWait := trigger == TriggerSchedule
+	err := l.locked(ctx, "tick", noWait, func(tx *filetxn.Tx) error {
+		var err error
+		rec, err = l.tick(ctx, tx, trigger, fn)
+		return err
+	})
+	var busy *BusyError
+	if noWait && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
+		return l.skipBusy(ctx, busy)
+	}
+	return rec, err
+}
+
+func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Harness) (TickRecord, error) {
+	d, data, err := l.read(tx)
+	if err != nil {
+		return TickRecord{}, err
+	}
+	now, pid := l.now(), os.Getpid()
+	var pending []*TickRecord // log lines owed once the state that counts them is written
+	if d.CurrentTick != nil {
+		if tx.Lock().Borrowed() {
+			return TickRecord{}, fmt.Errorf("%w: tick %d (runner pid %d)", ErrTickInProgress, d.CurrentTick.N, d.CurrentTick.PID)
+		}
+		pending = append(pending, d.recoverTick(now, trigger))
+	}
+	before := d.Status
+
+	skip := func(reason SkipReason, trips []Trip) (TickRecord, error) {
+		rec := TickRecord{
+			N: d.TickCount, StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: reason,
+			StatusBefore: before, StatusAfter: d.Status, GatesTripped: gateKeys(trips),
+			Trigger: trigger, PID: pid,
+		}
+		if _, err := l.write(tx, d, data); err != nil {
+			return rec, err
+		}
+		if err := l.appendLog(tx, append(pending, &rec)...); err != nil {
+			return rec, err
+		}
+		if reason == SkipGate {
+			return rec, &HaltedError{Loop: l.name, Halt: *d.Halted, New: true}
+		}
+		return rec, nil
+	}
+	switch {
+	case d.Status == Paused:
+		return skip(SkipPaused, nil)
+	case d.Status == Halted:
+		return skip(SkipHalted, nil)
+	case trigger == TriggerSchedule && !d.Schedule.Enabled:
+		return skip(SkipScheduleDisabled, nil)
+	}
+	if trips := d.TrippedGates(now); len(trips) > 0 {
+		d.halt(now, trips)
+		return skip(SkipGate, trips)
+	}
+
+	if err := d.beginTick(now, pid); err != nil {
+		return TickRecord{}, err
+	}
+	if _, err := l.write(tx, d, data); err != nil {
+		return TickRecord{}, err
+	}
+	if err := l.appendLog(tx, pending...); err != nil {
+		return TickRecord{}, err
+	}
+	n, timeout := d.CurrentTick.N, d.Gates.Timeout()
+
+	run := &Run{Loop: l, N: n, Trigger: trigger, Lock: tx.Lock(), Remaining: d.remaining()}
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	start := time.Now()
+	res, herr := fn(hctx, run)
+	wall := time.Since(start)
+	timedOut := errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+	outcome, note, cost := settle(res, herr, timedOut, ctx.Err(), timeout, wall)
+
+	// The harness may have changed the state through the handed-over lock:
+	// record the tick on what the file says now, never on the copy from
+	// before the harness ran.
+	d, data, err = l.read(tx)
+	if err != nil {
+		return TickRecord{}, err
+	}
+	end := l.now()
+	trips := d.endTick(end, outcome, cost)
+	rec := TickRecord{
+		N: d.TickCount, StartedAt: now, EndedAt: end, Outcome: outcome,
+		StatusBefore: before, StatusAfter: d.Status, ExitCode: res.ExitCode, Cost: cost,
+		GatesTripped: gateKeys(trips), Trigger: trigger, PID: pid, Note: note,
+	}
+	if _, err := l.write(tx, d, data); err != nil {
+		return rec, err
+	}
+	if err := l.appendLog(tx, &rec); err != nil {
+		return rec, err
+	}
+	if d.Status == Halted {
+		return rec, &HaltedError{Loop: l.name, Halt: *d.Halted, New: true}
+	}
+	return rec, nil
+}
+
+// settle decides a tick's outcome, note and cost from what the harness
+// returned.
+func settle(res Result, herr error, timedOut bool, cancelled error, timeout, wall time.Duration) (Outcome, string, Cost) {
+	outcome, note := OK, res.Note
+	switch {
+	case timedOut:
+		outcome, note = Timeout, joinNote(fmt.Sprintf("timed out after %s", timeout), note)
+	case cancelled != nil:
+		outcome, note = Fail, joinNote("runner cancelled: "+cancelled.Error(), note)
+	case herr != nil:
+		outcome, note = Fail, joinNote(herr.Error(), note)
+	case res.Failed:
+		outcome = Fail
+	}
+	secs := math.Round(wall.Seconds()*1000) / 1000
+	cost := Cost{Seconds: secs}
+	if res.Cost != nil {
+		if validCost(*res.Cost) {
+			cost = *res.Cost
+		} else {
+			note = joinNote(fmt.Sprintf("invalid cost %+v ignored", *res.Cost), note)
+		}
+	}
+	return outcome, note, cost
+}
+
+func joinNote(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + ": " + b
+}
+
+func gateKeys(trips []Trip) []string {
+	keys := make([]string, len(trips))
+	for i, t := range trips {
+		keys[i] = t.Gate
+	}
+	return keys
+}
+
+// remaining returns what is left of each budget in the window.
+func (d *Doc) remaining() Budget {
+	var b Budget
+	if l := d.Gates.Budget.USD; l != nil {
+		v := max(0, *l-(d.Spent.USD-d.Epoch.Spent.USD))
+		b.USD = &v
+	}
+	if l := d.Gates.Budget.Tokens; l != nil {
+		v := max(0, *l-(d.Spent.Tokens-d.Epoch.Spent.Tokens))
+		b.Tokens = &v
+	}
+	if l := d.Gates.Budget.Seconds; l != nil {
+		v := max(0, *l-(d.Spent.Seconds-d.Epoch.Spent.Seconds))
+		b.Seconds = &v
+	}
+	return b
+}
+
+// appendLog appends recs to the tick log in one write, under the lock.
+func (l *Loop) appendLog(tx *filetxn.Tx, recs ...*TickRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	var b []byte
+	for _, r := range recs {
+		b = appendRecord(b, r)
+	}
+	return tx.Append(l.log, b)
+}
+
+// skipBusy logs a scheduled tick that found the lock busy. It holds no lock:
+// the line is appended in one O_APPEND write, which the kernel does not
+// interleave with the holder's own append, and a reader skips a line that
+// does not parse anyway. n and the status come from a lock-free snapshot.
+func (l *Loop) skipBusy(ctx context.Context, busy *BusyError) (TickRecord, error) {
+	now := l.now()
+	rec := TickRecord{
+		StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: SkipBusy,
+		GatesTripped: []string{}, Trigger: TriggerSchedule, PID: os.Getpid(),
+		Note: "lock held by " + busy.Lock.Holder.String(),
+	}
+	if d, err := l.View(ctx); err == nil {
+		rec.N, rec.StatusBefore, rec.StatusAfter = d.TickCount, d.Status, d.Status
+	}
+	if err := appendUnlocked(l.log, appendRecord(nil, &rec), !l.root.o.noSync); err != nil {
+		return rec, err
+	}
+	return rec, nil
+}
+
+// appendUnlocked appends line to the file at path in a single write(2) on a
+// descriptor opened with O_APPEND, without any lock. It is the one write
+// this package makes without the engine: the engine appends only under the
+// lock, and a scheduled tick that finds the lock busy must log that it
+// skipped without waiting for it.
+func appendUnlocked(path string, line []byte, sync bool) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(line)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,206 @@
+package loopstate
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+)
+
+// The transitions below are pure: they change d in memory and nothing else.
+// Each takes the current time, checks its guard on d, and either changes d
+// (setting updated_at when anything changed) or returns an error and leaves
+// d exactly as it was. Run them under the loop's lock with [Loop.Mutate],
+// or use the [Loop] methods of the same names, which do.
+
+func (d *Doc) guard(op string, want Status, err error) error {
+	if d.Status != want {
+		return &GuardError{Loop: d.Name, Op: op, Status: d.Status, Err: err}
+	}
+	return nil
+}
+
+func checkText(what, s string) error {
+	if len(s) > maxString {
+		return fmt.Errorf("%w: %s is %d bytes, at most %d", ErrInvalid, what, len(s), maxString)
+	}
+	return nil
+}
+
+// Pause moves a running loop to paused, recording who paused it and why. A
+// paused or halted loop is refused with a *GuardError wrapping ErrNotRunning:
+// a pause must not hide a halt. The schedule is left alone.
+func (d *Doc) Pause(now time.Time, by, reason string) error {
+	if err := checkText("by", by); err != nil {
+		return err
+	}
+	if err := checkText("reason", reason); err != nil {
+		return err
+	}
+	if err := d.guard("pause", Running, ErrNotRunning); err != nil {
+		return err
+	}
+	now = stamp(now)
+	d.Status = Paused
+	d.Paused = &Pause{At: now, By: by, Reason: reason}
+	d.UpdatedAt = now
+	return nil
+}
+
+// Resume moves a paused loop back to running. resumed_count is unchanged
+// (only Approve counts). A running or halted loop is refused with a
+// *GuardError wrapping ErrNotPaused: only Approve releases a halt.
+func (d *Doc) Resume(now time.Time) error {
+	if err := d.guard("resume", Paused, ErrNotPaused); err != nil {
+		return err
+	}
+	now = stamp(now)
+	d.Status = Running
+	d.Paused = nil
+	d.UpdatedAt = now
+	return nil
+}
+
+// Approve releases a halted loop: it runs again, resumed_count goes up by
+// one, consecutive_failures is reset, last_approval records by, note and the
+// tick, and a new gate window opens at the current tick_count and spent, so
+// that the gate that halted the loop is not still over its threshold. A loop
+// that is not halted is refused with a *GuardError wrapping ErrNotHalted.
+func (d *Doc) Approve(now time.Time, by, note string) error {
+	if err := checkText("by", by); err != nil {
+		return err
+	}
+	if err := checkText("note", note); err != nil {
+		return err
+	}
+	if err := d.guard("approve", Halted, ErrNotHalted); err != nil {
+		return err
+	}
+	now = stamp(now)
+	d.Status = Running
+	d.Halted = nil
+	d.ResumedCount++
+	d.ConsecutiveFailures = 0
+	d.LastApproval = &Approval{At: now, By: by, Note: note, Tick: d.TickCount}
+	d.Epoch = Epoch{StartedAt: now, Tick: d.TickCount, Spent: d.Spent}
+	d.UpdatedAt = now
+	return nil
+}
+
+// CheckGates is check-gate. On a running loop it evaluates every gate at now
+// (see [Doc.TrippedGates]); if any trips it halts the loop, listing every
+// tripped gate in halt.gates, and returns them; if none trips it changes
+// nothing and returns nil, nil. On a paused loop it returns a *GuardError
+// wrapping ErrPaused, on a halted one a *HaltedError (ErrHalted); neither
+// changes anything.
+func (d *Doc) CheckGates(now time.Time) ([]Trip, error) {
+	switch d.Status {
+	case Paused:
+		return nil, &GuardError{Loop: d.Name, Op: "check-gate", Status: d.Status, Err: ErrPaused}
+	case Halted:
+		if d.Halted == nil {
+			return nil, &GuardError{Loop: d.Name, Op: "check-gate", Status: d.Status, Err: ErrHalted}
+		}
+		return nil, &HaltedError{Loop: d.Name, Halt: *d.Halted}
+	}
+	now = stamp(now)
+	trips := d.TrippedGates(now)
+	if len(trips) > 0 {
+		d.halt(now, trips)
+	}
+	return trips, nil
+}
+
+// SetGates replaces the gates' thresholds (set-gates). It is allowed in any
+// status and changes nothing else: raising a threshold does not release a
+// halt, only Approve does. Invalid thresholds are refused with an error
+// wrapping ErrInvalid.
+func (d *Doc) SetGates(now time.Time, g Gates) error {
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	if bytes.Equal(appendGates(nil, g), appendGates(nil, d.Gates)) {
+		return nil
+	}
+	d.Gates = g.clone()
+	d.UpdatedAt = stamp(now)
+	return nil
+}
+
+// EnableSchedule turns the automatic trigger on. It leaves status alone, and
+// does nothing if it is on already.
+func (d *Doc) EnableSchedule(now time.Time) { d.setSchedule(now, true) }
+
+// DisableSchedule turns the automatic trigger off. It leaves status alone,
+// and does nothing if it is off already.
+func (d *Doc) DisableSchedule(now time.Time) { d.setSchedule(now, false) }
+
+func (d *Doc) setSchedule(now time.Time, on bool) {
+	if d.Schedule.Enabled != on {
+		d.Schedule.Enabled = on
+		d.UpdatedAt = stamp(now)
+	}
+}
+
+// recoverTick settles a tick whose runner died: it counts it as completed
+// and failed and clears current_tick, and returns its abandoned log record
+// (nil when no tick was in progress).
+func (d *Doc) recoverTick(now time.Time, trigger Trigger) *TickRecord {
+	ct := d.CurrentTick
+	if ct == nil {
+		return nil
+	}
+	now = stamp(now)
+	rec := &TickRecord{
+		N: ct.N, StartedAt: ct.StartedAt, EndedAt: now, Outcome: Abandoned,
+		StatusBefore: d.Status, StatusAfter: d.Status, GatesTripped: []string{},
+		Trigger: trigger, PID: ct.PID,
+		Note: fmt.Sprintf("runner pid %d died during tick %d", ct.PID, ct.N),
+	}
+	d.TickCount++
+	d.FailuresTotal++
+	d.ConsecutiveFailures++
+	d.CurrentTick = nil
+	d.UpdatedAt = now
+	return rec
+}
+
+// beginTick marks tick tick_count+1 as running in process pid.
+func (d *Doc) beginTick(now time.Time, pid int) error {
+	if err := d.guard("tick", Running, ErrNotRunning); err != nil {
+		return err
+	}
+	if d.CurrentTick != nil {
+		return fmt.Errorf("%w: tick %d started at %s by pid %d", ErrTickInProgress,
+			d.CurrentTick.N, d.CurrentTick.StartedAt.Format(timeLayout), d.CurrentTick.PID)
+	}
+	now = stamp(now)
+	d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: now, PID: pid}
+	d.UpdatedAt = now
+	return nil
+}
+
+// endTick records a finished tick (ok, fail or timeout) that cost c, then
+// evaluates the gates if the loop is still running and halts it if any
+// trips; it returns the gates that tripped.
+func (d *Doc) endTick(now time.Time, outcome Outcome, c Cost) []Trip {
+	now = stamp(now)
+	d.TickCount++
+	d.Spent = d.Spent.Add(c)
+	d.LastTickAt = now
+	if outcome == OK {
+		d.ConsecutiveFailures = 0
+	} else {
+		d.ConsecutiveFailures++
+		d.FailuresTotal++
+	}
+	d.CurrentTick = nil
+	d.UpdatedAt = now
+	if d.Status != Running {
+		return nil
+	}
+	trips := d.TrippedGates(now)
+	if len(trips) > 0 {
+		d.halt(now, trips)
+	}
+	return trips
+}
