@@ -20,13 +20,15 @@ import (
 // lock, reads the file afresh, applies the operation and replaces the file
 // atomically. It holds no data in memory and is safe for concurrent use.
 //
-// Each operation method is a one-line wrapper over [Store.MutateProbed]: the
-// operation is first decided on a lock-free read, and if it would write
-// nothing (an empty batch, a missing ledger, every spec already filed, every
-// id already closed, nothing eligible) it returns without taking the lock,
-// so such calls succeed even where the lock cannot be taken. Otherwise it
-// takes the lock and decides again on fresh data; a batch of N changes costs
-// one lock, one read and one write. Arguments are validated before any I/O.
+// Each operation method first decides on a lock-free read, as
+// [Store.MutateProbed] does: if the operation would write nothing (an empty
+// batch, a missing ledger, every spec already filed, every id already closed,
+// nothing eligible) it returns without taking the lock, so such calls succeed
+// even where the lock cannot be taken. Otherwise it takes the lock and decides
+// again on fresh data; a batch of N changes costs one lock, one read and one
+// write. Arguments are validated before any I/O. A Store whose lock lives
+// under a state root that cannot be derived fails every write with an error
+// wrapping [ErrNoStateRoot].
 type Store struct {
 	path    string
 	archive string
