@@ -55,26 +55,38 @@ const recordOffset = 1
 // maxRecord bounds how much ReadHolder reads.
 const maxRecord = 4096
 
-// self describes this process; computed once, it never changes.
-var self = sync.OnceValue(func() Holder {
+// recordPrefix is the part of this process's record that never changes:
+// the reserved byte and the JSON object up to the purpose. Encoding it once
+// keeps the holder record cheap enough to write on every acquisition.
+var recordPrefix = sync.OnceValue(func() []byte {
 	host, _ := os.Hostname()
-	return Holder{PID: os.Getpid(), Host: host, Program: filepath.Base(os.Args[0])}
-})
-
-// encodeRecord returns the bytes written at offset 0: the reserved byte,
-// then the JSON line.
-func encodeRecord(purpose string, now time.Time) []byte {
-	h := self()
-	h.Purpose = purpose
-	h.Acquired = now.UTC()
-	b, err := json.Marshal(&h)
+	b, err := json.Marshal(struct {
+		PID     int    `json:"pid"`
+		Host    string `json:"host,omitempty"`
+		Program string `json:"program,omitempty"`
+	}{os.Getpid(), host, filepath.Base(os.Args[0])})
 	if err != nil {
 		panic("lock: encoding holder record: " + err.Error())
 	}
-	out := make([]byte, 0, len(b)+2)
-	out = append(out, '\n')
-	out = append(out, b...)
-	return append(out, '\n')
+	return append([]byte{'\n'}, b[:len(b)-1]...) // without the closing brace
+})
+
+// encodeRecord returns the bytes written at offset 0: the reserved byte,
+// then the JSON line, the same fields json.Marshal(Holder) would give.
+func encodeRecord(purpose string, now time.Time) []byte {
+	prefix := recordPrefix()
+	out := make([]byte, 0, len(prefix)+len(purpose)+64)
+	out = append(out, prefix...)
+	if purpose != "" {
+		q, err := json.Marshal(purpose)
+		if err != nil {
+			panic("lock: encoding holder record: " + err.Error())
+		}
+		out = append(append(out, `,"purpose":`...), q...)
+	}
+	out = append(out, `,"acquired":"`...)
+	out = now.UTC().AppendFormat(out, time.RFC3339Nano)
+	return append(out, "\"}\n"...)
 }
 
 // clearedRecord is what a releasing holder writes at recordOffset.

@@ -331,3 +331,26 @@ func TestCurrentAfterRename(t *testing.T) {
 		t.Fatal("Current() of the new lock = false")
 	}
 }
+
+// TestHolderRecordEncoding: the hand-made record decodes to what it says,
+// whatever the purpose holds.
+func TestHolderRecordEncoding(t *testing.T) {
+	for _, purpose := range []string{"", "tick ci-triage", `quote " and \ backslash`, "ünïcode ✓", "line\nbreak"} {
+		path := filepath.Join(t.TempDir(), "x.lock")
+		done := make(chan struct{})
+		go func() { // its own goroutine: a fresh holder each round
+			defer close(done)
+			h, err := lock.Acquire(context.Background(), path, lock.WithPurpose(purpose))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer h.Release()
+			rec, err := lock.ReadHolder(path)
+			if err != nil || rec == nil || rec.Purpose != purpose || rec.PID != os.Getpid() {
+				t.Errorf("ReadHolder with purpose %q = %+v, %v", purpose, rec, err)
+			}
+		}()
+		<-done
+	}
+}

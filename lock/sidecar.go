@@ -43,12 +43,28 @@ func SidecarPath(stateRoot, target string) (string, error) {
 // components exist, the way Python's Path.resolve() (non-strict) does: a
 // dangling link is followed to the path it names, and components that do not
 // exist are kept as written.
+//
+// On Unix the path is not cleaned first: the kernel applies ".." to the
+// directory that the preceding components resolve to, so "link/../x" names
+// the x beside the link's target, and a lexical clean (filepath.Abs) would
+// name another file. resolveAbs walks "." and ".." itself. Windows applies
+// ".." lexically, so filepath.Abs is right there.
 func resolve(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
+	if runtime.GOOS == "windows" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", err
+		}
+		return resolveAbs(abs, 0)
 	}
-	return resolveAbs(abs, 0)
+	if !filepath.IsAbs(path) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		path = wd + string(filepath.Separator) + path
+	}
+	return resolveAbs(path, 0)
 }
 
 // maxLinks bounds symlink hops, as the kernel's ELOOP limit does.
@@ -59,7 +75,7 @@ func resolveAbs(abs string, hops int) (string, error) {
 	rest := abs[len(vol):]
 	done := vol + string(filepath.Separator)
 	parts := strings.Split(strings.Trim(rest, string(filepath.Separator)), string(filepath.Separator))
-	for i, part := range parts {
+	for _, part := range parts {
 		if part == "" || part == "." {
 			continue
 		}
@@ -70,8 +86,10 @@ func resolveAbs(abs string, hops int) (string, error) {
 		next := filepath.Join(done, part)
 		fi, err := os.Lstat(next)
 		if err != nil {
-			// From here on nothing exists: keep the rest as written.
-			return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
+			// A name that does not exist is kept as a plain name; a later
+			// ".." removes it again, as Python's resolve does.
+			done = next
+			continue
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			done = next
@@ -85,9 +103,13 @@ func resolveAbs(abs string, hops int) (string, error) {
 			return "", err
 		}
 		if !filepath.IsAbs(link) {
-			link = filepath.Join(done, link)
+			if runtime.GOOS == "windows" {
+				link = filepath.Join(done, link)
+			} else {
+				link = done + string(filepath.Separator) + link // no lexical clean: see resolve
+			}
 		}
-		target, err := resolveAbs(filepath.Clean(link), hops)
+		target, err := resolveAbs(link, hops)
 		if err != nil {
 			return "", err
 		}

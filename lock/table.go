@@ -240,10 +240,16 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 			return fail(busy(path, 0, ErrWouldBlock))
 		}
 		clock.begin(path, o)
-		var abandoned bool
-		err, abandoned = waitOS(ctx, e, o.mode)
-		if abandoned {
-			return nil, busy(path, clock.waited(), ctx.Err())
+		if ctx.Done() == nil {
+			// A context that can never end: wait in the kernel on this
+			// goroutine, which saves a goroutine hand-off on every wake.
+			err = lockFD(e.f.Fd(), o.mode, true)
+		} else {
+			var abandoned bool
+			err, abandoned = waitOS(ctx, e, o.mode)
+			if abandoned {
+				return nil, busy(path, clock.waited(), ctx.Err())
+			}
 		}
 	}
 	if err != nil {
