@@ -92,6 +92,9 @@
 //   - [Store.MarkSeenAgain] answers a batch that writes nothing (every id a
 //     replay or stale) from the lock-free read, like the other operations;
 //     bmad-loop always takes the lock for it.
+//   - A changed ledger is written with LF line endings on every OS;
+//     bmad-loop on Windows writes CRLF (its text mode translates). Both read
+//     either.
 //   - The default lock placement is bmad-loop's state root, not a .lock file
 //     beside the ledger: interoperating with bmad-loop is the point, and a
 //     sibling lock file would be committed by a "git add -A".
