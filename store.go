@@ -104,7 +104,8 @@ func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error)
 		if err != nil {
 			return err
 		}
-		c.Before, c.Digest = DigestOf(data), DigestOf(data)
+		c.Before = DigestOf(data)
+		c.Digest = c.Before
 		doc, err := s.codec.Decode(data)
 		if err != nil {
 			return &fs.PathError{Op: "Decode", Path: s.path, Err: err}
@@ -193,7 +194,8 @@ func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest
 		if err != nil {
 			return err
 		}
-		c.Before, c.Digest = DigestOf(cur), DigestOf(cur)
+		c.Before = DigestOf(cur)
+		c.Digest = c.Before
 		if bytes.Equal(cur, snapshot) && (cur == nil) == (snapshot == nil) {
 			return nil
 		}
