@@ -3,9 +3,7 @@ module github.com/filetxn/filetxn
 go 1.26.0
 
 require (
-	github.com/google/renameio/v2 v2.0.2 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
-	go.yaml.in/yaml/v3 v3.0.6 // indirect
-	golang.org/x/sys v0.50.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/sys v0.50.0
+	pgregory.net/rapid v1.3.0
 )
