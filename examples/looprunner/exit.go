@@ -1,0 +1,141 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/filetxn/filetxn/board"
+	"github.com/filetxn/filetxn/ledger"
+	"github.com/filetxn/filetxn/lock"
+	"github.com/filetxn/filetxn/loopstate"
+)
+
+// Exit codes. They are those of the loop format (loopstate.Exit*), extended
+// with 65 for a file the command does not understand.
+const (
+	exitOK        = loopstate.ExitOK      // done
+	exitRefused   = loopstate.ExitRefused // refused by a guard, and any other failure
+	exitUsage     = loopstate.ExitUsage   // usage error
+	exitNotFound  = loopstate.ExitNoLoop  // no such file, entry, row or loop
+	exitHalted    = loopstate.ExitHalted  // the loop is (or was just) halted
+	exitPaused    = loopstate.ExitPaused  // check-gate finds the loop paused
+	exitDataError = 65                    // EX_DATAERR: a file it does not understand
+	exitBusy      = loopstate.ExitBusy    // EX_TEMPFAIL: the lock was busy past -lock-timeout
+)
+
+// usageError is a command line that cannot be run (exit 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// errHelp is -h: the usage was printed, and the exit code is 0.
+var errHelp = errors.New("help requested")
+
+// notFoundError is a file, entry, row or loop that does not exist (exit 3).
+type notFoundError struct{ msg string }
+
+func (e *notFoundError) Error() string { return e.msg }
+
+func notFoundf(format string, args ...any) error {
+	return &notFoundError{fmt.Sprintf(format, args...)}
+}
+
+// refusedError is an operation refused by a guard (exit 1), such as closing
+// a malformed ledger entry.
+type refusedError struct{ msg string }
+
+func (e *refusedError) Error() string { return e.msg }
+
+func refusedf(format string, args ...any) error {
+	return &refusedError{fmt.Sprintf(format, args...)}
+}
+
+// dataError is a file the command does not understand (exit 65) that the
+// packages report without a typed error of their own, such as a loop state
+// listed with an error.
+type dataError struct{ err error }
+
+func (e *dataError) Error() string { return e.err.Error() }
+func (e *dataError) Unwrap() error { return e.err }
+
+// exitCode maps an error of a command to its exit code. The order matters:
+// a busy lock or an unreadable file may also wrap a "not exist" error.
+func exitCode(err error) int {
+	var (
+		usage    *usageError
+		notFound *notFoundError
+		refused  *refusedError
+		data     *dataError
+		lbusy    *lock.BusyError
+		lparse   *ledger.ParseError
+		ldup     *ledger.DuplicateIDError
+		larg     *ledger.ArgError
+		bparse   *board.ParseError
+		bstate   *loopstate.StateError
+	)
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return exitOK
+	case errors.As(err, &usage), errors.As(err, &larg),
+		errors.Is(err, board.ErrInvalidArgument),
+		errors.Is(err, loopstate.ErrInvalid), errors.Is(err, loopstate.ErrInvalidName):
+		return exitUsage
+	case errors.As(err, &lbusy), errors.Is(err, loopstate.ErrBusy), errors.Is(err, lock.ErrWouldBlock):
+		return exitBusy
+	case errors.As(err, &data), errors.As(err, &lparse), errors.As(err, &ldup),
+		errors.As(err, &bparse), errors.Is(err, board.ErrNotRewritable), errors.As(err, &bstate):
+		return exitDataError
+	case errors.As(err, &notFound), errors.Is(err, fs.ErrNotExist),
+		errors.Is(err, loopstate.ErrNoLoop), errors.Is(err, loopstate.ErrDeleted):
+		return exitNotFound
+	case errors.Is(err, loopstate.ErrHalted):
+		return exitHalted
+	case errors.Is(err, loopstate.ErrPaused):
+		return exitPaused
+	case errors.As(err, &refused):
+		return exitRefused
+	}
+	return loopstate.ExitCode(err)
+}
+
+// fail prints err as one line on stderr, starting with the command's name,
+// and (with -json) as one JSON document on stdout, and returns the exit code.
+func (c *cli) fail(err error) int {
+	code := exitCode(err)
+	if err == nil || errors.Is(err, errHelp) {
+		return code
+	}
+	msg := message(err)
+	fmt.Fprintf(c.stderr, "%s: %s\n", c.name, msg)
+	if c.json && !c.printed {
+		c.printJSON(struct {
+			Error    string `json:"error"`
+			ExitCode int    `json:"exit_code"`
+		}{msg, code})
+	}
+	return code
+}
+
+// message is the text of err on one line. A busy lock names the lock file,
+// its holder and how long the command waited.
+func message(err error) string {
+	var lbusy *lock.BusyError
+	if errors.As(err, &lbusy) {
+		s := fmt.Sprintf("lock %s busy, held by %s", lbusy.Path, holderText(lbusy.Holder))
+		if lbusy.Waited > 0 {
+			s += fmt.Sprintf("; gave up after %s", roundDuration(lbusy.Waited))
+		}
+		var loop *loopstate.BusyError
+		if errors.As(err, &loop) {
+			s = loop.Loop + ": " + s
+		}
+		return s
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

@@ -1,0 +1,408 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/ledger"
+)
+
+// openLedger opens the ledger at file with its lock under the state
+// directory (the sidecar bmad-loop takes when the state directory is its
+// state root).
+func (c *cli) openLedger(file string) (*ledger.Store, error) {
+	root, err := c.stateRoot()
+	if err != nil {
+		return nil, err
+	}
+	opts := []ledger.Option{ledger.WithStateRoot(root), ledger.WithLockOptions(c.lockOptions()...)}
+	if c.lockTimeout <= 0 {
+		opts = append(opts, ledger.WithEngineOptions(filetxn.WithNoWait()))
+	}
+	return ledger.Open(file, opts...), nil
+}
+
+// ledgerError adds the ledger's path to an error that names lines but not
+// the file (an id carried by several entries).
+func ledgerError(file string, err error) error {
+	var dup *ledger.DuplicateIDError
+	if errors.As(err, &dup) {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return err
+}
+
+func ledgerAdd(c *cli, args []string) error {
+	fset := c.flagSet(c.name)
+	file := fset.String("file", "", "the ledger (deferred-work.md); created if missing")
+	var spec ledger.Spec
+	fset.StringVar(&spec.Title, "title", "", "the entry's title")
+	fset.StringVar(&spec.Origin, "origin", "", "where it was found (with -source-spec, an open entry with both makes this a duplicate)")
+	fset.StringVar(&spec.SourceSpec, "source-spec", "", "the spec it came from")
+	fset.StringVar(&spec.Reason, "reason", "", "why it was deferred")
+	fset.StringVar(&spec.Location, "location", "", "where in the code (default n/a)")
+	fset.StringVar(&spec.Severity, "severity", "", "critical, high, medium or low")
+	pos, _, err := c.parse(fset, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected arguments %q", pos)
+	}
+	if err := need(map[string]string{"file": *file, "title": spec.Title, "origin": spec.Origin, "source-spec": spec.SourceSpec, "reason": spec.Reason}); err != nil {
+		return err
+	}
+	s, err := c.openLedger(*file)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.lockCtx()
+	defer cancel()
+	ids, err := s.Append(ctx, spec)
+	if err != nil {
+		return err
+	}
+	id := ids[0]
+	if c.json {
+		return c.printJSON(struct {
+			File      string `json:"file"`
+			ID        string `json:"id"`
+			Duplicate bool   `json:"duplicate"`
+		}{*file, id, id == ""})
+	}
+	if id == "" {
+		c.printf("duplicate: an open entry already has this origin and source_spec; nothing appended\n")
+		return nil
+	}
+	c.printf("%s\n", id)
+	return nil
+}
+
+// closeReport is the outcome of ledger close and ledger reopen, per id.
+type closeReport struct {
+	File        string   `json:"file"`
+	Closed      []string `json:"closed,omitempty"`
+	Reopened    []string `json:"reopened,omitempty"`
+	AlreadyDone []string `json:"already_done,omitempty"`
+	AlreadyOpen []string `json:"already_open,omitempty"`
+	NotEligible []string `json:"not_eligible,omitempty"`
+	Unknown     []string `json:"unknown,omitempty"`
+	Malformed   []string `json:"malformed,omitempty"`
+}
+
+// outcome prints the report and returns the error for ids that were not
+// handled: unknown ones (exit 3), then refused ones (exit 1).
+func (c *cli) outcome(r closeReport) error {
+	if c.json {
+		if err := c.printJSON(r); err != nil {
+			return err
+		}
+	} else {
+		for _, l := range []struct {
+			what string
+			ids  []string
+		}{{"closed", r.Closed}, {"reopened", r.Reopened}, {"already done", r.AlreadyDone}, {"already open", r.AlreadyOpen}} {
+			if len(l.ids) > 0 {
+				c.printf("%s: %s\n", l.what, strings.Join(l.ids, " "))
+			}
+		}
+	}
+	switch {
+	case len(r.Unknown) > 0:
+		return notFoundf("no entry %s in %s", strings.Join(r.Unknown, ", "), r.File)
+	case len(r.Malformed) > 0:
+		return refusedf("%s: status is neither open nor done; not changed", strings.Join(r.Malformed, ", "))
+	case len(r.NotEligible) > 0:
+		return refusedf("%s: not closed by this operation with this note; not reopened", strings.Join(r.NotEligible, ", "))
+	}
+	return nil
+}
+
+func ledgerClose(c *cli, args []string) error {
+	fset := c.flagSet(c.name)
+	file := fset.String("file", "", "the ledger")
+	date := fset.String("date", "", "the close date, YYYY-MM-DD")
+	note := fset.String("note", "", "the resolution note")
+	op := fset.String("op", "", "an operation id that makes the close undoable by ledger reopen")
+	ids, _, err := c.parse(fset, args)
+	if err != nil {
+		return err
+	}
+	if err := need(map[string]string{"file": *file, "date": *date, "note": *note}); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return usagef("no ids to close")
+	}
+	var opts []ledger.CloseOption
+	if *op != "" {
+		opts = append(opts, ledger.Reopenable(*op))
+	}
+	// Arguments are checked on an empty ledger first, so that a bad date is
+	// refused before the file is read or locked.
+	if _, err := must(ledger.Parse(nil)).MarkDone(ids, *date, *note, opts...); err != nil {
+		return err
+	}
+	if err := existing(*file); err != nil {
+		return err
+	}
+	s, err := c.openLedger(*file)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.lockCtx()
+	defer cancel()
+	var r closeReport
+	// The probe and the locked run each classify the ids on the text they
+	// close them in; the last run is the one that counts.
+	_, err = s.MutateProbed(ctx, func(d *ledger.Doc) error {
+		cls := d.Classify(ids...)
+		closed, err := d.MarkDone(ids, *date, *note, opts...)
+		r = closeReport{File: *file, Closed: closed, AlreadyDone: cls.AlreadyDone, Unknown: cls.Unknown, Malformed: cls.Malformed}
+		return err
+	})
+	if err != nil {
+		return ledgerError(*file, err)
+	}
+	return c.outcome(r)
+}
+
+func ledgerReopen(c *cli, args []string) error {
+	fset := c.flagSet(c.name)
+	file := fset.String("file", "", "the ledger")
+	note := fset.String("note", "", "the resolution note the close was made with")
+	op := fset.String("op", "", "the operation id the close was made with")
+	ids, _, err := c.parse(fset, args)
+	if err != nil {
+		return err
+	}
+	if err := need(map[string]string{"file": *file, "note": *note, "op": *op}); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return usagef("no ids to reopen")
+	}
+	if _, err := must(ledger.Parse(nil)).MarkOpen(ids, *note, *op); err != nil {
+		return err
+	}
+	if err := existing(*file); err != nil {
+		return err
+	}
+	s, err := c.openLedger(*file)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.lockCtx()
+	defer cancel()
+	var r closeReport
+	_, err = s.MutateProbed(ctx, func(d *ledger.Doc) error {
+		cls := d.Classify(ids...)
+		reopened, err := d.MarkOpen(ids, *note, *op)
+		var notEligible []string
+		for _, id := range cls.AlreadyDone {
+			if !slices.Contains(reopened, id) {
+				notEligible = append(notEligible, id)
+			}
+		}
+		r = closeReport{File: *file, Reopened: reopened, AlreadyOpen: cls.Open, NotEligible: notEligible, Unknown: cls.Unknown, Malformed: cls.Malformed}
+		return err
+	})
+	if err != nil {
+		return ledgerError(*file, err)
+	}
+	return c.outcome(r)
+}
+
+func ledgerDecide(c *cli, args []string) error {
+	fset := c.flagSet(c.name)
+	file := fset.String("file", "", "the ledger")
+	date := fset.String("date", "", "the decision's date, YYYY-MM-DD")
+	label := fset.String("label", "", "the decision, such as \"defer\" or \"fix now\"")
+	detail := fset.String("detail", "", "why")
+	closeNote := fset.String("close-note", "", "also close the entry, with this resolution note")
+	pos, _, err := c.parse(fset, args)
+	if err != nil {
+		return err
+	}
+	if err := need(map[string]string{"file": *file, "date": *date, "label": *label}); err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want one id, got %d", len(pos))
+	}
+	id := pos[0]
+	var opts []ledger.DecisionOption
+	if *closeNote != "" {
+		opts = append(opts, ledger.CloseWith(*closeNote))
+	}
+	if _, err := must(ledger.Parse(nil)).RecordDecision(id, *date, *label, *detail, opts...); err != nil {
+		return err
+	}
+	if err := existing(*file); err != nil {
+		return err
+	}
+	s, err := c.openLedger(*file)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.lockCtx()
+	defer cancel()
+	var found, closed bool
+	_, err = s.MutateProbed(ctx, func(d *ledger.Doc) error {
+		before, _ := d.Entry(id)
+		var err error
+		found, err = d.RecordDecision(id, *date, *label, *detail, opts...)
+		closed = found && *closeNote != "" && before.Open()
+		return err
+	})
+	if err != nil {
+		return ledgerError(*file, err)
+	}
+	if !found {
+		return notFoundf("no entry %s in %s", id, *file)
+	}
+	if c.json {
+		return c.printJSON(struct {
+			File   string `json:"file"`
+			ID     string `json:"id"`
+			Closed bool   `json:"closed"`
+		}{*file, id, closed})
+	}
+	if closed {
+		c.printf("%s: decision recorded, closed\n", id)
+	} else {
+		c.printf("%s: decision recorded\n", id)
+	}
+	return nil
+}
+
+func ledgerArchive(c *cli, args []string) error {
+	fset := c.flagSet(c.name)
+	file := fset.String("file", "", "the ledger")
+	before := fset.String("before", "", "archive only entries closed before this date, YYYY-MM-DD (default: all closed)")
+	stamp := fset.String("stamp", "", "the date written on stubs (default: today)")
+	dry := fset.Bool("dry-run", false, "print what would move, write nothing")
+	pos, _, err := c.parse(fset, args)
+	if err != nil {
+		return err
+	}
+	if err := need(map[string]string{"file": *file}); err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected arguments %q", pos)
+	}
+	if err := existing(*file); err != nil {
+		return err
+	}
+	s, err := c.openLedger(*file)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.lockCtx()
+	defer cancel()
+	ids, err := s.Archive(ctx, *before, *stamp, *dry)
+	if err != nil {
+		return ledgerError(*file, err)
+	}
+	if c.json {
+		return c.printJSON(struct {
+			File    string   `json:"file"`
+			Archive string   `json:"archive"`
+			IDs     []string `json:"ids"`
+			DryRun  bool     `json:"dry_run"`
+		}{*file, s.ArchivePath(), nonNil(ids), *dry})
+	}
+	switch {
+	case len(ids) == 0:
+		c.printf("nothing to archive\n")
+	case *dry:
+		c.printf("would archive %s into %s\n", strings.Join(ids, " "), s.ArchivePath())
+	default:
+		c.printf("archived %s into %s\n", strings.Join(ids, " "), s.ArchivePath())
+	}
+	return nil
+}
+
+// entryJSON is one entry of ledger list -json.
+type entryJSON struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Status   string `json:"status"`
+	State    string `json:"state"` // open, done or malformed
+	Severity string `json:"severity,omitempty"`
+	Line     int    `json:"line"`
+}
+
+func ledgerList(c *cli, args []string) error {
+	fset := c.flagSet(c.name)
+	file := fset.String("file", "", "the ledger")
+	status := fset.String("status", "all", "which entries: open, done or all")
+	pos, _, err := c.parse(fset, args)
+	if err != nil {
+		return err
+	}
+	if err := need(map[string]string{"file": *file}); err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected arguments %q", pos)
+	}
+	if !slices.Contains([]string{"open", "done", "all"}, *status) {
+		return usagef("-status %q: want open, done or all", *status)
+	}
+	if err := existing(*file); err != nil {
+		return err
+	}
+	s, err := c.openLedger(*file)
+	if err != nil {
+		return err
+	}
+	d, err := s.View(context.Background())
+	if err != nil {
+		return err
+	}
+	out := []entryJSON{}
+	for _, e := range d.Entries() {
+		state := "malformed"
+		switch {
+		case e.Open():
+			state = "open"
+		case e.Done():
+			state = "done"
+		}
+		if *status != "all" && state != *status {
+			continue
+		}
+		out = append(out, entryJSON{ID: e.ID, Title: e.Title, Status: e.Status, State: state, Severity: e.Severity, Line: e.Line})
+	}
+	if c.json {
+		return c.printJSON(out)
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	for _, e := range out {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.ID, e.Status, e.Title)
+	}
+	return tw.Flush()
+}
+
+// must returns v and panics on err; for calls that cannot fail.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic("looprunner: " + err.Error())
+	}
+	return v
+}
+
+// nonNil returns s, or an empty slice for nil, so that JSON prints [].
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

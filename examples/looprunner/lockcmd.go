@@ -1,0 +1,146 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/filetxn/filetxn/lock"
+)
+
+// lockOptions are the options of every lock a ledger or board command
+// takes: the command's name as the purpose, and the wait message.
+func (c *cli) lockOptions() []lock.Option {
+	return []lock.Option{lock.WithPurpose(c.name), c.waitReport()}
+}
+
+// waitReport prints, once, after a second of waiting, that the command
+// waits for a lock and who holds it.
+func (c *cli) waitReport() lock.Option {
+	return lock.WithWaitReport(time.Second, func(r lock.WaitReport) {
+		c.reported.Do(func() {
+			fmt.Fprintf(c.stderr, "%s: waiting for lock %s, held by %s\n", c.name, r.Path, holderText(r.Holder))
+		})
+	})
+}
+
+// holderText describes a lock holder for a person: "pid 4242 (looprunner:
+// ledger add) for 1.2s", with the host when it is not this one.
+func holderText(h *lock.Holder) string {
+	if h == nil {
+		return "a holder that left no record (a shared holder, or another program such as bmad-loop)"
+	}
+	s := fmt.Sprintf("pid %d", h.PID)
+	switch {
+	case h.Program != "" && h.Purpose != "":
+		s += fmt.Sprintf(" (%s: %s)", h.Program, h.Purpose)
+	case h.Program != "" || h.Purpose != "":
+		s += fmt.Sprintf(" (%s%s)", h.Program, h.Purpose)
+	}
+	if host, _ := os.Hostname(); h.Host != "" && h.Host != host {
+		s += " on " + h.Host
+	}
+	if !h.Acquired.IsZero() {
+		s += " for " + roundDuration(time.Since(h.Acquired))
+	}
+	return s
+}
+
+// roundDuration prints d with the precision a person reads at a glance.
+func roundDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// holderJSON is the output of lock holder -json: the lock file, whether it
+// is held, and the holder record's fields when there is a record.
+type holderJSON struct {
+	Path string `json:"path"`
+	Held bool   `json:"held"`
+	*lock.Holder
+}
+
+// lockHolder is "lock holder PATH": who holds the lock file at PATH.
+func lockHolder(c *cli, args []string) error {
+	fset := c.flagSet(c.name)
+	pos, _, err := c.parse(fset, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want one lock file, got %d arguments", len(pos))
+	}
+	path := pos[0]
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return notFoundf("no such lock file: %s", path)
+	}
+	h, err := lock.ReadHolder(path)
+	if err != nil {
+		return err
+	}
+	// The record says who took the lock last; whether it is held now is
+	// only certain by trying. The probe writes no record and lets go at
+	// once.
+	var held bool
+	probe, err := lock.TryAcquire(path, lock.WithoutHolder())
+	switch {
+	case err == nil:
+		probe.Release()
+		h = nil // a record left by a holder that was killed
+	case errors.Is(err, lock.ErrWouldBlock):
+		held = true
+	default: // cannot lock here (read-only, unsupported): trust the record
+		held = h != nil
+	}
+	if c.json {
+		return c.printJSON(holderJSON{Path: path, Held: held, Holder: h})
+	}
+	switch {
+	case held:
+		c.printf("held by %s\n", holderText(h))
+	default:
+		c.printf("free\n")
+	}
+	return nil
+}
+
+// lockSidecar is "lock sidecar FILE": the lock file that guards FILE under
+// the state directory.
+func lockSidecar(c *cli, args []string) error {
+	fset := c.flagSet(c.name)
+	pos, _, err := c.parse(fset, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want one data file, got %d arguments", len(pos))
+	}
+	root, err := c.stateRoot()
+	if err != nil {
+		return err
+	}
+	p, err := lock.SidecarPath(root, pos[0])
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(struct {
+			File     string `json:"file"`
+			StateDir string `json:"state_dir"`
+			Lock     string `json:"lock"`
+		}{pos[0], root, p})
+	}
+	c.printf("%s\n", p)
+	return nil
+}
