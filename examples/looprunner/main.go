@@ -114,8 +114,10 @@ var commands = map[string]map[string]command{
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{name: "looprunner", lockTimeout: defaultLockTimeout, stdin: stdin, stdout: stdout, stderr: stderr}
 	fs := c.flagSet("looprunner")
-	fs.Usage = func() { c.usage() }
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			c.usage()
+		}
 		return c.fail(flagError(err))
 	}
 	rest := fs.Args()
@@ -176,13 +178,16 @@ func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs.StringVar(&c.stateDir, "state-dir", c.stateDir, "root for sidecar lock files (default $"+envStateDir+", else the per-user state directory of filetxn)")
 	fs.DurationVar(&c.lockTimeout, "lock-timeout", c.lockTimeout, "how long to wait for a busy lock (0: try once)")
 	fs.BoolVar(&c.json, "json", c.json, "print one JSON document on stdout")
-	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, "usage of looprunner %s:\n", name)
-		fs.SetOutput(c.stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
+	fs.Usage = func() {} // printed by parse, for -h only
 	return fs
+}
+
+// printDefaults prints the flags of fs, for -h.
+func (c *cli) printDefaults(fs *flag.FlagSet) {
+	fmt.Fprintf(c.stderr, "usage of looprunner %s:\n", fs.Name())
+	fs.SetOutput(c.stderr)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
 }
 
 // parse parses args with fs, allowing flags after positional arguments, and
@@ -191,6 +196,9 @@ func (c *cli) flagSet(name string) *flag.FlagSet {
 func (c *cli) parse(fs *flag.FlagSet, args []string) (pos, after []string, err error) {
 	for {
 		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.printDefaults(fs)
+			}
 			return nil, nil, flagError(err)
 		}
 		rest := fs.Args()

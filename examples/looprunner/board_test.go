@@ -1,0 +1,97 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const testBoard = `# Sprint status
+last_updated: 01-06-2026 10:00
+development_status:
+  epic-3: backlog
+  3-1-login: done
+  3-2-digest-delivery: backlog  # the next story
+  3-3-export: drafted
+`
+
+// boardJSON is the shape of board show -json.
+type boardJSON struct {
+	File    string            `json:"file"`
+	Stories map[string]string `json:"stories"`
+	Epics   map[string]string `json:"epics"`
+	Order   []storyJSON       `json:"order"`
+	Next    string            `json:"next"`
+}
+
+func TestBoardAdvance(t *testing.T) {
+	e := newEnv(t)
+	f := e.write("sprint-status.yaml", testBoard)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"forward", []string{"3-2-digest-delivery", "in-progress", "-now", "02-06-2026 09:30"}, 0, "in-progress\n"},
+		{"never backwards", []string{"3-1-login", "review"}, 0, "done\n"},
+		{"drafted reads ready-for-dev", []string{"3-3-export", "ready-for-dev"}, 0, "ready-for-dev\n"},
+		{"absent row", []string{"9-9-ghost", "done"}, 3, ""},
+		{"target outside the order", []string{"3-3-export", "finished"}, 2, ""},
+		{"missing status", []string{"3-3-export"}, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := e.with(t)
+			r := e.want(tt.code, append([]string{"board", "advance", "-file", f}, tt.args...)...)
+			if r.stdout != tt.out {
+				t.Fatalf("board advance %v = %q, want %q", tt.args, r.stdout, tt.out)
+			}
+			if tt.code != 0 {
+				oneErrorLine(t, r, "board advance")
+			}
+		})
+	}
+	b := e.read("sprint-status.yaml")
+	for _, want := range []string{"last_updated: 02-06-2026 09:30", "epic-3: in-progress", "3-2-digest-delivery: in-progress  # the next story", "3-3-export: drafted"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("board lacks %q:\n%s", want, b)
+		}
+	}
+	var got struct {
+		File, Key, Target, Status string
+	}
+	decode(t, e.want(0, "-json", "board", "advance", "-file", f, "3-3-export", "review"), &got)
+	if got.Status != "review" || got.Key != "3-3-export" {
+		t.Fatalf("board advance -json = %+v, want 3-3-export review", got)
+	}
+}
+
+func TestBoardAdvanceRefusesAnUnorderedStatus(t *testing.T) {
+	e := newEnv(t)
+	f := e.write("sprint-status.yaml", "development_status:\n  5-1-x: completed\n")
+	oneErrorLine(t, e.want(1, "board", "advance", "-file", f, "5-1-x", "done"), "board advance")
+	if r := e.want(0, "board", "advance", "-file", f, "-allow-unordered", "5-1-x", "done"); r.stdout != "done\n" {
+		t.Fatalf("board advance -allow-unordered = %q, want done", r.stdout)
+	}
+}
+
+func TestBoardShow(t *testing.T) {
+	e := newEnv(t)
+	f := e.write("sprint-status.yaml", testBoard)
+	var got boardJSON
+	decode(t, e.want(0, "-json", "board", "show", "-file", f), &got)
+	want := map[string]string{"3-1-login": "done", "3-2-digest-delivery": "backlog", "3-3-export": "ready-for-dev"}
+	if len(got.Stories) != len(want) || got.Epics["epic-3"] != "backlog" || got.Next != "3-2-digest-delivery" || len(got.Order) != 3 || got.Order[0].Key != "3-1-login" {
+		t.Fatalf("board show -json = %+v", got)
+	}
+	for k, v := range want {
+		if got.Stories[k] != v {
+			t.Errorf("board show -json: stories[%s] = %q, want %q", k, got.Stories[k], v)
+		}
+	}
+	r := e.want(0, "board", "show", "-file", f)
+	if !strings.Contains(r.stdout, "epic-3") || !strings.Contains(r.stdout, "  3-2-digest-delivery  backlog") {
+		t.Fatalf("board show = %q", r.stdout)
+	}
+	e.want(3, "board", "show", "-file", e.path("missing.yaml"))
+}

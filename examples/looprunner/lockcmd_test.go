@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/filetxn/filetxn/lock"
+	"github.com/filetxn/filetxn/loopstate"
+)
+
+func TestLockSidecar(t *testing.T) {
+	e := newEnv(t)
+	f := e.write("artifacts/deferred-work.md", "")
+	want, err := lock.SidecarPath(e.state, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.want(0, "lock", "sidecar", f); r.stdout != want+"\n" {
+		t.Fatalf("lock sidecar = %q, want %q", r.stdout, want)
+	}
+	var got struct {
+		File     string `json:"file"`
+		StateDir string `json:"state_dir"`
+		Lock     string `json:"lock"`
+	}
+	decode(t, e.want(0, "-json", "lock", "sidecar", f), &got)
+	if got.Lock != want || got.File != f || got.StateDir != e.state {
+		t.Fatalf("lock sidecar -json = %+v, want lock %s", got, want)
+	}
+	// $FILETXN_STATE_DIR is the default state directory.
+	r := runIn(t, e.dir, []string{envStateDir + "=" + e.state}, "lock", "sidecar", f)
+	if r.code != 0 || r.stdout != want+"\n" {
+		t.Fatalf("lock sidecar with $%s: %s", envStateDir, r)
+	}
+}
+
+func TestLockHolder(t *testing.T) {
+	e := newEnv(t)
+	path := e.path("x.lock")
+	h, err := lock.Acquire(context.Background(), path, lock.WithPurpose("test holds it"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got holderJSON
+	decode(t, e.want(0, "-json", "lock", "holder", path), &got)
+	if !got.Held || got.Holder == nil || got.PID != os.Getpid() || got.Purpose != "test holds it" || got.Acquired.IsZero() {
+		t.Fatalf("lock holder -json (held) = %+v, want held by pid %d", got, os.Getpid())
+	}
+	if r := e.want(0, "lock", "holder", path); !strings.HasPrefix(r.stdout, fmt.Sprintf("held by pid %d (", os.Getpid())) {
+		t.Fatalf("lock holder (held) = %q", r.stdout)
+	}
+	h.Release()
+	got = holderJSON{}
+	decode(t, e.want(0, "-json", "lock", "holder", path), &got)
+	if got.Held || got.Holder != nil {
+		t.Fatalf("lock holder -json (free) = %+v, want free, no record", got)
+	}
+	if r := e.want(0, "lock", "holder", path); r.stdout != "free\n" {
+		t.Fatalf("lock holder (free) = %q", r.stdout)
+	}
+	oneErrorLine(t, e.want(3, "lock", "holder", e.path("missing.lock")), "lock holder")
+}
+
+// TestLockWaitNamesTheHolder holds, in the test process, the exact lock
+// file each command will take, and runs the command with -lock-timeout 2s:
+// after a second it says once on stderr that it waits and who holds the
+// lock, and after two it gives up with exit 75, naming the holder again.
+// Ablation: without the wait report in the stores' lock options the
+// "waiting for lock" line is missing and the test fails; without the
+// deadline the command hangs and runIn fails it.
+func TestLockWaitNamesTheHolder(t *testing.T) {
+	e := newEnv(t)
+	ledgerFile := e.write("artifacts/deferred-work.md", "### DW-1: x\nstatus: open\n")
+	boardFile := e.write("artifacts/sprint-status.yaml", testBoard)
+	root := e.path("loops")
+	e.want(0, "loop", "create", "-root", root, "ci")
+	e.want(0, "loop", "create", "-root", root, "nightly")
+	loopLock := func(name string) string { return filepath.Join(root, loopstate.LoopsDir, name, loopstate.LockFile) }
+	sidecar := func(f string) string {
+		p, err := lock.SidecarPath(e.state, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name    string
+		lock    string
+		command string
+		args    []string
+	}{
+		{"ledger", sidecar(ledgerFile), "ledger close", []string{"ledger", "close", "-file", ledgerFile, "-date", "2026-06-11", "-note", "n", "DW-1"}},
+		{"board", sidecar(boardFile), "board advance", []string{"board", "advance", "-file", boardFile, "3-3-export", "done"}},
+		{"loop", loopLock("ci"), "loop pause", []string{"loop", "pause", "-root", root, "ci"}},
+		{"tick", loopLock("nightly"), "loop tick", []string{"loop", "tick", "-root", root, "nightly", "--", bin, "help"}},
+	}
+	t.Run("busy", func(t *testing.T) {
+		e := e.with(t)
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				e := e.with(t)
+				t.Parallel()
+				h, err := lock.Acquire(context.Background(), tt.lock, lock.WithPurpose("test holds it"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer h.Release()
+				r := e.want(75, append([]string{"-lock-timeout", "2s"}, tt.args...)...)
+				holder := fmt.Sprintf("held by pid %d (", os.Getpid())
+				lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+				if len(lines) != 2 {
+					t.Fatalf("stderr = %q, want a wait line and an error line\n%s", r.stderr, r)
+				}
+				wait := fmt.Sprintf("%s: waiting for lock %s, %s", tt.command, tt.lock, holder)
+				if !strings.HasPrefix(lines[0], wait) || !strings.Contains(lines[0], ": test holds it) for ") {
+					t.Errorf("first stderr line = %q, want it to start %q and name the purpose", lines[0], wait)
+				}
+				if !strings.HasPrefix(lines[1], tt.command+": ") || !strings.Contains(lines[1], holder) || !strings.Contains(lines[1], "gave up after 2") {
+					t.Errorf("second stderr line = %q, want the holder and the wait named", lines[1])
+				}
+			})
+		}
+	})
+	// The tick that gave up ran nothing and recorded nothing.
+	t.Run("no tick recorded", func(t *testing.T) {
+		e := e.with(t)
+		if d := state(t, e.want(0, "-json", "loop", "show", "-root", root, "nightly")); d.TickCount != 0 || d.Status != loopstate.Running || d.CurrentTick != nil {
+			t.Fatalf("after a tick that found the lock busy: %+v", d)
+		}
+	})
+}
+
+// TestLockTimeoutZeroTriesOnce: with -lock-timeout 0 a busy lock fails at
+// once, without a wait message.
+func TestLockTimeoutZeroTriesOnce(t *testing.T) {
+	e := newEnv(t)
+	f := e.write("deferred-work.md", "")
+	p, err := lock.SidecarPath(e.state, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := lock.Acquire(context.Background(), p, lock.WithPurpose("test holds it"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	r := e.want(75, "-lock-timeout", "0", "ledger", "add", "-file", f, "-title", "t", "-origin", "o", "-source-spec", "s", "-reason", "r")
+	oneErrorLine(t, r, "ledger add")
+	if !strings.Contains(r.stderr, fmt.Sprintf("held by pid %d", os.Getpid())) {
+		t.Fatalf("the busy message does not name the holder\n%s", r)
+	}
+	root := e.path("loops")
+	e.want(0, "loop", "create", "-root", root, "ci")
+	lh, err := lock.Acquire(context.Background(), filepath.Join(root, loopstate.LoopsDir, "ci", loopstate.LockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lh.Release()
+	oneErrorLine(t, e.want(75, "-lock-timeout", "0", "loop", "approve", "-root", root, "ci"), "loop approve")
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/filetxn/filetxn/loopstate"
+)
+
+// state decodes r's stdout as one loop state document, with the loopstate
+// codec, which refuses anything that is not the format.
+func state(t *testing.T, r result) *loopstate.Doc {
+	t.Helper()
+	var raw json.RawMessage
+	decode(t, r, &raw)
+	d, err := loopstate.Codec{}.Decode(raw)
+	if err != nil {
+		t.Fatalf("stdout is not a loop state: %v\n%s", err, r)
+	}
+	return d
+}
+
+// tick decodes r's stdout as one tick record.
+func tick(t *testing.T, r result) tickJSON {
+	t.Helper()
+	var rec tickJSON
+	decode(t, r, &rec)
+	return rec
+}
+
+// TestLoopCommands runs every loop command, in order, on one root: a loop
+// that halts at its tick gate, is approved, paused, resumed, listed and
+// deleted.
+func TestLoopCommands(t *testing.T) {
+	e := newEnv(t)
+	root := e.path("loops")
+	ok := []string{"--", bin, "help"}   // a harness that exits 0
+	fail := []string{"--", bin, "nope"} // a harness that exits 2
+	loop := func(args ...string) []string {
+		return append([]string{"loop", args[0], "-root", root}, args[1:]...)
+	}
+
+	t.Run("create", func(t *testing.T) {
+		e := e.with(t)
+		d := state(t, e.want(0, append([]string{"-json"}, loop("create", "-template", "ci-triage", "-max-ticks", "2", "-budget-usd", "5", "-expires-at", "2099-01-01T00:00:00Z", "-tick-timeout", "90s", "ci")...)...))
+		if d.Name != "ci" || d.Status != loopstate.Running || d.Template != "ci-triage" || *d.Gates.MaxTicks != 2 || *d.Gates.Budget.USD != 5 || *d.Gates.TickTimeout != 90 || d.Gates.ExpiresAt.Year() != 2099 {
+			t.Fatalf("loop create -json = %+v", d)
+		}
+		oneErrorLine(t, e.want(1, loop("create", "ci")...), "loop create")
+		oneErrorLine(t, e.want(2, loop("create", "Not_A_Name")...), "loop create")
+		oneErrorLine(t, e.want(2, loop("create", "-budget-usd", "-1", "neg")...), "loop create")
+	})
+	t.Run("tick", func(t *testing.T) {
+		e := e.with(t)
+		rec := tick(t, e.want(0, append([]string{"-json"}, append(loop("tick", "ci"), ok...)...)...))
+		if rec.N != 1 || rec.Outcome != "ok" || rec.Trigger != "manual" || rec.StatusAfter != "running" || *rec.ExitCode != 0 {
+			t.Fatalf("loop tick -json = %+v, want tick 1 ok", rec)
+		}
+	})
+	t.Run("a tick that trips a gate exits 4", func(t *testing.T) {
+		e := e.with(t)
+		r := e.want(4, append([]string{"-json"}, append(loop("tick", "ci"), fail...)...)...)
+		rec := tick(t, r) // the record, not an error document
+		if rec.N != 2 || rec.Outcome != "fail" || rec.StatusAfter != "halted" || strings.Join(rec.GatesTripped, ",") != "max_ticks" {
+			t.Fatalf("loop tick -json = %+v, want tick 2 failed and halted by max_ticks", rec)
+		}
+		// The harness's own stderr comes first; the command's error is the
+		// last line.
+		if !strings.HasSuffix(r.stderr, "\nloop tick: ci: halted (max_ticks: 2 ticks in window >= 2)\n") {
+			t.Fatalf("stderr does not end with the halt\n%s", r)
+		}
+	})
+	t.Run("halted", func(t *testing.T) {
+		e := e.with(t)
+		oneErrorLine(t, e.want(4, loop("check-gate", "ci")...), "loop check-gate")
+		r := e.want(1, loop("resume", "ci")...)
+		if oneErrorLine(t, r, "loop resume"); !strings.Contains(r.stderr, "not paused") {
+			t.Fatalf("loop resume of a halted loop: %s", r)
+		}
+		if r := e.want(0, append(loop("tick", "ci"), ok...)...); !strings.Contains(r.stdout, "skipped (halted)") {
+			t.Fatalf("loop tick of a halted loop = %q, want skipped (halted)", r.stdout)
+		}
+	})
+	t.Run("approve", func(t *testing.T) {
+		e := e.with(t)
+		d := state(t, e.want(0, append([]string{"-json"}, loop("approve", "ci", "-by", "pat", "-note", "looked at it")...)...))
+		if d.Status != loopstate.Running || d.ResumedCount != 1 || d.LastApproval.By != "pat" || d.Epoch.Tick != 2 {
+			t.Fatalf("loop approve -json = %+v", d)
+		}
+		r := e.want(1, loop("approve", "ci")...)
+		if oneErrorLine(t, r, "loop approve"); !strings.Contains(r.stderr, "not halted") {
+			t.Fatalf("second approve: %s", r)
+		}
+		e.want(0, loop("check-gate", "ci")...)
+	})
+	t.Run("pause and resume", func(t *testing.T) {
+		e := e.with(t)
+		d := state(t, e.want(0, "-json", "loop", "pause", "ci", "-root", root, "-reason", "lunch"))
+		if d.Status != loopstate.Paused || d.Paused.Reason != "lunch" {
+			t.Fatalf("loop pause -json = %+v", d)
+		}
+		r := e.want(1, loop("pause", "ci")...)
+		if oneErrorLine(t, r, "loop pause"); !strings.Contains(r.stderr, "not running") {
+			t.Fatalf("second pause: %s", r)
+		}
+		oneErrorLine(t, e.want(5, loop("check-gate", "ci")...), "loop check-gate")
+		if rec := tick(t, e.want(0, append([]string{"-json"}, append(loop("tick", "ci"), ok...)...)...)); rec.Outcome != "skipped" || *rec.SkipReason != "paused" {
+			t.Fatalf("loop tick of a paused loop = %+v, want skipped (paused)", rec)
+		}
+		e.want(0, loop("resume", "ci")...)
+	})
+	t.Run("schedule", func(t *testing.T) {
+		e := e.with(t)
+		rec := tick(t, e.want(0, append([]string{"-json"}, append(loop("tick", "-trigger", "schedule", "ci"), ok...)...)...))
+		if rec.Outcome != "skipped" || *rec.SkipReason != "schedule_disabled" {
+			t.Fatalf("scheduled tick with the schedule off = %+v, want skipped (schedule_disabled)", rec)
+		}
+		if d := state(t, e.want(0, append([]string{"-json"}, loop("enable-schedule", "ci")...)...)); !d.Schedule.Enabled {
+			t.Fatalf("loop enable-schedule -json = %+v", d)
+		}
+		if rec := tick(t, e.want(0, append([]string{"-json"}, append(loop("tick", "-trigger", "schedule", "ci"), ok...)...)...)); rec.Outcome != "ok" || rec.Trigger != "schedule" {
+			t.Fatalf("scheduled tick with the schedule on = %+v, want ok", rec)
+		}
+		if d := state(t, e.want(0, append([]string{"-json"}, loop("disable-schedule", "ci")...)...)); d.Schedule.Enabled {
+			t.Fatalf("loop disable-schedule -json = %+v", d)
+		}
+	})
+	t.Run("show and list", func(t *testing.T) {
+		e := e.with(t)
+		d := state(t, e.want(0, append([]string{"-json"}, loop("show", "ci")...)...))
+		if d.TickCount != 3 || d.ResumedCount != 1 || d.Status != loopstate.Running {
+			t.Fatalf("loop show -json = %+v, want 3 ticks, 1 approval, running", d)
+		}
+		if r := e.want(0, loop("show", "ci")...); !strings.Contains(r.stdout, "status     running") {
+			t.Fatalf("loop show = %q", r.stdout)
+		}
+		e.want(0, loop("create", "-paused", "docs-sync")...)
+		var raws []json.RawMessage
+		decode(t, e.want(0, append([]string{"-json"}, loop("list")...)...), &raws)
+		var names []string
+		for _, raw := range raws {
+			d, err := loopstate.Codec{}.Decode(raw)
+			if err != nil {
+				t.Fatalf("loop list -json: %v", err)
+			}
+			names = append(names, d.Name+":"+string(d.Status))
+		}
+		if strings.Join(names, " ") != "ci:running docs-sync:paused" {
+			t.Fatalf("loop list -json = %v", names)
+		}
+		if r := e.want(0, loop("list")...); len(strings.Split(strings.TrimSpace(r.stdout), "\n")) != 3 {
+			t.Fatalf("loop list = %q, want a header and two rows", r.stdout)
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		e := e.with(t)
+		e.want(0, loop("delete", "docs-sync")...)
+		oneErrorLine(t, e.want(3, loop("show", "docs-sync")...), "loop show")
+		oneErrorLine(t, e.want(3, loop("pause", "docs-sync")...), "loop pause")
+	})
+	t.Run("usage", func(t *testing.T) {
+		e := e.with(t)
+		oneErrorLine(t, e.want(2, loop("tick", "ci")...), "loop tick") // no harness
+		oneErrorLine(t, e.want(2, append(loop("tick", "-trigger", "cron", "ci"), ok...)...), "loop tick")
+		oneErrorLine(t, e.want(2, "loop", "show", "ci"), "loop show") // no -root
+	})
+}
+
+// TestTickHarnessRunsLoopCommandsOnItsOwnLoop runs, as a tick's harness,
+// looprunner loop check-gate on the very loop being ticked. The harness is
+// handed the runner's lock, so it finishes at once instead of waiting for
+// its own parent (it would exit 75 after -lock-timeout otherwise).
+func TestTickHarnessRunsLoopCommandsOnItsOwnLoop(t *testing.T) {
+	e := newEnv(t)
+	root := e.path("loops")
+	e.want(0, "loop", "create", "-root", root, "ci")
+	// The harness finds the root in $LOOPSTATE_ROOT, set by the runner.
+	rec := tick(t, e.want(0, "-json", "loop", "tick", "-root", root, "ci", "--", bin, "-lock-timeout", "5s", "loop", "check-gate", "ci"))
+	if rec.Outcome != "ok" || *rec.ExitCode != 0 {
+		t.Fatalf("tick whose harness runs check-gate = %+v, want ok", rec)
+	}
+}
+
+// TestTickTimeout gives a tick's harness less time than it needs: it is
+// killed, and the tick is recorded as failed, with the reason in its note.
+func TestTickTimeout(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	e := newEnv(t)
+	root := e.path("loops")
+	e.want(0, "loop", "create", "-root", root, "ci")
+	rec := tick(t, e.want(0, "-json", "loop", "tick", "-root", root, "-timeout", "200ms", "ci", "--", sleep, "60"))
+	if rec.Outcome != "fail" || !strings.Contains(rec.Note, "timed out after 200ms") {
+		t.Fatalf("tick with -timeout = %+v, want failed, timed out", rec)
+	}
+}
+
+// TestLoopStateItDoesNotUnderstand: a state file that is not the format is
+// refused with exit 65 and never rewritten.
+func TestLoopStateItDoesNotUnderstand(t *testing.T) {
+	e := newEnv(t)
+	root := e.path("loops")
+	e.want(0, "loop", "create", "-root", root, "ci")
+	e.want(0, "loop", "create", "-root", root, "ok")
+	sf := filepath.Join(root, loopstate.LoopsDir, "ci", loopstate.StateFile)
+	const bad = `{"schema": 1, "name": "ci"}` + "\n"
+	if err := os.WriteFile(sf, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"show", "pause", "check-gate"} {
+		r := e.want(65, "loop", cmd, "-root", root, "ci")
+		if oneErrorLine(t, r, "loop "+cmd); !strings.Contains(r.stderr, sf) {
+			t.Fatalf("loop %s: the message does not name %s\n%s", cmd, sf, r)
+		}
+	}
+	var raws []json.RawMessage
+	r := e.want(65, "-json", "loop", "list", "-root", root)
+	decode(t, r, &raws)
+	if len(raws) != 1 || !strings.Contains(r.stderr, sf) {
+		t.Fatalf("loop list with a refused state: want the good loop listed and the bad one named\n%s", r)
+	}
+	if got := e.read(sf[len(e.dir)+1:]); got != bad {
+		t.Fatalf("the refused state was rewritten: %q", got)
+	}
+}

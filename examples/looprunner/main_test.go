@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bin is the looprunner binary the tests drive, built once by TestMain
+// (with -race when the tests run with it).
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "looprunner-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "looprunner")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building looprunner:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is what one run of the binary printed and how it exited.
+type result struct {
+	args           []string
+	stdout, stderr string
+	code           int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("looprunner %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+}
+
+// runIn runs the binary in dir with env added to the environment. Every
+// run has a bound, so that a hung command fails the test instead of
+// hanging it.
+func runIn(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("looprunner %s: still running after 2 minutes\nstderr:\n%s", strings.Join(args, " "), stderr.String())
+	}
+	r := result{args: args, stdout: stdout.String(), stderr: stderr.String()}
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatal(err)
+		}
+		r.code = ee.ExitCode()
+	}
+	return r
+}
+
+// env is a test's sandbox: a working directory and a state directory for
+// the sidecar locks, given to every run with -state-dir.
+type env struct {
+	t     *testing.T
+	dir   string
+	state string
+}
+
+func newEnv(t *testing.T) *env {
+	dir := t.TempDir()
+	return &env{t: t, dir: dir, state: filepath.Join(dir, "state")}
+}
+
+// with returns the sandbox for the (sub)test t.
+func (e *env) with(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
+}
+
+// run runs the binary with -state-dir set to the sandbox's.
+func (e *env) run(args ...string) result {
+	e.t.Helper()
+	return runIn(e.t, e.dir, nil, append([]string{"-state-dir", e.state}, args...)...)
+}
+
+// want runs args and fails the test unless the exit code is code.
+func (e *env) want(code int, args ...string) result {
+	e.t.Helper()
+	r := e.run(args...)
+	if r.code != code {
+		e.t.Fatalf("exit %d, want %d\n%s", r.code, code, r)
+	}
+	return r
+}
+
+// path returns name inside the sandbox.
+func (e *env) path(name string) string { return filepath.Join(e.dir, name) }
+
+// write creates the file name in the sandbox.
+func (e *env) write(name, content string) string {
+	e.t.Helper()
+	p := e.path(name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// read returns the contents of the file name in the sandbox.
+func (e *env) read(name string) string {
+	e.t.Helper()
+	b, err := os.ReadFile(e.path(name))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// decode decodes r's stdout as exactly one JSON document into v.
+func decode(t *testing.T, r result, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("stdout is not the JSON document wanted: %v\n%s", err, r)
+	}
+	if dec.More() {
+		t.Fatalf("stdout holds more than one JSON document\n%s", r)
+	}
+}
+
+// oneErrorLine fails the test unless stderr is exactly one line that
+// starts with the command's name.
+func oneErrorLine(t *testing.T, r result, command string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], command+": ") {
+		t.Fatalf("stderr = %q, want one line starting with %q\n%s", r.stderr, command+": ", r)
+	}
+}
