@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +26,12 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(envHarness); mode != "" {
 		os.Exit(runHarness(mode, os.Getenv(envTestDir)))
 	}
+	// Under -race every process sleeps a second at exit (GORACE
+	// atexit_sleep_ms defaults to 1000) before it reports; the children of
+	// these tests still report races, without the sleep.
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
 	os.Exit(m.Run())
 }
 
@@ -33,13 +40,16 @@ func TestMain(m *testing.M) {
 const harnessBound = 90 * time.Second
 
 // testHarness returns a Command that runs this test binary as the harness
-// in the given mode, sharing dir with the test.
+// in the given mode, sharing dir with the test. Its standard error is
+// discarded: inheriting the runner's would keep the runner's output pipe
+// open after the runner is killed, and the test's wait for the runner would
+// wait for the harness too.
 func testHarness(t testing.TB, mode, dir string) *Command {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Command{Path: exe, Env: []string{envHarness + "=" + mode, envTestDir + "=" + dir}, KillGrace: 200 * time.Millisecond, Stderr: os.Stderr}
+	return &Command{Path: exe, Env: []string{envHarness + "=" + mode, envTestDir + "=" + dir}, KillGrace: 200 * time.Millisecond}
 }
 
 // runHarness is the harness process. Its modes:

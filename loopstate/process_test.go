@@ -124,14 +124,14 @@ func mustOpen(t testing.TB, r *Root, name string) *Loop {
 }
 
 // TestConcurrentApprovesHaveOneWinner is T1: 5 processes approve one halted
-// loop at once, 20 rounds. Exactly one exits 0; four exit 1 with "not
+// loop at once, 40 rounds. Exactly one exits 0; four exit 1 with "not
 // halted"; resumed_count is 1, last_approval is the winner's and the
 // window was reset once (at the winner's approval).
 // Ablation (run): Loop.mutate deciding on a lock-free snapshot (reading the
 // state before taking the lock, as the old runner did) gives 2 to 5 winners
 // in most rounds.
 func TestConcurrentApprovesHaveOneWinner(t *testing.T) {
-	const n, rounds = 5, 20
+	const n, rounds = 5, 40
 	if c := reexec.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		raceChild(c, rounds, func(round int) error {
@@ -172,12 +172,12 @@ func TestConcurrentApprovesHaveOneWinner(t *testing.T) {
 }
 
 // TestConcurrentPausesHaveOneWinner is T2: 5 processes pause one running
-// loop at once, 20 rounds: one exits 0, four exit 1 "not running", and the
+// loop at once, 40 rounds: one exits 0, four exit 1 "not running", and the
 // pause record is the winner's.
 // Ablation (run): the lock-free decision of T1 gives several winners, the
 // pause record of the last writer.
 func TestConcurrentPausesHaveOneWinner(t *testing.T) {
-	const n, rounds = 5, 20
+	const n, rounds = 5, 40
 	if c := reexec.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		raceChild(c, rounds, func(round int) error {
@@ -211,56 +211,51 @@ func TestConcurrentPausesHaveOneWinner(t *testing.T) {
 }
 
 // TestPauseDuringTickWaitsAndBothSurvive is T3, the lost update of the old
-// runner: a tick is in progress (its harness, a child process, blocks) when
-// another process pauses the loop. The pause waits (its lock wait is
-// reported while the harness still runs), and once the tick ends it applies
-// on top of the tick's result: the loop is paused with the pause record,
-// and tick_count, last_tick_at, spent and the tick's log line are the
-// tick's. 3 rounds.
-// Ablation (run): Tick recording the result on the Doc it read before the
-// harness instead of re-reading (or Pause not waiting for the lock) loses
-// the pause: the final status is running.
+// runner: a tick is in progress in another process (its harness, a child
+// of that process, blocks) when this process pauses the loop. The pause
+// waits (its lock wait is reported while the harness still runs and the
+// state is untouched), and once the tick ends it applies on top of the
+// tick's result: the loop is paused with the pause record, and tick_count,
+// last_tick_at, spent and the tick's log line are the tick's. 5 rounds.
+// Ablation (run): Pause taking a lock file of its own (no exclusion with
+// the tick) does not wait: the pause lands in the middle of the tick and
+// the test fails on "the pause finished while the tick held the lock".
+// (Tick recording on its pre-harness copy instead of re-reading is caught
+// by T14, where the harness itself writes.)
 func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
-	const rounds = 3
+	const rounds = 5
 	if c := reexec.Child(t); c != nil {
-		switch c.Args {
-		case "runner":
-			l := mustOpen(t, rootIn(c.Dir), "t3")
-			c.Barrier()
-			if _, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir).Run); err != nil {
-				t.Fatalf("Tick = %v", err)
-			}
-		case "pauser":
-			var once sync.Once
-			r := rootIn(c.Dir, WithLockOptions(lock.WithWaitReport(20*time.Millisecond, func(lock.WaitReport) {
-				once.Do(func() { c.Mark("pause-waiting") })
-			})))
-			l := mustOpen(t, r, "t3")
-			c.Barrier()
-			writeResult(t, c.Dir, "res-pause", l.Pause(ctx0, "ops", "review"))
+		l := mustOpen(t, rootIn(c.Dir), "t3")
+		c.Barrier()
+		if _, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir).Run); err != nil {
+			t.Fatalf("Tick = %v", err)
 		}
 		return
 	}
 	for round := range rounds {
 		dir := t.TempDir()
-		r := rootIn(dir)
+		waiting := make(chan struct{})
+		var once sync.Once
+		r := rootIn(dir, WithLockOptions(lock.WithWaitReport(20*time.Millisecond, func(lock.WaitReport) {
+			once.Do(func() { close(waiting) })
+		})))
 		l := mustCreate(t, r, "t3", Template{})
-		runner := reexec.StartWith(t, 1, dir, reexec.Options{Args: "runner"})
+		runner := reexec.Start(t, 1, dir)
 		runner.Release()
 		waitTight(t, filepath.Join(dir, "harness-running-1"))
-		pauser := reexec.StartWith(t, 1, dir, reexec.Options{Args: "pauser"})
-		pauser.Release()
-		pauser.WaitMark("pause-waiting")
-		if d := mustView(t, l); d.Status != Running || d.CurrentTick == nil {
-			t.Fatalf("while the harness runs: status %s, current_tick %+v", d.Status, d.CurrentTick)
+		paused := make(chan error, 1)
+		go func() { paused <- l.Pause(ctx0, "ops", "review") }()
+		select {
+		case <-waiting:
+		case err := <-paused:
+			t.Fatalf("round %d: the pause finished while the tick held the lock: %v", round, err)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "res-pause")); err == nil {
-			t.Fatalf("the pause finished while the tick held the lock")
+		if d := mustView(t, l); d.Status != Running || d.CurrentTick == nil {
+			t.Fatalf("round %d: while the harness runs: status %s, current_tick %+v", round, d.Status, d.CurrentTick)
 		}
 		os.WriteFile(filepath.Join(dir, "harness-release-1"), nil, 0o644)
-		pauser.Wait()
-		if rs := readResult(t, dir, "res-pause"); rs.code != ExitOK {
-			t.Fatalf("pause after the tick = %+v, want exit 0", rs)
+		if err := <-paused; err != nil {
+			t.Fatalf("round %d: pause after the tick = %v", round, err)
 		}
 		runner.Wait()
 		d := mustView(t, l)
@@ -269,7 +264,7 @@ func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
 			t.Fatalf("round %d: after tick and pause: status %s, pause %+v, want paused by ops", round, d.Status, d.Paused)
 		}
 		if d.TickCount != 1 || d.LastTickAt.IsZero() || d.Spent.USD != 0.09 || d.Spent.Tokens != 21000 || d.CurrentTick != nil {
-			t.Fatalf("round %d: the tick's fields were lost: %+v", round, d)
+			t.Fatalf("round %d: the tick's fields were lost: %s", round, d)
 		}
 		if len(recs) != 1 || recs[0].Outcome != OK || recs[0].N != 1 || recs[0].Note != "3 failing checks classified" || recs[0].StatusAfter != Running {
 			t.Fatalf("round %d: tick log = %+v", round, recs)
@@ -277,48 +272,43 @@ func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
 	}
 }
 
-// TestScheduledTickAfterPauseIsSkipped is T4: a pause lands first (one
-// process), then a scheduled tick fires (another): the tick logs
+// TestScheduledTickAfterPauseIsSkipped is T4: a pause lands first (this
+// process), then a scheduled tick fires (another process): the tick logs
 // skipped/paused and tick_count is unchanged; its harness never runs.
-// Ablation (run): dropping the status guard of step 3 runs the harness.
+// Ablation (run): dropping the status guard of step 3 fails the tick.
 func TestScheduledTickAfterPauseIsSkipped(t *testing.T) {
 	if c := reexec.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t4")
 		c.Barrier()
-		switch c.Args {
-		case "pause":
-			writeResult(t, c.Dir, "res-pause", l.Pause(ctx0, "ops", ""))
-		case "tick":
-			rec, err := l.Tick(ctx0, TriggerSchedule, func(context.Context, *Run) (Result, error) {
-				c.Mark("harness-ran")
-				return Result{}, nil
-			})
-			if err != nil || rec.Outcome != Skipped || rec.SkipReason != SkipPaused {
-				t.Fatalf("scheduled tick on a paused loop = %+v, %v", rec, err)
-			}
+		rec, err := l.Tick(ctx0, TriggerSchedule, func(context.Context, *Run) (Result, error) {
+			c.Mark("harness-ran")
+			return Result{}, nil
+		})
+		if err != nil || rec.Outcome != Skipped || rec.SkipReason != SkipPaused {
+			t.Fatalf("scheduled tick on a paused loop = %+v, %v", rec, err)
 		}
 		return
 	}
 	dir := t.TempDir()
 	l := mustCreate(t, rootIn(dir), "t4", Template{Schedule: Schedule{Enabled: true, Every: "15m"}})
-	p := reexec.StartWith(t, 1, dir, reexec.Options{Args: "pause"})
-	p.Release()
-	p.Wait()
-	tk := reexec.StartWith(t, 1, dir, reexec.Options{Args: "tick"})
-	tk.Release()
-	tk.Wait()
+	if err := l.Pause(ctx0, "ops", ""); err != nil {
+		t.Fatal(err)
+	}
+	g := reexec.Start(t, 1, dir)
+	g.Release()
+	g.Wait()
 	d := mustView(t, l)
 	recs := mustTicks(t, l)
 	if _, err := os.Stat(filepath.Join(dir, "harness-ran")); err == nil {
 		t.Fatalf("the harness ran on a paused loop")
 	}
-	if d.Status != Paused || d.TickCount != 0 || len(recs) != 1 || recs[0].SkipReason != SkipPaused || recs[0].N != 0 || recs[0].Trigger != TriggerSchedule {
+	if d.Status != Paused || d.TickCount != 0 || len(recs) != 1 || recs[0].SkipReason != SkipPaused || recs[0].N != 0 || recs[0].Trigger != TriggerSchedule || recs[0].PID != g.Pid(0) {
 		t.Fatalf("state %s tick_count %d, log %+v", d.Status, d.TickCount, recs)
 	}
 }
 
 // TestCheckGateAndApproveRace is T5: check-gate and approve race on a
-// running loop whose max_ticks gate has tripped (not yet checked), 20
+// running loop whose max_ticks gate has tripped (not yet checked), 50
 // rounds. Either check-gate came first and approve released the halt with a
 // fresh window (running, epoch.tick == tick_count, no gate trips), or
 // approve came first and was refused and check-gate halted the loop. No
@@ -326,7 +316,7 @@ func TestScheduledTickAfterPauseIsSkipped(t *testing.T) {
 // Ablation (run): Approve not opening a new window (dropping the epoch
 // reset) leaves "running with max_ticks tripped" whenever check-gate wins.
 func TestCheckGateAndApproveRace(t *testing.T) {
-	const rounds = 20
+	const rounds = 50
 	if c := reexec.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		raceChild(c, rounds, func(round int) error {
@@ -376,10 +366,10 @@ func TestCheckGateAndApproveRace(t *testing.T) {
 
 // TestResumeRefusesAHalt is T6: 5 processes resume a halted loop at once:
 // all exit 1 "not paused", the loop stays halted and resumed_count is
-// unchanged. 5 rounds.
+// unchanged. 10 rounds.
 // Ablation (run): Resume's guard accepting halted releases the halt.
 func TestResumeRefusesAHalt(t *testing.T) {
-	const n, rounds = 5, 5
+	const n, rounds = 5, 10
 	if c := reexec.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		raceChild(c, rounds, func(round int) error {
@@ -411,13 +401,13 @@ func TestResumeRefusesAHalt(t *testing.T) {
 }
 
 // TestConcurrentCreatesHaveOneWinner is T7: 2 processes create one name at
-// once with different templates, 20 rounds: one succeeds, the other exits 1
+// once with different templates, 50 rounds: one succeeds, the other exits 1
 // "exists"; the state parses and has the winner's template.
 // Ablation (run): creating the directory in place (MkdirAll, then the
 // files) instead of publishing a staged one with a no-replace rename lets
 // both creates succeed, the last writer's state winning.
 func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
-	const rounds = 20
+	const rounds = 50
 	if c := reexec.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		raceChild(c, rounds, func(round int) error {
@@ -443,7 +433,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 		}
 		d, err := mustOpen(t, r, roundName(round)).View(ctx0)
 		if err != nil || len(winners) != 1 || d.Template != fmt.Sprintf("tpl-%d", winners[0]) {
-			t.Errorf("round %d: winners %v, state %+v, %v", round, winners, d, err)
+			t.Errorf("round %d: winners %v, template %q, %v", round, winners, d.Template, err)
 		}
 	})
 	ents, _ := os.ReadDir(filepath.Join(r.Dir(), LoopsDir))
@@ -452,40 +442,29 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 	}
 }
 
-// TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned is T8: the runner is
-// SIGKILLed while its harness (a child process that holds the handed-over
-// lock) runs. The harness dies with it (parent-death signal), so the lock is
-// free: an Acquire that waits at most 30s gets it, and a pause from another
-// process succeeds. The state parses, with current_tick set; the next tick
-// logs the killed tick as abandoned and counts it as a failure. 2 rounds.
+// TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned is T8: the runner (a
+// child process) is SIGKILLed while its harness (a grandchild holding the
+// handed-over lock) runs. The harness dies with it (parent-death signal), so
+// the lock is free: an Acquire here that may wait 30s gets it, and a pause
+// from this process (not the runner) succeeds. The state parses, with
+// current_tick naming the dead runner; the next tick logs the killed tick as
+// abandoned and counts it as a failure. 3 rounds.
 // Ablations (run): no Pdeathsig in setGroup leaves the orphaned harness
 // holding the lock (the Acquire runs into its deadline); not writing
 // current_tick before the harness loses the abandoned line and the failure.
 func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
-	const rounds = 2
+	const rounds = 3
 	if c := reexec.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t8")
 		c.Barrier()
-		switch c.Args {
-		case "runner":
-			l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir).Run)
-			t.Fatalf("the runner survived its tick")
-		case "pause":
-			ctx, cancel := context.WithTimeout(ctx0, 30*time.Second)
-			defer cancel()
-			writeResult(t, c.Dir, "res-pause", l.Pause(ctx, "ops", "after the crash"))
-		case "tick":
-			rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
-			if err != nil || rec.Outcome != OK {
-				t.Fatalf("tick after the crash = %+v, %v", rec, err)
-			}
-		}
+		l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir).Run)
+		t.Fatalf("the runner survived its tick")
 		return
 	}
 	for round := range rounds {
 		dir := t.TempDir()
 		l := mustCreate(t, rootIn(dir), "t8", Template{})
-		runner := reexec.StartWith(t, 1, dir, reexec.Options{Args: "runner"})
+		runner := reexec.Start(t, 1, dir)
 		runner.Release()
 		waitTight(t, filepath.Join(dir, "harness-running-1"))
 		harness, err := strconv.Atoi(string(readFile(t, filepath.Join(dir, "harness-pid-1"))))
@@ -512,86 +491,64 @@ func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 		if d.Status != Running || d.CurrentTick == nil || d.CurrentTick.N != 1 || d.CurrentTick.PID != runner.Pid(0) {
 			t.Fatalf("round %d: state after the kill: %s, current_tick %+v", round, d.Status, d.CurrentTick)
 		}
-		p := reexec.StartWith(t, 1, dir, reexec.Options{Args: "pause"})
-		p.Release()
-		p.Wait()
-		if rs := readResult(t, dir, "res-pause"); rs.code != ExitOK {
-			t.Fatalf("round %d: pause after the kill = %+v", round, rs)
+		if err := l.Pause(ctx0, "ops", "after the crash"); err != nil {
+			t.Fatalf("round %d: pause after the kill = %v", round, err)
 		}
 		if err := l.Resume(ctx0); err != nil {
 			t.Fatal(err)
 		}
-		tk := reexec.StartWith(t, 1, dir, reexec.Options{Args: "tick"})
-		tk.Release()
-		tk.Wait()
+		if rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); err != nil || rec.Outcome != OK {
+			t.Fatalf("round %d: tick after the crash = %+v, %v", round, rec, err)
+		}
 		recs := mustTicks(t, l)
 		d = mustView(t, l)
 		if len(recs) != 2 || recs[0].Outcome != Abandoned || recs[0].N != 1 || recs[0].PID != runner.Pid(0) || recs[1].Outcome != OK || recs[1].N != 2 {
 			t.Fatalf("round %d: tick log = %+v, want abandoned 1 (pid %d) then ok 2", round, recs, runner.Pid(0))
 		}
 		if d.TickCount != 2 || d.FailuresTotal != 1 || d.CurrentTick != nil {
-			t.Fatalf("round %d: state = %+v", round, d)
+			t.Fatalf("round %d: state = %s", round, d)
 		}
 	}
 }
 
 // TestHungHarnessBusyThenTimeout is T9: a harness hangs (ignoring SIGTERM,
-// with a child of its own). A pause with a 200ms lock timeout gets a
-// *BusyError naming the runner's pid and purpose (exit 75); once the tick's
-// wall timeout (gates.tick_timeout_s 2) kills the harness's whole process
-// group (SIGTERM, then SIGKILL after the grace), a pause that waits
-// succeeds. The tick is logged as timeout and counted as a failure; both
-// the harness and its child are gone.
+// with a child of its own). A pause from another process with a 200ms lock
+// timeout gets a *BusyError naming the runner's pid and purpose (exit 75);
+// once the tick's wall timeout (gates.tick_timeout_s 2) has killed the
+// harness's whole process group (SIGTERM, then SIGKILL after the grace), a
+// pause that waits succeeds. The tick is logged as timeout and counted as a
+// failure; both the harness and its child are gone.
 // Ablation (run): signalGroup signalling only the harness (p.Signal), not
 // its group: the harness's child survives.
 func TestHungHarnessBusyThenTimeout(t *testing.T) {
 	if c := reexec.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t9")
 		c.Barrier()
-		switch c.Args {
-		case "runner":
-			rec, err := l.Tick(ctx0, TriggerManual, testHarness(t, "hang", c.Dir).Run)
-			if err != nil || rec.Outcome != Timeout {
-				t.Fatalf("tick with a hung harness = %+v, %v, want timeout", rec, err)
-			}
-		case "pause-short":
-			ctx, cancel := context.WithTimeout(ctx0, 200*time.Millisecond)
-			defer cancel()
-			err := l.Pause(ctx, "ops", "")
-			var be *BusyError
-			if errors.As(err, &be) && be.Lock.Holder != nil {
-				c.Mark(fmt.Sprintf("holder-%d-%s", be.Lock.Holder.PID, strings.ReplaceAll(be.Lock.Holder.Purpose, " ", "_")))
-			}
-			writeResult(t, c.Dir, "res-short", err)
-		case "pause-long":
-			ctx, cancel := context.WithTimeout(ctx0, 60*time.Second)
-			defer cancel()
-			writeResult(t, c.Dir, "res-long", l.Pause(ctx, "ops", ""))
+		rec, err := l.Tick(ctx0, TriggerManual, testHarness(t, "hang", c.Dir).Run)
+		if err != nil || rec.Outcome != Timeout {
+			t.Fatalf("tick with a hung harness = %+v, %v, want timeout", rec, err)
 		}
 		return
 	}
 	dir := t.TempDir()
 	l := mustCreate(t, rootIn(dir), "t9", Template{Gates: Gates{TickTimeout: f64(2)}})
-	runner := reexec.StartWith(t, 1, dir, reexec.Options{Args: "runner"})
+	runner := reexec.Start(t, 1, dir)
 	runner.Release()
 	waitTight(t, filepath.Join(dir, "harness-running-1"))
-	short := reexec.StartWith(t, 1, dir, reexec.Options{Args: "pause-short"})
-	short.Release()
-	short.Wait()
-	rs := readResult(t, dir, "res-short")
-	if rs.code != ExitBusy || !strings.Contains(rs.msg, fmt.Sprintf("pid %d", runner.Pid(0))) || !strings.Contains(rs.msg, "tick t9") {
-		t.Fatalf("pause during a hung tick = %+v, want exit 75 naming pid %d and tick t9", rs, runner.Pid(0))
+	short, cancel := context.WithTimeout(ctx0, 200*time.Millisecond)
+	err := l.Pause(short, "ops", "")
+	cancel()
+	var be *BusyError
+	if !errors.As(err, &be) || ExitCode(err) != ExitBusy || be.Lock.Holder == nil || be.Lock.Holder.PID != runner.Pid(0) ||
+		be.Lock.Holder.Purpose != "tick t9" || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", runner.Pid(0))) {
+		t.Fatalf("pause during a hung tick = %v, want a *BusyError (exit 75) naming pid %d, tick t9", err, runner.Pid(0))
 	}
-	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("holder-%d-tick_t9", runner.Pid(0)))); err != nil {
-		t.Fatalf("the BusyError's holder record is not the runner's: %v", err)
+	long, cancel := context.WithTimeout(ctx0, 60*time.Second)
+	defer cancel()
+	if err := l.Pause(long, "ops", ""); err != nil {
+		t.Fatalf("pause once the tick has timed out = %v", err)
 	}
-	long := reexec.StartWith(t, 1, dir, reexec.Options{Args: "pause-long"})
-	long.Release()
-	long.Wait()
 	runner.Wait()
-	if rs := readResult(t, dir, "res-long"); rs.code != ExitOK {
-		t.Fatalf("pause after the timeout = %+v", rs)
-	}
 	var hpid, leaf int
 	fmt.Sscan(string(readFile(t, filepath.Join(dir, "harness-pids"))), &hpid, &leaf)
 	if !waitGone(hpid, 30*time.Second) || !waitGone(leaf, 30*time.Second) {
@@ -605,41 +562,34 @@ func TestHungHarnessBusyThenTimeout(t *testing.T) {
 }
 
 // TestOverlappingScheduledTicksSkipBusy is T10: while a scheduled tick's
-// harness blocks, a second scheduled tick (another process) returns at once
-// with skipped/busy and exit 0, without waiting: the test lets the first
-// harness finish only after the second process has exited.
+// harness (in another process) blocks, a second scheduled tick here returns
+// at once with skipped/busy and exit 0, without waiting: the first harness
+// is let go only after the second tick has returned.
 // Ablation (run): scheduled ticks acquiring with a blocking wait makes the
-// second process wait for the first, which waits for the test: the harness
-// gives up after its bound and the test fails.
+// second tick wait for the first, whose harness waits for this test, until
+// the harness gives up after its bound: the test fails.
 func TestOverlappingScheduledTicksSkipBusy(t *testing.T) {
 	if c := reexec.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t10")
 		c.Barrier()
-		switch c.Args {
-		case "first":
-			if rec, err := l.Tick(ctx0, TriggerSchedule, testHarness(t, "block", c.Dir).Run); err != nil || rec.Outcome != OK {
-				t.Fatalf("first tick = %+v, %v", rec, err)
-			}
-		case "second":
-			rec, err := l.Tick(ctx0, TriggerSchedule, okHarness(Cost{}))
-			if err != nil || rec.Outcome != Skipped || rec.SkipReason != SkipBusy || ExitCode(err) != ExitOK {
-				t.Fatalf("overlapping scheduled tick = %+v, %v, want skipped/busy, exit 0", rec, err)
-			}
+		if rec, err := l.Tick(ctx0, TriggerSchedule, testHarness(t, "block", c.Dir).Run); err != nil || rec.Outcome != OK {
+			t.Fatalf("first tick = %+v, %v", rec, err)
 		}
 		return
 	}
 	dir := t.TempDir()
 	l := mustCreate(t, rootIn(dir), "t10", Template{Schedule: Schedule{Enabled: true}})
-	first := reexec.StartWith(t, 1, dir, reexec.Options{Args: "first"})
+	first := reexec.Start(t, 1, dir)
 	first.Release()
 	waitTight(t, filepath.Join(dir, "harness-running-1"))
-	second := reexec.StartWith(t, 1, dir, reexec.Options{Args: "second"})
-	second.Release()
-	second.Wait()
+	rec, err := l.Tick(ctx0, TriggerSchedule, okHarness(Cost{}))
+	if err != nil || rec.Outcome != Skipped || rec.SkipReason != SkipBusy || ExitCode(err) != ExitOK || rec.N != 0 {
+		t.Fatalf("overlapping scheduled tick = %+v, %v, want skipped/busy, exit 0", rec, err)
+	}
 	os.WriteFile(filepath.Join(dir, "harness-release-1"), nil, 0o644)
 	first.Wait()
 	recs := mustTicks(t, l)
-	if len(recs) != 2 || recs[0].SkipReason != SkipBusy || recs[0].PID != second.Pid(0) ||
+	if len(recs) != 2 || recs[0].SkipReason != SkipBusy || recs[0].PID != os.Getpid() ||
 		!strings.Contains(recs[0].Note, fmt.Sprintf("pid %d", first.Pid(0))) || recs[1].Outcome != OK || recs[1].N != 1 {
 		t.Fatalf("tick log = %+v, want skipped/busy (naming pid %d) then ok", recs, first.Pid(0))
 	}
@@ -776,26 +726,21 @@ func TestReaderSeesOnlyWholeStates(t *testing.T) {
 	t.Logf("reads during the writes: %v", ms)
 }
 
-// TestApproveThenCheckGate is T13 across processes: the loop halted by
-// max_ticks (3) is approved by one process; check-gate in another exits 0
-// (new window); ticks in a third halt it again only at the third tick after
-// the approve.
+// TestApproveThenCheckGate is T13 across processes: this process ticks the
+// loop until max_ticks (3) halts it; another approves it, and its
+// check-gate then exits 0 (new window); its ticks halt the loop again only
+// at the third tick after the approve.
 // Ablation (run): Approve not resetting the window makes check-gate exit 4.
 func TestApproveThenCheckGate(t *testing.T) {
 	if c := reexec.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t13")
 		c.Barrier()
-		switch c.Args {
-		case "approve":
-			writeResult(t, c.Dir, "res-approve", l.Approve(ctx0, "ops", ""))
-		case "check":
-			writeResult(t, c.Dir, "res-check", l.CheckGate(ctx0))
-		case "ticks":
-			for i := 1; i <= 3; i++ {
-				_, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
-				if (i == 3) != errors.Is(err, ErrHalted) {
-					t.Fatalf("tick %d after approve = %v", i, err)
-				}
+		writeResult(t, c.Dir, "res-approve", l.Approve(ctx0, "ops", ""))
+		writeResult(t, c.Dir, "res-check", l.CheckGate(ctx0))
+		for i := 1; i <= 3; i++ {
+			_, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+			if (i == 3) != errors.Is(err, ErrHalted) {
+				t.Fatalf("tick %d after approve = %v", i, err)
 			}
 		}
 		return
@@ -808,11 +753,9 @@ func TestApproveThenCheckGate(t *testing.T) {
 	if d := mustView(t, l); d.Status != Halted {
 		t.Fatalf("after 3 ticks: %s", d.Status)
 	}
-	for _, step := range []string{"approve", "check", "ticks"} {
-		g := reexec.StartWith(t, 1, dir, reexec.Options{Args: step})
-		g.Release()
-		g.Wait()
-	}
+	g := reexec.Start(t, 1, dir)
+	g.Release()
+	g.Wait()
 	if rs := readResult(t, dir, "res-approve"); rs.code != ExitOK {
 		t.Fatalf("approve = %+v", rs)
 	}

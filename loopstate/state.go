@@ -292,6 +292,10 @@ func clonePtr[T any](p *T) *T {
 	return &v
 }
 
+// String returns d in the canonical layout of the format, as Encode writes a
+// changed Doc, whether or not it keeps the invariants.
+func (d *Doc) String() string { return string(d.appendCanonical(nil)) }
+
 // Clone returns a deep copy of d.
 func (d *Doc) Clone() *Doc {
 	c := *d
