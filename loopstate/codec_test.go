@@ -1,6 +1,7 @@
 package loopstate
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -49,32 +50,231 @@ const specCanonical = `{
 }
 `
 
+// TestSpecExampleRoundTrips: the format's own example decodes, encodes back
+// byte for byte while unchanged, and in the canonical layout once changed;
+// the canonical bytes decode to the same state; its halt is what the gates
+// say.
 func TestSpecExampleRoundTrips(t *testing.T) {
 	d, err := Codec{}.Decode([]byte(specExample))
 	if err != nil {
 		t.Fatalf("Decode(spec example) = %v", err)
 	}
-	out, err := Codec{}.Encode(d)
-	if err != nil || string(out) != specExample {
+	if out, err := (Codec{}).Encode(d); err != nil || string(out) != specExample {
 		t.Fatalf("Encode(Decode(spec example)) = %q, %v, want the input", out, err)
 	}
-	d.UpdatedAt = d.UpdatedAt.Add(time.Second)
-	d.UpdatedAt = d.UpdatedAt.Add(-time.Second)
-	d.Gates.MaxFailuresTotal = nil
-	c := d.Clone()
-	c.extra = nil
-	got := string(c.appendCanonical(nil))
-	if got != specCanonical {
+	if got := d.String(); got != specCanonical {
 		t.Fatalf("canonical(spec example) =\n%s\nwant\n%s", got, specCanonical)
 	}
-	if d2, err := (Codec{}).Decode([]byte(got)); err != nil {
-		t.Fatalf("Decode(canonical) = %v", err)
-	} else if out, _ := (Codec{}).Encode(d2); string(out) != got {
-		t.Fatalf("canonical does not round-trip")
+	d.Template = "changed"
+	out, err := Codec{}.Encode(d)
+	if want := strings.Replace(specCanonical, `"ci-triage"`, `"changed"`, 1); err != nil || string(out) != want {
+		t.Fatalf("Encode(changed) = %q, %v, want the canonical layout", out, err)
 	}
-	if trips := d.TrippedGates(d.UpdatedAt); len(trips) != 1 || trips[0].Reason != "max_ticks: 20 ticks in window >= 20" {
-		t.Fatalf("TrippedGates = %v", trips)
+	d2, err := Codec{}.Decode(out)
+	if err != nil || d2.String() != string(out) {
+		t.Fatalf("Decode(canonical) = %v, %v", d2, err)
 	}
-	_ = errors.Is
-	_ = strings.Contains
+	if trips := d.TrippedGates(d.UpdatedAt); len(trips) != 1 || trips[0].Reason != d.Halted.Reason {
+		t.Fatalf("TrippedGates = %v, want the example's halt reason %q", trips, d.Halted.Reason)
+	}
+}
+
+// TestNewStateIsCanonical: the state New writes, byte for byte.
+func TestNewStateIsCanonical(t *testing.T) {
+	d, err := New("ci", time.Date(2025, 5, 1, 9, 0, 0, 700, time.FixedZone("x", 3600)), Template{
+		Name:  "ci-triage",
+		Gates: Gates{MaxTicks: i64(5), Budget: Budget{USD: f64(2.5)}, ExpiresAt: tm(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)), TickTimeout: f64(90)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "schema": 1,
+  "name": "ci",
+  "template": "ci-triage",
+  "status": "running",
+  "created_at": "2025-05-01T08:00:00Z",
+  "updated_at": "2025-05-01T08:00:00Z",
+  "last_tick_at": null,
+  "tick_count": 0,
+  "resumed_count": 0,
+  "consecutive_failures": 0,
+  "failures_total": 0,
+  "spent": {"usd": 0.0, "tokens": 0, "seconds": 0.0},
+  "epoch": {"started_at": "2025-05-01T08:00:00Z", "tick": 0, "spent": {"usd": 0.0, "tokens": 0, "seconds": 0.0}},
+  "gates": {"max_ticks": 5, "max_consecutive_failures": null, "max_failures_total": null, "budget": {"usd": 2.5, "tokens": null, "seconds": null}, "expires_at": "2025-06-01T00:00:00Z", "checkpoint_every": null, "tick_timeout_s": 90.0},
+  "schedule": {"enabled": false, "every": null},
+  "current_tick": null,
+  "pause": null,
+  "halt": null,
+  "last_approval": null
+}
+`
+	if out, err := (Codec{}).Encode(d); err != nil || string(out) != want {
+		t.Fatalf("Encode(New) =\n%s%v\nwant\n%s", out, err, want)
+	}
+}
+
+// TestDecodeRefusesWithTheKeyAtFault: each way a document can be wrong
+// gives a *StateError naming the key (or invariant) and the sentinel.
+func TestDecodeRefusesWithTheKeyAtFault(t *testing.T) {
+	good := func() string {
+		d, _ := New("x", epoch0, Template{})
+		return d.String()
+	}()
+	edit := func(old, new string) string {
+		if !strings.Contains(good, old) {
+			t.Fatalf("fixture lacks %q", old)
+		}
+		return strings.Replace(good, old, new, 1)
+	}
+	for _, tc := range []struct {
+		name, doc string
+		want      error
+		key, inv  string
+	}{
+		{"empty", "", ErrMalformed, "", ""},
+		{"array", "[]", ErrMalformed, "", ""},
+		{"bom", "\xef\xbb\xbf" + good, ErrMalformed, "", ""},
+		{"not utf-8", edit(`"x"`, "\"\xff\""), ErrMalformed, "", ""},
+		{"trailing data", good + "{}", ErrMalformed, "", ""},
+		{"schema 2", edit(`"schema": 1`, `"schema": 2`), ErrSchema, "schema", ""},
+		{"schema string", edit(`"schema": 1`, `"schema": "1"`), ErrMalformed, "schema", ""},
+		{"no schema", edit(`"schema": 1,`, ``), ErrMalformed, "schema", ""},
+		{"missing key", edit(`  "last_approval": null`, `  "x_other": null`), ErrMalformed, "last_approval", ""},
+		{"duplicate key", edit(`"tick_count": 0,`, `"tick_count": 0, "tick_count": 1,`), ErrMalformed, "tick_count", ""},
+		{"negative counter", edit(`"tick_count": 0`, `"tick_count": -1`), ErrMalformed, "tick_count", ""},
+		{"float counter", edit(`"tick_count": 0`, `"tick_count": 1.0`), ErrMalformed, "tick_count", ""},
+		{"timestamp with offset", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": "2025-05-01T10:00:00+01:00"`), ErrMalformed, "created_at", ""},
+		{"timestamp with fraction", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": "2025-05-01T09:00:00.5Z"`), ErrMalformed, "created_at", ""},
+		{"null timestamp", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": null`), ErrMalformed, "created_at", ""},
+		{"unknown status", edit(`"status": "running"`, `"status": "sleeping"`), ErrInvariant, "", InvStatus},
+		{"unknown gate", edit(`"max_ticks": null`, `"max_tick": 3`), ErrMalformed, "gates.max_tick", ""},
+		{"negative gate", edit(`"max_ticks": null`, `"max_ticks": -3`), ErrMalformed, "gates.max_ticks", ""},
+		{"checkpoint zero", edit(`"checkpoint_every": null`, `"checkpoint_every": 0`), ErrMalformed, "gates", ""},
+		{"gate of wrong type", edit(`"budget": {"usd": null`, `"budget": {"usd": "5"`), ErrMalformed, "gates.budget.usd", ""},
+		{"unknown nested key", edit(`"spent": {"usd": 0.0,`, `"spent": {"eur": 1, "usd": 0.0,`), ErrMalformed, "spent.eur", ""},
+		{"negative spent", edit(`"spent": {"usd": 0.0,`, `"spent": {"usd": -1.0,`), ErrMalformed, "spent.usd", ""},
+		{"empty template", edit(`"template": null`, `"template": ""`), ErrMalformed, "template", ""},
+		{"pause while running", edit(`"pause": null`, `"pause": {"at": "2025-05-01T09:00:00Z", "by": "a", "reason": "b"}`), ErrInvariant, "", InvPaused},
+		{"halt of unknown gate", strings.Replace(edit(`"status": "running"`, `"status": "halted"`), `"halt": null`, `"halt": {"at": "2025-05-01T09:00:00Z", "gates": ["moon"], "reason": "", "tick": 0}`, 1), ErrInvariant, "", InvHalted},
+		{"epoch spent above spent", edit(`"tick": 0, "spent": {"usd": 0.0`, `"tick": 0, "spent": {"usd": 1.0`), ErrInvariant, "", InvEpochSpent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Codec{Path: "/p/.state.loop"}.Decode([]byte(tc.doc))
+			var se *StateError
+			if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.Path != "/p/.state.loop" || se.Key != tc.key || se.Invariant != tc.inv {
+				t.Fatalf("Decode(%s) = %v (%+v), want %v at key %q invariant %q", tc.name, err, se, tc.want, tc.key, tc.inv)
+			}
+			if !strings.HasPrefix(err.Error(), "loopstate: /p/.state.loop: ") {
+				t.Fatalf("error %q does not name the path", err)
+			}
+		})
+	}
+}
+
+// TestEncodeRefusesABrokenDoc: Encode checks the invariants too, so a Doc
+// edited into an invalid state is never written.
+func TestEncodeRefusesABrokenDoc(t *testing.T) {
+	d, _ := New("x", epoch0, Template{})
+	d.Status = Paused
+	if _, err := (Codec{Path: "p"}).Encode(d); !errors.Is(err, ErrInvariant) {
+		t.Fatalf("Encode(paused without pause) = %v, want ErrInvariant", err)
+	}
+	d.Status = Running
+	if _, err := (Codec{Name: "y"}).Encode(d); !errors.Is(err, ErrInvariant) {
+		t.Fatalf("Encode(name x into y) = %v, want ErrInvariant", err)
+	}
+	if _, err := (Codec{}).Decode(nil); !errors.Is(err, ErrNoLoop) {
+		t.Fatalf("Decode(nil) = %v, want ErrNoLoop", err)
+	}
+}
+
+// TestFloatsAndStringsRoundTrip: floats are written with the shortest
+// digits and a ".0" on whole numbers, strings escape only what JSON needs,
+// and both read back to the same values.
+func TestFloatsAndStringsRoundTrip(t *testing.T) {
+	for _, f := range []float64{0, 1, 0.1, 0.30000000000000004, 1.84, 3110.5, 1e20, 1e21, 1.5e-7, 123456789.125} {
+		b := appendFloat(nil, f)
+		d, _ := New("x", epoch0, Template{})
+		d.Spent = Cost{USD: f}
+		d2, err := Codec{}.Decode([]byte(d.String()))
+		if err != nil || d2.Spent.USD != f {
+			t.Fatalf("float %v written as %s reads back as %v, %v", f, b, d2, err)
+		}
+	}
+	if got := string(appendFloat(nil, 5)); got != "5.0" {
+		t.Fatalf("appendFloat(5) = %s, want 5.0", got)
+	}
+	for _, s := range []string{"plain", `q"uote`, `back\slash`, "new\nline\ttab\x01", "ünï 中文 \u2028", "<&>"} {
+		d, _ := New("x", epoch0, Template{Name: s})
+		d2, err := Codec{}.Decode([]byte(d.String()))
+		if err != nil || d2.Template != s {
+			t.Fatalf("template %q reads back as %q, %v", s, d2.Template, err)
+		}
+	}
+	if got := string(appendString(nil, "<&>\x7f")); got != "\"<&>\x7f\"" {
+		t.Fatalf("appendString escapes HTML: %s", got)
+	}
+}
+
+// TestUnknownTopLevelKeysSurvive: unknown top-level keys are kept through a
+// change, after the known ones, in file order.
+func TestUnknownTopLevelKeysSurvive(t *testing.T) {
+	d0, _ := New("x", epoch0, Template{})
+	in := strings.Replace(d0.String(), "{\n", "{\n  \"z_new\": [1, {\"a\": null}],\n  \"a_new\": \"v\",\n", 1)
+	d, err := Codec{}.Decode([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Pause(epoch0.Add(time.Hour), "me", ""); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := Codec{}.Encode(d)
+	if !bytes.HasSuffix(out, []byte("  \"last_approval\": null,\n  \"z_new\": [1,{\"a\":null}],\n  \"a_new\": \"v\"\n}\n")) {
+		t.Fatalf("unknown keys after a change:\n%s", out)
+	}
+}
+
+// FuzzDecode: for any bytes, Decode does not panic; what it accepts
+// encodes back to the input unchanged, passes Validate, and its canonical
+// encoding decodes to a state whose canonical encoding is the same bytes.
+func FuzzDecode(f *testing.F) {
+	d, _ := New("x", epoch0, Template{Gates: Gates{MaxTicks: i64(2), ExpiresAt: tm(epoch0), TickTimeout: f64(1.5)}})
+	f.Add([]byte(specExample))
+	f.Add([]byte(specCanonical))
+	f.Add([]byte(d.String()))
+	d.Pause(epoch0, "a\"b", "c\nd")
+	f.Add([]byte(d.String()))
+	d.Resume(epoch0)
+	d.beginTick(epoch0, 42)
+	f.Add([]byte(strings.Replace(d.String(), "\n}\n", ", \"x\": {\"k\": [1e3, \"\\u0041\"]}}", 1)))
+	f.Add([]byte(`{"schema": 2}`))
+	f.Add([]byte(`{"schema": 1, "schema": 1}`))
+	f.Add([]byte("\xef\xbb\xbf{}"))
+	f.Add([]byte(strings.Replace(specExample, "1.84", "1.84e0", 1)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Codec{}.Decode(data)
+		if err != nil {
+			var se *StateError
+			if !errors.As(err, &se) {
+				t.Fatalf("Decode(%q) = %v, not a *StateError", data, err)
+			}
+			return
+		}
+		if err := d.Validate(); err != nil {
+			t.Fatalf("Decode(%q) accepted a state that fails Validate: %v", data, err)
+		}
+		if out, err := (Codec{}).Encode(d); err != nil || !bytes.Equal(out, data) {
+			t.Fatalf("Encode(Decode(%q)) = %q, %v, want the input", data, out, err)
+		}
+		canon := []byte(d.String())
+		d2, err := Codec{}.Decode(canon)
+		if err != nil {
+			t.Fatalf("Decode(canonical of %q) = %v\n%s", data, err, canon)
+		}
+		if again := d2.String(); again != string(canon) {
+			t.Fatalf("canonical encoding is not stable:\n%s\nthen\n%s", canon, again)
+		}
+	})
 }
