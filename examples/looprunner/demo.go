@@ -169,6 +169,7 @@ type demoReport struct {
 	Closed       []string          `json:"closed"`       // the ids its closes closed
 	Requested    map[string]string `json:"requested"`    // story -> highest status it asked for
 	Ticks        int               `json:"ticks"`        // ticks that ran ok
+	Regressed    int               `json:"regressed"`    // advances that answered a status below the one asked for
 	Acquisitions int               `json:"acquisitions"` // locks taken
 	Waits        []time.Duration   `json:"waits_ns"`     // the waits of those that found the lock busy
 	Unmeasured   int               `json:"unmeasured"`   // busy acquisitions whose wait could not be read
@@ -523,6 +524,11 @@ func verify(p project, procs, rounds int, res raced) (verdict, error) {
 			at++
 		}
 	}
+	regressed := 0
+	for _, r := range res.reports {
+		regressed += r.Regressed
+	}
+	add("advances that answered a lower status", regressed, 0)
 	add("stories at the highest status requested", at, len(highest))
 
 	// The loop: every tick counted in the state and logged, and every

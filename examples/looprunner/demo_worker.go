@@ -75,7 +75,9 @@ func (m *waitMeter) measure(lockPath string, op func(held func()) error) error {
 // entry, closes the one it appended in the round before (in the first
 // round, the contended entry every worker tries to close), advances a random
 // story to a random status and ticks the loop, each in its own transaction.
-// It prints a line per round and its report as the last line.
+// It prints a line per round and its report as the last line. Only an error
+// stops it; what the verification checks (an append taken for a duplicate,
+// a close that finds its entry gone) is counted, not fatal.
 func demoWorker(c *cli, p project, w, rounds int) error {
 	if _, err := io.Copy(io.Discard, c.stdin); err != nil {
 		return err
@@ -133,16 +135,17 @@ func demoWorker(c *cli, p project, w, rounds int) error {
 		if err != nil {
 			return err
 		}
-		if id == "" {
-			return fmt.Errorf("round %d: the append was taken for a duplicate", r)
+		// Anomalies are not errors here: the worker goes on, and the
+		// verification counts them.
+		if id != "" {
+			rep.Appended = append(rep.Appended, id)
 		}
-		rep.Appended = append(rep.Appended, id)
 
 		target := prev
 		if r == 0 {
 			target = contended
 		}
-		var closed []string
+		var closed []string // empty when prev was lost
 		err = m.measure(ledgerLock, func(held func()) error {
 			_, err := ls.Mutate(ctx, func(d *ledger.Doc) error {
 				held()
@@ -154,9 +157,6 @@ func demoWorker(c *cli, p project, w, rounds int) error {
 		})
 		if err != nil {
 			return err
-		}
-		if r > 0 && len(closed) != 1 {
-			return fmt.Errorf("round %d: %s, appended by this worker, was not open", r, target)
 		}
 		rep.Closed = append(rep.Closed, closed...)
 		prev = id
@@ -176,7 +176,7 @@ func demoWorker(c *cli, p project, w, rounds int) error {
 			return err
 		}
 		if board.Rank(got) < board.Rank(want) {
-			return fmt.Errorf("round %d: %s asked for %s, ended at %q", r, key, want, got)
+			rep.Regressed++
 		}
 		if board.Rank(want) > board.Rank(rep.Requested[key]) {
 			rep.Requested[key] = want
@@ -197,10 +197,9 @@ func demoWorker(c *cli, p project, w, rounds int) error {
 		if err != nil {
 			return err
 		}
-		if rec.Outcome != loopstate.OK {
-			return fmt.Errorf("round %d: tick %s (%s)", r, rec.Outcome, rec.SkipReason)
+		if rec.Outcome == loopstate.OK {
+			rep.Ticks++
 		}
-		rep.Ticks++
 		rep.Rounds = r + 1
 		if err := out.Encode(workerLine{Round: r + 1}); err != nil {
 			return err

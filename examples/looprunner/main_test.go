@@ -58,6 +58,11 @@ func runIn(t *testing.T, dir string, env []string, args ...string) result {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	if raceEnabled {
+		// A race-enabled binary sleeps a second at exit by default, to let
+		// other goroutines report; the tests run it hundreds of times.
+		cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
