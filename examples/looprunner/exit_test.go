@@ -21,8 +21,9 @@ func TestExitCodes(t *testing.T) {
 	badLedger := e.write("bad.md", "# Deferred\n\n### DW-1: x\nstatus: open \xff\n")
 	boardFile := e.write("sprint-status.yaml", testBoard)
 	badBoard := e.write("bad.yaml", "generated: x\nstory_location: {project-root}/a\ndevelopment_status:\n  1-1-a: done\n")
+	quoted := e.write("quoted.yaml", "development_status:\n  \"3-1-a\": backlog\n")
 	root := e.path("loops")
-	for _, args := range [][]string{{"running"}, {"-paused", "paused"}, {"-max-ticks", "0", "gated"}} {
+	for _, args := range [][]string{{"running"}, {"-paused", "paused"}, {"-max-ticks", "0", "gated"}, {"busy"}} {
 		e.want(0, append([]string{"loop", "create", "-root", root}, args...)...)
 	}
 	busyFile := e.write("busy.md", "")
@@ -35,6 +36,11 @@ func TestExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Release()
+	lh, err := lock.Acquire(context.Background(), filepath.Join(root, loopstate.LoopsDir, "busy", loopstate.LockFile), lock.WithPurpose("test holds it"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lh.Release()
 
 	tests := []struct {
 		name    string
@@ -65,6 +71,8 @@ func TestExitCodes(t *testing.T) {
 		{"ledger not UTF-8", 65, "ledger list", []string{"ledger", "list", "-file", badLedger}, badLedger},
 		{"ledger id carried twice", 65, "ledger close", []string{"ledger", "close", "-file", dupLedger, "-date", "2026-06-11", "-note", "n", "DW-1"}, "lines 1, 4"},
 		{"board not YAML", 65, "board show", []string{"board", "show", "-file", badBoard}, badBoard + ":2"},
+		{"board row it cannot rewrite", 65, "board advance", []string{"board", "advance", "-file", quoted, "3-1-a", "done"}, quoted + ":2"},
+		{"loop lock busy", 75, "loop approve", []string{"-lock-timeout", "0", "loop", "approve", "-root", root, "busy"}, "test holds it"},
 		{"lock busy", 75, "ledger add", []string{"-lock-timeout", "10ms", "ledger", "add", "-file", busyFile, "-title", "t", "-origin", "o", "-source-spec", "s", "-reason", "r"}, "test holds it"},
 	}
 	for _, tt := range tests {

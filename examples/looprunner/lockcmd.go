@@ -19,10 +19,13 @@ func (c *cli) lockOptions() []lock.Option {
 // waitReport prints, once, after a second of waiting, that the command
 // waits for a lock and who holds it.
 func (c *cli) waitReport() lock.Option {
-	return lock.WithWaitReport(time.Second, func(r lock.WaitReport) {
-		c.reported.Do(func() {
-			fmt.Fprintf(c.stderr, "%s: waiting for lock %s, held by %s\n", c.name, r.Path, holderText(r.Holder))
-		})
+	return lock.WithWaitReport(time.Second, c.sayWaiting)
+}
+
+// sayWaiting prints the wait message, once per command.
+func (c *cli) sayWaiting(r lock.WaitReport) {
+	c.reported.Do(func() {
+		fmt.Fprintf(c.stderr, "%s: waiting for lock %s, held by %s\n", c.name, r.Path, holderText(r.Holder))
 	})
 }
 

@@ -135,9 +135,20 @@ func TestLockWaitNamesTheHolder(t *testing.T) {
 }
 
 // TestLockTimeoutZeroTriesOnce: with -lock-timeout 0 a busy lock fails at
-// once, without a wait message.
+// once, without a wait message, and a free one is taken (a tick on a free
+// loop runs its harness to the end).
+// Ablation: cancelling the tick's context at -lock-timeout whatever the lock
+// (the first tickWait) records the free-lock tick as failed, "runner
+// cancelled".
 func TestLockTimeoutZeroTriesOnce(t *testing.T) {
 	e := newEnv(t)
+	free := e.path("free")
+	e.want(0, "loop", "create", "-root", free, "ci")
+	for range 3 {
+		if rec := tick(t, e.want(0, "-json", "-lock-timeout", "0", "loop", "tick", "-root", free, "ci", "--", bin, "help")); rec.Outcome != "ok" {
+			t.Fatalf("loop tick -lock-timeout 0 on a free loop = %+v, want ok", rec)
+		}
+	}
 	f := e.write("deferred-work.md", "")
 	p, err := lock.SidecarPath(e.state, f)
 	if err != nil {
@@ -161,4 +172,5 @@ func TestLockTimeoutZeroTriesOnce(t *testing.T) {
 	}
 	defer lh.Release()
 	oneErrorLine(t, e.want(75, "-lock-timeout", "0", "loop", "approve", "-root", root, "ci"), "loop approve")
+	oneErrorLine(t, e.want(75, "-lock-timeout", "0", "loop", "tick", "-root", root, "ci", "--", bin, "help"), "loop tick")
 }

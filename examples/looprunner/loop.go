@@ -28,11 +28,14 @@ func loopFlags(fset *flag.FlagSet) *string {
 // openRoot returns the Root in dir, with the wait message on every lock.
 // A loop's lock is its own .state.lock, not a sidecar: -state-dir does not
 // apply.
-func (c *cli) openRoot(dir string) (*loopstate.Root, error) {
+func (c *cli) openRoot(dir string, opts ...lock.Option) (*loopstate.Root, error) {
 	if dir == "" {
 		return nil, usagef("missing -root")
 	}
-	return loopstate.NewRoot(dir, loopstate.WithLockOptions(c.waitReport())), nil
+	if len(opts) == 0 {
+		opts = []lock.Option{c.waitReport()}
+	}
+	return loopstate.NewRoot(dir, loopstate.WithLockOptions(opts...)), nil
 }
 
 // openLoop parses "-root DIR NAME" and opens the loop.
@@ -527,7 +530,15 @@ func loopTick(c *cli, args []string) error {
 	if trig != loopstate.TriggerManual && trig != loopstate.TriggerSchedule {
 		return usagef("-trigger %q: want manual or schedule", *trigger)
 	}
-	r, err := c.openRoot(*root)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wait := &tickWait{c: c, cancel: cancel}
+	defer wait.begin() // a check still pending finds the tick over
+	var opts []lock.Option
+	if trig == loopstate.TriggerManual {
+		opts = append(opts, wait.option())
+	}
+	r, err := c.openRoot(*root, opts...)
 	if err != nil {
 		return err
 	}
@@ -535,6 +546,7 @@ func loopTick(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	wait.lockPath = l.LockPath()
 	// The harness's standard output goes to ours, or to stderr with -json,
 	// where stdout holds the one JSON document.
 	var out io.Writer = c.stdout
@@ -542,36 +554,8 @@ func loopTick(c *cli, args []string) error {
 		out = c.stderr
 	}
 	cmd := &loopstate.Command{Path: argv[0], Args: argv[1:], Stdout: out, Stderr: c.stderr}
-
-	// Loop.Tick bounds the wait for the lock and the harness with one
-	// context. A manual tick's wait must end at -lock-timeout and its
-	// harness must not, so the context is cancelled at -lock-timeout only
-	// if by then the lock is not ours: the harness has not started and the
-	// lock file's holder record does not name this process.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var (
-		mu      sync.Mutex // protects started
-		started bool
-	)
-	if trig == loopstate.TriggerManual {
-		t := time.AfterFunc(max(c.lockTimeout, 0), func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if started {
-				return
-			}
-			if h, _ := lock.ReadHolder(l.LockPath()); h != nil && h.PID == os.Getpid() {
-				return
-			}
-			cancel()
-		})
-		defer t.Stop()
-	}
 	harness := func(hctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
-		mu.Lock()
-		started = true
-		mu.Unlock()
+		wait.begin()
 		if *timeout <= 0 {
 			return cmd.Run(hctx, run)
 		}
@@ -595,6 +579,65 @@ func loopTick(c *cli, args []string) error {
 		}
 	}
 	return err
+}
+
+// tickWait ends a manual tick's wait for the loop's lock at -lock-timeout
+// without ending its harness. Loop.Tick bounds both with one context, so the
+// context is cancelled only while the tick is known to wait: the lock
+// package has reported a wait (it reports only a wait for a lock held
+// elsewhere, and never once the lock is taken), and at -lock-timeout the
+// harness has not started and the lock file's holder record does not name
+// this process. A record that is empty (the lock was just released, or is
+// held by a program that writes none) is looked at again for up to a second.
+type tickWait struct {
+	c        *cli
+	cancel   context.CancelFunc
+	lockPath string // set before the tick starts
+
+	mu      sync.Mutex // protects started
+	started bool       // the harness runs, or the tick is over: never cancel
+}
+
+// option is the lock option that reports the wait: after a second (or
+// -lock-timeout, if shorter) of waiting.
+func (w *tickWait) option() lock.Option {
+	first := min(time.Second, w.c.lockTimeout)
+	if first <= 0 {
+		first = time.Nanosecond // the wait option's 0 means its default
+	}
+	return lock.WithWaitReport(first, func(r lock.WaitReport) {
+		if w.c.lockTimeout >= time.Second {
+			w.c.sayWaiting(r)
+		}
+		deadline := time.Now().Add(w.c.lockTimeout - r.Waited)
+		time.AfterFunc(time.Until(deadline), func() { w.check(deadline) })
+	})
+}
+
+// check cancels the tick's context unless the lock is, or may just have
+// become, this process's.
+func (w *tickWait) check(deadline time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started {
+		return
+	}
+	h, _ := lock.ReadHolder(w.lockPath)
+	switch {
+	case h != nil && h.PID == os.Getpid():
+		return
+	case h == nil && time.Since(deadline) < time.Second:
+		time.AfterFunc(10*time.Millisecond, func() { w.check(deadline) })
+		return
+	}
+	w.cancel()
+}
+
+// begin records that the lock is this process's for good.
+func (w *tickWait) begin() {
+	w.mu.Lock()
+	w.started = true
+	w.mu.Unlock()
 }
 
 func tickText(name string, r loopstate.TickRecord) string {
