@@ -50,4 +50,6 @@
 //     lock does), and such locks are mandatory for that byte; the holder
 //     record starts at byte 1. HandOver is not supported.
 //   - Shared holders write no holder record.
+//   - There is no fairness between modes: while shared holders of a process
+//     keep overlapping, an exclusive waiter of that process keeps waiting.
 package lock
