@@ -30,7 +30,7 @@ func boardAdvance(c *cli, args []string) error {
 	now := fset.String("now", "", "write this into last_updated when the row moves")
 	regress := fset.Bool("allow-regression", false, "allow the one backward move, done to awaiting-operator")
 	unordered := fset.Bool("allow-unordered", false, "overwrite a status outside the order (bmad-loop's behaviour)")
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ type storyJSON struct {
 func boardShow(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	file := fset.String("file", "", "the board (sprint-status.yaml)")
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}

@@ -194,7 +194,7 @@ func demo(c *cli, args []string) error {
 	rounds := fset.Int("n", 50, "rounds per worker (each: append and close a ledger entry, advance a story, tick the loop)")
 	dir := fset.String("dir", "", "keep the project in this directory (default: a temporary one, removed at the end)")
 	worker := fset.Int("worker", -1, "internal: run as worker `I` of a demo")
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ func (p *progress) line() string {
 func (p *progress) step() {
 	p.count++
 	if p.tty {
-		if time.Since(p.last) >= 100*time.Millisecond || p.count == p.total {
+		if time.Since(p.last) >= 100*time.Millisecond {
 			p.last = time.Now()
 			fmt.Fprintf(p.w, "\r\033[K%s", p.line())
 		}

@@ -47,7 +47,7 @@ func ledgerAdd(c *cli, args []string) error {
 	fset.StringVar(&spec.Reason, "reason", "", "why it was deferred")
 	fset.StringVar(&spec.Location, "location", "", "where in the code (default n/a)")
 	fset.StringVar(&spec.Severity, "severity", "", "critical, high, medium or low")
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func ledgerClose(c *cli, args []string) error {
 	date := fset.String("date", "", "the close date, YYYY-MM-DD")
 	note := fset.String("note", "", "the resolution note")
 	op := fset.String("op", "", "an operation id that makes the close undoable by ledger reopen")
-	ids, _, err := c.parse(fset, args)
+	ids, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func ledgerReopen(c *cli, args []string) error {
 	file := fset.String("file", "", "the ledger")
 	note := fset.String("note", "", "the resolution note the close was made with")
 	op := fset.String("op", "", "the operation id the close was made with")
-	ids, _, err := c.parse(fset, args)
+	ids, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func ledgerDecide(c *cli, args []string) error {
 	label := fset.String("label", "", "the decision, such as \"defer\" or \"fix now\"")
 	detail := fset.String("detail", "", "why")
 	closeNote := fset.String("close-note", "", "also close the entry, with this resolution note")
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}
@@ -287,7 +287,7 @@ func ledgerArchive(c *cli, args []string) error {
 	before := fset.String("before", "", "archive only entries closed before this date, YYYY-MM-DD (default: all closed)")
 	stamp := fset.String("stamp", "", "the date written on stubs (default: today)")
 	dry := fset.Bool("dry-run", false, "print what would move, write nothing")
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}
@@ -343,7 +343,7 @@ func ledgerList(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	file := fset.String("file", "", "the ledger")
 	status := fset.String("status", "all", "which entries: open, done or all")
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}

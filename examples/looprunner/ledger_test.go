@@ -63,9 +63,13 @@ func TestLedgerCommands(t *testing.T) {
 		if strings.Join(got.Closed, " ") != "DW-1" {
 			t.Fatalf("ledger close -json = %+v, want closed [DW-1]", got)
 		}
-		r := e.want(0, "ledger", "close", "-file", f, "-date", "2026-06-11", "-note", "fixed in 1-3", "DW-1")
-		if r.stdout != "already done: DW-1\n" {
-			t.Fatalf("ledger close (replay) = %q, want already done", r.stdout)
+		for _, args := range [][]string{
+			{"ledger", "close", "DW-1", "-file", f, "-date", "2026-06-11", "-note", "fixed in 1-3"}, // flags after the ids
+			{"ledger", "close", "-file", f, "-date", "2026-06-11", "-note", "fixed in 1-3", "--", "DW-1"},
+		} {
+			if r := e.want(0, args...); r.stdout != "already done: DW-1\n" {
+				t.Fatalf("ledger close (replay) = %q, want already done", r.stdout)
+			}
 		}
 	})
 	t.Run("close of an unknown id closes the others and exits 3", func(t *testing.T) {

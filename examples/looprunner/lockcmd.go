@@ -77,7 +77,7 @@ type holderJSON struct {
 // lockHolder is "lock holder PATH": who holds the lock file at PATH.
 func lockHolder(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func lockHolder(c *cli, args []string) error {
 // the state directory.
 func lockSidecar(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func (c *cli) openRoot(dir string, opts ...lock.Option) (*loopstate.Root, error)
 
 // openLoop parses "-root DIR NAME" and opens the loop.
 func (c *cli) openLoop(fset *flag.FlagSet, root *string, args []string) (*loopstate.Loop, error) {
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func loopCreate(c *cli, args []string) error {
 	fset.Var(optTime{&g.ExpiresAt}, "expires-at", "halt at this time (RFC 3339)")
 	fset.Var(optInt{&g.CheckpointEvery}, "checkpoint-every", "halt for a review every N ticks of the window")
 	fset.Var(optDur{&g.TickTimeout}, "tick-timeout", "the harness's wall timeout (default 30m)")
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}
@@ -401,7 +401,7 @@ func scheduleText(s loopstate.Schedule) string {
 func loopList(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	root := loopFlags(fset)
-	pos, _, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}
@@ -516,7 +516,7 @@ func loopTick(c *cli, args []string) error {
 	root := loopFlags(fset)
 	trigger := fset.String("trigger", string(loopstate.TriggerManual), "manual (waits up to -lock-timeout for the lock) or schedule (never waits; runs only when the schedule is enabled)")
 	timeout := fset.Duration("timeout", 0, "the harness's wall timeout for this tick (default: the loop's tick_timeout_s)")
-	pos, argv, err := c.parse(fset, args)
+	pos, argv, err := c.parseDashDash(fset, args)
 	if err != nil {
 		return err
 	}

@@ -191,9 +191,15 @@ func (c *cli) printDefaults(fs *flag.FlagSet) {
 }
 
 // parse parses args with fs, allowing flags after positional arguments, and
-// returns the positional arguments. With dashdash, the arguments after a
-// "--" are returned separately and are not parsed.
-func (c *cli) parse(fs *flag.FlagSet, args []string) (pos, after []string, err error) {
+// returns the positional arguments; those after a "--" are never flags.
+func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	pos, after, err := c.parseDashDash(fs, args)
+	return append(pos, after...), err
+}
+
+// parseDashDash is parse, except that the arguments after a "--" are
+// returned apart: a command line to run.
+func (c *cli) parseDashDash(fs *flag.FlagSet, args []string) (pos, after []string, err error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
