@@ -43,17 +43,16 @@ const contended = "DW-4"
 // lifetime tokens prove that no tick's write was lost.
 const tickTokens = 1000
 
-func newProject(dir, state string) project {
+// newProject lays out a project in dir. Its locks live in dir too (the demo
+// ignores -state-dir), so that removing dir leaves nothing behind.
+func newProject(dir string) project {
 	art := filepath.Join(dir, "project", "_bmad-output", "implementation-artifacts")
-	if state == "" {
-		state = filepath.Join(dir, "state")
-	}
 	return project{
 		Dir:    dir,
 		Ledger: filepath.Join(art, "deferred-work.md"),
 		Board:  filepath.Join(art, "sprint-status.yaml"),
 		Loops:  filepath.Join(dir, "project", ".loops"),
-		State:  state,
+		State:  filepath.Join(dir, "state"),
 	}
 }
 
@@ -205,10 +204,10 @@ func demo(c *cli, args []string) error {
 		return usagef("-procs and -n must be at least 1")
 	}
 	if *worker >= 0 {
-		if *dir == "" || c.stateDir == "" {
-			return usagef("a worker needs -dir and -state-dir")
+		if *dir == "" {
+			return usagef("a worker needs -dir")
 		}
-		return demoWorker(c, newProject(*dir, c.stateDir), *worker, *rounds)
+		return demoWorker(c, newProject(*dir), *worker, *rounds)
 	}
 
 	keep := *dir != ""
@@ -231,13 +230,7 @@ func demo(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	state := ""
-	if c.stateDir != "" {
-		if state, err = filepath.Abs(c.stateDir); err != nil {
-			return err
-		}
-	}
-	p := newProject(abs, state)
+	p := newProject(abs)
 	if err := p.seed(); err != nil {
 		return err
 	}
@@ -304,8 +297,7 @@ func race(c *cli, p project, procs, rounds int) (raced, error) {
 	ws := make([]*worker, procs)
 	for i := range ws {
 		w := &worker{}
-		w.cmd = exec.Command(exe, "-state-dir", p.State, "-lock-timeout", c.lockTimeout.String(),
-			"demo", "-worker", strconv.Itoa(i), "-dir", p.Dir, "-n", strconv.Itoa(rounds))
+		w.cmd = exec.Command(exe, "demo", "-worker", strconv.Itoa(i), "-dir", p.Dir, "-n", strconv.Itoa(rounds))
 		w.cmd.Stderr = &w.stderr
 		if w.stdin, err = w.cmd.StdinPipe(); err != nil {
 			return raced{}, err
