@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"time"
@@ -78,11 +77,18 @@ func (c Codec) withPath(err error) error {
 // ---- decoding ----
 
 // obj is a JSON object read with its keys in order and duplicates refused.
+// An object has at most a few dozen keys, so they are searched in order.
 type obj struct {
 	path string // dotted key of the object, "" for the document
-	keys []string
-	vals map[string][]byte
-	used map[string]bool
+	kvs  []kv
+}
+
+// kv is one key of an object: the key (unescaped), its raw value, and
+// whether a reader asked for it.
+type kv struct {
+	key  []byte
+	val  []byte
+	used bool
 }
 
 func malformed(key, format string, args ...any) error {
@@ -96,63 +102,171 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-// readObj reads one JSON object from raw, refusing anything after it.
+// checkJSON refuses data that is not one valid JSON value, with the
+// standard library's description of the first error.
+func checkJSON(path string, data []byte) error {
+	if json.Valid(data) {
+		return nil
+	}
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		err = errors.New("invalid JSON")
+	}
+	return malformed(path, "not JSON: %v", err)
+}
+
+// readObj reads the JSON object raw, which must be valid JSON (checkJSON):
+// the scan below relies on it and checks only the shape.
 func readObj(path string, raw []byte) (*obj, error) {
 	name := path
 	if name == "" {
 		name = "document"
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, malformed(path, "not JSON: %v", err)
-	}
-	if tok != json.Delim('{') {
+	sc := scan{b: raw}
+	if sc.ws(); sc.peek() != '{' {
 		return nil, malformed(path, "%s is not a JSON object", name)
 	}
-	o := &obj{path: path, vals: map[string][]byte{}, used: map[string]bool{}}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, malformed(path, "not JSON: %v", err)
-		}
-		key := tok.(string) // object keys are always strings
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return nil, malformed(join(path, key), "not JSON: %v", err)
-		}
-		if _, dup := o.vals[key]; dup {
-			return nil, malformed(join(path, key), "duplicate key")
-		}
-		o.keys = append(o.keys, key)
-		o.vals[key] = val
+	sc.i++
+	size := 8
+	if path == "" {
+		size = 20
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, malformed(path, "not JSON: %v", err)
+	o := &obj{path: path, kvs: make([]kv, 0, size)}
+	if sc.ws(); sc.peek() == '}' {
+		return o, nil
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, malformed(path, "trailing data after the %s", name)
+	for {
+		sc.ws()
+		key := unquoteBytes(sc.value())
+		sc.ws()
+		sc.i++ // ':'
+		sc.ws()
+		val := sc.value()
+		if o.find(string(key)) >= 0 {
+			return nil, malformed(join(path, string(key)), "duplicate key")
+		}
+		o.kvs = append(o.kvs, kv{key: key, val: val})
+		sc.ws()
+		if sc.i++; raw[sc.i-1] == '}' {
+			return o, nil
+		}
 	}
-	return o, nil
 }
+
+// scan walks valid JSON.
+type scan struct {
+	b []byte
+	i int
+}
+
+func (s *scan) ws() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+		s.i++
+	}
+}
+
+func (s *scan) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// value returns the bytes of the value at s.i and moves past it.
+func (s *scan) value() []byte {
+	start := s.i
+	switch s.peek() {
+	case '"':
+		s.str()
+	case '{', '[':
+		for depth := 0; ; {
+			switch s.b[s.i] {
+			case '"':
+				s.str()
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			s.i++
+			if depth == 0 {
+				break
+			}
+		}
+	default: // a number, true, false or null
+		for s.i < len(s.b) && !isDelim(s.b[s.i]) {
+			s.i++
+		}
+	}
+	return s.b[start:s.i]
+}
+
+func isDelim(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// str moves past the string at s.i.
+func (s *scan) str() {
+	for s.i++; s.b[s.i] != '"'; s.i++ {
+		if s.b[s.i] == '\\' {
+			s.i++
+		}
+	}
+	s.i++
+}
+
+// unquote returns the string a valid JSON string literal stands for.
+func unquote(v []byte) string {
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1])
+	}
+	var s string
+	json.Unmarshal(v, &s) // v is a valid JSON string
+	return s
+}
+
+// unquoteBytes is unquote without a copy when there is nothing to unescape.
+func unquoteBytes(v []byte) []byte {
+	if bytes.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1]
+	}
+	return []byte(unquote(v))
+}
+
+func (o *obj) find(key string) int {
+	for i := range o.kvs {
+		if string(o.kvs[i].key) == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// has reports whether the object has key.
+func (o *obj) has(key string) bool { return o.find(key) >= 0 }
 
 // get returns the raw value of key, refusing a missing one.
 func (o *obj) get(key string) ([]byte, error) {
-	v, ok := o.vals[key]
-	if !ok {
+	i := o.find(key)
+	if i < 0 {
 		return nil, malformed(join(o.path, key), "missing (every key is always present; an unset value is null)")
 	}
-	o.used[key] = true
-	return v, nil
+	o.kvs[i].used = true
+	return o.kvs[i].val, nil
 }
 
 // unknown returns the keys that get never asked for.
 func (o *obj) unknown() []string {
 	var ks []string
-	for _, k := range o.keys {
-		if !o.used[k] {
-			ks = append(ks, k)
+	for _, kv := range o.kvs {
+		if !kv.used {
+			ks = append(ks, string(kv.key))
 		}
 	}
 	return ks
@@ -176,10 +290,10 @@ func (o *obj) str(key string, nullable bool) (string, bool, error) {
 	if nullable && isNull(v) {
 		return "", false, nil
 	}
-	var s string
-	if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
+	if len(v) == 0 || v[0] != '"' {
 		return "", false, malformed(join(o.path, key), "want a string%s, got %.40s", orNull(nullable), v)
 	}
+	s := unquote(v)
 	if nullable && s == "" {
 		return "", false, malformed(join(o.path, key), "empty string (write null)")
 	}
@@ -216,8 +330,11 @@ func (o *obj) num(key string, nullable bool) (*float64, error) {
 	if nullable && isNull(v) {
 		return nil, nil
 	}
-	var f float64
-	if len(v) == 0 || v[0] < '0' || v[0] > '9' || json.Unmarshal(v, &f) != nil || math.IsInf(f, 0) {
+	if len(v) == 0 || v[0] < '0' || v[0] > '9' {
+		return nil, malformed(join(o.path, key), "want a non-negative number%s, got %.40s", orNull(nullable), v)
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsInf(f, 0) {
 		return nil, malformed(join(o.path, key), "want a non-negative number%s, got %.40s", orNull(nullable), v)
 	}
 	return &f, nil
@@ -278,6 +395,9 @@ func decode(data []byte) (*Doc, error) {
 	}
 	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
 		return nil, malformed("", "starts with a byte order mark")
+	}
+	if err := checkJSON("", data); err != nil {
+		return nil, err
 	}
 	o, err := readObj("", data)
 	if err != nil {
@@ -345,7 +465,7 @@ func decode(data []byte) (*Doc, error) {
 		return nil, r.err
 	}
 	for _, k := range o.unknown() {
-		d.extra = append(d.extra, field{key: k, val: compact(o.vals[k])})
+		d.extra = append(d.extra, field{key: k, val: compact(o.kvs[o.find(k)].val)})
 	}
 	return d, nil
 }
@@ -447,15 +567,30 @@ func (r *reader) strs(key string) []string {
 		r.take(err)
 		return nil
 	}
-	var ss []string
-	if len(v) == 0 || v[0] != '[' || json.Unmarshal(v, &ss) != nil {
+	bad := func() []string {
 		r.take(malformed(join(r.o.path, key), "want a list of strings, got %.40s", v))
 		return nil
 	}
-	if ss == nil {
-		ss = []string{}
+	if len(v) == 0 || v[0] != '[' {
+		return bad()
 	}
-	return ss
+	ss := []string{}
+	sc := scan{b: v, i: 1}
+	if sc.ws(); sc.peek() == ']' {
+		return ss
+	}
+	for {
+		sc.ws()
+		e := sc.value()
+		if e[0] != '"' {
+			return bad()
+		}
+		ss = append(ss, unquote(e))
+		sc.ws()
+		if sc.i++; v[sc.i-1] == ']' {
+			return ss
+		}
+	}
 }
 
 // gates reads the gates object. A threshold key that is absent reads as
@@ -466,7 +601,7 @@ func (r *reader) gates(o *obj) Gates {
 	var g Gates
 	gr := reader{o: o}
 	optInt := func(o *obj, key string) *int64 {
-		if _, ok := o.vals[key]; !ok {
+		if !o.has(key) {
 			return nil
 		}
 		n, err := o.int(key, true)
@@ -474,7 +609,7 @@ func (r *reader) gates(o *obj) Gates {
 		return n
 	}
 	optNum := func(o *obj, key string) *float64 {
-		if _, ok := o.vals[key]; !ok {
+		if !o.has(key) {
 			return nil
 		}
 		f, err := o.num(key, true)
@@ -484,14 +619,14 @@ func (r *reader) gates(o *obj) Gates {
 	g.MaxTicks = optInt(o, "max_ticks")
 	g.MaxConsecutiveFailures = optInt(o, "max_consecutive_failures")
 	g.MaxFailuresTotal = optInt(o, "max_failures_total")
-	if _, ok := o.vals["budget"]; ok {
+	if o.has("budget") {
 		if b := gr.sub("budget", true); b != nil {
 			br := reader{o: b}
 			g.Budget = Budget{USD: optNum(b, "usd"), Tokens: optInt(b, "tokens"), Seconds: optNum(b, "seconds")}
 			gr.take(br.done())
 		}
 	}
-	if _, ok := o.vals["expires_at"]; ok {
+	if o.has("expires_at") {
 		if t := gr.time("expires_at", true); !t.IsZero() {
 			g.ExpiresAt = &t
 		}

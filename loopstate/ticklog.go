@@ -109,6 +109,9 @@ func truncNote(s string) string {
 // parseRecord reads one tick-log line. It is lenient about what it does not
 // need (unknown keys are ignored) and strict about what it reads.
 func parseRecord(line []byte) (TickRecord, error) {
+	if err := checkJSON("tick", line); err != nil {
+		return TickRecord{}, err
+	}
 	o, err := readObj("tick", line)
 	if err != nil {
 		return TickRecord{}, err

@@ -1,0 +1,228 @@
+package loopstate
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// The benchmarks compare a loop's operations with the raw floor (floorOp in
+// floor_unix_test.go: flock, read, write a temp file, fsync, rename, fsync
+// the directory, unlock) on the same state file size, in the same run. The
+// ...VsFloor benchmarks interleave the two in every iteration, so that the
+// noise of a shared machine hits both alike, and report both and their
+// ratio.
+//
+//	go test -run '^$' -bench . -benchtime 200x ./loopstate/
+
+var benchModes = []struct {
+	name string
+	opts []Option
+	sync bool
+}{{"durable", nil, true}, {"nosync", []Option{WithoutSync()}, false}}
+
+func benchLoop(b *testing.B, opts ...Option) *Loop {
+	b.Helper()
+	r := NewRoot(b.TempDir(), opts...)
+	l, err := r.Create(context.Background(), "bench", Template{Name: "bench", Gates: Gates{MaxTicks: i64(1 << 40)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return l
+}
+
+// pauseOrResume is one operator transition: pause on even i, resume on odd.
+func pauseOrResume(b *testing.B, l *Loop, i int) {
+	var err error
+	if i%2 == 0 {
+		err = l.Pause(context.Background(), "bench", "benchmark")
+	} else {
+		err = l.Resume(context.Background())
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkPause is one operator transition (pause, then resume, ...):
+// lock, check the lock file, read, decode, guard, encode, atomic write,
+// unlock.
+func BenchmarkPause(b *testing.B) {
+	for _, m := range benchModes {
+		b.Run(m.name, func(b *testing.B) {
+			l := benchLoop(b, m.opts...)
+			for i := 0; b.Loop(); i++ {
+				pauseOrResume(b, l, i)
+			}
+		})
+	}
+}
+
+// BenchmarkRawFloor is the floor for BenchmarkPause: the same state file,
+// replaced the cheapest correct way.
+func BenchmarkRawFloor(b *testing.B) {
+	for _, m := range benchModes {
+		b.Run(m.name, func(b *testing.B) {
+			f := newFloor(b, benchLoop(b))
+			for b.Loop() {
+				f.op(b, m.sync)
+			}
+		})
+	}
+}
+
+// BenchmarkPauseVsFloor interleaves, in every iteration, a floor operation,
+// the same change made with the bare engine (filetxn.Store.Mutate on the
+// state file's bytes, with the loop's lock options), and a transition. It
+// reports each one's ns/op, pause/floor, engine/floor, and what loopstate
+// adds to the engine (pause-engine-ns/op: the lock-file check after
+// acquiring, decode, guard, encode).
+func BenchmarkPauseVsFloor(b *testing.B) {
+	for _, m := range benchModes {
+		b.Run(m.name, func(b *testing.B) {
+			l := benchLoop(b, m.opts...)
+			f := newFloor(b, benchLoop(b))
+			e := benchLoop(b)
+			eopts := []filetxn.Option{filetxn.WithLockPath(e.LockPath()), filetxn.WithLockOptions(lock.WithPurpose("pause bench"))}
+			if !m.sync {
+				eopts = append(eopts, filetxn.WithoutSync())
+			}
+			eng := filetxn.NewStore[[]byte](e.StatePath(), copyCodec{}, eopts...)
+			flip := func(d []byte) error { d[len(d)-3] ^= 1; return nil }
+			var op, floor, engine time.Duration
+			for i := 0; b.Loop(); i++ {
+				t0 := time.Now()
+				f.op(b, m.sync)
+				t1 := time.Now()
+				if _, err := eng.Mutate(context.Background(), flip); err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				pauseOrResume(b, l, i)
+				op += time.Since(t2)
+				engine += t2.Sub(t1)
+				floor += t1.Sub(t0)
+			}
+			report(b, "pause", op, floor)
+			n := float64(b.N)
+			b.ReportMetric(float64(engine.Nanoseconds())/n, "engine-ns/op")
+			b.ReportMetric(float64(engine)/float64(floor), "engine/floor")
+			b.ReportMetric(float64((op-engine).Nanoseconds())/n, "pause-engine-ns/op")
+		})
+	}
+}
+
+func report(b *testing.B, name string, op, floor time.Duration) {
+	n := float64(b.N)
+	b.ReportMetric(float64(op.Nanoseconds())/n, name+"-ns/op")
+	b.ReportMetric(float64(floor.Nanoseconds())/n, "floor-ns/op")
+	b.ReportMetric(float64(op)/float64(floor), name+"/floor")
+}
+
+// noop is a harness that does nothing, so that a tick costs only its
+// overhead.
+func noop(context.Context, *Run) (Result, error) { return Result{Cost: &Cost{}}, nil }
+
+// BenchmarkTickVsFloor is the overhead of a tick beyond its harness: a tick
+// with a harness that does nothing (lock, recover check, gates, mark the
+// tick running and write, harness, re-read, record, gates, write, append
+// the log line), interleaved with the floor. Its ratio is about 2 plus the
+// log append's fsync, since a tick writes the state twice by design (the
+// current_tick mark before the harness, the result after).
+func BenchmarkTickVsFloor(b *testing.B) {
+	for _, m := range benchModes {
+		b.Run(m.name, func(b *testing.B) {
+			l := benchLoop(b, m.opts...)
+			f := newFloor(b, benchLoop(b))
+			var op, floor time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				f.op(b, m.sync)
+				t1 := time.Now()
+				if _, err := l.Tick(context.Background(), TriggerManual, noop); err != nil {
+					b.Fatal(err)
+				}
+				op += time.Since(t1)
+				floor += t1.Sub(t0)
+			}
+			report(b, "tick", op, floor)
+		})
+	}
+}
+
+// BenchmarkTickCommandOverhead runs a tick whose harness is the program
+// true(1) through Command (process group, lock hand-over, last-line reader,
+// timeout watch) and, interleaved, true(1) alone through os/exec, and
+// reports the tick's time beyond the bare process (overhead-ns/op) and that
+// overhead over the floor.
+func BenchmarkTickCommandOverhead(b *testing.B) {
+	path, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true(1)")
+	}
+	for _, m := range benchModes {
+		b.Run(m.name, func(b *testing.B) {
+			l := benchLoop(b, m.opts...)
+			f := newFloor(b, benchLoop(b))
+			cmd := &Command{Path: path}
+			var tick, bare, floor time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				f.op(b, m.sync)
+				t1 := time.Now()
+				if err := exec.Command(path).Run(); err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				if rec, err := l.Tick(context.Background(), TriggerManual, cmd.Run); err != nil || rec.Outcome != OK {
+					b.Fatal(rec, err)
+				}
+				tick += time.Since(t2)
+				bare += t2.Sub(t1)
+				floor += t1.Sub(t0)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(tick.Nanoseconds())/n, "tick-ns/op")
+			b.ReportMetric(float64(bare.Nanoseconds())/n, "bare-exec-ns/op")
+			b.ReportMetric(float64((tick-bare).Nanoseconds())/n, "overhead-ns/op")
+			b.ReportMetric(float64(floor.Nanoseconds())/n, "floor-ns/op")
+			b.ReportMetric(float64(tick-bare)/float64(floor), "overhead/floor")
+		})
+	}
+}
+
+// copyCodec hands fn a copy of the bytes, so that a change to it is a change.
+type copyCodec struct{}
+
+func (copyCodec) Decode(data []byte) ([]byte, error) { return bytes.Clone(data), nil }
+func (copyCodec) Encode(data []byte) ([]byte, error) { return data, nil }
+
+// BenchmarkCodec is the CPU cost of reading and writing a state: Decode
+// (validate, scan, check the invariants) and Encode of a changed Doc.
+func BenchmarkCodec(b *testing.B) {
+	d, _ := New("bench", time.Now(), Template{Name: "bench", Gates: Gates{MaxTicks: i64(20), Budget: Budget{USD: f64(5)}}})
+	data := []byte(d.String())
+	b.SetBytes(int64(len(data)))
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := (Codec{}).Decode(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode+pause+encode", func(b *testing.B) {
+		now := time.Now()
+		for b.Loop() {
+			d, _ := Codec{}.Decode(data)
+			d.Pause(now, "a", "b")
+			if _, err := (Codec{}).Encode(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

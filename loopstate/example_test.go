@@ -1,0 +1,176 @@
+package loopstate_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/filetxn/filetxn/loopstate"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// clock is a fixed time, so that the examples' output does not change.
+func clock() time.Time { return time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC) }
+
+// Create claims a name atomically: the second create of the same name is
+// refused (exit code 1), and List reads every loop without a lock.
+func ExampleRoot_Create() {
+	dir, _ := os.MkdirTemp("", "loopstate-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	root := loopstate.NewRoot(dir, loopstate.WithClock(clock))
+
+	tpl := loopstate.Template{
+		Name:     "ci-triage",
+		Gates:    loopstate.Gates{MaxTicks: ptr[int64](20), Budget: loopstate.Budget{USD: ptr(5.0)}},
+		Schedule: loopstate.Schedule{Enabled: true, Every: "15m"},
+	}
+	if _, err := root.Create(ctx, "ci-triage-main", tpl); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err := root.Create(ctx, "ci-triage-main", tpl)
+	fmt.Println(errors.Is(err, loopstate.ErrExists), loopstate.ExitCode(err))
+	_, err = root.Create(ctx, "../escape", tpl)
+	fmt.Println(errors.Is(err, loopstate.ErrInvalidName), loopstate.ExitCode(err))
+
+	loops, _ := root.List(ctx)
+	for _, l := range loops {
+		fmt.Println(l.Name, l.State.Status, l.State.TickCount, l.State.Schedule.Enabled)
+	}
+	// Output:
+	// true 1
+	// true 2
+	// ci-triage-main running 0 true
+}
+
+// A gate halts the loop; pause refuses to hide the halt; approve releases it
+// and opens a new window, so check-gate passes again.
+func ExampleLoop_Approve() {
+	dir, _ := os.MkdirTemp("", "loopstate-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	root := loopstate.NewRoot(dir, loopstate.WithClock(clock))
+	l, _ := root.Create(ctx, "nightly", loopstate.Template{Gates: loopstate.Gates{MaxTicks: ptr[int64](2)}})
+
+	work := func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
+		return loopstate.Result{Cost: &loopstate.Cost{USD: 0.5}}, nil
+	}
+	for range 2 {
+		rec, err := l.Tick(ctx, loopstate.TriggerManual, work)
+		fmt.Println(rec.N, rec.Outcome, rec.StatusAfter, loopstate.ExitCode(err))
+	}
+	err := l.Pause(ctx, "alice", "look at it")
+	fmt.Println(err, loopstate.ExitCode(err))
+	fmt.Println(l.Approve(ctx, "alice", "reviewed"))
+	fmt.Println(l.CheckGate(ctx))
+
+	d, _ := l.View(ctx)
+	fmt.Println(d.Status, d.ResumedCount, d.Epoch.Tick, d.LastApproval.Note)
+	// Output:
+	// 1 ok running 0
+	// 2 ok halted 4
+	// nightly: not running (status halted) 1
+	// <nil>
+	// <nil>
+	// running 1 2 reviewed
+}
+
+// A tick runs its harness under the loop's lock and records the result in
+// the state and the tick log.
+func ExampleLoop_Tick() {
+	dir, _ := os.MkdirTemp("", "loopstate-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	root := loopstate.NewRoot(dir, loopstate.WithClock(clock))
+	l, _ := root.Create(ctx, "triage", loopstate.Template{})
+
+	work := func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
+		return loopstate.Result{Cost: &loopstate.Cost{USD: 0.09, Tokens: 21000, Seconds: 63}, Note: "3 failing checks classified"}, nil
+	}
+	rec, err := l.Tick(ctx, loopstate.TriggerManual, work)
+	fmt.Println(rec.N, rec.Outcome, rec.Cost.Tokens, rec.Note, err)
+
+	// A scheduled tick runs only when the schedule is enabled.
+	rec, _ = l.Tick(ctx, loopstate.TriggerSchedule, work)
+	fmt.Println(rec.Outcome, rec.SkipReason)
+
+	d, _ := l.View(ctx)
+	fmt.Println(d.TickCount, d.Spent.USD, d.LastTickAt.Format(time.RFC3339))
+	log, _ := l.Ticks(ctx)
+	fmt.Println(len(log))
+	// Output:
+	// 1 ok 21000 3 failing checks classified <nil>
+	// skipped schedule_disabled
+	// 1 0.09 2025-05-01T09:00:00Z
+	// 2
+}
+
+// CheckGates is a pure transition on the state: it halts a running loop and
+// lists every gate that tripped.
+func ExampleDoc_CheckGates() {
+	d, _ := loopstate.New("ci", clock(), loopstate.Template{Gates: loopstate.Gates{
+		MaxTicks:               ptr[int64](20),
+		MaxConsecutiveFailures: ptr[int64](3),
+	}})
+	d.TickCount, d.ConsecutiveFailures, d.FailuresTotal = 20, 3, 3
+	trips, err := d.CheckGates(clock())
+	fmt.Println(len(trips), err)
+	fmt.Println(d.Status, d.Halted.Gates)
+	fmt.Println(d.Halted.Reason)
+	_, err = d.CheckGates(clock())
+	fmt.Println(loopstate.ExitCode(err))
+	// Output:
+	// 2 <nil>
+	// halted [max_ticks max_consecutive_failures]
+	// max_ticks: 20 ticks in window >= 20; max_consecutive_failures: 3 consecutive failures >= 3
+	// 4
+}
+
+// ExitCode maps errors to the exit codes of the format's section 6.
+func ExampleExitCode() {
+	for _, err := range []error{nil, loopstate.ErrNotHalted, loopstate.ErrInvalidName, loopstate.ErrNoLoop, loopstate.ErrHalted, loopstate.ErrPaused, loopstate.ErrBusy} {
+		fmt.Println(loopstate.ExitCode(err))
+	}
+	// Output:
+	// 0
+	// 1
+	// 2
+	// 3
+	// 4
+	// 5
+	// 75
+}
+
+// A state that is not changed is written back byte for byte; a changed one
+// in the canonical layout.
+func ExampleCodec() {
+	in := []byte(`{"schema": 1, "name": "x", "template": null, "status": "running",
+ "created_at": "2025-05-01T09:00:00Z", "updated_at": "2025-05-01T09:00:00Z", "last_tick_at": null,
+ "tick_count": 0, "resumed_count": 0, "consecutive_failures": 0, "failures_total": 0,
+ "spent": {"usd": 0.0, "tokens": 0, "seconds": 0.0},
+ "epoch": {"started_at": "2025-05-01T09:00:00Z", "tick": 0, "spent": {"usd": 0.0, "tokens": 0, "seconds": 0.0}},
+ "gates": {"max_ticks": null, "max_consecutive_failures": null, "budget": {"usd": null, "tokens": null, "seconds": null}, "expires_at": null},
+ "schedule": {"enabled": false, "every": null},
+ "current_tick": null, "pause": null, "halt": null, "last_approval": null}
+`)
+	var c loopstate.Codec
+	d, _ := c.Decode(in)
+	out, _ := c.Encode(d)
+	fmt.Println(string(out) == string(in))
+
+	d.DisableSchedule(clock())
+	d.EnableSchedule(clock().Add(time.Hour))
+	out, _ = c.Encode(d)
+	fmt.Println(strings.Join(strings.SplitN(string(out), "\n", 5)[:4], "\n"))
+	// Output:
+	// true
+	// {
+	//   "schema": 1,
+	//   "name": "x",
+	//   "template": null,
+}
