@@ -294,21 +294,27 @@ func race(c *cli, p project, procs, rounds int) (raced, error) {
 		stderr bytes.Buffer
 		report *demoReport
 	}
-	ws := make([]*worker, procs)
-	for i := range ws {
+	var ws []*worker
+	stop := func() { // the workers started so far, which wait at the barrier
+		for _, w := range ws {
+			w.cmd.Process.Kill()
+			w.cmd.Wait()
+		}
+	}
+	for i := range procs {
 		w := &worker{}
 		w.cmd = exec.Command(exe, "demo", "-worker", strconv.Itoa(i), "-dir", p.Dir, "-n", strconv.Itoa(rounds))
 		w.cmd.Stderr = &w.stderr
-		if w.stdin, err = w.cmd.StdinPipe(); err != nil {
+		if w.stdin, err = w.cmd.StdinPipe(); err == nil {
+			if w.stdout, err = w.cmd.StdoutPipe(); err == nil {
+				err = w.cmd.Start()
+			}
+		}
+		if err != nil {
+			stop()
 			return raced{}, err
 		}
-		if w.stdout, err = w.cmd.StdoutPipe(); err != nil {
-			return raced{}, err
-		}
-		if err := w.cmd.Start(); err != nil {
-			return raced{}, err
-		}
-		ws[i] = w
+		ws = append(ws, w)
 	}
 	// The barrier: every worker waits for the end of its standard input.
 	start := time.Now()
