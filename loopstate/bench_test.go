@@ -95,18 +95,24 @@ func BenchmarkPauseVsFloor(b *testing.B) {
 			eng := filetxn.NewStore[[]byte](e.StatePath(), copyCodec{}, eopts...)
 			flip := func(d []byte) error { d[len(d)-3] ^= 1; return nil }
 			var op, floor, engine time.Duration
+			steps := []func(i int) *time.Duration{
+				func(int) *time.Duration { f.op(b, m.sync); return &floor },
+				func(int) *time.Duration {
+					if _, err := eng.Mutate(context.Background(), flip); err != nil {
+						b.Fatal(err)
+					}
+					return &engine
+				},
+				func(i int) *time.Duration { pauseOrResume(b, l, i); return &op },
+			}
 			for i := 0; b.Loop(); i++ {
-				t0 := time.Now()
-				f.op(b, m.sync)
-				t1 := time.Now()
-				if _, err := eng.Mutate(context.Background(), flip); err != nil {
-					b.Fatal(err)
+				// Rotate the order, so that none of the three always runs
+				// right after another's fsync.
+				for k := range steps {
+					t0 := time.Now()
+					acc := steps[(i+k)%len(steps)](i)
+					*acc += time.Since(t0)
 				}
-				t2 := time.Now()
-				pauseOrResume(b, l, i)
-				op += time.Since(t2)
-				engine += t2.Sub(t1)
-				floor += t1.Sub(t0)
 			}
 			report(b, "pause", op, floor)
 			n := float64(b.N)

@@ -59,18 +59,19 @@
 //   - Operator commands can wait up to a tick's whole timeout, since the
 //     runner holds the lock across the harness: give them a context with a
 //     deadline.
-//   - The methods of a Loop are not re-entrant: calling one from inside a
-//     Mutate callback on the same loop returns an error matching
-//     lock.ErrReentrant. A harness running in-process (a Harness func rather
-//     than a Command) must likewise not call the Loop's methods from the
-//     goroutine that runs it... nor from any other goroutine of the runner,
-//     which would wait for the tick to end: in-process harnesses change the
-//     state only by returning their Result.
-//   - A runner killed mid-tick releases the lock only when every process
-//     that inherited its descriptor has exited. On Linux the harness gets
-//     SIGKILL when the runner dies; elsewhere it keeps the lock until it
-//     exits, and a descendant that left the harness's process group (setsid)
-//     keeps it until it exits too.
+//   - The methods of a Loop are not re-entrant: called from inside a Mutate
+//     callback on the same loop they return an error matching
+//     lock.ErrReentrant. An in-process Harness runs while its tick holds the
+//     lock, so it must not call its loop's methods at all (from another
+//     goroutine they would wait for the tick, which waits for the harness):
+//     it reports through its Result. A Command harness is another process
+//     and may, since the lock is handed over to it.
+//   - A runner killed mid-tick releases the lock only once every process
+//     that inherited the lock's descriptor has exited. On Linux the harness
+//     gets SIGKILL when its runner dies (processes it started do not);
+//     elsewhere it keeps the lock until it exits on its own. Likewise a
+//     timeout kills the harness's process group, not a descendant that left
+//     it (setsid).
 //   - The skipped/busy line of a scheduled tick is appended without the lock
 //     (it cannot wait for it), in a single O_APPEND write.
 //   - Windows: the lock is not handed over to a Command (the child must not

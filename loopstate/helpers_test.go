@@ -50,6 +50,16 @@ func mustCreate(t testing.TB, r *Root, name string, tpl Template) *Loop {
 	return l
 }
 
+// mustOpen opens a loop or fails the test.
+func mustOpen(t testing.TB, r *Root, name string) *Loop {
+	t.Helper()
+	l, err := r.Open(ctx0, name)
+	if err != nil {
+		t.Fatalf("Open(%q) = %v", name, err)
+	}
+	return l
+}
+
 // mustView reads a loop's state or fails the test.
 func mustView(t testing.TB, l *Loop) *Doc {
 	t.Helper()

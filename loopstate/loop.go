@@ -26,7 +26,8 @@ import (
 // (the loop may have been deleted meanwhile: ErrDeleted), reads the state,
 // checks its guard on what it read, writes the state atomically if it
 // changed, and releases the lock. A wait ended by ctx returns a *BusyError
-// naming the holder (exit code 75). Nothing read before the lock is used to
+// naming the holder (exit code 75); a ctx that is already done tries the
+// lock once (a lock timeout of 0). Nothing read before the lock is used to
 // decide. Calling a method from inside a Mutate callback on the same loop
 // returns an error matching lock.ErrReentrant instead of deadlocking.
 type Loop struct {

@@ -457,11 +457,13 @@ func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 	}
 }
 
-// TestDeleteMakesWaitersFail: a Pause waiting for the lock while the loop is
-// deleted gets ErrDeleted once it has the lock (its lock file is no longer
-// the loop's); afterwards the name is free and operations give ErrNoLoop.
-// Ablation: dropping the Current check in locked makes the waiter pause the
-// tombstone and return nil.
+// TestDeleteMakesWaitersFail: a Pause waiting for the lock while the loop
+// is deleted and a new loop of the same name is created gets ErrDeleted
+// once it has the lock: the lock file it holds is the old loop's, which
+// guards nothing now. Afterwards the name is free and operations give
+// ErrNoLoop.
+// Ablation (run): dropping the Current check in locked makes the waiter
+// pause the new loop without holding its lock.
 func TestDeleteMakesWaitersFail(t *testing.T) {
 	waiting := make(chan struct{})
 	var once sync.Once
@@ -473,7 +475,10 @@ func TestDeleteMakesWaitersFail(t *testing.T) {
 	_, err := l.Mutate(ctx0, func(d *Doc) error {
 		go func() { res <- l.Pause(ctx0, "late", "") }()
 		<-waiting
-		_, err := l.tombstone()
+		if _, err := l.tombstone(); err != nil {
+			return err
+		}
+		_, err := r.Create(ctx0, "x", Template{Name: "second"})
 		return err
 	})
 	if err != nil {
@@ -482,10 +487,10 @@ func TestDeleteMakesWaitersFail(t *testing.T) {
 	if err := <-res; !errors.Is(err, ErrDeleted) || ExitCode(err) != ExitNoLoop {
 		t.Fatalf("Pause that waited across a delete = %v, want ErrDeleted (exit 3)", err)
 	}
-	if err := l.Pause(ctx0, "", ""); !errors.Is(err, ErrNoLoop) {
-		t.Fatalf("Pause after delete = %v, want ErrNoLoop", err)
+	l2 := mustOpen(t, r, "x")
+	if d := mustView(t, l2); d.Template != "second" || d.Status != Running {
+		t.Fatalf("the new loop was changed by the stale waiter: %s", d)
 	}
-	l2 := mustCreate(t, r, "x", Template{})
 	if err := l2.Delete(ctx0); err != nil {
 		t.Fatalf("Delete = %v", err)
 	}
@@ -500,4 +505,31 @@ func TestDeleteMakesWaitersFail(t *testing.T) {
 		t.Fatalf("second Delete = %v, want ErrNoLoop", err)
 	}
 	mustCreate(t, r, "x", Template{})
+}
+
+// TestLockTimeoutZeroTriesOnce: with a context that is already done, an
+// operator command still takes a free lock, and on a busy one returns at
+// once a *BusyError (exit 75) that names the holder and matches the
+// context's error.
+func TestLockTimeoutZeroTriesOnce(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{})
+	done, cancel := context.WithCancel(ctx0)
+	cancel()
+	if err := l.Pause(done, "ops", ""); err != nil {
+		t.Fatalf("Pause(done ctx) on a free lock = %v, want nil", err)
+	}
+	res := make(chan error, 1)
+	if _, err := l.Mutate(ctx0, func(*Doc) error {
+		go func() { res <- l.Resume(done) }()
+		err := <-res
+		var be *BusyError
+		if !errors.As(err, &be) || !errors.Is(err, context.Canceled) || ExitCode(err) != ExitBusy ||
+			be.Lock.Holder == nil || be.Lock.Holder.PID != os.Getpid() || be.Lock.Holder.Purpose != "mutate x" {
+			t.Errorf("Resume(done ctx) on a held lock = %v, want a *BusyError naming this process's mutate", err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

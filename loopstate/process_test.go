@@ -114,15 +114,6 @@ func raceParent(t *testing.T, g *reexec.Group, dir string, n, rounds int, prepar
 
 func roundName(r int) string { return fmt.Sprintf("r%d", r) }
 
-func mustOpen(t testing.TB, r *Root, name string) *Loop {
-	t.Helper()
-	l, err := r.Open(ctx0, name)
-	if err != nil {
-		t.Fatalf("Open(%q) = %v", name, err)
-	}
-	return l
-}
-
 // TestConcurrentApprovesHaveOneWinner is T1: 5 processes approve one halted
 // loop at once, 40 rounds. Exactly one exits 0; four exit 1 with "not
 // halted"; resumed_count is 1, last_approval is the winner's and the
