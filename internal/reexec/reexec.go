@@ -140,6 +140,11 @@ func StartWith(t testing.TB, n int, dir string, o Options) *Group {
 			envIndex+"="+strconv.Itoa(i),
 			envDir+"="+dir,
 			envArgs+"="+o.Args)
+		// A race-enabled child otherwise sleeps a second at exit, waiting
+		// for late reports; its reports go to its output, which Wait logs.
+		if os.Getenv("GORACE") == "" {
+			cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0")
+		}
 		cmd.Env = append(cmd.Env, o.Env...)
 		p := &proc{cmd: cmd, done: make(chan struct{})}
 		cmd.Stdout = &p.out
