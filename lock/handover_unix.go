@@ -23,7 +23,10 @@ import (
 // one descriptor of the lock file (appended to cmd.ExtraFiles) and the
 // HandoverEnv variable naming it (cmd.Env is set to the current environment
 // if it was nil). The borrowed handle's Release leaves the lock held; the
-// parent's Release ends the lock for both.
+// parent's Release ends the lock for both, and retires the descriptor the
+// child inherited: the parent's next acquisition opens a fresh one, so a
+// child (or something it left running) that outlives the hold cannot pass
+// the hand-over check against a later hold of the parent's.
 //
 // The child verifies before borrowing: the descriptor must be open on the
 // same file (device and inode) and must hold its exclusive lock, which
@@ -47,7 +50,11 @@ func (h *Handle) HandOver(cmd *exec.Cmd) error {
 		return pathError("HandOver", h.path, fs.ErrClosed)
 	}
 	f := h.e.f
-	if h.borrowed {
+	if !h.borrowed {
+		table.mu.Lock()
+		h.e.handedOver = true
+		table.mu.Unlock()
+	} else {
 		// Our lock is the descriptor our own parent gave us: pass that one on.
 		if h.dup == nil {
 			fd, err := unix.Dup(h.e.inherited)

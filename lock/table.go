@@ -39,15 +39,17 @@ type entry struct {
 	f  *os.File // never changes; closed only when the entry is evicted
 
 	// The fields below are protected by table.mu.
-	refs      int           // handles held plus acquisitions in progress
-	state     osState       // the OS-level lock
-	mode      Mode          // when osHeld: the mode the process holds it in
-	shared    int           // shared handles held
-	owners    map[int64]int // goroutine id -> handles it holds
-	borrowed  bool          // the OS-level lock is the parent's (HandOver)
-	inherited int           // when borrowed: the inherited descriptor
-	wake      chan struct{} // closed and replaced at every state change
-	idle      *list.Element // non-nil while refs == 0 and the entry is cached
+	refs       int           // handles held plus acquisitions in progress
+	state      osState       // the OS-level lock
+	mode       Mode          // when osHeld: the mode the process holds it in
+	shared     int           // shared handles held
+	owners     map[int64]int // goroutine id -> handles it holds
+	borrowed   bool          // the OS-level lock is the parent's (HandOver)
+	inherited  int           // when borrowed: the inherited descriptor
+	handedOver bool          // f was given to a child process by HandOver
+	retired    bool          // no longer in the table; closed when refs reach 0
+	wake       chan struct{} // closed and replaced at every state change
+	idle       *list.Element // non-nil while refs == 0 and the entry is cached
 }
 
 // table is the per-process lock table, the one piece of global state of this
@@ -78,6 +80,10 @@ func (e *entry) ref() {
 func (e *entry) unref() {
 	e.refs--
 	if e.refs > 0 || e.state != osFree {
+		return
+	}
+	if e.retired {
+		e.f.Close()
 		return
 	}
 	e.idle = table.idle.PushBack(e)
@@ -170,6 +176,15 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 	defer clock.stop()
 	for {
 		table.mu.Lock()
+		if e.retired {
+			// The descriptor was handed to a child; start over on a fresh one.
+			e.unref()
+			table.mu.Unlock()
+			if e, err = lookup(path); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if e.owners[me] > 0 {
 			e.unref()
 			table.mu.Unlock()
@@ -337,6 +352,17 @@ func release(h *Handle) error {
 			}
 		}
 		e.state, e.borrowed, e.inherited = osFree, false, -1
+		if e.handedOver {
+			// A child (or something it started and left running) still has
+			// this open file description. Locking it again would let that
+			// process pass the hand-over check while we hold the lock, so
+			// the description is retired and the next acquisition opens a
+			// fresh one.
+			e.retired = true
+			if table.entries[e.id] == e {
+				delete(table.entries, e.id)
+			}
+		}
 	}
 	e.broadcast()
 	e.unref()
