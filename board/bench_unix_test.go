@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/filetxn/filetxn"
 )
@@ -60,8 +61,10 @@ func (f *flipper) next() (key, target string) {
 }
 
 // BenchmarkAdvance measures one durable Store.Advance that writes, on a 300-story board
-// with a sidecar lock; compare with BenchmarkRawFloor from the same run (issue 4 asks for
-// at most 1.10x).
+// with a sidecar lock. Issue 4 asks for at most 1.10x the raw floor (BenchmarkRawFloor)
+// in the same run. Because a shared machine drifts, the benchmark also runs the floor
+// itself, untimed, in blocks interleaved with its own advances, on the same file system,
+// and reports it (floor-ns/op) and the ratio (x-floor): one run gives the ratio.
 func BenchmarkAdvance(b *testing.B) {
 	src, keys := benchBoard()
 	dir := b.TempDir()
@@ -73,14 +76,36 @@ func BenchmarkAdvance(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	floor := newRawFloor(b, filepath.Join(dir, "floor"), src)
 	f := newFlipper(keys)
 	ctx := context.Background()
 	b.SetBytes(int64(len(src)))
-	for b.Loop() {
+	const block = 10
+	var floorTime time.Duration
+	floorOps := 0
+	b.ResetTimer()
+	for i := range b.N {
 		key, target := f.next()
 		if got, err := s.Advance(ctx, key, target, "", AllowRegression()); got != target || err != nil {
 			b.Fatalf("Advance(%q, %q) = %q, %v", key, target, got, err)
 		}
+		if i%block == block-1 {
+			b.StopTimer()
+			start := time.Now()
+			for range block {
+				floor.cycle(b)
+			}
+			floorTime += time.Since(start)
+			floorOps += block
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	if floorOps > 0 {
+		perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		floorPerOp := float64(floorTime.Nanoseconds()) / float64(floorOps)
+		b.ReportMetric(floorPerOp, "floor-ns/op")
+		b.ReportMetric(perOp/floorPerOp, "x-floor")
 	}
 }
 
@@ -121,53 +146,73 @@ func BenchmarkMutate50(b *testing.B) {
 // temporary file, fsync it, rename it over the board, fsync the directory, unlock.
 func BenchmarkRawFloor(b *testing.B) {
 	src, _ := benchBoard()
-	dir := b.TempDir()
-	path := filepath.Join(dir, "sprint-status.yaml")
-	tmp := filepath.Join(dir, ".sprint-status.yaml.tmp")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+	floor := newRawFloor(b, b.TempDir(), src)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		floor.cycle(b)
+	}
+}
+
+// rawFloor is the state of the raw floor's cycles: a board, its temporary name and an
+// open lock file, all in one directory.
+type rawFloor struct {
+	dir, path, tmp string
+	lf             *os.File
+}
+
+func newRawFloor(b *testing.B, dir, src string) *rawFloor {
+	b.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	r := &rawFloor{dir: dir, path: filepath.Join(dir, "sprint-status.yaml"), tmp: filepath.Join(dir, ".sprint-status.yaml.tmp")}
+	if err := os.WriteFile(r.path, []byte(src), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	lf, err := os.OpenFile(filepath.Join(dir, "board.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer lf.Close()
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-			b.Fatal(err)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := f.Write(data); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			b.Fatal(err)
-		}
-		d, err := os.Open(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		d.Close()
-		if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_UN); err != nil {
-			b.Fatal(err)
-		}
+	b.Cleanup(func() { lf.Close() })
+	r.lf = lf
+	return r
+}
+
+// cycle is one raw durable read-modify-write under flock.
+func (r *rawFloor) cycle(b *testing.B) {
+	if err := syscall.Flock(int(r.lf.Fd()), syscall.LOCK_EX); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(r.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.OpenFile(r.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(r.tmp, r.path); err != nil {
+		b.Fatal(err)
+	}
+	d, err := os.Open(r.dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	d.Close()
+	if err := syscall.Flock(int(r.lf.Fd()), syscall.LOCK_UN); err != nil {
+		b.Fatal(err)
 	}
 }
 
