@@ -279,21 +279,7 @@ func (tx *Tx) Append(path string, data []byte) error {
 	if tx.done {
 		return &fs.PathError{Op: "Append", Path: path, Err: ErrTxDone}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, tx.o.perm)
-	if err != nil {
-		return &fs.PathError{Op: "Append", Path: path, Err: underlying(err)}
-	}
-	_, err = f.Write(data)
-	if err == nil && !tx.o.noSync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return &fs.PathError{Op: "Append", Path: path, Err: underlying(err)}
-	}
-	return nil
+	return atomicfile.AppendFile(path, data, tx.o.perm, tx.o.atomicOptions()...)
 }
 
 func (tx *Tx) read(path, op string) ([]byte, error) {
@@ -307,11 +293,7 @@ func (tx *Tx) write(path string, data []byte) (Digest, error) {
 	if tx.done {
 		return Digest{}, &fs.PathError{Op: "Write", Path: path, Err: ErrTxDone}
 	}
-	var aopts []atomicfile.Option
-	if tx.o.noSync {
-		aopts = append(aopts, atomicfile.WithoutSync())
-	}
-	pf, err := atomicfile.Create(path, tx.o.perm, aopts...)
+	pf, err := atomicfile.Create(path, tx.o.perm, tx.o.atomicOptions()...)
 	if err != nil {
 		return Digest{}, err
 	}
@@ -363,6 +345,13 @@ type options struct {
 	logger    *slog.Logger
 	lockOpts  []lock.Option
 	hooks     hooks // tests only
+}
+
+func (o *options) atomicOptions() []atomicfile.Option {
+	if o.noSync {
+		return []atomicfile.Option{atomicfile.WithoutSync()}
+	}
+	return nil
 }
 
 // WithStateRoot places the lock file under dir, at lock.SidecarPath(dir,

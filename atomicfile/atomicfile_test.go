@@ -389,3 +389,20 @@ func TestCloseAtomicallyReplaceTwice(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestAppendFileAppendsWholeRecords: two appends give both records in order,
+// on a file created with perm under the umask.
+func TestAppendFileAppendsWholeRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ticks.jsonl")
+	for _, rec := range []string{"{\"n\":1}\n", "{\"n\":2}\n"} {
+		if err := atomicfile.AppendFile(path, []byte(rec), 0o600); err != nil {
+			t.Fatalf("AppendFile(%q) = %v", rec, err)
+		}
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "{\"n\":1}\n{\"n\":2}\n" {
+		t.Fatalf("file = %q, %v", b, err)
+	}
+	if err := atomicfile.AppendFile(filepath.Join(path, "x"), nil, 0o600); err == nil {
+		t.Fatal("AppendFile under a regular file = nil, want an error")
+	}
+}

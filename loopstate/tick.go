@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -270,28 +271,16 @@ func (l *Loop) skipBusy(ctx context.Context, busy *BusyError) (TickRecord, error
 	if d, err := l.View(ctx); err == nil {
 		rec.N, rec.StatusBefore, rec.StatusAfter = d.TickCount, d.Status, d.Status
 	}
-	if err := appendUnlocked(l.log, appendRecord(nil, &rec), !l.root.o.noSync); err != nil {
+	// The one write this package makes without the lock: the engine appends
+	// only under it, and a scheduled tick that finds the lock busy must log
+	// that it skipped without waiting. One O_APPEND write cannot tear a
+	// record that the lock holder appends at the same time.
+	var opts []atomicfile.Option
+	if l.root.o.noSync {
+		opts = append(opts, atomicfile.WithoutSync())
+	}
+	if err := atomicfile.AppendFile(l.log, appendRecord(nil, &rec), 0o644, opts...); err != nil {
 		return rec, err
 	}
 	return rec, nil
-}
-
-// appendUnlocked appends line to the file at path in a single write(2) on a
-// descriptor opened with O_APPEND, without any lock. It is the one write
-// this package makes without the engine: the engine appends only under the
-// lock, and a scheduled tick that finds the lock busy must log that it
-// skipped without waiting for it.
-func appendUnlocked(path string, line []byte, sync bool) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(line)
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
