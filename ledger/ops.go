@@ -71,45 +71,66 @@ func checkDate(op, field, date string) error {
 }
 
 func (d *Doc) append1(s Spec) string {
-	title := oneLine(s.Title)
-	origin := oneLine(s.Origin)
-	sourceSpec := oneLine(s.SourceSpec)
-	reason := oneLine(s.Reason)
-	location := "n/a"
-	if s.Location != "" {
-		location = oneLine(s.Location)
-	}
-	status := s.Status
-	if status == "" {
-		status = "open"
-	}
-	if d.covered(origin, sourceSpec, s.CrossSpecDedupe) {
+	f := specFields(s)
+	if d.covered(f.origin, f.sourceSpec, s.CrossSpecDedupe) {
 		return ""
 	}
 	id := d.NextID()
+	d.appendText(f.entry(d.text, id))
+	return id
+}
+
+// fields are a Spec's values as an appended entry writes them.
+type fields struct {
+	title, origin, sourceSpec, reason, location, status, severity string
+}
+
+// specFields applies bmad-loop's value hygiene and defaults to s.
+func specFields(s Spec) fields {
+	f := fields{
+		title:      oneLine(s.Title),
+		origin:     oneLine(s.Origin),
+		sourceSpec: oneLine(s.SourceSpec),
+		reason:     oneLine(s.Reason),
+		location:   "n/a",
+		status:     s.Status,
+		severity:   s.Severity,
+	}
+	if s.Location != "" {
+		f.location = oneLine(s.Location)
+	}
+	if f.status == "" {
+		f.status = "open"
+	}
+	return f
+}
+
+// entry returns the text that appending the entry id to text adds: the
+// separator that leaves one blank line before the heading, then the entry.
+func (f fields) entry(text, id string) string {
+	title := f.title
 	if trimSpace(title) == "" {
 		title = "(untitled " + id + ")"
 	}
 	var b strings.Builder
-	b.Grow(len(title) + len(origin) + len(sourceSpec) + len(reason) + len(location) + 96)
+	b.Grow(len(title) + len(f.origin) + len(f.sourceSpec) + len(f.reason) + len(f.location) + 96)
 	switch {
-	case d.text == "" || strings.HasSuffix(d.text, "\n\n"):
-	case strings.HasSuffix(d.text, "\n"):
+	case text == "" || strings.HasSuffix(text, "\n\n"):
+	case strings.HasSuffix(text, "\n"):
 		b.WriteString("\n")
 	default:
 		b.WriteString("\n\n")
 	}
 	b.WriteString("### " + id + ": " + title + "\n")
-	b.WriteString("origin: " + origin + "\n")
-	b.WriteString("location: " + location + "\n")
-	b.WriteString("source_spec: `" + sourceSpec + "`\n")
-	if s.Severity != "" {
-		b.WriteString("severity: " + s.Severity + "\n")
+	b.WriteString("origin: " + f.origin + "\n")
+	b.WriteString("location: " + f.location + "\n")
+	b.WriteString("source_spec: `" + f.sourceSpec + "`\n")
+	if f.severity != "" {
+		b.WriteString("severity: " + f.severity + "\n")
 	}
-	b.WriteString("reason: " + reason + "\n")
-	b.WriteString("status: " + status + "\n")
-	d.appendText(b.String())
-	return id
+	b.WriteString("reason: " + f.reason + "\n")
+	b.WriteString("status: " + f.status + "\n")
+	return b.String()
 }
 
 // covered reports whether an open entry has an origin line for origin and

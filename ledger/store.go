@@ -244,26 +244,80 @@ func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
 		}
 	}
 	var ids []string
-	fn := func(d *Doc) (err error) { ids, err = d.Append(specs...); return err }
+	buf := getReadBuffer()
+	defer putReadBuffer(buf)
 	for _, sp := range specs {
 		if sp.CrossSpecDedupe {
-			_, err := s.Mutate(ctx, fn)
+			err := s.appendLocked(ctx, specs, buf, &ids)
 			return ids, err
 		}
 	}
-	// A spec whose origin the file does not contain cannot be skipped, so the
-	// batch writes: go to the lock without parsing a probe.
-	data, err := s.probe(ctx)
-	if err == nil {
-		for _, sp := range specs {
-			if !bytes.Contains(data, []byte(oneLine(sp.Origin))) {
-				_, err := s.Mutate(ctx, fn)
-				return ids, err
+	// The batch can be a no-op only if the file holds every spec's origin:
+	// otherwise it writes, and goes to the lock without parsing the probe.
+	data, err := s.probeInto(ctx, buf)
+	if err != nil && ctx.Err() != nil {
+		return nil, err
+	}
+	noop := err == nil
+	for _, sp := range specs {
+		noop = noop && bytes.Contains(data, []byte(oneLine(sp.Origin)))
+	}
+	if noop {
+		if doc, perr := Parse(data); perr == nil {
+			if got, aerr := doc.Append(specs...); aerr == nil && !doc.Changed() {
+				return got, nil
+			} else if aerr == nil {
+				ids = got
 			}
 		}
 	}
-	_, err = s.probed(ctx, data, err, fn)
+	err = s.appendLocked(ctx, specs, buf, &ids)
 	return ids, err
+}
+
+// probeInto is [Store.probe] reading into buf.
+func (s *Store) probeInto(ctx context.Context, buf *[]byte) ([]byte, error) {
+	if s.probeFault != nil {
+		if err := s.probeFault(); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return readInto(s.path, buf)
+}
+
+// appendLocked appends specs under the ledger's lock, as Mutate with
+// Doc.Append would, reading into buf; *ids gets the minted ids once they are
+// decided. It hashes nothing itself, since Append reports no Commit.
+func (s *Store) appendLocked(ctx context.Context, specs []Spec, buf *[]byte, ids *[]string) error {
+	if s.rootErr != nil {
+		return s.noRoot()
+	}
+	return s.eng.Locked(ctx, func(tx *filetxn.Tx) error {
+		data, err := readInto(s.path, buf)
+		if err != nil {
+			return err
+		}
+		out, got, ok := appendBytes(data, specs)
+		if !ok {
+			d, err := Parse(data)
+			if err != nil {
+				return &fs.PathError{Op: "Decode", Path: s.path, Err: err}
+			}
+			if got, err = d.Append(specs...); err != nil {
+				return err
+			}
+			out = d.Bytes()
+		}
+		*ids = got
+		if bytes.Equal(out, data) {
+			return nil
+		}
+		_, err = tx.Write(s.path, out)
+		return err
+	})
 }
 
 // MarkDone closes the open entries among ids (see [Doc.MarkDone]) and returns
