@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/lock"
 )
 
 // benchBoard is a 300-story board (15 epics of 20 stories, comments included), about
@@ -187,6 +190,15 @@ func (r *rawFloor) cycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	r.writeRaw(b, data)
+	if err := syscall.Flock(int(r.lf.Fd()), syscall.LOCK_UN); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// writeRaw writes data to a temporary file, fsyncs it, renames it over the board and
+// fsyncs the directory.
+func (r *rawFloor) writeRaw(b *testing.B, data []byte) {
 	f, err := os.OpenFile(r.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		b.Fatal(err)
@@ -211,9 +223,6 @@ func (r *rawFloor) cycle(b *testing.B) {
 		b.Fatal(err)
 	}
 	d.Close()
-	if err := syscall.Flock(int(r.lf.Fd()), syscall.LOCK_UN); err != nil {
-		b.Fatal(err)
-	}
 }
 
 // rawCodec is the least a codec can do: the document is the bytes.
@@ -284,4 +293,157 @@ func BenchmarkCodecAdvance(b *testing.B) {
 		}
 		data = out
 	}
+}
+
+// BenchmarkAdvanceBreakdown splits the cost of one durable Advance over the raw floor:
+// every iteration runs, in a rotating order and each on its own board in one directory
+// tree, the raw floor, the raw floor plus one engine ingredient (the lock package instead
+// of a bare flock, the sidecar path resolution, an atomicfile write instead of the bare
+// temporary file, the two SHA-256 digests a transaction takes, the probe's lock-free
+// read), a bare engine transaction (BenchmarkEngineFloor) and a board Advance. It
+// reports each one's median in µs (name-µs) and, for the whole ones, the ratio of
+// medians to the raw floor (x-raw). ns/op is one whole round of all of them.
+func BenchmarkAdvanceBreakdown(b *testing.B) {
+	src, keys := benchBoard()
+	root := b.TempDir()
+	ctx := context.Background()
+	type variant struct {
+		name string
+		run  func()
+		ds   []time.Duration
+	}
+	raw := func(name string, before, after func(data []byte), acquire func(r *rawFloor) func(), write func(r *rawFloor, data []byte)) variant {
+		r := newRawFloor(b, filepath.Join(root, name), src)
+		return variant{name: name, run: func() { r.cycleWith(b, before, after, acquire, write) }}
+	}
+	stateRoot := filepath.Join(root, "state")
+	advPath := filepath.Join(root, "advance", "sprint-status.yaml")
+	engPath := filepath.Join(root, "engine", "sprint-status.yaml")
+	for _, p := range []string{advPath, engPath} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s, err := Open(advPath, WithStateRoot(stateRoot))
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng := filetxn.NewStore[*[]byte](engPath, rawCodec{}, filetxn.WithStateRoot(stateRoot))
+	f := newFlipper(keys)
+	sidecarTarget := filepath.Join(root, "sidecar", "sprint-status.yaml")
+	variants := []variant{
+		raw("raw", nil, nil, nil, nil),
+		raw("lock", nil, nil, func(r *rawFloor) func() {
+			h, err := lock.Acquire(ctx, filepath.Join(r.dir, "pkg.lock"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return func() {
+				if err := h.Release(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}, nil),
+		raw("sidecar", func([]byte) {
+			if _, err := lock.SidecarPath(stateRoot, sidecarTarget); err != nil {
+				b.Fatal(err)
+			}
+		}, nil, nil, nil),
+		raw("atomicfile", nil, nil, nil, func(r *rawFloor, data []byte) {
+			if err := atomicfile.WriteFile(r.path, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}),
+		raw("hash", nil, func(data []byte) { _, _ = filetxn.DigestOf(data), filetxn.DigestOf(data) }, nil, nil),
+		raw("probe", func([]byte) {
+			if _, err := os.ReadFile(sidecarTarget); err != nil {
+				b.Fatal(err)
+			}
+		}, nil, nil, nil),
+		{name: "engine", run: func() {
+			c, err := eng.MutateProbed(ctx, func(p *[]byte) error {
+				out := bytes.Clone(*p)
+				out[0] ^= 1
+				*p = out
+				return nil
+			})
+			if err != nil || !c.Written {
+				b.Fatalf("MutateProbed = %+v, %v", c, err)
+			}
+		}},
+		{name: "advance", run: func() {
+			key, target := f.next()
+			if got, err := s.Advance(ctx, key, target, "", AllowRegression()); got != target || err != nil {
+				b.Fatalf("Advance(%q, %q) = %q, %v", key, target, got, err)
+			}
+		}},
+	}
+	if err := os.MkdirAll(filepath.Dir(sidecarTarget), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(sidecarTarget, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range variants {
+			v := &variants[(i+j)%len(variants)]
+			start := time.Now()
+			v.run()
+			v.ds = append(v.ds, time.Since(start))
+		}
+	}
+	b.StopTimer()
+	median := func(ds []time.Duration) float64 {
+		ds = slices.Clone(ds)
+		slices.Sort(ds)
+		return float64(ds[len(ds)/2].Nanoseconds()) / 1e3
+	}
+	rawMed := median(variants[0].ds)
+	for _, v := range variants {
+		m := median(v.ds)
+		b.ReportMetric(m, v.name+"-µs")
+		if v.name == "engine" || v.name == "advance" {
+			b.ReportMetric(m/rawMed, v.name+"-x-raw")
+		}
+	}
+}
+
+// cycleWith is cycle with hooks: before runs before the lock is taken, after on the bytes
+// read; acquire replaces the flock (returning the release), write replaces the bare
+// temporary file, fsync, rename and directory fsync.
+func (r *rawFloor) cycleWith(b *testing.B, before, after func(data []byte), acquire func(r *rawFloor) func(), write func(r *rawFloor, data []byte)) {
+	if before == nil && after == nil && acquire == nil && write == nil {
+		r.cycle(b)
+		return
+	}
+	if before != nil {
+		before(nil)
+	}
+	release := func() {
+		if err := syscall.Flock(int(r.lf.Fd()), syscall.LOCK_UN); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if acquire != nil {
+		release = acquire(r)
+	} else if err := syscall.Flock(int(r.lf.Fd()), syscall.LOCK_EX); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(r.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if after != nil {
+		after(data)
+	}
+	if write != nil {
+		write(r, data)
+	} else {
+		r.writeRaw(b, data)
+	}
+	release()
 }

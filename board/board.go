@@ -22,6 +22,7 @@ type Doc struct {
 	exists bool
 
 	// Set by Parse and never written again: copies of a Doc share them.
+	src   string         // the board as parsed: lines joined
 	lines []line         // the board as parsed
 	rows  []row          // development_status rows (explicit ones in file order, then merged ones), then last_updated
 	lu    int            // 1 + the index in rows of a rewritable top-level last_updated; 0 for none
@@ -92,21 +93,26 @@ func (d *Doc) Bytes() []byte {
 		return nil
 	}
 	if len(d.text) == 0 {
-		return joinLines(d.lines)
+		return []byte(d.src)
 	}
-	n := 0
-	for _, l := range d.lines {
-		n += len(l.text) + len(l.term)
-	}
-	for li, t := range d.text {
-		n += len(t) - len(d.lines[li].text)
+	// Splice: copy the parsed bytes between edited lines in whole runs, so the cost is
+	// a copy of the board plus a walk over the line lengths, not a map look-up per line.
+	edited := slices.Sorted(maps.Keys(d.text))
+	n := len(d.src)
+	for _, li := range edited {
+		n += len(d.text[li]) - len(d.lines[li].text)
 	}
 	out := make([]byte, 0, n)
-	for li, l := range d.lines {
-		out = append(out, d.lineText(li)...)
-		out = append(out, l.term...)
+	off, next, done := 0, 0, 0 // off: where line next starts in src; done: src copied up to here
+	for _, li := range edited {
+		for ; next < li; next++ {
+			off += len(d.lines[next].text) + len(d.lines[next].term)
+		}
+		out = append(out, d.src[done:off]...)
+		out = append(out, d.text[li]...)
+		done = off + len(d.lines[li].text)
 	}
-	return out
+	return append(out, d.src[done:]...)
 }
 
 // Status returns the status of a key of development_status: the value as written,
@@ -269,9 +275,10 @@ func (d *Doc) clone() *Doc {
 }
 
 // rebased returns a copy of d whose edits are folded into its own parsed board, so that
-// later copies start with no edits to carry.
-func (d *Doc) rebased() *Doc {
+// later copies start with no edits to carry. src must be d.Bytes().
+func (d *Doc) rebased(src string) *Doc {
 	c := *d
+	c.src = src
 	c.lines = slices.Clone(d.lines)
 	for li, t := range d.text {
 		c.lines[li].text = t

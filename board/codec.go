@@ -1,9 +1,6 @@
 package board
 
-import (
-	"bytes"
-	"sync"
-)
+import "sync"
 
 // Codec decodes and encodes boards for the filetxn engine: it has the shape of
 // filetxn.Codec[*Doc]. The zero Codec works; NewCodec adds a cache.
@@ -12,13 +9,14 @@ type Codec struct {
 	cache *lastParse // nil: parse every time
 
 	onDecode func() // tests only: called at the start of every Decode of existing bytes
+	onParse  func() // tests only: called when Decode parses (the cache did not answer)
 }
 
 // NewCodec returns a Codec for the board at path that remembers the last two boards it
 // parsed or encoded, so that decoding those exact bytes again (the lock-free probe and
 // then the locked read of one transaction, or the next transaction after this process's
-// own write) costs a copy instead of a parse. It keeps copies, never the caller's slices. A Codec from NewCodec is safe for concurrent
-// use.
+// own write) costs a copy of a few edits instead of a parse. It keeps copies, never the
+// caller's slices. A Codec from NewCodec is safe for concurrent use.
 func NewCodec(path string) Codec { return Codec{Path: path, cache: &lastParse{}} }
 
 // Decode parses data. A nil data is a missing board: a Doc with no rows that encodes back
@@ -33,6 +31,9 @@ func (c Codec) Decode(data []byte) (*Doc, error) {
 	}
 	if d := c.cache.get(data); d != nil {
 		return d, nil
+	}
+	if c.onParse != nil {
+		c.onParse()
 	}
 	d, err := Parse(c.Path, data)
 	if err != nil {
@@ -56,10 +57,11 @@ func (c Codec) Encode(d *Doc) ([]byte, error) {
 // Two, because one transaction handles two versions: the probe decodes the old bytes and
 // encodes the new ones, then the locked read decodes the old bytes again. It is sound
 // because a Doc edited by Advance is, field for field, the Doc that parsing its bytes
-// would give (the state machine test checks this after every action).
+// would give (the state machine test checks this after every action): so the Doc
+// remembered for some bytes never needs replacing.
 type lastParse struct {
 	mu    sync.Mutex // protects slots
-	slots [2]parsed  // most recent first
+	slots [2]parsed  // most recently used first
 }
 
 // maxCachedEdits bounds the edits a cached Doc carries before put folds them into a copy
@@ -67,8 +69,19 @@ type lastParse struct {
 const maxCachedEdits = 16
 
 type parsed struct {
-	src []byte
-	doc *Doc // pristine: never handed out, only copies of it
+	src string // the board's bytes
+	doc *Doc   // the board's Doc with no pending change; never handed out, only copies of it
+}
+
+// find returns the slot holding src, moved to the front, or nil.
+func (c *lastParse) find(src []byte) *parsed {
+	for i := range c.slots {
+		if s := c.slots[i]; s.doc != nil && s.src == string(src) {
+			c.slots[0], c.slots[i] = s, c.slots[0]
+			return &c.slots[0]
+		}
+	}
+	return nil
 }
 
 func (c *lastParse) get(src []byte) *Doc {
@@ -77,36 +90,31 @@ func (c *lastParse) get(src []byte) *Doc {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i, s := range c.slots {
-		if s.doc != nil && bytes.Equal(s.src, src) {
-			if i > 0 {
-				c.slots[0], c.slots[i] = c.slots[i], c.slots[0]
-			}
-			return s.doc.clone()
-		}
+	if s := c.find(src); s != nil {
+		return s.doc.clone()
 	}
 	return nil
 }
 
+// put remembers d as the Doc for src (d.Bytes()), unless src is remembered already.
 func (c *lastParse) put(src []byte, d *Doc) {
 	if c == nil {
 		return
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.find(src) != nil {
+		return
+	}
+	key := d.src // a Doc with no edits is its parsed bytes: no need to copy them again
+	if len(d.text) > 0 {
+		key = string(src)
+	}
 	if len(d.text) > maxCachedEdits {
-		d = d.rebased()
+		d = d.rebased(key)
 	} else {
 		d = d.clone()
 		d.changed = false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, s := range c.slots {
-		if s.doc != nil && bytes.Equal(s.src, src) {
-			c.slots[i] = c.slots[0]
-			c.slots[0] = parsed{s.src, d}
-			return
-		}
-	}
-	c.slots[1] = c.slots[0]
-	c.slots[0] = parsed{bytes.Clone(src), d}
+	c.slots[1], c.slots[0] = c.slots[0], parsed{key, d}
 }

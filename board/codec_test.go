@@ -1,7 +1,10 @@
 package board
 
 import (
+	"bytes"
+	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -39,7 +42,7 @@ func TestCodecCacheHandsOutCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(c.cache.slots[0].src, out) {
+	if c.cache.slots[0].src != string(out) {
 		t.Fatalf("Encode did not remember the bytes it returned")
 	}
 	d3, err := c.Decode(out)
@@ -95,5 +98,53 @@ func TestCodecIsSafeForConcurrentUse(t *testing.T) {
 		if !reflect.DeepEqual(docState(d), docState(fresh)) {
 			t.Errorf("after concurrent use, Decode(%q) differs from a fresh parse", src)
 		}
+	}
+}
+
+// TestCodecCacheMatchesParsing drives one cached Codec through many transactions, each a
+// probe and a locked pass as Store.Advance makes them, on a board of 30 stories, so that
+// cached Docs pile up more than maxCachedEdits edits and get folded. Every board the Codec
+// encodes must be the one a fresh parse of the previous board gives after the same
+// Advance. Ablation: folding a cached Doc's edits onto its old bytes (rebased(d.src)
+// instead of rebased(key)) makes this red.
+func TestCodecCacheMatchesParsing(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("development_status:\n  epic-1: in-progress\n")
+	var keys []string
+	for i := 1; i <= 30; i++ {
+		keys = append(keys, fmt.Sprintf("1-%d-story-%d", i, i))
+		fmt.Fprintf(&b, "  %s: done  # note %d\n", keys[i-1], i)
+	}
+	c := NewCodec("sprint-status.yaml")
+	data := []byte(b.String())
+	for i := range 100 {
+		key, target := keys[i*7%len(keys)], AwaitingOperator
+		if ref, _ := Parse("", data); ref.status(ref.index[key]) == AwaitingOperator {
+			target = Done
+		}
+		var out []byte
+		for range 2 { // the probe, then the locked pass on the same bytes
+			d, err := c.Decode(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Advance(key, target, AllowRegression()); err != nil {
+				t.Fatal(err)
+			}
+			if out, err = c.Encode(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ref, err := Parse("", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ref.Advance(key, target, AllowRegression()); err != nil {
+			t.Fatal(err)
+		}
+		if want := ref.Bytes(); !bytes.Equal(out, want) {
+			t.Fatalf("round %d: Encode after Advance(%q, %q) = %q, want %q", i, key, target, out, want)
+		}
+		data = out
 	}
 }

@@ -74,7 +74,7 @@ func (p *parser) parse() (*Doc, error) {
 		p.bom = len("\uFEFF")
 	}
 	p.lines = splitLines(p.src)
-	p.doc = &Doc{path: p.path, exists: true, lines: p.lines, index: map[string]int{}, epics: map[int][]int{}}
+	p.doc = &Doc{path: p.path, exists: true, src: p.src, lines: p.lines, index: map[string]int{}, epics: map[int][]int{}}
 
 	dec := yaml.NewDecoder(bytes.NewReader(p.raw))
 	var root yaml.Node

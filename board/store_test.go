@@ -430,3 +430,51 @@ func TestStoreChecksArgumentsBeforeAnyIO(t *testing.T) {
 		t.Errorf("Open(\"\") = %v, want ErrInvalidArgument", err)
 	}
 }
+
+// TestStoreSteadyStateAdvanceParsesNothing counts parses through a Store's own Codec:
+// once the board has been parsed, a run of Advances that each write (a lock-free probe
+// and a locked pass on the same bytes) parses nothing more, nor does a View of the board
+// this process wrote; a board written by someone else is parsed once, and only once.
+// Ablations: Encode not remembering the bytes it returns makes this red (every probe
+// parses); so does a cache of one slot (every locked read of the old bytes parses).
+func TestStoreSteadyStateAdvanceParsesNothing(t *testing.T) {
+	path, state := newBoard(t, "development_status:\n  epic-1: in-progress\n  1-1-a: done\n  1-2-b: done\n")
+	parses := 0
+	c := NewCodec(path)
+	c.onParse = func() { parses++ }
+	s := openWith(path, c, filetxn.WithStateRoot(state))
+	ctx := context.Background()
+	advance := func(key, target string) {
+		t.Helper()
+		if got, err := s.Advance(ctx, key, target, "", AllowRegression()); got != target || err != nil {
+			t.Fatalf("Advance(%q, %q) = %q, %v, want %q, nil", key, target, got, err, target)
+		}
+	}
+	advance("1-1-a", AwaitingOperator)
+	if parses != 1 {
+		t.Fatalf("parses after the first Advance = %d, want 1", parses)
+	}
+	at := map[string]string{"1-1-a": AwaitingOperator, "1-2-b": Done}
+	for i := range 40 {
+		key, target := []string{"1-1-a", "1-2-b"}[i%2], Done
+		if at[key] == Done {
+			target = AwaitingOperator
+		}
+		advance(key, target)
+		at[key] = target
+	}
+	if _, err := s.View(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if parses != 1 {
+		t.Fatalf("parses after 40 more Advances and a View = %d, want 1", parses)
+	}
+	// A rival's write is new bytes: parsed once, by the probe; the locked pass reuses it.
+	if err := os.WriteFile(path, []byte("development_status:\n  epic-1: in-progress\n  1-1-a: done\n  1-2-b: review\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	advance("1-2-b", Done)
+	if parses != 2 {
+		t.Fatalf("parses after a rival's write and one Advance = %d, want 2", parses)
+	}
+}
