@@ -92,27 +92,51 @@ func (d *Doc) Bytes() []byte {
 	if !d.exists {
 		return nil
 	}
-	if len(d.text) == 0 {
-		return []byte(d.src)
+	out := make([]byte, 0, d.size())
+	for p := range d.pieces {
+		out = append(out, p...)
 	}
-	// Splice: copy the parsed bytes between edited lines in whole runs, so the cost is
-	// a copy of the board plus a walk over the line lengths, not a map look-up per line.
-	edited := slices.Sorted(maps.Keys(d.text))
+	return out
+}
+
+// hasBytes reports whether b equals d.Bytes(), without building them.
+func (d *Doc) hasBytes(b []byte) bool {
+	if !d.exists || len(b) != d.size() {
+		return false
+	}
+	for p := range d.pieces {
+		if string(b[:len(p)]) != p {
+			return false
+		}
+		b = b[len(p):]
+	}
+	return true
+}
+
+// size returns len(d.Bytes()) for a board that exists.
+func (d *Doc) size() int {
 	n := len(d.src)
-	for _, li := range edited {
-		n += len(d.text[li]) - len(d.lines[li].text)
+	for li, t := range d.text {
+		n += len(t) - len(d.lines[li].text)
 	}
-	out := make([]byte, 0, n)
-	off, next, done := 0, 0, 0 // off: where line next starts in src; done: src copied up to here
-	for _, li := range edited {
+	return n
+}
+
+// pieces yields the board as it stands, in order, as whole runs of the parsed text
+// between edited lines and the edited lines' text: the cost of a walk is a walk over the
+// line lengths, not a map look-up per line.
+func (d *Doc) pieces(yield func(string) bool) {
+	off, next, done := 0, 0, 0 // off: where line next starts in src; done: src yielded up to here
+	for _, li := range slices.Sorted(maps.Keys(d.text)) {
 		for ; next < li; next++ {
 			off += len(d.lines[next].text) + len(d.lines[next].term)
 		}
-		out = append(out, d.src[done:off]...)
-		out = append(out, d.text[li]...)
+		if !yield(d.src[done:off]) || !yield(d.text[li]) {
+			return
+		}
 		done = off + len(d.lines[li].text)
 	}
-	return append(out, d.src[done:]...)
+	yield(d.src[done:])
 }
 
 // Status returns the status of a key of development_status: the value as written,

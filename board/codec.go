@@ -53,32 +53,28 @@ func (c Codec) Encode(d *Doc) ([]byte, error) {
 	return b, nil
 }
 
-// lastParse remembers the two boards most recently parsed or encoded, with their Docs.
+// lastParse remembers the two boards most recently parsed or encoded, as their Docs: a
+// remembered Doc is its own key (hasBytes), so no copy of the bytes is kept beside it.
 // Two, because one transaction handles two versions: the probe decodes the old bytes and
 // encodes the new ones, then the locked read decodes the old bytes again. It is sound
 // because a Doc edited by Advance is, field for field, the Doc that parsing its bytes
 // would give (the state machine test checks this after every action): so the Doc
 // remembered for some bytes never needs replacing.
 type lastParse struct {
-	mu    sync.Mutex // protects slots
-	slots [2]parsed  // most recently used first
+	mu   sync.Mutex // protects docs
+	docs [2]*Doc    // most recently used first; no pending change; never handed out, only copies
 }
 
 // maxCachedEdits bounds the edits a cached Doc carries before put folds them into a copy
 // of the parsed board: copies of a cached Doc copy its edits.
 const maxCachedEdits = 16
 
-type parsed struct {
-	src string // the board's bytes
-	doc *Doc   // the board's Doc with no pending change; never handed out, only copies of it
-}
-
-// find returns the slot holding src, moved to the front, or nil.
-func (c *lastParse) find(src []byte) *parsed {
-	for i := range c.slots {
-		if s := c.slots[i]; s.doc != nil && s.src == string(src) {
-			c.slots[0], c.slots[i] = s, c.slots[0]
-			return &c.slots[0]
+// find returns the Doc of src, moved to the front, or nil.
+func (c *lastParse) find(src []byte) *Doc {
+	for i, d := range c.docs {
+		if d != nil && d.hasBytes(src) {
+			c.docs[0], c.docs[i] = d, c.docs[0]
+			return d
 		}
 	}
 	return nil
@@ -90,13 +86,13 @@ func (c *lastParse) get(src []byte) *Doc {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s := c.find(src); s != nil {
-		return s.doc.clone()
+	if d := c.find(src); d != nil {
+		return d.clone()
 	}
 	return nil
 }
 
-// put remembers d as the Doc for src (d.Bytes()), unless src is remembered already.
+// put remembers d as the Doc of src (d.Bytes()), unless src is remembered already.
 func (c *lastParse) put(src []byte, d *Doc) {
 	if c == nil {
 		return
@@ -106,15 +102,11 @@ func (c *lastParse) put(src []byte, d *Doc) {
 	if c.find(src) != nil {
 		return
 	}
-	key := d.src // a Doc with no edits is its parsed bytes: no need to copy them again
-	if len(d.text) > 0 {
-		key = string(src)
-	}
 	if len(d.text) > maxCachedEdits {
-		d = d.rebased(key)
+		d = d.rebased(string(src))
 	} else {
 		d = d.clone()
 		d.changed = false
 	}
-	c.slots[1], c.slots[0] = c.slots[0], parsed{key, d}
+	c.docs[1], c.docs[0] = c.docs[0], d
 }

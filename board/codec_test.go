@@ -42,7 +42,7 @@ func TestCodecCacheHandsOutCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.cache.slots[0].src != string(out) {
+	if !c.cache.docs[0].hasBytes(out) {
 		t.Fatalf("Encode did not remember the bytes it returned")
 	}
 	d3, err := c.Decode(out)
@@ -105,8 +105,10 @@ func TestCodecIsSafeForConcurrentUse(t *testing.T) {
 // probe and a locked pass as Store.Advance makes them, on a board of 30 stories, so that
 // cached Docs pile up more than maxCachedEdits edits and get folded. Every board the Codec
 // encodes must be the one a fresh parse of the previous board gives after the same
-// Advance. Ablation: folding a cached Doc's edits onto its old bytes (rebased(d.src)
-// instead of rebased(key)) makes this red.
+// Advance, and after the first Decode nothing is parsed again. Ablations: folding a
+// cached Doc's edits onto its old bytes (rebased(d.src) instead of rebased(string(src)))
+// makes this red (the folded Doc no longer answers for its bytes, so they are parsed
+// again); so does a hasBytes that compares lengths only (wrong bytes are published).
 func TestCodecCacheMatchesParsing(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("development_status:\n  epic-1: in-progress\n")
@@ -116,6 +118,8 @@ func TestCodecCacheMatchesParsing(t *testing.T) {
 		fmt.Fprintf(&b, "  %s: done  # note %d\n", keys[i-1], i)
 	}
 	c := NewCodec("sprint-status.yaml")
+	parses := 0
+	c.onParse = func() { parses++ }
 	data := []byte(b.String())
 	for i := range 100 {
 		key, target := keys[i*7%len(keys)], AwaitingOperator
@@ -146,5 +150,8 @@ func TestCodecCacheMatchesParsing(t *testing.T) {
 			t.Fatalf("round %d: Encode after Advance(%q, %q) = %q, want %q", i, key, target, out, want)
 		}
 		data = out
+	}
+	if parses != 1 {
+		t.Errorf("parses in 100 transactions = %d, want 1", parses)
 	}
 }
