@@ -120,4 +120,6 @@
 //   - A Store operation reads the whole file twice when it writes (once for
 //     the lock-free probe, once under the lock) and rewrites it whole: a
 //     ledger is meant to be small enough for that (10,000 entries is 3 MB).
+//     [Store.Append] reads into a buffer it keeps for the next append (in a
+//     sync.Pool, so until a garbage collection or two; none above 64 MiB).
 package ledger
