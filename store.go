@@ -302,12 +302,29 @@ func (tx *Tx) write(path string, data []byte) (Digest, error) {
 		return Digest{}, err
 	}
 	tx.o.hooks.call(hookTempWritten)
-	if err := pf.CloseAtomicallyReplace(); err != nil {
+	// A large file's digest is computed while the fsync waits for the disk.
+	// data is not written to meanwhile, so the digest is of exactly the
+	// bytes published.
+	var d Digest
+	hashed := make(chan struct{})
+	if len(data) >= hashAside {
+		go func() { d = DigestOf(data); close(hashed) }()
+	} else {
+		d = DigestOf(data)
+		close(hashed)
+	}
+	err = pf.CloseAtomicallyReplace()
+	<-hashed
+	if err != nil {
 		return Digest{}, err
 	}
 	tx.o.hooks.call(hookReplaced)
-	return DigestOf(data), nil
+	return d, nil
 }
+
+// hashAside is the size from which Tx.write hashes on another goroutine,
+// beside the fsync; below it the goroutine costs more than it hides.
+const hashAside = 64 << 10
 
 // readFile returns the bytes at path, nil when nothing is there.
 func readFile(path, op string) ([]byte, error) {
