@@ -301,8 +301,9 @@ func BenchmarkCodecAdvance(b *testing.B) {
 // of a bare flock, the sidecar path resolution, an atomicfile write instead of the bare
 // temporary file, the two SHA-256 digests a transaction takes, the probe's lock-free
 // read), a bare engine transaction (BenchmarkEngineFloor) and a board Advance. It
-// reports each one's median in µs (name-µs) and, for the whole ones, the ratio of
-// medians to the raw floor (x-raw). ns/op is one whole round of all of them.
+// reports each one's median in µs (name-µs) and, for the whole ones, the ratio to the raw
+// floor of medians (x-raw) and of means (x-raw-mean, which fsync outliers move). ns/op is
+// one whole round of all of them.
 func BenchmarkAdvanceBreakdown(b *testing.B) {
 	src, keys := benchBoard()
 	root := b.TempDir()
@@ -402,12 +403,20 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 		slices.Sort(ds)
 		return float64(ds[len(ds)/2].Nanoseconds()) / 1e3
 	}
-	rawMed := median(variants[0].ds)
+	mean := func(ds []time.Duration) float64 {
+		var sum time.Duration
+		for _, d := range ds {
+			sum += d
+		}
+		return float64(sum.Nanoseconds()) / 1e3 / float64(len(ds))
+	}
+	rawMed, rawMean := median(variants[0].ds), mean(variants[0].ds)
 	for _, v := range variants {
 		m := median(v.ds)
 		b.ReportMetric(m, v.name+"-µs")
 		if v.name == "engine" || v.name == "advance" {
 			b.ReportMetric(m/rawMed, v.name+"-x-raw")
+			b.ReportMetric(mean(v.ds)/rawMean, v.name+"-x-raw-mean")
 		}
 	}
 }

@@ -158,7 +158,7 @@ func TestStoreRefusesAMalformedBoardFromUnderTheLock(t *testing.T) {
 	var decodes []bool // whether the lock was held at each Decode
 	s := openWith(path, Codec{Path: path}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
-	s.s = filetxn.NewStore[*Doc](path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	s = openWith(path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
 	_, err := s.Advance(context.Background(), "1-1-a", Done, "")
 	var pe *ParseError
 	if !errors.As(err, &pe) || !errors.Is(err, ErrNotBoard) || pe.Line != 2 || pe.Path != path {
@@ -201,7 +201,7 @@ func TestStoreDecidesUnderTheLock(t *testing.T) {
 	var decodes []bool
 	s := openWith(path, Codec{Path: path}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
-	s.s = filetxn.NewStore[*Doc](path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	s = openWith(path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
 	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress, ""); got != InProgress || err != nil {
 		t.Fatalf("Advance = %q, %v", got, err)
 	}
@@ -476,5 +476,34 @@ func TestStoreSteadyStateAdvanceParsesNothing(t *testing.T) {
 	advance("1-2-b", Done)
 	if parses != 2 {
 		t.Fatalf("parses after a rival's write and one Advance = %d, want 2", parses)
+	}
+}
+
+// TestStoreAdvanceReportsRefusals: a refusal found on the lock-free probe is decided again
+// under the lock and returned, never swallowed; nothing is written. Ablation: letting the
+// probe answer whenever its Doc is unchanged, error or not, makes this red.
+func TestStoreAdvanceReportsRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, key, target string
+		opts                   []AdvanceOption
+		want                   error
+	}{
+		{"illegal regression", sprint, "3-1-login", Backlog, []AdvanceOption{AllowRegression()}, ErrIllegalTransition},
+		{"unordered status", "development_status:\n  1-1-a: blocked\n", "1-1-a", Done, nil, ErrUnorderedStatus},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, state := newBoard(t, tc.src)
+			s, err := Open(path, WithStateRoot(state))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Advance(context.Background(), tc.key, tc.target, "", tc.opts...)
+			if !errors.Is(err, tc.want) || got != "" {
+				t.Fatalf("Advance(%q, %q) = %q, %v, want \"\", %v", tc.key, tc.target, got, err, tc.want)
+			}
+			if b, _ := os.ReadFile(path); string(b) != tc.src {
+				t.Errorf("board after a refused Advance = %q, want it unchanged", b)
+			}
+		})
 	}
 }
