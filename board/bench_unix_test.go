@@ -302,10 +302,11 @@ func BenchmarkCodecAdvance(b *testing.B) {
 // tree, the raw floor, the raw floor plus one engine ingredient (the lock package instead
 // of a bare flock, the sidecar path resolution, an atomicfile write instead of the bare
 // temporary file, the two SHA-256 digests a transaction takes, the probe's lock-free
-// read), a bare engine transaction (BenchmarkEngineFloor) and a board Advance. It
-// reports each one's median in µs (name-µs) and, for the whole ones, the ratio to the raw
-// floor of medians (x-raw) and of means (x-raw-mean, which fsync outliers move). ns/op is
-// one whole round of all of them.
+// read), the raw floor plus all of them (all), a bare engine transaction
+// (BenchmarkEngineFloor), the same without the lock's holder record (engine-noholder,
+// lock-noholder) and a board Advance. It reports each one's median in µs
+// (name-µs) and, for the whole ones, the ratio to the raw floor of medians (x-raw) and of
+// means (x-raw-mean, which fsync outliers move). ns/op is one whole round of all of them.
 func BenchmarkAdvanceBreakdown(b *testing.B) {
 	src, keys := benchBoard()
 	root := b.TempDir()
@@ -315,14 +316,15 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 		run  func()
 		ds   []time.Duration
 	}
-	raw := func(name string, before, after func(data []byte), acquire func(r *rawFloor) func(), write func(r *rawFloor, data []byte)) variant {
+	raw := func(name string, before func(r *rawFloor), after func(data []byte), acquire func(r *rawFloor) func(), write func(r *rawFloor, data []byte)) variant {
 		r := newRawFloor(b, filepath.Join(root, name), src)
 		return variant{name: name, run: func() { r.cycleWith(b, before, after, acquire, write) }}
 	}
 	stateRoot := filepath.Join(root, "state")
 	advPath := filepath.Join(root, "advance", "sprint-status.yaml")
 	engPath := filepath.Join(root, "engine", "sprint-status.yaml")
-	for _, p := range []string{advPath, engPath} {
+	engNoHolderPath := filepath.Join(root, "engine-noholder", "sprint-status.yaml")
+	for _, p := range []string{advPath, engPath, engNoHolderPath} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			b.Fatal(err)
 		}
@@ -335,12 +337,11 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 		b.Fatal(err)
 	}
 	eng := filetxn.NewStore[*[]byte](engPath, rawCodec{}, filetxn.WithStateRoot(stateRoot))
+	engNoHolder := filetxn.NewStore[*[]byte](engNoHolderPath, rawCodec{}, filetxn.WithStateRoot(stateRoot), filetxn.WithLockOptions(lock.WithoutHolder()))
 	f := newFlipper(keys)
-	sidecarTarget := filepath.Join(root, "sidecar", "sprint-status.yaml")
-	variants := []variant{
-		raw("raw", nil, nil, nil, nil),
-		raw("lock", nil, nil, func(r *rawFloor) func() {
-			h, err := lock.Acquire(ctx, filepath.Join(r.dir, "pkg.lock"))
+	lockWith := func(opts ...lock.Option) func(r *rawFloor) func() {
+		return func(r *rawFloor) func() {
+			h, err := lock.Acquire(ctx, filepath.Join(r.dir, "pkg.lock"), opts...)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -349,46 +350,42 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-		}, nil),
-		raw("sidecar", func([]byte) {
-			if _, err := lock.SidecarPath(stateRoot, sidecarTarget); err != nil {
-				b.Fatal(err)
-			}
-		}, nil, nil, nil),
-		raw("atomicfile", nil, nil, nil, func(r *rawFloor, data []byte) {
-			if err := atomicfile.WriteFile(r.path, data, 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}),
-		raw("hash", nil, func(data []byte) { _, _ = filetxn.DigestOf(data), filetxn.DigestOf(data) }, nil, nil),
-		raw("probe", func([]byte) {
-			if _, err := os.ReadFile(sidecarTarget); err != nil {
-				b.Fatal(err)
-			}
-		}, nil, nil, nil),
-		{name: "engine", run: func() {
-			c, err := eng.MutateProbed(ctx, func(p *[]byte) error {
-				out := bytes.Clone(*p)
-				out[0] ^= 1
-				*p = out
-				return nil
-			})
-			if err != nil || !c.Written {
-				b.Fatalf("MutateProbed = %+v, %v", c, err)
-			}
-		}},
+		}
+	}
+	lockPkg := lockWith()
+	sidecar := func(r *rawFloor) {
+		if _, err := lock.SidecarPath(stateRoot, r.path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	atomicWrite := func(r *rawFloor, data []byte) {
+		if err := atomicfile.WriteFile(r.path, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	hash := func(data []byte) { _, _ = filetxn.DigestOf(data), filetxn.DigestOf(data) }
+	probe := func(r *rawFloor) {
+		if _, err := os.ReadFile(r.path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	variants := []variant{
+		raw("raw", nil, nil, nil, nil),
+		raw("lock", nil, nil, lockPkg, nil),
+		raw("lock-noholder", nil, nil, lockWith(lock.WithoutHolder()), nil),
+		raw("sidecar", sidecar, nil, nil, nil),
+		raw("atomicfile", nil, nil, nil, atomicWrite),
+		raw("hash", nil, hash, nil, nil),
+		raw("probe", probe, nil, nil, nil),
+		raw("all", func(r *rawFloor) { probe(r); sidecar(r) }, hash, lockPkg, atomicWrite),
+		{name: "engine", run: func() { engineTx(b, eng) }},
+		{name: "engine-noholder", run: func() { engineTx(b, engNoHolder) }},
 		{name: "advance", run: func() {
 			key, target := f.next()
 			if got, err := s.Advance(ctx, key, target, "", AllowRegression()); got != target || err != nil {
 				b.Fatalf("Advance(%q, %q) = %q, %v", key, target, got, err)
 			}
 		}},
-	}
-	if err := os.MkdirAll(filepath.Dir(sidecarTarget), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(sidecarTarget, []byte(src), 0o644); err != nil {
-		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := range b.N {
@@ -416,23 +413,36 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 	for _, v := range variants {
 		m := median(v.ds)
 		b.ReportMetric(m, v.name+"-µs")
-		if v.name == "engine" || v.name == "advance" {
+		if v.name == "all" || strings.HasPrefix(v.name, "engine") || v.name == "advance" {
 			b.ReportMetric(m/rawMed, v.name+"-x-raw")
 			b.ReportMetric(mean(v.ds)/rawMean, v.name+"-x-raw-mean")
 		}
 	}
 }
 
+// engineTx is one BenchmarkEngineFloor transaction on s.
+func engineTx(b *testing.B, s *filetxn.Store[*[]byte]) {
+	c, err := s.MutateProbed(context.Background(), func(p *[]byte) error {
+		out := bytes.Clone(*p)
+		out[0] ^= 1 // '#' <-> '"'
+		*p = out
+		return nil
+	})
+	if err != nil || !c.Written {
+		b.Fatalf("MutateProbed = %+v, %v", c, err)
+	}
+}
+
 // cycleWith is cycle with hooks: before runs before the lock is taken, after on the bytes
 // read; acquire replaces the flock (returning the release), write replaces the bare
 // temporary file, fsync, rename and directory fsync.
-func (r *rawFloor) cycleWith(b *testing.B, before, after func(data []byte), acquire func(r *rawFloor) func(), write func(r *rawFloor, data []byte)) {
+func (r *rawFloor) cycleWith(b *testing.B, before func(r *rawFloor), after func(data []byte), acquire func(r *rawFloor) func(), write func(r *rawFloor, data []byte)) {
 	if before == nil && after == nil && acquire == nil && write == nil {
 		r.cycle(b)
 		return
 	}
 	if before != nil {
-		before(nil)
+		before(r)
 	}
 	release := func() {
 		if err := syscall.Flock(int(r.lf.Fd()), syscall.LOCK_UN); err != nil {
