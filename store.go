@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -328,7 +329,7 @@ const hashAside = 64 << 10
 
 // readFile returns the bytes at path, nil when nothing is there.
 func readFile(path, op string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := osfile.ReadFile(path)
 	switch {
 	case err == nil:
 		if data == nil {

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // WriteFile atomically replaces the file at path with data: afterwards path holds
@@ -137,7 +139,7 @@ func create(op, path string, perm fs.FileMode, opts []Option) (*PendingFile, err
 	}
 	for range 100 {
 		pf.tmp = joinRaw(dir, tempName(filepath.Base(target)))
-		pf.f, err = os.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, createPerm)
+		pf.f, err = osfile.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, createPerm)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // syncDir fsyncs the directory dir, which makes a rename inside it durable.
@@ -17,7 +19,7 @@ import (
 // ask of them, so that is not an error; PostgreSQL's fsync_fname makes the same
 // call for directories.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := osfile.OpenFile(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -55,8 +56,12 @@ func checkWritable(path string, fi fs.FileInfo) error {
 // to the umask, so the mode is copied exactly. The chown is best effort: a
 // target owned by an id that this file system cannot represent keeps root's.
 func keepMeta(f *os.File, fi fs.FileInfo) error {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && euid() == 0 {
 		_ = f.Chown(int(st.Uid), int(st.Gid))
 	}
 	return f.Chmod(fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky))
 }
+
+// euid is the effective user id, which does not change for this package's
+// purposes; asking once saves a system call per write.
+var euid = sync.OnceValue(os.Geteuid)

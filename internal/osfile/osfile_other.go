@@ -1,0 +1,12 @@
+//go:build !unix
+
+package osfile
+
+import (
+	"io/fs"
+	"os"
+)
+
+func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(path, flag, perm)
+}
