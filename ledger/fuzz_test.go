@@ -137,7 +137,8 @@ func FuzzOperations(f *testing.F) {
 // at a time (ids repeated, missing and present, in any order). The batches
 // are computed as edits on one parse, the serial calls re-parse after each
 // id. Ablation: dropping the "stale again" rule for a repeated id in
-// MarkSeenAgain turned the seeds red.
+// MarkSeenAgain turned the seeds red. Append is checked the same way with
+// specs drawn from the text (see appendSpecs).
 func FuzzBatchIsSerial(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -201,6 +202,25 @@ func FuzzBatchIsSerial(f *testing.F) {
 			}
 			return out
 		})
+		// Append: a batch of specs whose origins come from the text's origin
+		// lines and from the batch itself (repeated, prefixes of one another,
+		// cross-spec) mints and skips as the specs appended one at a time.
+		// Ablation: not updating the batch's origin lines after an append
+		// (originLines.extend) turned the seeds red.
+		specs := appendSpecs(text)
+		ab, as := mustParse(t, text), mustParse(t, text)
+		batchIDs, berr := ab.Append(specs...)
+		var serialIDs []string
+		for _, sp := range specs {
+			got, err := as.Append(sp)
+			if err != nil {
+				t.Fatalf("Append(%+v) = %v", sp, err)
+			}
+			serialIDs = append(serialIDs, got...)
+		}
+		if berr != nil || ab.String() != as.String() || !slices.Equal(batchIDs, serialIDs) {
+			t.Fatalf("Append batch = %q, %v, serial %q; texts equal %v", batchIDs, berr, serialIDs, ab.String() == as.String())
+		}
 		// MarkOpen after a reopenable close of everything.
 		closed := mustParse(t, text)
 		closed.MarkDone(ids, "2026-06-11", "n", Reopenable("op"))
@@ -267,4 +287,30 @@ func FuzzAppendBytes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// appendSpecs returns specs for the Append check of FuzzBatchIsSerial: the
+// values of text's origin and source_spec lines, raw and trimmed, with a few
+// fixed ones, each appended twice and once more across specs.
+func appendSpecs(text string) []Spec {
+	var origins, sources []string
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, "origin:"); ok && len(origins) < 6 {
+			origins = append(origins, v, strings.Trim(v, " \t`"))
+		}
+		if v, ok := strings.CutPrefix(line, "source_spec:"); ok && len(sources) < 4 {
+			sources = append(sources, strings.Trim(v, " \t`"))
+		}
+	}
+	origins = append(origins, "fuzz", "fuzz 1", "fuzz 10", "", "a\nb")
+	sources = append(sources, "f.md", "")
+	var specs []Spec
+	for i, o := range origins {
+		sp := Spec{Title: "batch", Origin: o, SourceSpec: sources[i%len(sources)], Reason: "r"}
+		specs = append(specs, sp, sp)
+		sp.SourceSpec += "x"
+		sp.CrossSpecDedupe = i%2 == 0
+		specs = append(specs, sp)
+	}
+	return specs
 }

@@ -45,8 +45,15 @@ func (d *Doc) Append(specs ...Spec) ([]string, error) {
 		return nil, err
 	}
 	ids := make([]string, len(specs))
+	// A batch scans the text for origin lines once and then only the text
+	// each spec adds, instead of the whole, growing text once per spec.
+	var origins *originLines
+	if len(specs) > 1 {
+		origins = new(originLines)
+		origins.extend(d.text)
+	}
 	for i, s := range specs {
-		ids[i] = d.append1(s)
+		ids[i] = d.append1(s, origins)
 	}
 	return ids, nil
 }
@@ -70,14 +77,69 @@ func checkDate(op, field, date string) error {
 	return nil
 }
 
-func (d *Doc) append1(s Spec) string {
+// append1 appends one spec as Append does. origins, when not nil, holds the
+// origin lines of d.text and is kept so.
+func (d *Doc) append1(s Spec, origins *originLines) string {
 	f := specFields(s)
-	if d.covered(f.origin, f.sourceSpec, s.CrossSpecDedupe) {
+	if d.covered(f.origin, f.sourceSpec, s.CrossSpecDedupe, origins) {
 		return ""
 	}
 	id := d.NextID()
 	d.appendText(f.entry(d.text, id))
+	if origins != nil {
+		origins.extend(d.text)
+	}
 	return id
+}
+
+// originLines are the origin lines of a text, found by scanning it once and
+// then, as the text grows, only its new part: what fieldLinePresent(text,
+// "origin", v) looks at, kept for many values of v.
+type originLines struct {
+	scanned int      // bytes of the text scanned so far
+	starts  []int    // offset of each origin line found
+	rests   []string // each line after "origin:", without its line break
+}
+
+// extend brings o up to date with text, which is the text o was built from
+// with bytes appended. The last line scanned may have grown, so it is scanned
+// again.
+func (o *originLines) extend(text string) {
+	from := strings.LastIndexByte(text[:o.scanned], '\n') + 1
+	for len(o.starts) > 0 && o.starts[len(o.starts)-1] >= from {
+		o.starts = o.starts[:len(o.starts)-1]
+		o.rests = o.rests[:len(o.rests)-1]
+	}
+	const key = "origin:"
+	for at := from; at < len(text); {
+		i := at
+		if !strings.HasPrefix(text[at:], key) {
+			j := strings.Index(text[at:], "\n"+key)
+			if j < 0 {
+				break
+			}
+			i = at + j + 1
+		}
+		rest := text[i+len(key):]
+		if j := strings.IndexByte(rest, '\n'); j >= 0 {
+			rest = rest[:j]
+		}
+		o.starts = append(o.starts, i)
+		o.rests = append(o.rests, rest)
+		at = i + len(key) + len(rest)
+	}
+	o.scanned = len(text)
+}
+
+// present is fieldLinePresent(text, "origin", v) for the text o is up to date
+// with.
+func (o *originLines) present(v string) bool {
+	for _, r := range o.rests {
+		if len(r) >= len(v) && fieldValueMatches(r, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // fields are a Spec's values as an appended entry writes them.
@@ -136,10 +198,15 @@ func (f fields) entry(text, id string) string {
 // covered reports whether an open entry has an origin line for origin and
 // (unless cross) a source_spec line for sourceSpec. The lines are matched
 // anywhere in the entry's body, fenced or not, as bmad-loop does.
-func (d *Doc) covered(origin, sourceSpec string, cross bool) bool {
+// origins, when not nil, holds the origin lines of d.text.
+func (d *Doc) covered(origin, sourceSpec string, cross bool, origins *originLines) bool {
 	// Most appends carry an origin no line of the ledger has: answer those
 	// without parsing.
-	if !fieldLinePresent(d.text, "origin", origin) {
+	if origins != nil {
+		if !origins.present(origin) {
+			return false
+		}
+	} else if !fieldLinePresent(d.text, "origin", origin) {
 		return false
 	}
 	p := d.parsed()
