@@ -276,3 +276,35 @@ func TestLockedTxEndsWithCallback(t *testing.T) {
 		t.Errorf("Append after Locked returned = %v, want ErrTxDone", err)
 	}
 }
+
+// TestReadBytes: the lock-free read gives a file's bytes, a non-nil empty
+// slice for an empty file, nil for a missing one, and an error naming the
+// path for anything else.
+func TestReadBytes(t *testing.T) {
+	dir := t.TempDir()
+	file, empty := filepath.Join(dir, "f"), filepath.Join(dir, "e")
+	os.WriteFile(file, []byte("7\n"), 0o644)
+	os.WriteFile(empty, nil, 0o644)
+	for _, tc := range []struct {
+		name, path string
+		want       []byte
+		err        bool
+	}{
+		{"file", file, []byte("7\n"), false},
+		{"empty", empty, []byte{}, false},
+		{"missing", filepath.Join(dir, "missing"), nil, false},
+		{"directory", dir, nil, true},
+		{"under a file", filepath.Join(file, "x"), nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := NewStore[*counter](tc.path, counterCodec{}).ReadBytes(context.Background())
+			if (err != nil) != tc.err || string(got) != string(tc.want) || (got == nil) != (tc.want == nil) {
+				t.Errorf("ReadBytes(%q) = %q (nil %v), %v, want %q (nil %v), error %v", tc.path, got, got == nil, err, tc.want, tc.want == nil, tc.err)
+			}
+			var pe *fs.PathError
+			if err != nil && (!errors.As(err, &pe) || pe.Path != tc.path) {
+				t.Errorf("ReadBytes(%q) error %v does not name the path", tc.path, err)
+			}
+		})
+	}
+}

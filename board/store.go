@@ -113,7 +113,7 @@ func (s *Store) Advance(ctx context.Context, key, target, now string, opts ...Ad
 	// The lock-free probe, as the engine's MutateProbed makes it, but without encoding the
 	// board to compare bytes: an advance that changes no line leaves the Doc unchanged.
 	// Any other outcome, an error included, is decided again under the lock.
-	if data, ok := readProbe(s.path); ok {
+	if data, err := s.s.ReadBytes(ctx); err == nil {
 		if d, err := s.codec.Decode(data); err == nil {
 			if status, err := d.advance(key, target, cfg); err == nil && !d.changed {
 				return status, nil

@@ -507,39 +507,3 @@ func TestStoreAdvanceReportsRefusals(t *testing.T) {
 		})
 	}
 }
-
-// TestReadProbe: the probe's read gives the bytes of a board, a non-nil empty slice for an
-// empty one, nil for a missing one, and gives up (ok false) on anything else, which the
-// locked pass then reports. Ablation: reading every failure as a missing board makes the
-// directory and not-a-directory cases red.
-func TestReadProbe(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "board.yaml")
-	empty := filepath.Join(dir, "empty.yaml")
-	big := filepath.Join(dir, "big.yaml")
-	bigSrc := strings.Repeat("development_status:\n", 1000)
-	for p, src := range map[string]string{file: sprint, empty: "", big: bigSrc} {
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, tc := range []struct {
-		name, path string
-		want       []byte
-		ok         bool
-	}{
-		{"board", file, []byte(sprint), true},
-		{"big board", big, []byte(bigSrc), true},
-		{"empty board", empty, []byte{}, true},
-		{"missing board", filepath.Join(dir, "missing.yaml"), nil, true},
-		{"directory", dir, nil, false},
-		{"under a file", filepath.Join(file, "x"), nil, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := readProbe(tc.path)
-			if ok != tc.ok || string(got) != string(tc.want) || (got == nil) != (tc.want == nil) {
-				t.Errorf("readProbe(%q) = %q (nil %v), %v, want %q (nil %v), %v", tc.path, got, got == nil, ok, tc.want, tc.want == nil, tc.ok)
-			}
-		})
-	}
-}
