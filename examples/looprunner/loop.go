@@ -207,36 +207,36 @@ func loopCreate(c *cli, args []string) error {
 	return c.showState(l, fmt.Sprintf("created %s in %s", l.Name(), l.Dir()))
 }
 
+// loopTransition runs one operator command on the loop named in args: it
+// parses fset (which the caller has given the command's own flags), opens
+// the loop, runs act within -lock-timeout and shows the state with
+// "<name>: <done>".
+func (c *cli) loopTransition(fset *flag.FlagSet, root *string, args []string, act func(*loopstate.Loop, context.Context) error, done string) error {
+	l, err := c.openLoop(fset, root, args)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.loopCtx()
+	defer cancel()
+	if err := act(l, ctx); err != nil {
+		return err
+	}
+	return c.showState(l, l.Name()+": "+done)
+}
+
 func loopPause(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	root := loopFlags(fset)
 	by := fset.String("by", whoami(), "who pauses it")
 	reason := fset.String("reason", "", "why")
-	l, err := c.openLoop(fset, root, args)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := c.loopCtx()
-	defer cancel()
-	if err := l.Pause(ctx, *by, *reason); err != nil {
-		return err
-	}
-	return c.showState(l, l.Name()+": paused")
+	return c.loopTransition(fset, root, args, func(l *loopstate.Loop, ctx context.Context) error {
+		return l.Pause(ctx, *by, *reason)
+	}, "paused")
 }
 
 func loopResume(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	root := loopFlags(fset)
-	l, err := c.openLoop(fset, root, args)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := c.loopCtx()
-	defer cancel()
-	if err := l.Resume(ctx); err != nil {
-		return err
-	}
-	return c.showState(l, l.Name()+": running")
+	return c.loopTransition(fset, loopFlags(fset), args, (*loopstate.Loop).Resume, "running")
 }
 
 func loopApprove(c *cli, args []string) error {
@@ -244,59 +244,24 @@ func loopApprove(c *cli, args []string) error {
 	root := loopFlags(fset)
 	by := fset.String("by", whoami(), "who approves")
 	note := fset.String("note", "", "why")
-	l, err := c.openLoop(fset, root, args)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := c.loopCtx()
-	defer cancel()
-	if err := l.Approve(ctx, *by, *note); err != nil {
-		return err
-	}
-	return c.showState(l, l.Name()+": approved, running in a new gate window")
+	return c.loopTransition(fset, root, args, func(l *loopstate.Loop, ctx context.Context) error {
+		return l.Approve(ctx, *by, *note)
+	}, "approved, running in a new gate window")
 }
 
 func loopCheckGate(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	root := loopFlags(fset)
-	l, err := c.openLoop(fset, root, args)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := c.loopCtx()
-	defer cancel()
-	if err := l.CheckGate(ctx); err != nil {
-		return err
-	}
-	return c.showState(l, l.Name()+": no gate tripped")
+	return c.loopTransition(fset, loopFlags(fset), args, (*loopstate.Loop).CheckGate, "no gate tripped")
 }
 
 func loopEnableSchedule(c *cli, args []string) error {
-	return loopSchedule(c, args, true)
+	fset := c.flagSet(c.name)
+	return c.loopTransition(fset, loopFlags(fset), args, (*loopstate.Loop).EnableSchedule, "schedule enabled")
 }
 
 func loopDisableSchedule(c *cli, args []string) error {
-	return loopSchedule(c, args, false)
-}
-
-func loopSchedule(c *cli, args []string, on bool) error {
 	fset := c.flagSet(c.name)
-	root := loopFlags(fset)
-	l, err := c.openLoop(fset, root, args)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := c.loopCtx()
-	defer cancel()
-	if on {
-		err = l.EnableSchedule(ctx)
-	} else {
-		err = l.DisableSchedule(ctx)
-	}
-	if err != nil {
-		return err
-	}
-	return c.showState(l, fmt.Sprintf("%s: schedule %s", l.Name(), map[bool]string{true: "enabled", false: "disabled"}[on]))
+	return c.loopTransition(fset, loopFlags(fset), args, (*loopstate.Loop).DisableSchedule, "schedule disabled")
 }
 
 func loopDelete(c *cli, args []string) error {
