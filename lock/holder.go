@@ -23,10 +23,11 @@ type Holder struct {
 }
 
 // String describes the holder for a person: "pid 4242 (looprunner: tick
-// ci-triage) on host build-7 for 12s".
+// ci-triage) for 12.3s", with "on <host>" when the holder runs on another
+// host. A nil Holder is one that left no record.
 func (h *Holder) String() string {
 	if h == nil {
-		return "an unknown holder"
+		return "a holder that left no record (a shared holder, or a program that writes none, such as bmad-loop)"
 	}
 	s := fmt.Sprintf("pid %d", h.PID)
 	switch {
@@ -35,14 +36,35 @@ func (h *Holder) String() string {
 	case h.Program != "" || h.Purpose != "":
 		s += fmt.Sprintf(" (%s%s)", h.Program, h.Purpose)
 	}
-	if h.Host != "" {
+	if h.Host != "" && h.Host != hostname() {
 		s += " on " + h.Host
 	}
 	if !h.Acquired.IsZero() {
-		s += " for " + time.Since(h.Acquired).Round(time.Millisecond).String()
+		s += " for " + readable(time.Since(h.Acquired))
 	}
 	return s
 }
+
+// readable rounds d to the precision a person reads at a glance.
+func readable(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// hostname is this machine's name, asked once.
+var hostname = sync.OnceValue(func() string {
+	h, _ := os.Hostname()
+	return h
+})
 
 // The record layout in the lock file: byte 0 is reserved (Windows locks it,
 // and a locked byte cannot be read by others there), the record is one line
@@ -59,12 +81,11 @@ const maxRecord = 4096
 // the reserved byte and the JSON object up to the purpose. Encoding it once
 // keeps the holder record cheap enough to write on every acquisition.
 var recordPrefix = sync.OnceValue(func() []byte {
-	host, _ := os.Hostname()
 	b, err := json.Marshal(struct {
 		PID     int    `json:"pid"`
 		Host    string `json:"host,omitempty"`
 		Program string `json:"program,omitempty"`
-	}{os.Getpid(), host, filepath.Base(os.Args[0])})
+	}{os.Getpid(), hostname(), filepath.Base(os.Args[0])})
 	if err != nil {
 		panic("lock: encoding holder record: " + err.Error())
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -352,5 +353,23 @@ func TestHolderRecordEncoding(t *testing.T) {
 			}
 		}()
 		<-done
+	}
+}
+
+// TestHolderString: the host is named only when it is another one; a nil
+// holder says it left no record.
+func TestHolderString(t *testing.T) {
+	own, _ := os.Hostname()
+	here := (&lock.Holder{PID: 7, Host: own, Program: "looprunner", Purpose: "tick"}).String()
+	if here != "pid 7 (looprunner: tick)" {
+		t.Errorf("String() on this host = %q, want %q", here, "pid 7 (looprunner: tick)")
+	}
+	there := (&lock.Holder{PID: 7, Host: own + "-elsewhere"}).String()
+	if there != "pid 7 on "+own+"-elsewhere" {
+		t.Errorf("String() on another host = %q", there)
+	}
+	var none *lock.Holder
+	if s := none.String(); !strings.Contains(s, "no record") {
+		t.Errorf("(*Holder)(nil).String() = %q, want it to say no record was left", s)
 	}
 }

@@ -127,7 +127,7 @@ func (c *cli) fail(err error) int {
 func message(err error) string {
 	var lbusy *lock.BusyError
 	if errors.As(err, &lbusy) {
-		s := fmt.Sprintf("lock %s busy, held by %s", lbusy.Path, holderText(lbusy.Holder))
+		s := fmt.Sprintf("lock %s busy, held by %s", lbusy.Path, lbusy.Holder.String())
 		if lbusy.Waited > 0 {
 			s += fmt.Sprintf("; gave up after %s", roundDuration(lbusy.Waited))
 		}

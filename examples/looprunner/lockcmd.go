@@ -25,30 +25,8 @@ func (c *cli) waitReport() lock.Option {
 // sayWaiting prints the wait message, once per command.
 func (c *cli) sayWaiting(r lock.WaitReport) {
 	c.reported.Do(func() {
-		fmt.Fprintf(c.stderr, "%s: waiting for lock %s, held by %s\n", c.name, r.Path, holderText(r.Holder))
+		fmt.Fprintf(c.stderr, "%s: waiting for lock %s, held by %s\n", c.name, r.Path, r.Holder.String())
 	})
-}
-
-// holderText describes a lock holder for a person: "pid 4242 (looprunner:
-// ledger add) for 1.2s", with the host when it is not this one.
-func holderText(h *lock.Holder) string {
-	if h == nil {
-		return "a holder that left no record (a shared holder, or another program such as bmad-loop)"
-	}
-	s := fmt.Sprintf("pid %d", h.PID)
-	switch {
-	case h.Program != "" && h.Purpose != "":
-		s += fmt.Sprintf(" (%s: %s)", h.Program, h.Purpose)
-	case h.Program != "" || h.Purpose != "":
-		s += fmt.Sprintf(" (%s%s)", h.Program, h.Purpose)
-	}
-	if host, _ := os.Hostname(); h.Host != "" && h.Host != host {
-		s += " on " + h.Host
-	}
-	if !h.Acquired.IsZero() {
-		s += " for " + roundDuration(time.Since(h.Acquired))
-	}
-	return s
 }
 
 // roundDuration prints d with the precision a person reads at a glance.
@@ -111,7 +89,7 @@ func lockHolder(c *cli, args []string) error {
 	}
 	switch {
 	case held:
-		c.printf("held by %s\n", holderText(h))
+		c.printf("held by %s\n", h.String())
 	default:
 		c.printf("free\n")
 	}
