@@ -66,6 +66,9 @@ func NewStore[D any](path string, codec Codec[D], opts ...Option) *Store[D] {
 	for _, opt := range opts {
 		opt(&s.o)
 	}
+	if s.o.logger != nil {
+		s.o.lockOpts = append(s.o.lockOpts, lock.WithLogger(s.o.logger))
+	}
 	return s
 }
 
@@ -233,15 +236,11 @@ func (s *Store[D]) locked(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	opts := s.o.lockOpts
-	if s.o.logger != nil {
-		opts = append(slices.Clip(opts), lock.WithLogger(s.o.logger))
-	}
 	var h *lock.Handle
 	if s.o.noWait {
-		h, err = lock.TryAcquire(lockPath, opts...)
+		h, err = lock.TryAcquire(lockPath, s.o.lockOpts...)
 	} else {
-		h, err = lock.Acquire(ctx, lockPath, opts...)
+		h, err = lock.Acquire(ctx, lockPath, s.o.lockOpts...)
 	}
 	if err != nil {
 		return err
