@@ -41,8 +41,10 @@
 //     tick counts the tick as failed and logs it as abandoned.
 //   - Bounded waits: operator commands wait for the lock only as long as
 //     their context allows and then return a *BusyError naming the holder
-//     (exit 75); scheduled ticks never wait (skipped/busy); a harness has a
-//     wall timeout after which its process group is killed.
+//     (exit 75); a manual tick likewise, with [WithLockTimeout] bounding
+//     its wait apart from its harness; scheduled ticks never wait
+//     (skipped/busy); a harness has a wall timeout after which its process
+//     group is killed.
 //   - No bypass: the lock is never skipped because of an environment
 //     variable. A harness that needs the loop's lock (to run check-gate or
 //     pause on its own loop) gets it by hand-over of the runner's held lock

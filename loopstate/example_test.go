@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
 )
 
@@ -108,6 +109,49 @@ func ExampleLoop_Tick() {
 	// skipped schedule_disabled
 	// 1 0.09 2025-05-01T09:00:00Z
 	// 2
+}
+
+// WithLockTimeout bounds a manual tick's wait for the loop's lock, and only
+// the wait: while an operator command holds the lock, the tick gives up
+// after the bound (exit code 75) naming the holder, having recorded
+// nothing; once it has the lock, its harness runs as long as it needs.
+func ExampleWithLockTimeout() {
+	dir, _ := os.MkdirTemp("", "loopstate-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	root := loopstate.NewRoot(dir, loopstate.WithClock(clock))
+	l, _ := root.Create(ctx, "triage", loopstate.Template{})
+	work := func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
+		time.Sleep(50 * time.Millisecond) // longer than the lock timeout
+		return loopstate.Result{Cost: &loopstate.Cost{}}, ctx.Err()
+	}
+
+	// Another holder (here a goroutine; usually another process).
+	held, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		h, err := lock.Acquire(ctx, l.LockPath(), lock.WithPurpose("approve triage"))
+		if err != nil {
+			panic(err)
+		}
+		close(held)
+		<-release
+		h.Release()
+	}()
+	<-held
+	rec, err := l.Tick(ctx, loopstate.TriggerManual, work, loopstate.WithLockTimeout(10*time.Millisecond))
+	var busy *loopstate.BusyError
+	if errors.As(err, &busy) {
+		fmt.Println(rec.Outcome == "", busy.Lock.Holder.Purpose, loopstate.ExitCode(err))
+	}
+	close(release)
+	<-done
+
+	rec, err = l.Tick(ctx, loopstate.TriggerManual, work, loopstate.WithLockTimeout(10*time.Millisecond))
+	fmt.Println(rec.N, rec.Outcome, err)
+	// Output:
+	// true approve triage 75
+	// 1 ok <nil>
 }
 
 // CheckGates is a pure transition on the state: it halts a running loop and

@@ -589,6 +589,89 @@ func TestOverlappingScheduledTicksSkipBusy(t *testing.T) {
 	}
 }
 
+// TestTickLockTimeoutBoundsOnlyTheWait: another process holds the loop's
+// lock (as an operator command would, with its purpose). A manual tick
+// with WithLockTimeout(300ms), and a ctx without a deadline, gives up after
+// the bound with a *BusyError carrying the holder record (pid, purpose;
+// exit code 75) and has run no harness and recorded nothing. With a bound
+// of 0 it gives up at once, the same way. With a generous bound it waits,
+// and runs once the holder lets go. On a free lock, a harness that outlasts
+// a 1ms lock timeout still finds its context alive and the tick is ok.
+// Ablations (run): passing the lock-wait context to the harness too makes
+// the last tick "fail" (runner cancelled); ignoring WithLockTimeout makes
+// the first tick wait for the holder until reexec's bound fails the test.
+func TestTickLockTimeoutBoundsOnlyTheWait(t *testing.T) {
+	if c := reexec.Child(t); c != nil {
+		l := mustOpen(t, rootIn(c.Dir), "lt")
+		h, err := lock.Acquire(ctx0, l.LockPath(), lock.WithPurpose("approve lt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Mark("holding")
+		c.Barrier()
+		waitTight(t, filepath.Join(c.Dir, "let-go"))
+		h.Release()
+		return
+	}
+	dir := t.TempDir()
+	waiting := make(chan struct{}, 1)
+	report := lock.WithWaitReport(time.Nanosecond, func(lock.WaitReport) {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+	})
+	l := mustCreate(t, rootIn(dir, WithLockOptions(report)), "lt", Template{})
+	ran := 0
+	harness := func(ctx context.Context, run *Run) (Result, error) { ran++; return Result{Cost: &Cost{}}, nil }
+	holder := reexec.Start(t, 1, dir)
+	holder.WaitMark("holding")
+	for _, d := range []time.Duration{300 * time.Millisecond, 0} {
+		rec, err := l.Tick(ctx0, TriggerManual, harness, WithLockTimeout(d))
+		var be *BusyError
+		if !errors.As(err, &be) || ExitCode(err) != ExitBusy || be.Lock.Holder == nil ||
+			be.Lock.Holder.PID != holder.Pid(0) || be.Lock.Holder.Purpose != "approve lt" {
+			t.Fatalf("Tick(WithLockTimeout(%v)) on a lock held by pid %d = %+v, %v, want a *BusyError naming it (exit 75)", d, holder.Pid(0), rec, err)
+		}
+		if d > 0 && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Tick(WithLockTimeout(%v)) = %v, want it to match context.DeadlineExceeded", d, err)
+		}
+		if rec.Outcome != "" || ran != 0 {
+			t.Fatalf("Tick(WithLockTimeout(%v)) gave up with record %+v, harness runs %d, want none", d, rec, ran)
+		}
+	}
+	if st := mustView(t, l); st.TickCount != 0 || st.CurrentTick != nil || len(mustTicks(t, l)) != 0 {
+		t.Fatalf("after ticks that gave up: tick_count %d, current_tick %+v, log %+v", st.TickCount, st.CurrentTick, mustTicks(t, l))
+	}
+	select { // a report from the ticks that gave up
+	case <-waiting:
+	default:
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Tick(ctx0, TriggerManual, harness, WithLockTimeout(reexec.Timeout))
+		done <- err
+	}()
+	<-waiting
+	holder.Release()
+	os.WriteFile(filepath.Join(dir, "let-go"), nil, 0o644)
+	if err := <-done; err != nil || ran != 1 {
+		t.Fatalf("Tick(WithLockTimeout(%v)) behind a holder that lets go = %v, harness runs %d, want ok, 1", reexec.Timeout, err, ran)
+	}
+	holder.Wait()
+	const bound = time.Millisecond
+	outlast := func(ctx context.Context, run *Run) (Result, error) {
+		time.Sleep(20 * bound)
+		if err := ctx.Err(); err != nil {
+			return Result{}, fmt.Errorf("harness context done after the lock was taken: %w", err)
+		}
+		return Result{Cost: &Cost{}}, nil
+	}
+	if rec, err := l.Tick(ctx0, TriggerManual, outlast, WithLockTimeout(bound)); err != nil || rec.Outcome != OK {
+		t.Fatalf("Tick(WithLockTimeout(%v)) with a harness that outlasts it = %+v, %v, want ok", bound, rec, err)
+	}
+}
+
 // TestForgedEnvironmentGrantsNothing is T11 and the second half of T14:
 // while a runner holds the loop's lock for a tick, processes that are not
 // its harness but set NO_LOOP_LOCK=1, LOOPSTATE_NO_LOCK=1, or the lock

@@ -52,7 +52,9 @@ type Result struct {
 //  1. Take the lock. A TriggerSchedule tick does not wait: if the lock is
 //     busy it appends a skipped/busy line (without the lock, in one
 //     O_APPEND write) and returns it with a nil error. A TriggerManual tick
-//     waits as long as ctx allows, then returns a *BusyError.
+//     waits as long as ctx allows, and no longer than WithLockTimeout if
+//     given, then returns a *BusyError naming the holder (exit code 75),
+//     having run and recorded nothing.
 //  2. If current_tick is set, the previous runner died mid-tick: the tick is
 //     counted as completed and failed, and an abandoned line is logged.
 //  3. If the loop is not running, or the trigger is the schedule and the
@@ -60,8 +62,8 @@ type Result struct {
 //  4. Evaluate the gates; if any trips, halt, log skipped/gate and return a
 //     *HaltedError.
 //  5. Set current_tick and write the state.
-//  6. Run fn with a context bounded by gates.tick_timeout_s; past it the
-//     outcome is timeout.
+//  6. Run fn with ctx bounded by gates.tick_timeout_s (WithLockTimeout does
+//     not bound it); past it the outcome is timeout.
 //  7. Re-read the state (a harness that was handed the lock may have changed
 //     it), count the tick, add its cost, update the failure counters, clear
 //     current_tick.
@@ -74,16 +76,27 @@ type Result struct {
 // tick logs the tick as abandoned, as after a crash. A Tick run from inside
 // a harness of the same loop (with the lock borrowed) is refused with
 // ErrTickInProgress.
-func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness) (TickRecord, error) {
+func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...TickOption) (TickRecord, error) {
 	if trigger != TriggerSchedule && trigger != TriggerManual {
 		return TickRecord{}, fmt.Errorf("%w: trigger %q", ErrInvalid, trigger)
 	}
 	if fn == nil {
 		return TickRecord{}, fmt.Errorf("%w: nil harness", ErrInvalid)
 	}
+	var o tickOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var rec TickRecord
 	noWait := trigger == TriggerSchedule
-	err := l.locked(ctx, "tick", noWait, func(tx *filetxn.Tx) error {
+	// The wait for the lock gets its own context; the harness gets ctx.
+	wctx := ctx
+	if o.lockTimeout != nil && !noWait {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, *o.lockTimeout)
+		defer cancel()
+	}
+	err := l.locked(wctx, "tick", noWait, func(tx *filetxn.Tx) error {
 		var err error
 		rec, err = l.tick(ctx, tx, trigger, fn)
 		return err
@@ -93,6 +106,25 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness) (TickRecor
 		return l.skipBusy(ctx, busy)
 	}
 	return rec, err
+}
+
+// A TickOption configures one Tick.
+type TickOption func(*tickOptions)
+
+type tickOptions struct {
+	lockTimeout *time.Duration // nil: the wait is bounded by ctx alone
+}
+
+// WithLockTimeout bounds a TriggerManual tick's wait for the loop's lock to
+// d, apart from the ctx given to Tick, which still bounds the wait too and
+// goes on bounding the harness. When d passes first, Tick returns a
+// *BusyError naming the holder (exit code 75) and runs and records nothing;
+// a d of 0 or less tries the lock once. Once the lock is taken, d no longer
+// matters: a harness may run for as long as its own timeout allows. A
+// TriggerSchedule tick never waits, whatever d. This is the --lock-timeout
+// of an interactive tick.
+func WithLockTimeout(d time.Duration) TickOption {
+	return func(o *tickOptions) { o.lockTimeout = &d }
 }
 
 func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Harness) (TickRecord, error) {

@@ -137,9 +137,9 @@ func TestLockWaitNamesTheHolder(t *testing.T) {
 // TestLockTimeoutZeroTriesOnce: with -lock-timeout 0 a busy lock fails at
 // once, without a wait message, and a free one is taken (a tick on a free
 // loop runs its harness to the end).
-// Ablation: cancelling the tick's context at -lock-timeout whatever the lock
-// (the first tickWait) records the free-lock tick as failed, "runner
-// cancelled".
+// Ablation (run): giving Loop.Tick the -lock-timeout context as its ctx
+// (which bounds the harness too) instead of loopstate.WithLockTimeout
+// records the free-lock tick as failed, "runner cancelled".
 func TestLockTimeoutZeroTriesOnce(t *testing.T) {
 	e := newEnv(t)
 	free := e.path("free")

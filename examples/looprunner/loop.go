@@ -11,7 +11,6 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -495,15 +494,7 @@ func loopTick(c *cli, args []string) error {
 	if trig != loopstate.TriggerManual && trig != loopstate.TriggerSchedule {
 		return usagef("-trigger %q: want manual or schedule", *trigger)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	wait := &tickWait{c: c, cancel: cancel}
-	defer wait.begin() // a check still pending finds the tick over
-	var opts []lock.Option
-	if trig == loopstate.TriggerManual {
-		opts = append(opts, wait.option())
-	}
-	r, err := c.openRoot(*root, opts...)
+	r, err := c.openRoot(*root)
 	if err != nil {
 		return err
 	}
@@ -511,7 +502,6 @@ func loopTick(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	wait.lockPath = l.LockPath()
 	// The harness's standard output goes to ours, or to stderr with -json,
 	// where stdout holds the one JSON document.
 	var out io.Writer = c.stdout
@@ -520,7 +510,6 @@ func loopTick(c *cli, args []string) error {
 	}
 	cmd := &loopstate.Command{Path: argv[0], Args: argv[1:], Stdout: out, Stderr: c.stderr}
 	harness := func(hctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
-		wait.begin()
 		if *timeout <= 0 {
 			return cmd.Run(hctx, run)
 		}
@@ -533,7 +522,9 @@ func loopTick(c *cli, args []string) error {
 		}
 		return res, err
 	}
-	rec, err := l.Tick(ctx, trig, harness)
+	// -lock-timeout bounds the wait for the lock alone; the harness is
+	// bounded by the loop's tick timeout (and -timeout).
+	rec, err := l.Tick(context.Background(), trig, harness, loopstate.WithLockTimeout(c.lockTimeout))
 	if rec.Outcome != "" {
 		if c.json {
 			if perr := c.printJSON(tickRecordJSON(rec)); perr != nil {
@@ -544,65 +535,6 @@ func loopTick(c *cli, args []string) error {
 		}
 	}
 	return err
-}
-
-// tickWait ends a manual tick's wait for the loop's lock at -lock-timeout
-// without ending its harness. Loop.Tick bounds both with one context, so the
-// context is cancelled only while the tick is known to wait: the lock
-// package has reported a wait (it reports only a wait for a lock held
-// elsewhere, and never once the lock is taken), and at -lock-timeout the
-// harness has not started and the lock file's holder record does not name
-// this process. A record that is empty (the lock was just released, or is
-// held by a program that writes none) is looked at again for up to a second.
-type tickWait struct {
-	c        *cli
-	cancel   context.CancelFunc
-	lockPath string // set before the tick starts
-
-	mu      sync.Mutex // protects started
-	started bool       // the harness runs, or the tick is over: never cancel
-}
-
-// option is the lock option that reports the wait: after a second (or
-// -lock-timeout, if shorter) of waiting.
-func (w *tickWait) option() lock.Option {
-	first := min(time.Second, w.c.lockTimeout)
-	if first <= 0 {
-		first = time.Nanosecond // the wait option's 0 means its default
-	}
-	return lock.WithWaitReport(first, func(r lock.WaitReport) {
-		if w.c.lockTimeout >= time.Second {
-			w.c.sayWaiting(r)
-		}
-		deadline := time.Now().Add(w.c.lockTimeout - r.Waited)
-		time.AfterFunc(time.Until(deadline), func() { w.check(deadline) })
-	})
-}
-
-// check cancels the tick's context unless the lock is, or may just have
-// become, this process's.
-func (w *tickWait) check(deadline time.Time) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.started {
-		return
-	}
-	h, _ := lock.ReadHolder(w.lockPath)
-	switch {
-	case h != nil && h.PID == os.Getpid():
-		return
-	case h == nil && time.Since(deadline) < time.Second:
-		time.AfterFunc(10*time.Millisecond, func() { w.check(deadline) })
-		return
-	}
-	w.cancel()
-}
-
-// begin records that the lock is this process's for good.
-func (w *tickWait) begin() {
-	w.mu.Lock()
-	w.started = true
-	w.mu.Unlock()
 }
 
 func tickText(name string, r loopstate.TickRecord) string {
