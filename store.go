@@ -267,20 +267,39 @@ func (tx *Tx) Lock() *lock.Handle { return tx.lock }
 func (tx *Tx) Read(path string) ([]byte, error) { return tx.read(path, "Read") }
 
 // Write replaces the file at path with data atomically (durably unless
-// WithoutSync) and returns the digest of data.
-func (tx *Tx) Write(path string, data []byte) (Digest, error) { return tx.write(path, data) }
+// WithoutSync or NoSync) and returns the digest of data.
+func (tx *Tx) Write(path string, data []byte, opts ...WriteOption) (Digest, error) {
+	return tx.write(path, data, opts...)
+}
 
-// Append appends data to the file at path (created 0644 under the umask if
-// missing) in a single write(2) on a descriptor opened with O_APPEND, and
-// fsyncs it unless WithoutSync. It is for append-only logs kept beside the
-// data, such as a tick log; a crash can leave a partial last line, which
-// readers of such logs must skip.
-func (tx *Tx) Append(path string, data []byte) error {
+// Append appends data to the file at path (created with the store's
+// permissions under the umask if missing) in a single write(2) on a
+// descriptor opened with O_APPEND, and fsyncs it unless WithoutSync or
+// NoSync. It is for append-only logs kept beside the data, such as a tick
+// log; a crash can leave a partial last line, which readers of such logs
+// must skip.
+func (tx *Tx) Append(path string, data []byte, opts ...WriteOption) error {
 	if tx.done {
 		return &fs.PathError{Op: "Append", Path: path, Err: ErrTxDone}
 	}
-	return atomicfile.AppendFile(path, data, tx.o.perm, tx.o.atomicOptions()...)
+	return atomicfile.AppendFile(path, data, tx.o.perm, tx.o.atomicOptions(opts)...)
 }
+
+// A WriteOption configures one Tx.Write or Tx.Append.
+type WriteOption func(*writeOptions)
+
+type writeOptions struct {
+	noSync bool
+}
+
+// NoSync makes one Tx.Write or Tx.Append skip its fsyncs: the write is still
+// atomic (a crashed process leaves the old or the new file, and the page
+// cache keeps it), but a power loss or kernel crash may lose it. It is for
+// writes that only guard against the death of a process, such as a marker
+// that a long step is running, when a durable write follows later in the
+// same transaction.
+func NoSync() WriteOption { return func(o *writeOptions) { o.noSync = true } }
+
 
 func (tx *Tx) read(path, op string) ([]byte, error) {
 	if tx.done {
@@ -289,11 +308,11 @@ func (tx *Tx) read(path, op string) ([]byte, error) {
 	return readFile(path, op)
 }
 
-func (tx *Tx) write(path string, data []byte) (Digest, error) {
+func (tx *Tx) write(path string, data []byte, opts ...WriteOption) (Digest, error) {
 	if tx.done {
 		return Digest{}, &fs.PathError{Op: "Write", Path: path, Err: ErrTxDone}
 	}
-	pf, err := atomicfile.Create(path, tx.o.perm, tx.o.atomicOptions()...)
+	pf, err := atomicfile.Create(path, tx.o.perm, tx.o.atomicOptions(opts)...)
 	if err != nil {
 		return Digest{}, err
 	}
@@ -364,8 +383,13 @@ type options struct {
 	hooks     hooks // tests only
 }
 
-func (o *options) atomicOptions() []atomicfile.Option {
-	if o.noSync {
+// atomicOptions returns the atomicfile options of one write made with opts.
+func (o *options) atomicOptions(opts []WriteOption) []atomicfile.Option {
+	var w writeOptions
+	for _, opt := range opts {
+		opt(&w)
+	}
+	if o.noSync || w.noSync {
 		return []atomicfile.Option{atomicfile.WithoutSync()}
 	}
 	return nil

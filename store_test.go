@@ -308,3 +308,42 @@ func TestReadBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestNoSync: NoSync turns the fsyncs of one write off and nothing else: the
+// bytes land as without it, and a store made WithoutSync stays unsynced
+// whatever the write says.
+func TestNoSync(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		store  []Option
+		write  []WriteOption
+		unsync bool
+	}{
+		{"durable", nil, nil, false},
+		{"NoSync", nil, []WriteOption{NoSync()}, true},
+		{"WithoutSync store", []Option{WithoutSync()}, nil, true},
+		{"both", []Option{WithoutSync()}, []WriteOption{NoSync()}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newCounter(t, tc.store...)
+			if got := len(s.o.atomicOptions(tc.write)) > 0; got != tc.unsync {
+				t.Errorf("atomicOptions(%d write options) gives WithoutSync = %v, want %v", len(tc.write), got, tc.unsync)
+			}
+			other := filepath.Join(filepath.Dir(s.Path()), "marker")
+			err := s.Locked(context.Background(), func(tx *Tx) error {
+				if _, err := tx.Write(other, []byte("running\n"), tc.write...); err != nil {
+					return err
+				}
+				return tx.Append(other+".log", []byte("one\n"), tc.write...)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for path, want := range map[string]string{other: "running\n", other + ".log": "one\n"} {
+				if b, err := os.ReadFile(path); string(b) != want || err != nil {
+					t.Errorf("ReadFile(%s) = %q, %v; want %q", path, b, err, want)
+				}
+			}
+		})
+	}
+}

@@ -38,6 +38,7 @@ type options struct {
 	reportAfter time.Duration
 	onWait      func(WaitReport)
 	logger      *slog.Logger
+	noCreate    bool
 }
 
 // DefaultReportAfter is how long a wait lasts before it is reported to the
@@ -53,6 +54,13 @@ func WithPurpose(purpose string) Option { return func(o *options) { o.purpose = 
 
 // WithoutHolder skips the holder record: the lock file is not written.
 func WithoutHolder() Option { return func(o *options) { o.noHolder = true } }
+
+// WithoutCreate makes Acquire and TryAcquire fail, with an error matching
+// fs.ErrNotExist, when the lock file does not exist, instead of creating it
+// and its directories. It suits a lock file that lives in a directory someone
+// may delete on purpose (a removed job's state directory): a late acquirer
+// then learns that the directory is gone instead of bringing it back.
+func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
 
 // WithWaitReport calls fn once, from another goroutine, when a wait has lasted
 // longer than after, with the holder record read at that moment. fn must not
@@ -161,7 +169,7 @@ func (h *Handle) Release() error {
 
 // Acquire blocks until it holds the lock on the file at path, or until ctx is
 // done. The file and its parent directories are created if missing (0600 and
-// 0700, under the umask) and are never deleted. The wait costs no CPU: it
+// 0700, under the umask; see WithoutCreate) and are never deleted. The wait costs no CPU: it
 // sleeps in the kernel (flock(2), LockFileEx) or on a channel, and wakes as
 // soon as the lock is released.
 //

@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -418,4 +419,53 @@ func TestWaitLogged(t *testing.T) {
 	if len(logs) != 0 {
 		t.Errorf("wait logged %d more times, want once", len(logs))
 	}
+}
+
+// TestWithoutCreate checks that WithoutCreate refuses a missing lock file with
+// fs.ErrNotExist and creates neither it nor its directory, and that it takes
+// an existing one as usual. Ablation: ignoring the option in lookup (the file
+// and directory appear) turns it red.
+func TestWithoutCreate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gone")
+	path := filepath.Join(dir, "job.lock")
+	for _, try := range []struct {
+		name    string
+		acquire func() (*lock.Handle, error)
+	}{
+		{"Acquire", func() (*lock.Handle, error) {
+			return lock.Acquire(context.Background(), path, lock.WithoutCreate())
+		}},
+		{"TryAcquire", func() (*lock.Handle, error) { return lock.TryAcquire(path, lock.WithoutCreate()) }},
+	} {
+		t.Run(try.name, func(t *testing.T) {
+			h, err := try.acquire()
+			if h != nil {
+				h.Release()
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("%s(missing, WithoutCreate()) = %v, %v; want fs.ErrNotExist", try.name, h, err)
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q does not name %s", err, path)
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("Stat(%s) = %v after a refused acquire; want fs.ErrNotExist", dir, err)
+			}
+		})
+	}
+	t.Run("existing", func(t *testing.T) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		h, err := lock.Acquire(context.Background(), path, lock.WithoutCreate())
+		if err != nil {
+			t.Fatalf("Acquire(existing, WithoutCreate()) = %v", err)
+		}
+		if err := h.Release(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -96,8 +96,9 @@ func (e *entry) unref() {
 }
 
 // lookup returns the entry for the lock file at path, creating the file (and
-// its directories) when it does not exist, with a reference taken.
-func lookup(path string) (*entry, error) {
+// its directories) when it does not exist unless noCreate, with a reference
+// taken.
+func lookup(path string, noCreate bool) (*entry, error) {
 	id, err := idOfPath(path)
 	if err == nil {
 		table.mu.Lock()
@@ -107,10 +108,10 @@ func lookup(path string) (*entry, error) {
 			return e, nil
 		}
 		table.mu.Unlock()
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	} else if !errors.Is(err, fs.ErrNotExist) || noCreate {
 		return nil, pathError("Acquire", path, underlying(err))
 	}
-	f, err := openLockFile(path)
+	f, err := openLockFile(path, noCreate)
 	if err != nil {
 		return nil, pathError("Acquire", path, underlying(err))
 	}
@@ -131,9 +132,13 @@ func lookup(path string) (*entry, error) {
 	return e, nil
 }
 
-// openLockFile opens (creating if needed) the lock file read-write. Lock
-// files are 0600 and their directories 0700, both under the umask.
-func openLockFile(path string) (*os.File, error) {
+// openLockFile opens the lock file read-write, creating it and its
+// directories if needed unless noCreate. Lock files are 0600 and their
+// directories 0700, both under the umask.
+func openLockFile(path string, noCreate bool) (*os.File, error) {
+	if noCreate {
+		return os.OpenFile(path, os.O_RDWR, 0)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -168,7 +173,7 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 		opt(&o)
 	}
 	me := goid()
-	e, err := lookup(path)
+	e, err := lookup(path, o.noCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +185,7 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 			// The descriptor was handed to a child; start over on a fresh one.
 			e.unref()
 			table.mu.Unlock()
-			if e, err = lookup(path); err != nil {
+			if e, err = lookup(path, o.noCreate); err != nil {
 				return nil, err
 			}
 			continue
