@@ -300,7 +300,6 @@ type writeOptions struct {
 // same transaction.
 func NoSync() WriteOption { return func(o *writeOptions) { o.noSync = true } }
 
-
 func (tx *Tx) read(path, op string) ([]byte, error) {
 	if tx.done {
 		return nil, &fs.PathError{Op: op, Path: path, Err: ErrTxDone}
