@@ -139,12 +139,12 @@ func (l *Loop) tombstone() (string, error) {
 
 // write publishes d unless it encodes to old, and returns the bytes the file
 // now holds.
-func (l *Loop) write(tx *filetxn.Tx, d *Doc, old []byte) ([]byte, error) {
+func (l *Loop) write(tx *filetxn.Tx, d *Doc, old []byte, opts ...filetxn.WriteOption) ([]byte, error) {
 	out, err := Codec{Path: l.state, Name: l.name}.Encode(d)
 	if err != nil || bytes.Equal(out, old) {
 		return old, err
 	}
-	if _, err := tx.Write(l.state, out); err != nil {
+	if _, err := tx.Write(l.state, out, opts...); err != nil {
 		return old, err
 	}
 	return out, nil

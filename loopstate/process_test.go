@@ -439,14 +439,19 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 // the lock is free: an Acquire here that may wait 30s gets it, and a pause
 // from this process (not the runner) succeeds. The state parses, with
 // current_tick naming the dead runner; the next tick logs the killed tick as
-// abandoned and counts it as a failure. 3 rounds.
+// abandoned and counts it as a failure. 3 rounds. Unlike the other tests,
+// the root here writes durably, as a runner does: the running marker is
+// still written without fsync (doc.go, Caveats), and the test shows that
+// this is enough against a SIGKILL, which ends the process but keeps the
+// page cache; only a power loss or kernel crash could lose the marker.
 // Ablations (run): no Pdeathsig in setGroup leaves the orphaned harness
 // holding the lock (the Acquire runs into its deadline); not writing
 // current_tick before the harness loses the abandoned line and the failure.
 func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 	const rounds = 3
+	durable := func(dir string) *Root { return NewRoot(filepath.Join(dir, "root")) }
 	if c := reexec.Child(t); c != nil {
-		l := mustOpen(t, rootIn(c.Dir), "t8")
+		l := mustOpen(t, durable(c.Dir), "t8")
 		c.Barrier()
 		l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir).Run)
 		t.Fatalf("the runner survived its tick")
@@ -454,7 +459,7 @@ func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 	}
 	for round := range rounds {
 		dir := t.TempDir()
-		l := mustCreate(t, rootIn(dir), "t8", Template{})
+		l := mustCreate(t, durable(dir), "t8", Template{})
 		runner := reexec.Start(t, 1, dir)
 		runner.Release()
 		waitTight(t, filepath.Join(dir, "harness-running-1"))

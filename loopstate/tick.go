@@ -61,14 +61,16 @@ type Result struct {
 //     schedule is disabled, log a skipped line and return it (nil error).
 //  4. Evaluate the gates; if any trips, halt, log skipped/gate and return a
 //     *HaltedError.
-//  5. Set current_tick and write the state.
+//  5. Set current_tick and write the state (atomically, without fsync: see
+//     the package's Caveats).
 //  6. Run fn with ctx bounded by gates.tick_timeout_s (WithLockTimeout does
 //     not bound it); past it the outcome is timeout.
 //  7. Re-read the state (a harness that was handed the lock may have changed
 //     it), count the tick, add its cost, update the failure counters, clear
 //     current_tick.
 //  8. Evaluate the gates in-process, as CheckGate does; halt if any trips.
-//  9. Write the state, then append the tick's line.
+//  9. Write the state (durably unless WithoutSync), then append the tick's
+//     line (without fsync).
 //
 // Tick returns the tick's log record, with a *HaltedError when the tick (or
 // its harness) halted the loop (exit code 4). If fn panics, the lock is
@@ -175,7 +177,17 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	if err := d.beginTick(now, pid); err != nil {
 		return TickRecord{}, err
 	}
-	if _, err := l.write(tx, d, data); err != nil {
+	// The running marker is written atomically but not fsynced: it guards
+	// against the death of the runner's process during the harness, and the
+	// page cache survives that (T8 kills the runner and finds the marker).
+	// A power loss may lose it, and that tick is then not counted as
+	// abandoned; its cost was never recorded in any case. A write that
+	// carries a recovered tick's counts stays durable.
+	var mark []filetxn.WriteOption
+	if len(pending) == 0 {
+		mark = append(mark, filetxn.NoSync())
+	}
+	if _, err := l.write(tx, d, data, mark...); err != nil {
 		return TickRecord{}, err
 	}
 	if err := l.appendLog(tx, pending...); err != nil {
@@ -277,7 +289,10 @@ func (d *Doc) remaining() Budget {
 	return b
 }
 
-// appendLog appends recs to the tick log in one write, under the lock.
+// appendLog appends recs to the tick log in one write, under the lock,
+// without fsync: the state that counts them is written (durably) first, and
+// a log line lost to a power loss costs the tick log a line, never the
+// state a count (see doc.go, Caveats).
 func (l *Loop) appendLog(tx *filetxn.Tx, recs ...*TickRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -286,7 +301,7 @@ func (l *Loop) appendLog(tx *filetxn.Tx, recs ...*TickRecord) error {
 	for _, r := range recs {
 		b = appendRecord(b, r)
 	}
-	return tx.Append(l.log, b)
+	return tx.Append(l.log, b, filetxn.NoSync())
 }
 
 // skipBusy logs a scheduled tick that found the lock busy. It holds no lock:
@@ -306,12 +321,9 @@ func (l *Loop) skipBusy(ctx context.Context, busy *BusyError) (TickRecord, error
 	// The one write this package makes without the lock: the engine appends
 	// only under it, and a scheduled tick that finds the lock busy must log
 	// that it skipped without waiting. One O_APPEND write cannot tear a
-	// record that the lock holder appends at the same time.
-	var opts []atomicfile.Option
-	if l.root.o.noSync {
-		opts = append(opts, atomicfile.WithoutSync())
-	}
-	if err := atomicfile.AppendFile(l.log, appendRecord(nil, &rec), 0o644, opts...); err != nil {
+	// record that the lock holder appends at the same time. Like every
+	// tick-log line, it is not fsynced.
+	if err := atomicfile.AppendFile(l.log, appendRecord(nil, &rec), 0o644, atomicfile.WithoutSync()); err != nil {
 		return rec, err
 	}
 	return rec, nil
