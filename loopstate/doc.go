@@ -53,6 +53,11 @@
 //     pause on its own loop) gets it by hand-over of the runner's held lock
 //     (lock.Handle.HandOver), which it verifies; a variable alone grants
 //     nothing.
+//   - A deleted loop stays deleted: Delete renames the loop's directory
+//     away under its lock, a caller that was waiting for that lock gets
+//     ErrDeleted, and one that comes later gets ErrNoLoop without the lock
+//     file or its directory being created again (lock.WithoutCreate), so
+//     the name is free for Create.
 //   - Gates after a tick are evaluated in-process, with the same code as
 //     check-gate, on the state re-read after the harness.
 //
@@ -95,7 +100,4 @@
 //   - Windows: the lock is not handed over to a Command (the child must not
 //     take the loop's lock), a timeout terminates only the child, and Delete
 //     fails while the loop's lock file is open.
-//   - A delete racing with a lock acquisition can leave a directory holding
-//     only a lock file; the next operation on that name, or Delete, removes
-//     it.
 package loopstate

@@ -60,7 +60,7 @@ func (l *Loop) now() time.Time { return stamp(l.root.o.now()) }
 // lock's purpose; with noWait a busy lock fails at once.
 func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
 	o := &l.root.o
-	lockOpts := append([]lock.Option{lock.WithPurpose(op + " " + l.name)}, o.lockOpts...)
+	lockOpts := append([]lock.Option{lock.WithPurpose(op + " " + l.name), lock.WithoutCreate()}, o.lockOpts...)
 	opts := []filetxn.Option{filetxn.WithLockPath(l.lock), filetxn.WithLockOptions(lockOpts...)}
 	if o.noSync {
 		opts = append(opts, filetxn.WithoutSync())
@@ -75,14 +75,14 @@ func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
 }
 
 // locked runs fn with the loop's lock held, after checking that the lock
-// file is still the loop's.
+// file is still the loop's. A loop deleted before the lock is taken has no
+// lock file, and the lock is not taken (lock.WithoutCreate): a late caller
+// gets ErrNoLoop and never brings the deleted loop's directory back. One
+// deleted while the caller waits gives ErrDeleted.
 func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *filetxn.Tx) error) error {
-	// The lock package creates a missing lock file and its directories; on a
-	// deleted loop that would leave an empty directory behind, so look first.
-	if _, err := os.Lstat(l.lock); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s", ErrNoLoop, l.name)
-	}
+	held := false
 	err := l.engine(op, noWait).Locked(ctx, func(tx *filetxn.Tx) error {
+		held = true
 		current, err := tx.Lock().Current()
 		if err != nil {
 			return err
@@ -92,6 +92,9 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 		}
 		return fn(tx)
 	})
+	if !held && errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+	}
 	return busyError(l.name, err)
 }
 
@@ -102,26 +105,10 @@ func (l *Loop) read(tx *filetxn.Tx) (*Doc, []byte, error) {
 		return nil, nil, err
 	}
 	if data == nil {
-		l.bury()
 		return nil, nil, fmt.Errorf("%w: %s", ErrNoLoop, l.name)
 	}
 	d, err := Codec{Path: l.state, Name: l.name}.Decode(data)
 	return d, data, err
-}
-
-// bury removes a loop directory that holds nothing but its lock file: the
-// trace of an acquisition that raced with a Delete (the lock package
-// creates a missing lock file). It is called with the lock held, and goes
-// through a tombstone like Delete, so that any waiter finds its lock file no
-// longer current.
-func (l *Loop) bury() {
-	ents, err := os.ReadDir(l.dir)
-	if err != nil || len(ents) != 1 || ents[0].Name() != LockFile {
-		return
-	}
-	if tomb, err := l.tombstone(); err == nil {
-		os.RemoveAll(tomb)
-	}
 }
 
 // tombstone renames the loop's directory to a hidden name (never a valid
@@ -295,17 +282,20 @@ func (l *Loop) DisableSchedule(ctx context.Context) error {
 // that was waiting for the lock finds, once it gets it, that its lock file
 // is no longer the loop's and gets ErrDeleted; the lock file itself is never
 // deleted while anyone can still find it by the loop's path. An error from
-// removing the tombstone is returned, but the loop is deleted by then.
+// removing the tombstone is returned, but the loop is deleted by then. A
+// directory that holds a lock file but no state (not a loop: the other
+// methods give ErrNoLoop) is removed the same way, and Delete returns an
+// error wrapping ErrNoLoop.
 func (l *Loop) Delete(ctx context.Context) error {
 	var tomb string
+	var missing error
 	err := l.locked(ctx, "delete", false, func(tx *filetxn.Tx) error {
 		data, err := tx.Read(l.state)
 		if err != nil {
 			return err
 		}
 		if data == nil {
-			l.bury()
-			return fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+			missing = fmt.Errorf("%w: %s", ErrNoLoop, l.name)
 		}
 		tomb, err = l.tombstone()
 		return err
@@ -313,7 +303,10 @@ func (l *Loop) Delete(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return os.RemoveAll(tomb)
+	if err := os.RemoveAll(tomb); err != nil {
+		return err
+	}
+	return missing
 }
 
 // Ticks returns the tick log, read without the lock, skipping lines that do

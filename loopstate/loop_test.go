@@ -507,6 +507,47 @@ func TestDeleteMakesWaitersFail(t *testing.T) {
 	mustCreate(t, r, "x", Template{})
 }
 
+// TestLateCallersDoNotRecreateADeletedLoop: every method of a Loop opened
+// before its loop was deleted returns ErrNoLoop (exit 3) and leaves the
+// loops directory empty: no lock file, no loop directory comes back, and
+// the name can be created again.
+// Ablation (run): without lock.WithoutCreate in Loop.engine the first
+// late call re-creates loops/x/ with a lock file in it.
+func TestLateCallersDoNotRecreateADeletedLoop(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{Schedule: Schedule{Enabled: true}})
+	if err := mustOpen(t, r, "x").Delete(ctx0); err != nil {
+		t.Fatalf("Delete = %v", err)
+	}
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"Pause", func() error { return l.Pause(ctx0, "late", "") }},
+		{"Resume", func() error { return l.Resume(ctx0) }},
+		{"Approve", func() error { return l.Approve(ctx0, "late", "") }},
+		{"CheckGate", func() error { return l.CheckGate(ctx0) }},
+		{"SetGates", func() error { return l.SetGates(ctx0, Gates{}) }},
+		{"EnableSchedule", func() error { return l.EnableSchedule(ctx0) }},
+		{"Mutate", func() error { _, err := l.Mutate(ctx0, func(*Doc) error { return nil }); return err }},
+		{"Tick manual", func() error { _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); return err }},
+		{"Tick schedule", func() error { _, err := l.Tick(ctx0, TriggerSchedule, okHarness(Cost{})); return err }},
+		{"Delete", func() error { return l.Delete(ctx0) }},
+	}
+	loops := filepath.Join(r.Dir(), LoopsDir)
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.call(); !errors.Is(err, ErrNoLoop) || ExitCode(err) != ExitNoLoop {
+				t.Errorf("%s on a deleted loop = %v, want ErrNoLoop (exit 3)", c.name, err)
+			}
+			if ents, _ := os.ReadDir(loops); len(ents) != 0 {
+				t.Fatalf("after %s on a deleted loop the loops directory holds %v, want nothing", c.name, ents)
+			}
+		})
+	}
+	mustCreate(t, r, "x", Template{})
+}
+
 // TestLockTimeoutZeroTriesOnce: with a context that is already done, an
 // operator command still takes a free lock, and on a busy one returns at
 // once a *BusyError (exit 75) that names the holder and matches the
