@@ -108,8 +108,6 @@ func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error)
 		if err != nil {
 			return err
 		}
-		c.Before = DigestOf(data)
-		c.Digest = c.Before
 		doc, err := s.codec.Decode(data)
 		if err != nil {
 			return &fs.PathError{Op: "Decode", Path: s.path, Err: err}
@@ -122,9 +120,14 @@ func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error)
 			return &fs.PathError{Op: "Encode", Path: s.path, Err: err}
 		}
 		if bytes.Equal(out, data) {
+			c.Before = DigestOf(data)
+			c.Digest = c.Before
 			return nil
 		}
-		if c.Digest, err = tx.write(s.path, out); err != nil {
+		// The digest of the bytes read is taken with the new one, beside
+		// the fsync. Nothing writes to data meanwhile: the codec keeps no
+		// reference to it (see Codec).
+		if c.Digest, c.Before, err = tx.writeHashing(s.path, out, data); err != nil {
 			return err
 		}
 		c.Written = true
@@ -308,41 +311,49 @@ func (tx *Tx) read(path, op string) ([]byte, error) {
 }
 
 func (tx *Tx) write(path string, data []byte, opts ...WriteOption) (Digest, error) {
+	d, _, err := tx.writeHashing(path, data, nil, opts...)
+	return d, err
+}
+
+// writeHashing publishes data at path as Tx.Write does and returns the
+// digests of data and of also. When they are large enough to be worth it,
+// both are computed on another goroutine while the file is synced and
+// renamed: the caller must not write to either slice until it returns.
+func (tx *Tx) writeHashing(path string, data, also []byte, opts ...WriteOption) (Digest, Digest, error) {
 	if tx.done {
-		return Digest{}, &fs.PathError{Op: "Write", Path: path, Err: ErrTxDone}
+		return Digest{}, Digest{}, &fs.PathError{Op: "Write", Path: path, Err: ErrTxDone}
 	}
 	pf, err := atomicfile.Create(path, tx.o.perm, tx.o.atomicOptions(opts)...)
 	if err != nil {
-		return Digest{}, err
+		return Digest{}, Digest{}, err
 	}
 	defer pf.Cleanup()
 	if _, err := pf.Write(data); err != nil {
-		return Digest{}, err
+		return Digest{}, Digest{}, err
 	}
 	tx.o.hooks.call(hookTempWritten)
-	// A large file's digest is computed while the fsync waits for the disk.
-	// data is not written to meanwhile, so the digest is of exactly the
-	// bytes published.
-	var d Digest
-	hashed := make(chan struct{})
-	if len(data) >= hashAside {
-		go func() { d = DigestOf(data); close(hashed) }()
+	var d, a Digest
+	hash := func() { d, a = DigestOf(data), DigestOf(also) }
+	if len(data)+len(also) < hashAside {
+		hash()
+		err = pf.CloseAtomicallyReplace()
 	} else {
-		d = DigestOf(data)
-		close(hashed)
+		hashed := make(chan struct{})
+		go func() { hash(); close(hashed) }()
+		err = pf.CloseAtomicallyReplace()
+		<-hashed
 	}
-	err = pf.CloseAtomicallyReplace()
-	<-hashed
 	if err != nil {
-		return Digest{}, err
+		return Digest{}, Digest{}, err
 	}
 	tx.o.hooks.call(hookReplaced)
-	return d, nil
+	return d, a, nil
 }
 
-// hashAside is the size from which Tx.write hashes on another goroutine,
-// beside the fsync; below it the goroutine costs more than it hides.
-const hashAside = 64 << 10
+// hashAside is the number of bytes to hash from which writeHashing hashes on
+// another goroutine, beside the fsync and the rename; below it the hand-off
+// costs about as much as it hides.
+const hashAside = 8 << 10
 
 // readFile returns the bytes at path, nil when nothing is there.
 func readFile(path, op string) ([]byte, error) {

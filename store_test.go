@@ -1,11 +1,13 @@
 package filetxn
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -343,6 +345,45 @@ func TestNoSync(t *testing.T) {
 				if b, err := os.ReadFile(path); string(b) != want || err != nil {
 					t.Errorf("ReadFile(%s) = %q, %v; want %q", path, b, err, want)
 				}
+			}
+		})
+	}
+}
+
+// bytesCodec's document is a copy of the file's bytes.
+type bytesCodec struct{}
+
+func (bytesCodec) Decode(data []byte) (*[]byte, error) { b := bytes.Clone(data); return &b, nil }
+func (bytesCodec) Encode(b *[]byte) ([]byte, error)    { return *b, nil }
+
+// TestCommitDigests checks Commit.Before and Commit.Digest against the bytes
+// on disk before and after, for files small enough to be hashed inline and
+// large enough to be hashed beside the fsync, and for a transaction that
+// writes nothing. Ablation: returning the two digests of writeHashing in
+// the wrong order, or hashing the new bytes as the old, turns it red.
+func TestCommitDigests(t *testing.T) {
+	for _, size := range []int{0, 100, hashAside/2 - 1, hashAside, 3 * hashAside} {
+		t.Run(strconv.Itoa(size), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "f")
+			old := bytes.Repeat([]byte("a"), size)
+			if err := os.WriteFile(path, old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := NewStore[*[]byte](path, bytesCodec{})
+			c, err := s.Mutate(context.Background(), func(b *[]byte) error {
+				*b = append(*b, 'b')
+				return nil
+			})
+			now, rerr := os.ReadFile(path)
+			if err != nil || rerr != nil || !c.Written {
+				t.Fatalf("Mutate = %+v, %v (ReadFile: %v)", c, err, rerr)
+			}
+			if c.Before != DigestOf(old) || c.Digest != DigestOf(now) {
+				t.Errorf("Mutate on %d bytes: Before %v, Digest %v; want %v, %v", size, c.Before, c.Digest, DigestOf(old), DigestOf(now))
+			}
+			c, err = s.Mutate(context.Background(), func(*[]byte) error { return nil })
+			if err != nil || c.Written || c.Before != DigestOf(now) || c.Digest != c.Before {
+				t.Errorf("no-op Mutate = %+v, %v; want unwritten with both digests %v", c, err, DigestOf(now))
 			}
 		})
 	}

@@ -84,14 +84,9 @@ func resolveAbs(abs string, hops int) (string, error) {
 			continue
 		}
 		next := filepath.Join(done, part)
-		fi, err := os.Lstat(next)
-		if err != nil {
+		if link, err := isSymlink(next); err != nil || !link {
 			// A name that does not exist is kept as a plain name; a later
 			// ".." removes it again, as Python's resolve does.
-			done = next
-			continue
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
 			done = next
 			continue
 		}

@@ -23,7 +23,12 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 }
 
 // ReadFile is os.ReadFile: it returns the whole file, with the same errors.
-func ReadFile(path string) ([]byte, error) {
+// On Unix it reads with bare system calls (open, fstat, read, close), without
+// an *os.File at all.
+func ReadFile(path string) ([]byte, error) { return readFile(path) }
+
+// readFileOS is ReadFile through an *os.File from OpenFile.
+func readFileOS(path string) ([]byte, error) {
 	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err

@@ -10,3 +10,5 @@ import (
 func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return os.OpenFile(path, flag, perm)
 }
+
+func readFile(path string) ([]byte, error) { return readFileOS(path) }

@@ -9,21 +9,42 @@ import (
 	"testing"
 )
 
+// TestReadFileMatchesOS checks ReadFile, and the *os.File version that other
+// systems use, against os.ReadFile: files of sizes around the first guess, a
+// file whose size fstat does not know (Linux's /proc), a missing file and a
+// directory.
 func TestReadFileMatchesOS(t *testing.T) {
 	dir := t.TempDir()
-	for _, size := range []int{0, 1, 511, 512, 513, 4096, 1 << 20} {
-		path := filepath.Join(dir, "f")
-		want := bytes.Repeat([]byte("x"), size)
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		got, err := ReadFile(path)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("ReadFile(%d bytes) = %d bytes, %v", size, len(got), err)
-		}
-	}
-	if _, err := ReadFile(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("ReadFile(missing) = %v, want fs.ErrNotExist", err)
+	for _, rf := range []struct {
+		name string
+		read func(string) ([]byte, error)
+	}{{"ReadFile", ReadFile}, {"readFileOS", readFileOS}} {
+		t.Run(rf.name, func(t *testing.T) {
+			for _, size := range []int{0, 1, 511, 512, 513, 4096, 1 << 20} {
+				path := filepath.Join(dir, "f")
+				want := bytes.Repeat([]byte("x"), size)
+				if err := os.WriteFile(path, want, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				got, err := rf.read(path)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s(%d bytes) = %d bytes, %v", rf.name, size, len(got), err)
+				}
+			}
+			if want, err := os.ReadFile("/proc/self/limits"); err == nil {
+				got, err := rf.read("/proc/self/limits")
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s(/proc/self/limits) = %q, %v; want %q", rf.name, got, err, want)
+				}
+			}
+			if _, err := rf.read(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s(missing) = %v, want fs.ErrNotExist", rf.name, err)
+			}
+			var pe *fs.PathError
+			if _, err := rf.read(dir); err == nil || !errors.As(err, &pe) || pe.Path != dir {
+				t.Errorf("%s(directory) = %v, want an *fs.PathError naming it", rf.name, err)
+			}
+		})
 	}
 	var pe *fs.PathError
 	if _, err := OpenFile(filepath.Join(dir, "f"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); !errors.Is(err, fs.ErrExist) || !errors.As(err, &pe) {

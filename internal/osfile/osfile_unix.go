@@ -21,3 +21,40 @@ func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 		return os.NewFile(uintptr(fd), path), nil
 	}
 }
+
+func readFile(path string) ([]byte, error) {
+	fd, err := retry(func() (int, error) { return unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0) })
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	size := 512
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Size > 0 && int64(int(st.Size)) == st.Size {
+		size = int(st.Size) + 1 // one more, to see EOF without growing
+	}
+	data := make([]byte, 0, size)
+	for {
+		n, err := retry(func() (int, error) { return unix.Read(fd, data[len(data):cap(data)]) })
+		if err != nil {
+			return data, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return data, nil
+		}
+		data = data[:len(data)+n]
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+}
+
+// retry calls f until it fails with something else than EINTR.
+func retry(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
