@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/board"
 )
 
@@ -17,11 +16,7 @@ func (c *cli) openBoard(file string) (*board.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng := []filetxn.Option{filetxn.WithLockOptions(c.lockOptions()...)}
-	if c.lockTimeout <= 0 {
-		eng = append(eng, filetxn.WithNoWait())
-	}
-	return board.Open(file, board.WithStateRoot(root), board.WithEngineOptions(eng...))
+	return board.Open(file, board.WithStateRoot(root), board.WithEngineOptions(c.engineOptions()...))
 }
 
 func boardAdvance(c *cli, args []string) error {
@@ -30,11 +25,8 @@ func boardAdvance(c *cli, args []string) error {
 	now := fset.String("now", "", "write this into last_updated when the row moves")
 	regress := fset.Bool("allow-regression", false, "allow the one backward move, done to awaiting-operator")
 	unordered := fset.Bool("allow-unordered", false, "overwrite a status outside the order (bmad-loop's behaviour)")
-	pos, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args, "file")
 	if err != nil {
-		return err
-	}
-	if err := need(map[string]string{"file": *file}); err != nil {
 		return err
 	}
 	if len(pos) != 2 {
@@ -48,10 +40,7 @@ func boardAdvance(c *cli, args []string) error {
 	if *unordered {
 		opts = append(opts, board.AllowUnordered())
 	}
-	if err := existing(*file); err != nil {
-		return err
-	}
-	s, err := c.openBoard(*file)
+	s, err := openExisting(*file, c.openBoard)
 	if err != nil {
 		return err
 	}
@@ -87,20 +76,10 @@ type storyJSON struct {
 func boardShow(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	file := fset.String("file", "", "the board (sprint-status.yaml)")
-	pos, err := c.parse(fset, args)
-	if err != nil {
+	if err := c.parseNoArgs(fset, args, "file"); err != nil {
 		return err
 	}
-	if err := need(map[string]string{"file": *file}); err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected arguments %q", pos)
-	}
-	if err := existing(*file); err != nil {
-		return err
-	}
-	s, err := c.openBoard(*file)
+	s, err := openExisting(*file, c.openBoard)
 	if err != nil {
 		return err
 	}

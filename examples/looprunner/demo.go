@@ -193,12 +193,8 @@ func demo(c *cli, args []string) error {
 	rounds := fset.Int("n", 50, "rounds per worker (each: append and close a ledger entry, advance a story, tick the loop)")
 	dir := fset.String("dir", "", "keep the project in this directory (default: a temporary one, removed at the end)")
 	worker := fset.Int("worker", -1, "internal: run as worker `I` of a demo")
-	pos, err := c.parse(fset, args)
-	if err != nil {
+	if err := c.parseNoArgs(fset, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected arguments %q", pos)
 	}
 	if *procs < 1 || *rounds < 1 {
 		return usagef("-procs and -n must be at least 1")

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/ledger"
 )
 
@@ -20,11 +19,7 @@ func (c *cli) openLedger(file string) (*ledger.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []ledger.Option{ledger.WithStateRoot(root), ledger.WithLockOptions(c.lockOptions()...)}
-	if c.lockTimeout <= 0 {
-		opts = append(opts, ledger.WithEngineOptions(filetxn.WithNoWait()))
-	}
-	return ledger.Open(file, opts...), nil
+	return ledger.Open(file, ledger.WithStateRoot(root), ledger.WithEngineOptions(c.engineOptions()...)), nil
 }
 
 // ledgerError adds the ledger's path to an error that names lines but not
@@ -47,14 +42,10 @@ func ledgerAdd(c *cli, args []string) error {
 	fset.StringVar(&spec.Reason, "reason", "", "why it was deferred")
 	fset.StringVar(&spec.Location, "location", "", "where in the code (default n/a)")
 	fset.StringVar(&spec.Severity, "severity", "", "critical, high, medium or low")
-	pos, err := c.parse(fset, args)
-	if err != nil {
+	if err := c.parseNoArgs(fset, args); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("unexpected arguments %q", pos)
-	}
-	if err := need(map[string]string{"file": *file, "title": spec.Title, "origin": spec.Origin, "source-spec": spec.SourceSpec, "reason": spec.Reason}); err != nil {
+	if err := need(fset, "file", "title", "origin", "source-spec", "reason"); err != nil {
 		return err
 	}
 	s, err := c.openLedger(*file)
@@ -123,17 +114,35 @@ func (c *cli) outcome(r closeReport) error {
 	return nil
 }
 
+// mutateLedger runs fn on the ledger at file, which must exist, as a probed
+// mutation within -lock-timeout. Before that it runs fn once on an empty
+// ledger, so that bad arguments (a bad date) are refused before the file is
+// read or locked. fn may thus run up to three times, each time deciding on
+// the text it is given; what it records on its last run is what counts.
+func (c *cli) mutateLedger(file string, fn func(d *ledger.Doc) error) error {
+	if err := fn(must(ledger.Parse(nil))); err != nil {
+		return err
+	}
+	s, err := openExisting(file, c.openLedger)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.lockCtx()
+	defer cancel()
+	if _, err := s.MutateProbed(ctx, fn); err != nil {
+		return ledgerError(file, err)
+	}
+	return nil
+}
+
 func ledgerClose(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	file := fset.String("file", "", "the ledger")
 	date := fset.String("date", "", "the close date, YYYY-MM-DD")
 	note := fset.String("note", "", "the resolution note")
 	op := fset.String("op", "", "an operation id that makes the close undoable by ledger reopen")
-	ids, err := c.parse(fset, args)
+	ids, err := c.parse(fset, args, "file", "date", "note")
 	if err != nil {
-		return err
-	}
-	if err := need(map[string]string{"file": *file, "date": *date, "note": *note}); err != nil {
 		return err
 	}
 	if len(ids) == 0 {
@@ -143,31 +152,16 @@ func ledgerClose(c *cli, args []string) error {
 	if *op != "" {
 		opts = append(opts, ledger.Reopenable(*op))
 	}
-	// Arguments are checked on an empty ledger first, so that a bad date is
-	// refused before the file is read or locked.
-	if _, err := must(ledger.Parse(nil)).MarkDone(ids, *date, *note, opts...); err != nil {
-		return err
-	}
-	if err := existing(*file); err != nil {
-		return err
-	}
-	s, err := c.openLedger(*file)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := c.lockCtx()
-	defer cancel()
+	// Each run classifies the ids on the text it closes them in.
 	var r closeReport
-	// The probe and the locked run each classify the ids on the text they
-	// close them in; the last run is the one that counts.
-	_, err = s.MutateProbed(ctx, func(d *ledger.Doc) error {
+	err = c.mutateLedger(*file, func(d *ledger.Doc) error {
 		cls := d.Classify(ids...)
 		closed, err := d.MarkDone(ids, *date, *note, opts...)
 		r = closeReport{File: *file, Closed: closed, AlreadyDone: cls.AlreadyDone, Unknown: cls.Unknown, Malformed: cls.Malformed}
 		return err
 	})
 	if err != nil {
-		return ledgerError(*file, err)
+		return err
 	}
 	return c.outcome(r)
 }
@@ -177,30 +171,15 @@ func ledgerReopen(c *cli, args []string) error {
 	file := fset.String("file", "", "the ledger")
 	note := fset.String("note", "", "the resolution note the close was made with")
 	op := fset.String("op", "", "the operation id the close was made with")
-	ids, err := c.parse(fset, args)
+	ids, err := c.parse(fset, args, "file", "note", "op")
 	if err != nil {
-		return err
-	}
-	if err := need(map[string]string{"file": *file, "note": *note, "op": *op}); err != nil {
 		return err
 	}
 	if len(ids) == 0 {
 		return usagef("no ids to reopen")
 	}
-	if _, err := must(ledger.Parse(nil)).MarkOpen(ids, *note, *op); err != nil {
-		return err
-	}
-	if err := existing(*file); err != nil {
-		return err
-	}
-	s, err := c.openLedger(*file)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := c.lockCtx()
-	defer cancel()
 	var r closeReport
-	_, err = s.MutateProbed(ctx, func(d *ledger.Doc) error {
+	err = c.mutateLedger(*file, func(d *ledger.Doc) error {
 		cls := d.Classify(ids...)
 		reopened, err := d.MarkOpen(ids, *note, *op)
 		var notEligible []string
@@ -213,7 +192,7 @@ func ledgerReopen(c *cli, args []string) error {
 		return err
 	})
 	if err != nil {
-		return ledgerError(*file, err)
+		return err
 	}
 	return c.outcome(r)
 }
@@ -225,11 +204,8 @@ func ledgerDecide(c *cli, args []string) error {
 	label := fset.String("label", "", "the decision, such as \"defer\" or \"fix now\"")
 	detail := fset.String("detail", "", "why")
 	closeNote := fset.String("close-note", "", "also close the entry, with this resolution note")
-	pos, err := c.parse(fset, args)
+	pos, err := c.parse(fset, args, "file", "date", "label")
 	if err != nil {
-		return err
-	}
-	if err := need(map[string]string{"file": *file, "date": *date, "label": *label}); err != nil {
 		return err
 	}
 	if len(pos) != 1 {
@@ -240,20 +216,8 @@ func ledgerDecide(c *cli, args []string) error {
 	if *closeNote != "" {
 		opts = append(opts, ledger.CloseWith(*closeNote))
 	}
-	if _, err := must(ledger.Parse(nil)).RecordDecision(id, *date, *label, *detail, opts...); err != nil {
-		return err
-	}
-	if err := existing(*file); err != nil {
-		return err
-	}
-	s, err := c.openLedger(*file)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := c.lockCtx()
-	defer cancel()
 	var found, closed bool
-	_, err = s.MutateProbed(ctx, func(d *ledger.Doc) error {
+	err = c.mutateLedger(*file, func(d *ledger.Doc) error {
 		before, _ := d.Entry(id)
 		var err error
 		found, err = d.RecordDecision(id, *date, *label, *detail, opts...)
@@ -261,7 +225,7 @@ func ledgerDecide(c *cli, args []string) error {
 		return err
 	})
 	if err != nil {
-		return ledgerError(*file, err)
+		return err
 	}
 	if !found {
 		return notFoundf("no entry %s in %s", id, *file)
@@ -287,20 +251,10 @@ func ledgerArchive(c *cli, args []string) error {
 	before := fset.String("before", "", "archive only entries closed before this date, YYYY-MM-DD (default: all closed)")
 	stamp := fset.String("stamp", "", "the date written on stubs (default: today)")
 	dry := fset.Bool("dry-run", false, "print what would move, write nothing")
-	pos, err := c.parse(fset, args)
-	if err != nil {
+	if err := c.parseNoArgs(fset, args, "file"); err != nil {
 		return err
 	}
-	if err := need(map[string]string{"file": *file}); err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected arguments %q", pos)
-	}
-	if err := existing(*file); err != nil {
-		return err
-	}
-	s, err := c.openLedger(*file)
+	s, err := openExisting(*file, c.openLedger)
 	if err != nil {
 		return err
 	}
@@ -343,23 +297,13 @@ func ledgerList(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	file := fset.String("file", "", "the ledger")
 	status := fset.String("status", "all", "which entries: open, done or all")
-	pos, err := c.parse(fset, args)
-	if err != nil {
+	if err := c.parseNoArgs(fset, args, "file"); err != nil {
 		return err
-	}
-	if err := need(map[string]string{"file": *file}); err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected arguments %q", pos)
 	}
 	if !slices.Contains([]string{"open", "done", "all"}, *status) {
 		return usagef("-status %q: want open, done or all", *status)
 	}
-	if err := existing(*file); err != nil {
-		return err
-	}
-	s, err := c.openLedger(*file)
+	s, err := openExisting(*file, c.openLedger)
 	if err != nil {
 		return err
 	}

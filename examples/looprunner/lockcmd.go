@@ -7,13 +7,20 @@ import (
 	"os"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/lock"
 )
 
-// lockOptions are the options of every lock a ledger or board command
-// takes: the command's name as the purpose, and the wait message.
-func (c *cli) lockOptions() []lock.Option {
-	return []lock.Option{lock.WithPurpose(c.name), c.waitReport()}
+// engineOptions are the engine options of every ledger and board store:
+// each lock the command takes has the command's name as its purpose and
+// reports a wait, and with -lock-timeout 0 a busy lock is tried once
+// (filetxn.WithNoWait).
+func (c *cli) engineOptions() []filetxn.Option {
+	opts := []filetxn.Option{filetxn.WithLockOptions(lock.WithPurpose(c.name), c.waitReport())}
+	if c.lockTimeout <= 0 {
+		opts = append(opts, filetxn.WithNoWait())
+	}
+	return opts
 }
 
 // waitReport prints, once, after a second of waiting, that the command
@@ -29,7 +36,9 @@ func (c *cli) sayWaiting(r lock.WaitReport) {
 	})
 }
 
-// roundDuration prints d with the precision a person reads at a glance.
+// roundDuration prints d with the precision a person reads at a glance. It
+// is the rounding lock.Holder.String applies to how long a holder has held
+// the lock; package lock does not export it.
 func roundDuration(d time.Duration) string {
 	switch {
 	case d <= 0:
@@ -55,14 +64,10 @@ type holderJSON struct {
 // lockHolder is "lock holder PATH": who holds the lock file at PATH.
 func lockHolder(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	pos, err := c.parse(fset, args)
+	path, err := c.parseOne(fset, args, "lock file")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("want one lock file, got %d arguments", len(pos))
-	}
-	path := pos[0]
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return notFoundf("no such lock file: %s", path)
 	}
@@ -100,18 +105,15 @@ func lockHolder(c *cli, args []string) error {
 // the state directory.
 func lockSidecar(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	pos, err := c.parse(fset, args)
+	file, err := c.parseOne(fset, args, "data file")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("want one data file, got %d arguments", len(pos))
 	}
 	root, err := c.stateRoot()
 	if err != nil {
 		return err
 	}
-	p, err := lock.SidecarPath(root, pos[0])
+	p, err := lock.SidecarPath(root, file)
 	if err != nil {
 		return err
 	}
@@ -120,7 +122,7 @@ func lockSidecar(c *cli, args []string) error {
 			File     string `json:"file"`
 			StateDir string `json:"state_dir"`
 			Lock     string `json:"lock"`
-		}{pos[0], root, p})
+		}{file, root, p})
 	}
 	c.printf("%s\n", p)
 	return nil

@@ -39,18 +39,15 @@ func (c *cli) openRoot(dir string, opts ...lock.Option) (*loopstate.Root, error)
 
 // openLoop parses "-root DIR NAME" and opens the loop.
 func (c *cli) openLoop(fset *flag.FlagSet, root *string, args []string) (*loopstate.Loop, error) {
-	pos, err := c.parse(fset, args)
+	name, err := c.parseOne(fset, args, "loop name")
 	if err != nil {
 		return nil, err
-	}
-	if len(pos) != 1 {
-		return nil, usagef("want one loop name, got %d arguments", len(pos))
 	}
 	r, err := c.openRoot(*root)
 	if err != nil {
 		return nil, err
 	}
-	return r.Open(context.Background(), pos[0])
+	return r.Open(context.Background(), name)
 }
 
 // loopCtx bounds the wait for a loop's lock by -lock-timeout. With 0 the
@@ -188,18 +185,15 @@ func loopCreate(c *cli, args []string) error {
 	fset.Var(optTime{&g.ExpiresAt}, "expires-at", "halt at this time (RFC 3339)")
 	fset.Var(optInt{&g.CheckpointEvery}, "checkpoint-every", "halt for a review every N ticks of the window")
 	fset.Var(optDur{&g.TickTimeout}, "tick-timeout", "the harness's wall timeout (default 30m)")
-	pos, err := c.parse(fset, args)
+	name, err := c.parseOne(fset, args, "loop name")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("want one loop name, got %d arguments", len(pos))
 	}
 	r, err := c.openRoot(*root)
 	if err != nil {
 		return err
 	}
-	l, err := r.Create(context.Background(), pos[0], t)
+	l, err := r.Create(context.Background(), name, t)
 	if err != nil {
 		return err
 	}
@@ -365,12 +359,8 @@ func scheduleText(s loopstate.Schedule) string {
 func loopList(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	root := loopFlags(fset)
-	pos, err := c.parse(fset, args)
-	if err != nil {
+	if err := c.parseNoArgs(fset, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected arguments %q", pos)
 	}
 	r, err := c.openRoot(*root)
 	if err != nil {

@@ -192,9 +192,42 @@ func (c *cli) printDefaults(fs *flag.FlagSet) {
 
 // parse parses args with fs, allowing flags after positional arguments, and
 // returns the positional arguments; those after a "--" are never flags.
-func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+// The flags named in required must then be non-empty (see need).
+func (c *cli) parse(fs *flag.FlagSet, args []string, required ...string) ([]string, error) {
 	pos, after, err := c.parseDashDash(fs, args)
-	return append(pos, after...), err
+	if err != nil {
+		return nil, err
+	}
+	if err := need(fs, required...); err != nil {
+		return nil, err
+	}
+	return append(pos, after...), nil
+}
+
+// parseNoArgs is parse for a command that takes no positional arguments:
+// any is a usage error, reported after the missing flags.
+func (c *cli) parseNoArgs(fs *flag.FlagSet, args []string, required ...string) error {
+	pos, err := c.parse(fs, args, required...)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected arguments %q", pos)
+	}
+	return nil
+}
+
+// parseOne is parse for a command that takes exactly one positional
+// argument, a what; it returns that argument.
+func (c *cli) parseOne(fs *flag.FlagSet, args []string, what string) (string, error) {
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", usagef("want one %s, got %d arguments", what, len(pos))
+	}
+	return pos[0], nil
 }
 
 // parseDashDash is parse, except that the arguments after a "--" are
@@ -269,11 +302,12 @@ func (c *cli) printf(format string, args ...any) {
 	fmt.Fprintf(c.stdout, format, args...)
 }
 
-// need returns a usage error naming the required flags that are empty.
-func need(flags map[string]string) error {
+// need returns a usage error naming the flags of fs among names that are
+// empty. Every name must be a flag of fs.
+func need(fs *flag.FlagSet, names ...string) error {
 	var missing []string
-	for name, v := range flags {
-		if v == "" {
+	for _, name := range names {
+		if fs.Lookup(name).Value.String() == "" {
 			missing = append(missing, "-"+name)
 		}
 	}
@@ -284,13 +318,17 @@ func need(flags map[string]string) error {
 	return usagef("missing %s", strings.Join(missing, ", "))
 }
 
-// existing returns an error matching fs.ErrNotExist (exit 3) when the file
-// at path does not exist, for commands that read a file rather than create
-// one.
-func existing(path string) error {
+// openExisting returns open(path), for commands that read a file rather
+// than create one: when the file at path does not exist it returns a
+// not-found error (exit 3) instead, and any other error of os.Stat as is.
+func openExisting[S any](path string, open func(string) (S, error)) (S, error) {
 	_, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return notFoundf("no such file: %s", path)
+		err = notFoundf("no such file: %s", path)
 	}
-	return err
+	if err != nil {
+		var zero S
+		return zero, err
+	}
+	return open(path)
 }
