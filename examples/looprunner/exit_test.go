@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
 )
 
@@ -27,20 +25,8 @@ func TestExitCodes(t *testing.T) {
 		e.want(0, append([]string{"loop", "create", "-root", root}, args...)...)
 	}
 	busyFile := e.write("busy.md", "")
-	busyLock, err := lock.SidecarPath(e.state, busyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := lock.Acquire(context.Background(), busyLock, lock.WithPurpose("test holds it"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Release()
-	lh, err := lock.Acquire(context.Background(), filepath.Join(root, loopstate.LoopsDir, "busy", loopstate.LockFile), lock.WithPurpose("test holds it"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lh.Release()
+	hold(t, e.sidecar(busyFile))
+	hold(t, loopLock(root, "busy"))
 
 	tests := []struct {
 		name    string

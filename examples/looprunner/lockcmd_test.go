@@ -1,24 +1,18 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
 )
 
 func TestLockSidecar(t *testing.T) {
 	e := newEnv(t)
 	f := e.write("artifacts/deferred-work.md", "")
-	want, err := lock.SidecarPath(e.state, f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := e.sidecar(f)
 	if r := e.want(0, "lock", "sidecar", f); r.stdout != want+"\n" {
 		t.Fatalf("lock sidecar = %q, want %q", r.stdout, want)
 	}
@@ -41,10 +35,7 @@ func TestLockSidecar(t *testing.T) {
 func TestLockHolder(t *testing.T) {
 	e := newEnv(t)
 	path := e.path("x.lock")
-	h, err := lock.Acquire(context.Background(), path, lock.WithPurpose("test holds it"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := hold(t, path)
 	var got holderJSON
 	decode(t, e.want(0, "-json", "lock", "holder", path), &got)
 	if !got.Held || got.Holder == nil || got.PID != os.Getpid() || got.Purpose != "test holds it" || got.Acquired.IsZero() {
@@ -79,24 +70,16 @@ func TestLockWaitNamesTheHolder(t *testing.T) {
 	root := e.path("loops")
 	e.want(0, "loop", "create", "-root", root, "ci")
 	e.want(0, "loop", "create", "-root", root, "nightly")
-	loopLock := func(name string) string { return filepath.Join(root, loopstate.LoopsDir, name, loopstate.LockFile) }
-	sidecar := func(f string) string {
-		p, err := lock.SidecarPath(e.state, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	tests := []struct {
 		name    string
 		lock    string
 		command string
 		args    []string
 	}{
-		{"ledger", sidecar(ledgerFile), "ledger close", []string{"ledger", "close", "-file", ledgerFile, "-date", "2026-06-11", "-note", "n", "DW-1"}},
-		{"board", sidecar(boardFile), "board advance", []string{"board", "advance", "-file", boardFile, "3-3-export", "done"}},
-		{"loop", loopLock("ci"), "loop pause", []string{"loop", "pause", "-root", root, "ci"}},
-		{"tick", loopLock("nightly"), "loop tick", []string{"loop", "tick", "-root", root, "nightly", "--", bin, "help"}},
+		{"ledger", e.sidecar(ledgerFile), "ledger close", []string{"ledger", "close", "-file", ledgerFile, "-date", "2026-06-11", "-note", "n", "DW-1"}},
+		{"board", e.sidecar(boardFile), "board advance", []string{"board", "advance", "-file", boardFile, "3-3-export", "done"}},
+		{"loop", loopLock(root, "ci"), "loop pause", []string{"loop", "pause", "-root", root, "ci"}},
+		{"tick", loopLock(root, "nightly"), "loop tick", []string{"loop", "tick", "-root", root, "nightly", "--", bin, "help"}},
 	}
 	t.Run("busy", func(t *testing.T) {
 		e := e.with(t)
@@ -104,11 +87,7 @@ func TestLockWaitNamesTheHolder(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				e := e.with(t)
 				t.Parallel()
-				h, err := lock.Acquire(context.Background(), tt.lock, lock.WithPurpose("test holds it"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer h.Release()
+				hold(t, tt.lock)
 				r := e.want(75, append([]string{"-lock-timeout", "2s"}, tt.args...)...)
 				holder := fmt.Sprintf("held by pid %d (", os.Getpid())
 				lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
@@ -150,15 +129,7 @@ func TestLockTimeoutZeroTriesOnce(t *testing.T) {
 		}
 	}
 	f := e.write("deferred-work.md", "")
-	p, err := lock.SidecarPath(e.state, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := lock.Acquire(context.Background(), p, lock.WithPurpose("test holds it"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Release()
+	hold(t, e.sidecar(f))
 	r := e.want(75, "-lock-timeout", "0", "ledger", "add", "-file", f, "-title", "t", "-origin", "o", "-source-spec", "s", "-reason", "r")
 	oneErrorLine(t, r, "ledger add")
 	if !strings.Contains(r.stderr, fmt.Sprintf("held by pid %d", os.Getpid())) {
@@ -166,11 +137,7 @@ func TestLockTimeoutZeroTriesOnce(t *testing.T) {
 	}
 	root := e.path("loops")
 	e.want(0, "loop", "create", "-root", root, "ci")
-	lh, err := lock.Acquire(context.Background(), filepath.Join(root, loopstate.LoopsDir, "ci", loopstate.LockFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lh.Release()
+	hold(t, loopLock(root, "ci"))
 	oneErrorLine(t, e.want(75, "-lock-timeout", "0", "loop", "approve", "-root", root, "ci"), "loop approve")
 	oneErrorLine(t, e.want(75, "-lock-timeout", "0", "loop", "tick", "-root", root, "ci", "--", bin, "help"), "loop tick")
 }

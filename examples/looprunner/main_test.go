@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/filetxn/filetxn/lock"
+	"github.com/filetxn/filetxn/loopstate"
 )
 
 // bin is the looprunner binary the tests drive, built once by TestMain
@@ -149,6 +153,35 @@ func (e *env) read(name string) string {
 		e.t.Fatal(err)
 	}
 	return string(b)
+}
+
+// sidecar returns the lock file that guards the data file f under the
+// sandbox's state directory: the lock a ledger or board command takes.
+func (e *env) sidecar(f string) string {
+	e.t.Helper()
+	p, err := lock.SidecarPath(e.state, f)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// loopLock returns the lock file of the loop name under root.
+func loopLock(root, name string) string {
+	return filepath.Join(root, loopstate.LoopsDir, name, loopstate.LockFile)
+}
+
+// hold takes the lock file at path in the test process, with the purpose
+// "test holds it", and keeps it until the test ends or the returned handle
+// is released.
+func hold(t *testing.T, path string) *lock.Handle {
+	t.Helper()
+	h, err := lock.Acquire(context.Background(), path, lock.WithPurpose("test holds it"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Release() })
+	return h
 }
 
 // decode decodes r's stdout as exactly one JSON document into v.
