@@ -11,7 +11,7 @@
 //	looprunner ledger decide  -file F -date D -label L [-detail X] [-close-note N] ID
 //	looprunner ledger archive -file F [-before D] [-stamp D] [-dry-run]
 //	looprunner ledger list    -file F [-status open|done|all]
-//	looprunner board advance  -file F [-now STR] KEY STATUS
+//	looprunner board advance  -file F [-now STR] [-allow-regression] [-allow-unordered] KEY STATUS
 //	looprunner board show     -file F
 //	looprunner loop create    -root DIR [-template T] [-paused] [gate flags] NAME
 //	looprunner loop pause|resume|approve|check-gate|show|delete -root DIR NAME
