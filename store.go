@@ -108,6 +108,8 @@ func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error)
 		if err != nil {
 			return err
 		}
+		c.Before = DigestOf(data)
+		c.Digest = c.Before
 		doc, err := s.codec.Decode(data)
 		if err != nil {
 			return &fs.PathError{Op: "Decode", Path: s.path, Err: err}
@@ -119,8 +121,6 @@ func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error)
 		if err != nil {
 			return &fs.PathError{Op: "Encode", Path: s.path, Err: err}
 		}
-		c.Before = DigestOf(data)
-		c.Digest = c.Before
 		if bytes.Equal(out, data) {
 			return nil
 		}

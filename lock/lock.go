@@ -169,9 +169,9 @@ func (h *Handle) Release() error {
 
 // Acquire blocks until it holds the lock on the file at path, or until ctx is
 // done. The file and its parent directories are created if missing (0600 and
-// 0700, under the umask; see WithoutCreate) and are never deleted. The wait costs no CPU: it
-// sleeps in the kernel (flock(2), LockFileEx) or on a channel, and wakes as
-// soon as the lock is released.
+// 0700, under the umask), unless WithoutCreate is given, and are never
+// deleted. The wait costs no CPU: it sleeps in the kernel (flock(2),
+// LockFileEx) or on a channel, and wakes as soon as the lock is released.
 //
 // Goroutines of one process that ask for the same file (by identity: a
 // symlink, a relative or a dot-dot spelling are the same file) queue inside
