@@ -85,8 +85,9 @@ func resolveAbs(abs string, hops int) (string, error) {
 		}
 		next := filepath.Join(done, part)
 		if link, err := isSymlink(next); err != nil || !link {
-			// A name that does not exist is kept as a plain name; a later
-			// ".." removes it again, as Python's resolve does.
+			// A name that is not a link is kept as it is, and so is one
+			// that does not exist (a later ".." removes it again, as
+			// Python's resolve does).
 			done = next
 			continue
 		}
