@@ -184,6 +184,14 @@ func (s *Store[D]) ReadBytes(ctx context.Context) ([]byte, error) {
 	return readFile(s.path, "Read")
 }
 
+// ReadBytesInto is ReadBytes into buf, as Tx.ReadInto reads.
+func (s *Store[D]) ReadBytesInto(ctx context.Context, buf []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return readFileInto(s.path, "Read", buf)
+}
+
 // Restore puts snapshot back as the file's contents, under the lock, but only
 // if the current bytes are a version the caller owns: their digest is among
 // owned (typically Commit.Digest values of the caller's own transactions).
@@ -266,6 +274,25 @@ func (tx *Tx) Lock() *lock.Handle { return tx.lock }
 // Read returns the bytes of the file at path, or nil when it does not exist.
 func (tx *Tx) Read(path string) ([]byte, error) { return tx.read(path, "Read") }
 
+// ReadInto is Read into the storage of buf, which the caller may reuse from
+// one transaction to the next: a read into memory already touched costs a
+// fraction of one into fresh memory, which for a large file means page
+// faults, and leaves no garbage. When the file and ReadSpare bytes more do
+// not fit in cap(buf), a new slice is allocated with that room. The returned
+// bytes then have at least ReadSpare bytes of capacity to spare, so that
+// appending a little to them happens in place. An empty file gives a non-nil
+// empty slice, a missing one nil.
+func (tx *Tx) ReadInto(path string, buf []byte) ([]byte, error) {
+	if tx.done {
+		return nil, &fs.PathError{Op: "Read", Path: path, Err: ErrTxDone}
+	}
+	return readFileInto(path, "Read", buf)
+}
+
+// ReadSpare is the room that ReadInto and ReadBytesInto leave after a file's
+// bytes when they allocate.
+const ReadSpare = 4 << 10
+
 // Write replaces the file at path with data atomically (durably unless
 // WithoutSync or NoSync) and returns the digest of data.
 func (tx *Tx) Write(path string, data []byte, opts ...WriteOption) (Digest, error) {
@@ -334,7 +361,16 @@ func (tx *Tx) write(path string, data []byte, opts ...WriteOption) (Digest, erro
 
 // readFile returns the bytes at path, nil when nothing is there.
 func readFile(path, op string) ([]byte, error) {
-	data, err := osfile.ReadFile(path)
+	return readFileWith(path, op, nil, 1)
+}
+
+// readFileInto is readFile into buf, leaving ReadSpare bytes of room.
+func readFileInto(path, op string, buf []byte) ([]byte, error) {
+	return readFileWith(path, op, buf, ReadSpare)
+}
+
+func readFileWith(path, op string, buf []byte, spare int) ([]byte, error) {
+	data, err := osfile.ReadFileInto(path, buf, spare)
 	switch {
 	case err == nil:
 		if data == nil {

@@ -277,14 +277,20 @@ func TestLockedTxEndsWithCallback(t *testing.T) {
 	if err := kept.Append(other, []byte("late")); !errors.Is(err, ErrTxDone) {
 		t.Errorf("Append after Locked returned = %v, want ErrTxDone", err)
 	}
+	if _, err := kept.ReadInto(other, nil); !errors.Is(err, ErrTxDone) {
+		t.Errorf("ReadInto after Locked returned = %v, want ErrTxDone", err)
+	}
 }
 
-// TestReadBytes: the lock-free read gives a file's bytes, a non-nil empty
-// slice for an empty file, nil for a missing one, and an error naming the
-// path for anything else.
+// TestReadBytes: the lock-free read, the same into a buffer, and the locked
+// Tx.ReadInto give a file's bytes, a non-nil empty slice for an empty file,
+// nil for a missing one, and an error naming the path for anything else; the
+// ...Into reads use the buffer given when it is large enough and leave
+// ReadSpare bytes of room.
 func TestReadBytes(t *testing.T) {
 	dir := t.TempDir()
 	file, empty := filepath.Join(dir, "f"), filepath.Join(dir, "e")
+	lockDir := t.TempDir()
 	os.WriteFile(file, []byte("7\n"), 0o644)
 	os.WriteFile(empty, nil, 0o644)
 	for _, tc := range []struct {
@@ -298,16 +304,37 @@ func TestReadBytes(t *testing.T) {
 		{"directory", dir, nil, true},
 		{"under a file", filepath.Join(file, "x"), nil, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := NewStore[*counter](tc.path, counterCodec{}).ReadBytes(context.Background())
-			if (err != nil) != tc.err || string(got) != string(tc.want) || (got == nil) != (tc.want == nil) {
-				t.Errorf("ReadBytes(%q) = %q (nil %v), %v, want %q (nil %v), error %v", tc.path, got, got == nil, err, tc.want, tc.want == nil, tc.err)
-			}
-			var pe *fs.PathError
-			if err != nil && (!errors.As(err, &pe) || pe.Path != tc.path) {
-				t.Errorf("ReadBytes(%q) error %v does not name the path", tc.path, err)
-			}
-		})
+		s := NewStore[*counter](tc.path, counterCodec{}, WithLockPath(filepath.Join(lockDir, "read.lock")))
+		reused := make([]byte, 0, 2*ReadSpare)
+		for _, read := range []struct {
+			name string
+			fn   func() ([]byte, error)
+		}{
+			{"ReadBytes", func() ([]byte, error) { return s.ReadBytes(context.Background()) }},
+			{"ReadBytesInto nil", func() ([]byte, error) { return s.ReadBytesInto(context.Background(), nil) }},
+			{"ReadBytesInto reused", func() ([]byte, error) { return s.ReadBytesInto(context.Background(), reused) }},
+			{"Tx.ReadInto", func() (got []byte, err error) {
+				lerr := s.Locked(context.Background(), func(tx *Tx) error { got, err = tx.ReadInto(tc.path, reused); return nil })
+				return got, errors.Join(err, lerr)
+			}},
+		} {
+			t.Run(tc.name+"/"+read.name, func(t *testing.T) {
+				got, err := read.fn()
+				if (err != nil) != tc.err || string(got) != string(tc.want) || (got == nil) != (tc.want == nil) {
+					t.Errorf("%s(%q) = %q (nil %v), %v, want %q (nil %v), error %v", read.name, tc.path, got, got == nil, err, tc.want, tc.want == nil, tc.err)
+				}
+				var pe *fs.PathError
+				if err != nil && (!errors.As(err, &pe) || pe.Path != tc.path) {
+					t.Errorf("%s(%q) error %v does not name the path", read.name, tc.path, err)
+				}
+				if strings.Contains(read.name, "Into") && got != nil && cap(got)-len(got) < ReadSpare {
+					t.Errorf("%s(%q) leaves %d bytes of room, want at least ReadSpare", read.name, tc.path, cap(got)-len(got))
+				}
+				if strings.HasSuffix(read.name, "reused") && len(got) > 0 && &got[0] != &reused[:1][0] {
+					t.Errorf("%s(%q) did not read into the buffer given", read.name, tc.path)
+				}
+			})
+		}
 	}
 }
 

@@ -25,21 +25,46 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 // ReadFile is os.ReadFile: it returns the whole file, with the same errors.
 // On Unix it reads with bare system calls (open, fstat, read, close), without
 // an *os.File at all.
-func ReadFile(path string) ([]byte, error) { return readFile(path) }
+func ReadFile(path string) ([]byte, error) { return readFile(path, nil, 1) }
 
-// readFileOS is ReadFile through an *os.File from OpenFile.
-func readFileOS(path string) ([]byte, error) {
+// ReadFileInto is ReadFile into buf's storage when the file fits in it with
+// spare bytes of room left over, and into a new slice of the file's size plus
+// spare otherwise. spare is at least 1: one byte more than the file lets the
+// read see the end of the file without growing the buffer. An empty file
+// gives a non-nil empty slice.
+func ReadFileInto(path string, buf []byte, spare int) ([]byte, error) {
+	return readFile(path, buf, max(spare, 1))
+}
+
+// sized returns buf[:0] if it holds size bytes with spare left over, else a
+// new slice of that capacity; size is what fstat said, -1 when unknown.
+func sized(buf []byte, size int64, spare int) []byte {
+	n := 512
+	if size > 0 && int64(int(size)) == size {
+		n = int(size)
+	}
+	if cap(buf) >= n+spare {
+		return buf[:0]
+	}
+	return make([]byte, 0, n+spare)
+}
+
+// readFileOS is ReadFileInto through an *os.File from OpenFile.
+func readFileOS(path string, buf []byte, spare int) ([]byte, error) {
 	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	size := 512
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && int64(int(fi.Size())) == fi.Size() {
-		size = int(fi.Size()) + 1 // one more, to see EOF without growing
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
 	}
-	data := make([]byte, 0, size)
+	data := sized(buf, size, spare)
 	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if err != nil {
@@ -47,9 +72,6 @@ func readFileOS(path string) ([]byte, error) {
 				return data, nil
 			}
 			return data, err
-		}
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
 		}
 	}
 }

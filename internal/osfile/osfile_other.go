@@ -11,4 +11,6 @@ func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return os.OpenFile(path, flag, perm)
 }
 
-func readFile(path string) ([]byte, error) { return readFileOS(path) }
+func readFile(path string, buf []byte, spare int) ([]byte, error) {
+	return readFileOS(path, buf, spare)
+}

@@ -18,7 +18,13 @@ func TestReadFileMatchesOS(t *testing.T) {
 	for _, rf := range []struct {
 		name string
 		read func(string) ([]byte, error)
-	}{{"ReadFile", ReadFile}, {"readFileOS", readFileOS}} {
+	}{
+		{"ReadFile", ReadFile},
+		{"readFileOS", func(p string) ([]byte, error) { return readFileOS(p, nil, 1) }},
+		{"ReadFileInto small buffer", func(p string) ([]byte, error) { return ReadFileInto(p, make([]byte, 3, 10), 1) }},
+		{"ReadFileInto large buffer", func(p string) ([]byte, error) { return ReadFileInto(p, make([]byte, 0, 2<<20), 4096) }},
+		{"readFileOS large buffer", func(p string) ([]byte, error) { return readFileOS(p, make([]byte, 0, 2<<20), 4096) }},
+	} {
 		t.Run(rf.name, func(t *testing.T) {
 			for _, size := range []int{0, 1, 511, 512, 513, 4096, 1 << 20} {
 				path := filepath.Join(dir, "f")
@@ -49,5 +55,24 @@ func TestReadFileMatchesOS(t *testing.T) {
 	var pe *fs.PathError
 	if _, err := OpenFile(filepath.Join(dir, "f"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); !errors.Is(err, fs.ErrExist) || !errors.As(err, &pe) {
 		t.Errorf("OpenFile(existing, O_EXCL) = %v, want an *fs.PathError matching fs.ErrExist", err)
+	}
+}
+
+// TestReadFileIntoReusesBuffer checks that ReadFileInto reads into the
+// caller's buffer when the file and the spare room fit, and into a new one,
+// with the spare room, when they do not.
+func TestReadFileIntoReusesBuffer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 0, 64)
+	got, err := ReadFileInto(path, buf, 16)
+	if err != nil || string(got) != "0123456789" || &got[:1][0] != &buf[:1][0] {
+		t.Errorf("ReadFileInto(10 bytes, cap 64, spare 16) = %q, %v, same array %v; want the caller's array", got, err, err == nil && &got[:1][0] == &buf[:1][0])
+	}
+	got, err = ReadFileInto(path, buf, 60)
+	if err != nil || string(got) != "0123456789" || &got[:1][0] == &buf[:1][0] || cap(got) < 70 {
+		t.Errorf("ReadFileInto(10 bytes, cap 64, spare 60) = %q (cap %d), %v; want a new array of at least 70", got, cap(got), err)
 	}
 }

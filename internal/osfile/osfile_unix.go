@@ -22,19 +22,22 @@ func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	}
 }
 
-func readFile(path string) ([]byte, error) {
+func readFile(path string, buf []byte, spare int) ([]byte, error) {
 	fd, err := retry(func() (int, error) { return unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0) })
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	size := 512
+	size := int64(-1)
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) == nil && st.Size > 0 && int64(int(st.Size)) == st.Size {
-		size = int(st.Size) + 1 // one more, to see EOF without growing
+	if unix.Fstat(fd, &st) == nil {
+		size = st.Size
 	}
-	data := make([]byte, 0, size)
+	data := sized(buf, size, spare)
 	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 		n, err := retry(func() (int, error) { return unix.Read(fd, data[len(data):cap(data)]) })
 		if err != nil {
 			return data, &fs.PathError{Op: "read", Path: path, Err: err}
@@ -43,9 +46,6 @@ func readFile(path string) ([]byte, error) {
 			return data, nil
 		}
 		data = data[:len(data)+n]
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
 	}
 }
 
