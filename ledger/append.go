@@ -2,10 +2,6 @@ package ledger
 
 import (
 	"bytes"
-	"errors"
-	"io"
-	"io/fs"
-	"os"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -51,16 +47,14 @@ func appendBytes(data []byte, specs []Spec) ([]byte, []string, bool) {
 	return out, ids, true
 }
 
-// appendSlack is the room a read buffer keeps past the file's bytes, enough
-// for a few appended entries without growing.
-const appendSlack = 4 << 10
-
 // maxPooledBuffer bounds the read buffers kept for reuse.
 const maxPooledBuffer = 64 << 20
 
-// readBuffers holds read buffers between appends: reading a large ledger into
-// fresh memory costs several times what reading it into memory already
-// touched does, and leaves megabytes of garbage per append.
+// readBuffers holds read buffers between appends, for the engine's ReadInto:
+// reading a large ledger into fresh memory costs several times what reading
+// it into memory already touched does, and leaves megabytes of garbage per
+// append. The engine leaves filetxn.ReadSpare bytes of room after what it
+// reads, enough for a few appended entries without growing.
 var readBuffers sync.Pool // of *[]byte
 
 func getReadBuffer() *[]byte {
@@ -74,51 +68,4 @@ func putReadBuffer(p *[]byte) {
 	if cap(*p) <= maxPooledBuffer {
 		readBuffers.Put(p)
 	}
-}
-
-// readInto returns the bytes of the file at path, read into *buf (grown, with
-// appendSlack bytes to spare, when too small), nil when the file does not
-// exist, and a non-nil empty slice for an empty file. Errors are the engine's
-// read errors: a *fs.PathError with Op "Read", the path and the cause.
-func readInto(path string, buf *[]byte) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, readError(path, err)
-	}
-	defer f.Close()
-	size := 0
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < maxPooledBuffer*16 {
-		size = int(fi.Size())
-	}
-	b := (*buf)[:0]
-	if cap(b) < size+appendSlack {
-		b = make([]byte, 0, size+size/64+appendSlack)
-	}
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			*buf = b
-			return nil, readError(path, err)
-		}
-	}
-	*buf = b
-	return b, nil
-}
-
-func readError(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return &fs.PathError{Op: "Read", Path: path, Err: err}
 }

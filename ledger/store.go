@@ -282,10 +282,11 @@ func (s *Store) probeInto(ctx context.Context, buf *[]byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	data, err := s.eng.ReadBytesInto(ctx, *buf)
+	if data != nil {
+		*buf = data
 	}
-	return readInto(s.path, buf)
+	return data, err
 }
 
 // appendLocked appends specs under the ledger's lock, as Mutate with
@@ -296,9 +297,12 @@ func (s *Store) appendLocked(ctx context.Context, specs []Spec, buf *[]byte, ids
 		return s.noRoot()
 	}
 	return s.eng.Locked(ctx, func(tx *filetxn.Tx) error {
-		data, err := readInto(s.path, buf)
+		data, err := tx.ReadInto(s.path, *buf)
 		if err != nil {
 			return err
+		}
+		if data != nil {
+			*buf = data
 		}
 		out, got, ok := appendBytes(data, specs)
 		if !ok {
