@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/filetxn/filetxn"
 )
@@ -113,12 +114,8 @@ func (s *Store) Advance(ctx context.Context, key, target, now string, opts ...Ad
 	// The lock-free probe, as the engine's MutateProbed makes it, but without encoding the
 	// board to compare bytes: an advance that changes no line leaves the Doc unchanged.
 	// Any other outcome, an error included, is decided again under the lock.
-	if data, err := s.s.ReadBytes(ctx); err == nil {
-		if d, err := s.codec.Decode(data); err == nil {
-			if status, err := d.advance(key, target, cfg); err == nil && !d.changed {
-				return status, nil
-			}
-		}
+	if status, ok := s.probe(ctx, key, target, cfg); ok {
+		return status, nil
 	}
 	var status string
 	_, err := s.s.Mutate(ctx, func(d *Doc) error {
@@ -142,3 +139,31 @@ func (s *Store) Status(ctx context.Context, key string) (status string, ok bool,
 	status, ok = d.Status(key)
 	return status, ok, nil
 }
+
+// probe decides Advance on a lock-free read, and reports ok when the answer needs no
+// write. It reads into a pooled buffer: the Doc keeps none of the bytes (Parse copies
+// what it keeps), and a read into fresh memory costs a board-sized allocation and its
+// page faults on every call.
+func (s *Store) probe(ctx context.Context, key, target string, cfg advanceConfig) (string, bool) {
+	buf := probeBuffers.Get().(*[]byte)
+	defer probeBuffers.Put(buf)
+	data, err := s.s.ReadBytesInto(ctx, *buf)
+	if data != nil && cap(data) <= maxProbeBuffer {
+		*buf = data[:0]
+	}
+	if err != nil {
+		return "", false
+	}
+	d, err := s.codec.Decode(data)
+	if err != nil {
+		return "", false
+	}
+	status, err := d.advance(key, target, cfg)
+	return status, err == nil && !d.changed
+}
+
+// probeBuffers holds the probe's read buffers between calls.
+var probeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxProbeBuffer bounds the buffers kept in probeBuffers.
+const maxProbeBuffer = 4 << 20

@@ -3,11 +3,13 @@ package board
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/filetxn/filetxn"
@@ -505,5 +507,44 @@ func TestStoreAdvanceReportsRefusals(t *testing.T) {
 				t.Errorf("board after a refused Advance = %q, want it unchanged", b)
 			}
 		})
+	}
+}
+
+// TestStoreProbeBuffersAreNotShared runs probes of several boards at once, from
+// several goroutines, through Stores that parse on every call (no codec cache): each
+// probe reads into a pooled buffer that another probe reuses next, so a Doc that kept
+// a reference to those bytes would answer with another board's statuses. Every no-op
+// answer must be the status of its own board. Ablation: handing the buffer back to
+// the pool before Decode and advance are done with it turns it red (under -race too).
+func TestStoreProbeBuffersAreNotShared(t *testing.T) {
+	statuses := []string{Backlog, ReadyForDev, InProgress, Review, Done}
+	var stores []*Store
+	for i, st := range statuses {
+		src := fmt.Sprintf("development_status:\n  epic-1: in-progress\n  1-1-story-%d: %s\n", i, st)
+		path, stateRoot := newBoard(t, src)
+		s := openWith(path, Codec{Path: path}, filetxn.WithStateRoot(stateRoot))
+		stores = append(stores, s)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range 200 {
+				i := (g + n) % len(stores)
+				key := fmt.Sprintf("1-1-story-%d", i)
+				got, err := stores[i].Advance(context.Background(), key, Backlog, "")
+				if err != nil || got != statuses[i] {
+					errs <- fmt.Errorf("Advance(board %d, %s, backlog) = %q, %v; want %q", i, key, got, err, statuses[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
