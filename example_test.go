@@ -67,3 +67,70 @@ func ExampleStore_Restore() {
 	fmt.Println(err != nil)
 	// Output: true
 }
+
+// A probed transaction that would change nothing decides on a lock-free read
+// and never takes the lock: here the lock file's directory cannot even be
+// created, and the no-op still succeeds.
+func ExampleStore_MutateProbed() {
+	dir, _ := os.MkdirTemp("", "filetxn-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	path := filepath.Join(dir, "count.txt")
+	os.WriteFile(path, []byte("5\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "not-a-dir"), nil, 0o644)
+	s := filetxn.NewStore[*int](path, countCodec{},
+		filetxn.WithLockPath(filepath.Join(dir, "not-a-dir", "count.lock")))
+
+	atLeast := func(min int) func(*int) error {
+		return func(n *int) error { *n = max(*n, min); return nil }
+	}
+	c, err := s.MutateProbed(ctx, atLeast(3)) // already 5: no lock, no write
+	fmt.Println(c.Written, err)
+	_, err = s.MutateProbed(ctx, atLeast(7)) // must write: needs the lock
+	fmt.Println(err != nil)
+	// Output:
+	// false <nil>
+	// true
+}
+
+// Locked holds the store's lock across several files: here a job marks itself
+// running (atomic but not fsynced: it only guards against the process dying),
+// appends to a log, and then writes its result durably. A read buffer kept
+// between transactions saves an allocation per read.
+func ExampleStore_Locked() {
+	dir, _ := os.MkdirTemp("", "filetxn-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	result := filepath.Join(dir, "result.txt")
+	marker := filepath.Join(dir, "running")
+	log := filepath.Join(dir, "jobs.log")
+	s := filetxn.NewStore[*int](result, countCodec{})
+
+	var buf []byte
+	for job := 1; job <= 2; job++ {
+		err := s.Locked(ctx, func(tx *filetxn.Tx) error {
+			data, err := tx.ReadInto(result, buf)
+			if err != nil {
+				return err
+			}
+			buf = data
+			if _, err := tx.Write(marker, []byte(strconv.Itoa(job)), filetxn.NoSync()); err != nil {
+				return err
+			}
+			if err := tx.Append(log, fmt.Appendf(nil, "job %d read %q\n", job, data)); err != nil {
+				return err
+			}
+			_, err = tx.Write(result, []byte(strconv.Itoa(job)+"\n"))
+			return err
+		})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	b, _ := os.ReadFile(log)
+	fmt.Print(string(b))
+	// Output:
+	// job 1 read ""
+	// job 2 read "1\n"
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
 	"path/filepath"
@@ -112,4 +113,30 @@ func ExampleSidecarPath() {
 	// hash digits: 16
 	// name: deferred-work.md.lock
 	// same lock for both spellings: true
+}
+
+// WithoutCreate suits a lock that lives in a directory which may be removed on
+// purpose: an acquirer that comes late learns that the directory is gone
+// instead of bringing it back.
+func ExampleWithoutCreate() {
+	dir, err := os.MkdirTemp("", "lock-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	job := filepath.Join(dir, "jobs", "nightly")
+	os.MkdirAll(job, 0o755)
+	os.WriteFile(filepath.Join(job, ".lock"), nil, 0o600)
+
+	h, err := lock.Acquire(context.Background(), filepath.Join(job, ".lock"), lock.WithoutCreate())
+	fmt.Println("before the job is removed:", err)
+	h.Release()
+
+	os.RemoveAll(job)
+	_, err = lock.Acquire(context.Background(), filepath.Join(job, ".lock"), lock.WithoutCreate())
+	_, statErr := os.Stat(job)
+	fmt.Println("after:", errors.Is(err, fs.ErrNotExist), errors.Is(statErr, fs.ErrNotExist))
+	// Output:
+	// before the job is removed: <nil>
+	// after: true true
 }
