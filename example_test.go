@@ -94,8 +94,8 @@ func ExampleStore_MutateProbed() {
 }
 
 // Locked holds the store's lock across several files: here a job marks itself
-// running (atomic but not fsynced: it only guards against the process dying),
-// appends to a log, and then writes its result durably. A read buffer kept
+// running (NotDurable: a power loss may undo the marker, a crash of the
+// process cannot), appends to a log, and then writes its result durably. A read buffer kept
 // between transactions saves an allocation per read.
 func ExampleStore_Locked() {
 	dir, _ := os.MkdirTemp("", "filetxn-example")
@@ -114,7 +114,7 @@ func ExampleStore_Locked() {
 				return err
 			}
 			buf = data
-			if _, err := tx.Write(marker, []byte(strconv.Itoa(job)), filetxn.NoSync()); err != nil {
+			if _, err := tx.Write(marker, []byte(strconv.Itoa(job)), filetxn.NotDurable()); err != nil {
 				return err
 			}
 			if err := tx.Append(log, fmt.Appendf(nil, "job %d read %q\n", job, data)); err != nil {

@@ -294,7 +294,7 @@ func (tx *Tx) ReadInto(path string, buf []byte) ([]byte, error) {
 const ReadSpare = 4 << 10
 
 // Write replaces the file at path with data atomically (durably unless
-// WithoutSync or NoSync) and returns the digest of data.
+// WithoutSync or NotDurable) and returns the digest of data.
 func (tx *Tx) Write(path string, data []byte, opts ...WriteOption) (Digest, error) {
 	return tx.write(path, data, opts...)
 }
@@ -302,30 +302,33 @@ func (tx *Tx) Write(path string, data []byte, opts ...WriteOption) (Digest, erro
 // Append appends data to the file at path (created with the store's
 // permissions under the umask if missing) in a single write(2) on a
 // descriptor opened with O_APPEND, and fsyncs it unless WithoutSync or
-// NoSync. It is for append-only logs kept beside the data, such as a tick
-// log; a crash can leave a partial last line, which readers of such logs
-// must skip.
+// NotDurable. It is for append-only logs kept beside the data, such as a
+// tick log; a crash can leave a partial last line, which readers of such
+// logs must skip.
 func (tx *Tx) Append(path string, data []byte, opts ...WriteOption) error {
 	if tx.done {
 		return &fs.PathError{Op: "Append", Path: path, Err: ErrTxDone}
 	}
-	return atomicfile.AppendFile(path, data, tx.o.perm, tx.o.atomicOptions(opts)...)
+	return atomicfile.AppendFile(path, data, tx.o.perm, tx.o.atomicOptions(opts, true)...)
 }
 
 // A WriteOption configures one Tx.Write or Tx.Append.
 type WriteOption func(*writeOptions)
 
 type writeOptions struct {
-	noSync bool
+	notDurable bool
 }
 
-// NoSync makes one Tx.Write or Tx.Append skip its fsyncs: the write is still
-// atomic (a crashed process leaves the old or the new file, and the page
-// cache keeps it), but a power loss or kernel crash may lose it. It is for
-// writes that only guard against the death of a process, such as a marker
-// that a long step is running, when a durable write follows later in the
-// same transaction.
-func NoSync() WriteOption { return func(o *writeOptions) { o.noSync = true } }
+// NotDurable lets a power loss or a kernel crash undo one Tx.Write or
+// Tx.Append, in exchange for less waiting on the disk; a process crash
+// cannot undo it. A Write still never leaves a torn or empty file: its bytes
+// are fsynced before the rename, and only the fsync of the directory, which
+// makes the rename itself durable, is skipped, so after a power loss the
+// file holds the old version or the new one. An Append is not fsynced at all
+// and may lose its bytes. It is for writes that guard only against the death
+// of a process, such as a marker that a long step is running, when a durable
+// write follows later in the same transaction.
+func NotDurable() WriteOption { return func(o *writeOptions) { o.notDurable = true } }
 
 func (tx *Tx) read(path, op string) ([]byte, error) {
 	if tx.done {
@@ -338,7 +341,7 @@ func (tx *Tx) write(path string, data []byte, opts ...WriteOption) (Digest, erro
 	if tx.done {
 		return Digest{}, &fs.PathError{Op: "Write", Path: path, Err: ErrTxDone}
 	}
-	pf, err := atomicfile.Create(path, tx.o.perm, tx.o.atomicOptions(opts)...)
+	pf, err := atomicfile.Create(path, tx.o.perm, tx.o.atomicOptions(opts, false)...)
 	if err != nil {
 		return Digest{}, err
 	}
@@ -406,14 +409,39 @@ type options struct {
 	hooks     hooks // tests only
 }
 
-// atomicOptions returns the atomicfile options of one write made with opts.
-func (o *options) atomicOptions(opts []WriteOption) []atomicfile.Option {
+// durability is how much of a write reaches stable storage before it returns.
+type durability int
+
+const (
+	durable  durability = iota // the file's data and the directory entry
+	dataOnly                   // the data; the rename may be undone by a power loss
+	volatile                   // nothing: the page cache only
+)
+
+// durability returns the durability of one write (or, when appending, one
+// append) made with opts.
+func (o *options) durability(opts []WriteOption, appending bool) durability {
 	var w writeOptions
 	for _, opt := range opts {
 		opt(&w)
 	}
-	if o.noSync || w.noSync {
+	switch {
+	case o.noSync, w.notDurable && appending:
+		return volatile
+	case w.notDurable:
+		return dataOnly
+	}
+	return durable
+}
+
+// atomicOptions returns the atomicfile options of one write (or append) made
+// with opts.
+func (o *options) atomicOptions(opts []WriteOption, appending bool) []atomicfile.Option {
+	switch o.durability(opts, appending) {
+	case volatile:
 		return []atomicfile.Option{atomicfile.WithoutSync()}
+	case dataOnly:
+		return []atomicfile.Option{atomicfile.WithoutDirSync()}
 	}
 	return nil
 }

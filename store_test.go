@@ -338,32 +338,33 @@ func TestReadBytes(t *testing.T) {
 	}
 }
 
-// TestNoSync: NoSync turns the fsyncs of one write off and nothing else: the
-// bytes land as without it, and a store made WithoutSync stays unsynced
+// TestNotDurable: NotDurable leaves a Write's data fsync on and turns its
+// directory fsync off, turns an Append's fsync off, and changes nothing else:
+// the bytes land as without it. A store made WithoutSync stays unsynced
 // whatever the write says.
-func TestNoSync(t *testing.T) {
+func TestNotDurable(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		store  []Option
-		write  []WriteOption
-		unsync bool
+		name            string
+		store           []Option
+		opts            []WriteOption
+		wrote, appended durability
 	}{
-		{"durable", nil, nil, false},
-		{"NoSync", nil, []WriteOption{NoSync()}, true},
-		{"WithoutSync store", []Option{WithoutSync()}, nil, true},
-		{"both", []Option{WithoutSync()}, []WriteOption{NoSync()}, true},
+		{"durable", nil, nil, durable, durable},
+		{"NotDurable", nil, []WriteOption{NotDurable()}, dataOnly, volatile},
+		{"WithoutSync store", []Option{WithoutSync()}, nil, volatile, volatile},
+		{"both", []Option{WithoutSync()}, []WriteOption{NotDurable()}, volatile, volatile},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newCounter(t, tc.store...)
-			if got := len(s.o.atomicOptions(tc.write)) > 0; got != tc.unsync {
-				t.Errorf("atomicOptions(%d write options) gives WithoutSync = %v, want %v", len(tc.write), got, tc.unsync)
+			if w, a := s.o.durability(tc.opts, false), s.o.durability(tc.opts, true); w != tc.wrote || a != tc.appended {
+				t.Errorf("durability of a write %v, of an append %v; want %v, %v", w, a, tc.wrote, tc.appended)
 			}
 			other := filepath.Join(filepath.Dir(s.Path()), "marker")
 			err := s.Locked(context.Background(), func(tx *Tx) error {
-				if _, err := tx.Write(other, []byte("running\n"), tc.write...); err != nil {
+				if _, err := tx.Write(other, []byte("running\n"), tc.opts...); err != nil {
 					return err
 				}
-				return tx.Append(other+".log", []byte("one\n"), tc.write...)
+				return tx.Append(other+".log", []byte("one\n"), tc.opts...)
 			})
 			if err != nil {
 				t.Fatal(err)

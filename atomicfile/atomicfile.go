@@ -67,7 +67,8 @@ type PendingFile struct {
 	path   string // as the caller gave it; the Path of every error
 	target string // path with the symlinks of its last element resolved; what is replaced
 	tmp    string // the temporary file, in target's directory
-	sync   bool   // fsync the file before the rename and the directory after it
+	sync   bool   // fsync the file before the rename
+	dsync  bool   // fsync the directory after the rename
 	op     string // Op for every error when set (by WriteFile); else each method's name
 	err    error  // the first Write error: sticky, so a short temp is never published
 	closed bool   // f has been closed
@@ -101,7 +102,7 @@ func Create(path string, perm fs.FileMode, opts ...Option) (*PendingFile, error)
 
 func create(op, path string, perm fs.FileMode, opts []Option) (*PendingFile, error) {
 	o := collect(opts)
-	pf := &PendingFile{path: path, sync: !o.noSync}
+	pf := &PendingFile{path: path, sync: !o.noSync, dsync: !o.noSync && !o.noDirSync}
 	if op != "Create" {
 		// WriteFile's steps all report as WriteFile; a PendingFile from Create
 		// names the method that failed instead.
@@ -181,8 +182,9 @@ func (pf *PendingFile) Write(p []byte) (int, error) {
 
 // CloseAtomicallyReplace publishes what was written: it fsyncs the temporary
 // file, closes it, renames it over the target and fsyncs the directory (the two
-// fsyncs are skipped under [WithoutSync]). Readers see the old file until the
-// rename and the new one after it, never a mix.
+// fsyncs are skipped under [WithoutSync], the second under [WithoutDirSync]).
+// Readers see the old file until the rename and the new one after it, never a
+// mix.
 //
 // If any step up to and including the rename fails, or a Write failed earlier,
 // the temporary file is removed, the target is untouched and the error is
@@ -224,7 +226,7 @@ func (pf *PendingFile) CloseAtomicallyReplace() error {
 	}
 
 	// 3. The atomic step.
-	if err := replace(pf.tmp, pf.target, pf.sync); err != nil {
+	if err := replace(pf.tmp, pf.target, pf.dsync); err != nil {
 		pf.Cleanup()
 		return pf.fail(method, unwrapOS(err))
 	}
@@ -234,7 +236,7 @@ func (pf *PendingFile) CloseAtomicallyReplace() error {
 	// the directory is fsynced (rename(2) promises atomicity, not durability).
 	// The temporary and the target share the directory, so one fsync covers
 	// both the new name and the old temporary name's removal.
-	if pf.sync {
+	if pf.dsync {
 		if err := syncDir(dirRaw(pf.target)); err != nil {
 			return pf.fail(method, unwrapOS(err))
 		}

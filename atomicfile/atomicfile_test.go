@@ -80,6 +80,7 @@ func TestWriteFileReplacesContents(t *testing.T) {
 		{name: "shrinks", existing: ptr(strings.Repeat("x", 10000)), data: "short"},
 		{name: "to empty", existing: ptr("old"), data: ""},
 		{name: "without sync", existing: ptr("old"), data: "fast", opts: []atomicfile.Option{atomicfile.WithoutSync()}},
+		{name: "without dir sync", existing: ptr("old"), data: "faster", opts: []atomicfile.Option{atomicfile.WithoutDirSync()}},
 		{name: "nil option ignored", data: "x", opts: []atomicfile.Option{nil}},
 	}
 	for _, tt := range tests {

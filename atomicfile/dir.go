@@ -31,7 +31,7 @@ func RenameNoReplace(oldpath, newpath string, opts ...Option) error {
 	if err := renameNoReplace(oldpath, newpath); err != nil {
 		return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: unwrapOS(err)}
 	}
-	if !o.noSync {
+	if !o.noSync && !o.noDirSync {
 		to, from := filepath.Dir(newpath), filepath.Dir(oldpath)
 		err := syncDir(to)
 		if err == nil && from != to {
@@ -87,7 +87,8 @@ func renameFallback(oldpath, newpath string) error {
 type PendingDir struct {
 	path  string // the final name, as the caller gave it
 	tmp   string // the staging directory, beside path
-	sync  bool
+	sync  bool   // fsync the staging directory before the rename
+	psync bool   // fsync the parent directories after it
 	state state
 }
 
@@ -116,7 +117,7 @@ func CreateDir(path string, perm fs.FileMode, opts ...Option) (*PendingDir, erro
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fail(unwrapOS(err))
 	}
-	pd := &PendingDir{path: path, sync: !o.noSync}
+	pd := &PendingDir{path: path, sync: !o.noSync, psync: !o.noSync && !o.noDirSync}
 	dir, base := filepath.Split(clean)
 	if dir == "" {
 		dir = "."
@@ -164,8 +165,8 @@ func (pd *PendingDir) Publish() error {
 		}
 	}
 	var opts []Option
-	if !pd.sync {
-		opts = append(opts, WithoutSync())
+	if !pd.psync {
+		opts = append(opts, WithoutDirSync())
 	}
 	if err := RenameNoReplace(pd.tmp, filepath.Clean(pd.path), opts...); err != nil {
 		var pe *fs.PathError

@@ -174,3 +174,40 @@ func assertNoTemps(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestSyncOptions checks which fsyncs each option leaves on: WithoutSync
+// skips all, WithoutDirSync only the directory's after the rename (the file's
+// data is still synced first, which is what keeps a power loss from leaving
+// an empty file).
+func TestSyncOptions(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		opts            []Option
+		file, directory bool
+	}{
+		{"durable", nil, true, true},
+		{"WithoutSync", []Option{WithoutSync()}, false, false},
+		{"WithoutDirSync", []Option{WithoutDirSync()}, true, false},
+		{"both", []Option{WithoutDirSync(), WithoutSync()}, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			pf, err := Create(filepath.Join(dir, "f"), 0o644, tt.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pf.Cleanup()
+			if pf.sync != tt.file || pf.dsync != tt.directory {
+				t.Errorf("Create: syncs file %v, directory %v; want %v, %v", pf.sync, pf.dsync, tt.file, tt.directory)
+			}
+			pd, err := CreateDir(filepath.Join(dir, "d"), 0o755, tt.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pd.Cleanup()
+			if pd.sync != tt.file || pd.psync != tt.directory {
+				t.Errorf("CreateDir: syncs staging %v, parents %v; want %v, %v", pd.sync, pd.psync, tt.file, tt.directory)
+			}
+		})
+	}
+}

@@ -6,7 +6,8 @@ type Option func(*options)
 
 // options is the resolved configuration of one call.
 type options struct {
-	noSync bool // skip the file fsync and the directory fsync
+	noSync    bool // skip the file fsync and the directory fsync
+	noDirSync bool // skip the directory fsync after a rename
 }
 
 // WithoutSync skips the fsync of the temporary file and of the directory (and,
@@ -17,6 +18,19 @@ type options struct {
 // an empty or partial file. Use it for files that can be rebuilt, or in tests.
 func WithoutSync() Option {
 	return func(o *options) { o.noSync = true }
+}
+
+// WithoutDirSync skips only the fsync of the directory after the rename (and,
+// on Windows, MoveFileEx's write-through); the new contents are still fsynced
+// before the rename. After a power loss or a kernel crash the target holds
+// the old version or the new one, never an empty or partial file, but the
+// replacement may have been undone. It suits a write whose loss matters less
+// than its latency, when a durable write follows later (for example a
+// "running" marker before a long step). [RenameNoReplace] and
+// [PendingDir.Publish] skip their fsyncs of the parent directories under it;
+// [AppendFile] syncs no directory anyway.
+func WithoutDirSync() Option {
+	return func(o *options) { o.noDirSync = true }
 }
 
 func collect(opts []Option) options {

@@ -82,19 +82,20 @@
 //     elsewhere it keeps the lock until it exits on its own. Likewise a
 //     timeout kills the harness's process group, not a descendant that left
 //     it (setsid).
-//   - Two writes of a tick are not fsynced, which brings a tick with a no-op
-//     harness from about 2.4 times the cost of one durable state write (the
-//     floor of bench_test.go) down to about 1.5 times, under 2 ms on the
-//     development machine; fsyncing the log line alone would cost 0.3 times
-//     more. The running marker (current_tick, written before the harness) is
-//     replaced atomically but not fsynced: what it guards against is the death
-//     of the runner's process mid-harness, and the page cache survives that.
-//     After a power loss or kernel crash the marker may be lost, and that tick
-//     is then not counted as abandoned (its cost was never recorded in any
-//     case). The tick log is appended without fsync, after the durable state
-//     write: after a power loss the log may lack its last lines while the
-//     state has them counted. A write that carries a recovered tick's counts
-//     stays durable.
+//   - Two writes of a tick are not made durable, which brings a tick with a
+//     no-op harness from about 2.4 times the cost of one durable state write
+//     (the floor of bench_test.go) down to about 1.9 times, under 2 ms on the
+//     development machine. The running marker (current_tick, written before
+//     the harness) replaces the state file with its bytes fsynced but without
+//     the directory fsync: a power loss or kernel crash may undo it (the file
+//     then holds the state from before the tick, never a torn or empty one),
+//     and that tick is then not counted as abandoned (its cost was never
+//     recorded in any case); the death of the runner's process, which is what
+//     the marker guards against, cannot undo it. The tick log is appended
+//     without fsync, after the durable state write: after a power loss the log
+//     may lack its last lines while the state has them counted (fsyncing the
+//     log line was measured at 0.3 times the floor more). A write that carries
+//     a recovered tick's counts stays durable.
 //   - The skipped/busy line of a scheduled tick is appended without the lock
 //     (it cannot wait for it), in a single O_APPEND write.
 //   - Windows: the lock is not handed over to a Command (the child must not

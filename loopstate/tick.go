@@ -61,8 +61,9 @@ type Result struct {
 //     schedule is disabled, log a skipped line and return it (nil error).
 //  4. Evaluate the gates; if any trips, halt, log skipped/gate and return a
 //     *HaltedError.
-//  5. Set current_tick and write the state (atomically, without fsync: see
-//     the package's Caveats).
+//  5. Set current_tick and write the state (atomically, but without the
+//     directory fsync that would make it survive a power loss: see the
+//     package's Caveats).
 //  6. Run fn with ctx bounded by gates.tick_timeout_s (WithLockTimeout does
 //     not bound it); past it the outcome is timeout.
 //  7. Re-read the state (a harness that was handed the lock may have changed
@@ -177,15 +178,17 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	if err := d.beginTick(now, pid); err != nil {
 		return TickRecord{}, err
 	}
-	// The running marker is written atomically but not fsynced: it guards
-	// against the death of the runner's process during the harness, and the
-	// page cache survives that (T8 kills the runner and finds the marker).
-	// A power loss may lose it, and that tick is then not counted as
-	// abandoned; its cost was never recorded in any case. A write that
-	// carries a recovered tick's counts stays durable.
+	// The running marker is written NotDurable: its bytes are fsynced before
+	// the rename, so the state file is never torn or empty, but the
+	// directory is not, so a power loss may undo it. It guards against the
+	// death of the runner's process during the harness, which cannot undo it
+	// (T8 kills the runner and finds the marker); after a power loss that
+	// tick is not counted as abandoned, and its cost was never recorded in
+	// any case. A write that carries a recovered tick's counts stays
+	// durable.
 	var mark []filetxn.WriteOption
 	if len(pending) == 0 {
-		mark = append(mark, filetxn.NoSync())
+		mark = append(mark, filetxn.NotDurable())
 	}
 	if _, err := l.write(tx, d, data, mark...); err != nil {
 		return TickRecord{}, err
@@ -301,7 +304,7 @@ func (l *Loop) appendLog(tx *filetxn.Tx, recs ...*TickRecord) error {
 	for _, r := range recs {
 		b = appendRecord(b, r)
 	}
-	return tx.Append(l.log, b, filetxn.NoSync())
+	return tx.Append(l.log, b, filetxn.NotDurable())
 }
 
 // skipBusy logs a scheduled tick that found the lock busy. It holds no lock:
