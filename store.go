@@ -184,7 +184,10 @@ func (s *Store[D]) ReadBytes(ctx context.Context) ([]byte, error) {
 	return readFile(s.path, "Read")
 }
 
-// ReadBytesInto is ReadBytes into buf, as Tx.ReadInto reads.
+// ReadBytesInto is ReadBytes into the storage of buf, with the buffer rules
+// of Tx.ReadInto: the bytes returned may alias buf, and the caller may reuse
+// buf for the next read once it is done with them. Like ReadBytes it takes
+// no lock, does not block, and returns ctx.Err() if ctx is already done.
 func (s *Store[D]) ReadBytesInto(ctx context.Context, buf []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -276,12 +279,13 @@ func (tx *Tx) Read(path string) ([]byte, error) { return tx.read(path, "Read") }
 
 // ReadInto is Read into the storage of buf, which the caller may reuse from
 // one transaction to the next: a read into memory already touched costs a
-// fraction of one into fresh memory, which for a large file means page
-// faults, and leaves no garbage. When the file and ReadSpare bytes more do
-// not fit in cap(buf), a new slice is allocated with that room. The returned
-// bytes then have at least ReadSpare bytes of capacity to spare, so that
-// appending a little to them happens in place. An empty file gives a non-nil
-// empty slice, a missing one nil.
+// fraction of one into fresh memory (for a large file, page faults), and
+// leaves no garbage. The length of buf is ignored and its contents are
+// overwritten. When the file does not fit in cap(buf) with a few KiB to
+// spare, a new slice is allocated instead. Either way the bytes returned
+// alias the storage they were read into and have at least 4 KiB of capacity
+// after them, so that appending a little to them happens in place. An empty
+// file gives a non-nil empty slice, a missing one nil.
 func (tx *Tx) ReadInto(path string, buf []byte) ([]byte, error) {
 	if tx.done {
 		return nil, &fs.PathError{Op: "Read", Path: path, Err: ErrTxDone}
@@ -289,9 +293,9 @@ func (tx *Tx) ReadInto(path string, buf []byte) ([]byte, error) {
 	return readFileInto(path, "Read", buf)
 }
 
-// ReadSpare is the room that ReadInto and ReadBytesInto leave after a file's
-// bytes when they allocate.
-const ReadSpare = 4 << 10
+// readSpare is the room that ReadInto and ReadBytesInto leave after a file's
+// bytes.
+const readSpare = 4 << 10
 
 // Write replaces the file at path with data atomically (durably unless
 // WithoutSync or NotDurable) and returns the digest of data.
@@ -367,9 +371,10 @@ func readFile(path, op string) ([]byte, error) {
 	return readFileWith(path, op, nil, 1)
 }
 
-// readFileInto is readFile into buf, leaving ReadSpare bytes of room.
+// readFileInto is readFile into buf, leaving readSpare bytes of room (the
+// extra byte is the one that lets the read see the end of the file).
 func readFileInto(path, op string, buf []byte) ([]byte, error) {
-	return readFileWith(path, op, buf, ReadSpare)
+	return readFileWith(path, op, buf, readSpare+1)
 }
 
 func readFileWith(path, op string, buf []byte, spare int) ([]byte, error) {

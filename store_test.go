@@ -286,7 +286,7 @@ func TestLockedTxEndsWithCallback(t *testing.T) {
 // Tx.ReadInto give a file's bytes, a non-nil empty slice for an empty file,
 // nil for a missing one, and an error naming the path for anything else; the
 // ...Into reads use the buffer given when it is large enough and leave
-// ReadSpare bytes of room.
+// at least 4 KiB of room.
 func TestReadBytes(t *testing.T) {
 	dir := t.TempDir()
 	file, empty := filepath.Join(dir, "f"), filepath.Join(dir, "e")
@@ -305,7 +305,7 @@ func TestReadBytes(t *testing.T) {
 		{"under a file", filepath.Join(file, "x"), nil, true},
 	} {
 		s := NewStore[*counter](tc.path, counterCodec{}, WithLockPath(filepath.Join(lockDir, "read.lock")))
-		reused := make([]byte, 0, 2*ReadSpare)
+		reused := make([]byte, 0, 2*readSpare)
 		for _, read := range []struct {
 			name string
 			fn   func() ([]byte, error)
@@ -327,8 +327,8 @@ func TestReadBytes(t *testing.T) {
 				if err != nil && (!errors.As(err, &pe) || pe.Path != tc.path) {
 					t.Errorf("%s(%q) error %v does not name the path", read.name, tc.path, err)
 				}
-				if strings.Contains(read.name, "Into") && got != nil && cap(got)-len(got) < ReadSpare {
-					t.Errorf("%s(%q) leaves %d bytes of room, want at least ReadSpare", read.name, tc.path, cap(got)-len(got))
+				if strings.Contains(read.name, "Into") && got != nil && cap(got)-len(got) < readSpare {
+					t.Errorf("%s(%q) leaves %d bytes of room, want at least readSpare", read.name, tc.path, cap(got)-len(got))
 				}
 				if strings.HasSuffix(read.name, "reused") && len(got) > 0 && &got[0] != &reused[:1][0] {
 					t.Errorf("%s(%q) did not read into the buffer given", read.name, tc.path)

@@ -10,13 +10,13 @@ import "golang.org/x/sys/unix"
 // removed and old renamed to new ... a link named new shall remain visible").
 // Durability is the directory fsync's job, so durable is unused here.
 //
-// It calls rename(2) directly: os.Rename first stats to, to refuse a
+// It calls renameat(2) directly: os.Rename first stats to, to refuse a
 // directory, and Create has already refused every target that is not a
 // regular file (one that has become a directory since makes rename(2) fail
 // with EISDIR).
 func replace(from, to string, durable bool) error {
 	for {
-		err := unix.Rename(from, to)
+		err := unix.Renameat(unix.AT_FDCWD, from, unix.AT_FDCWD, to)
 		if err == unix.EINTR {
 			continue
 		}

@@ -53,7 +53,7 @@ const maxPooledBuffer = 64 << 20
 // readBuffers holds read buffers between appends, for the engine's ReadInto:
 // reading a large ledger into fresh memory costs several times what reading
 // it into memory already touched does, and leaves megabytes of garbage per
-// append. The engine leaves filetxn.ReadSpare bytes of room after what it
+// append. The engine leaves at least 4 KiB of room after what it
 // reads, enough for a few appended entries without growing.
 var readBuffers sync.Pool // of *[]byte
 

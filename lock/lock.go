@@ -59,7 +59,10 @@ func WithoutHolder() Option { return func(o *options) { o.noHolder = true } }
 // fs.ErrNotExist, when the lock file does not exist, instead of creating it
 // and its directories. It suits a lock file that lives in a directory someone
 // may delete on purpose (a removed job's state directory): a late acquirer
-// then learns that the directory is gone instead of bringing it back.
+// then learns that the directory is gone instead of bringing it back. A
+// caller that was already waiting when the file was removed still gets the
+// lock, on the removed file: check Handle.Current after acquiring when that
+// matters.
 func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
 
 // WithWaitReport calls fn once, from another goroutine, when a wait has lasted

@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 )
 
 // OpenFile is os.OpenFile for regular files and directories, returning the
@@ -30,8 +31,9 @@ func ReadFile(path string) ([]byte, error) { return readFile(path, nil, 1) }
 // ReadFileInto is ReadFile into buf's storage when the file fits in it with
 // spare bytes of room left over, and into a new slice of the file's size plus
 // spare otherwise. spare is at least 1: one byte more than the file lets the
-// read see the end of the file without growing the buffer. An empty file
-// gives a non-nil empty slice.
+// read see the end of the file without growing the buffer. The bytes returned
+// have at least spare-1 bytes of capacity after them. An empty file gives a
+// non-nil empty slice.
 func ReadFileInto(path string, buf []byte, spare int) ([]byte, error) {
 	return readFile(path, buf, max(spare, 1))
 }
@@ -47,6 +49,13 @@ func sized(buf []byte, size int64, spare int) []byte {
 		return buf[:0]
 	}
 	return make([]byte, 0, n+spare)
+}
+
+// withSpare returns data with at least spare-1 bytes of capacity after it,
+// moving it when a file grew while it was read or its size was unknown.
+// (spare counts the byte that let the read see the end of the file.)
+func withSpare(data []byte, spare int) []byte {
+	return slices.Grow(data, spare-1)
 }
 
 // readFileOS is ReadFileInto through an *os.File from OpenFile.
@@ -69,7 +78,7 @@ func readFileOS(path string, buf []byte, spare int) ([]byte, error) {
 		data = data[:len(data)+n]
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return data, nil
+				return withSpare(data, spare), nil
 			}
 			return data, err
 		}

@@ -76,3 +76,23 @@ func TestReadFileIntoReusesBuffer(t *testing.T) {
 		t.Errorf("ReadFileInto(10 bytes, cap 64, spare 60) = %q (cap %d), %v; want a new array of at least 70", got, cap(got), err)
 	}
 }
+
+// TestReadFileIntoKeepsSpareRoom checks the room promised after the bytes
+// when fstat cannot tell the size (Linux's /proc files say 0), so that the
+// first guess is filled and the read must grow. Ablation: returning the bytes
+// without withSpare turns it red.
+func TestReadFileIntoKeepsSpareRoom(t *testing.T) {
+	const path = "/proc/self/maps" // several KiB on any running process
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("no", path)
+	}
+	for _, rf := range []struct {
+		name string
+		read func(string, []byte, int) ([]byte, error)
+	}{{"ReadFileInto", ReadFileInto}, {"readFileOS", readFileOS}} {
+		got, err := rf.read(path, nil, 4097)
+		if err != nil || len(got) == 0 || cap(got)-len(got) < 4096 {
+			t.Errorf("%s(%s, nil, 4097) = %d bytes with %d to spare, %v; want at least 4096 to spare", rf.name, path, len(got), cap(got)-len(got), err)
+		}
+	}
+}

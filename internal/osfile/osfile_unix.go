@@ -38,16 +38,22 @@ func readFile(path string, buf []byte, spare int) ([]byte, error) {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}
-		n, err := retry(func() (int, error) { return unix.Read(fd, data[len(data):cap(data)]) })
+		// At most maxRead at once: darwin and the BSDs refuse reads of 2 GiB
+		// or more with EINVAL.
+		room := data[len(data):min(cap(data), len(data)+maxRead)]
+		n, err := retry(func() (int, error) { return unix.Read(fd, room) })
 		if err != nil {
 			return data, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if n == 0 {
-			return data, nil
+			return withSpare(data, spare), nil
 		}
 		data = data[:len(data)+n]
 	}
 }
+
+// maxRead is the most one read(2) asks for, as in package os.
+const maxRead = 1 << 30
 
 // retry calls f until it fails with something else than EINTR.
 func retry(f func() (int, error)) (int, error) {
