@@ -6,23 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/filetxn/filetxn/internal/corpus"
 )
 
-// corpusDir holds the real boards from public projects that the shared corpus collects.
-// They are not copied into this repository; set FILETXN_CORPUS to another copy of the
-// corpus folder, and the tests skip when none is found.
-func corpusDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("FILETXN_CORPUS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "corpus")
-	}
-	dir = filepath.Join(dir, "boards")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("corpus not found at %s (set FILETXN_CORPUS): %v", dir, err)
-	}
-	return dir
-}
+// corpusDir is the shared corpus's folder of boards (see package corpus); the
+// tests skip when it is absent.
+func corpusDir(t *testing.T) string { return corpus.Dir(t, "boards") }
 
 // corpusBoards says, for every board of the corpus, whether it loads or is refused, and why.
 var corpusBoards = []struct {

@@ -6,23 +6,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/filetxn/filetxn/internal/corpus"
 )
 
-// corpusDir holds real deferred-work ledgers from public projects, shared by
-// the filetxn team outside this repository (FILETXN_CORPUS overrides it). The
+// corpusDir is the shared corpus's folder of ledgers (see package corpus); the
 // tests skip when it is absent.
-func corpusDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("FILETXN_CORPUS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "corpus")
-	}
-	dir = filepath.Join(dir, "ledgers")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no ledger corpus at %s", dir)
-	}
-	return dir
-}
+func corpusDir(t *testing.T) string { return corpus.Dir(t, "ledgers") }
 
 // corpusFacts are what Python's own regexes say about each corpus file
 // (HEADING_RE matches, open status lines, next_seq), computed once with
