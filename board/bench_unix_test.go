@@ -37,6 +37,23 @@ func benchBoard() (string, []string) {
 	return b.String(), keys
 }
 
+// benchStore writes benchBoard in a fresh directory and opens it with a sidecar lock
+// under dir/state; it returns the Store, the directory, the board and its story keys.
+func benchStore(b *testing.B) (s *Store, dir, src string, keys []string) {
+	b.Helper()
+	src, keys = benchBoard()
+	dir = b.TempDir()
+	path := filepath.Join(dir, "sprint-status.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	s, err := Open(path, WithStateRoot(filepath.Join(dir, "state")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, dir, src, keys
+}
+
 // flipper makes every Advance a real write: it moves story i between done and
 // awaiting-operator (the allowlisted regression), remembering where each one is.
 type flipper struct {
@@ -69,16 +86,7 @@ func (f *flipper) next() (key, target string) {
 // itself, untimed, in blocks interleaved with its own advances, on the same file system,
 // and reports it (floor-ns/op) and the ratio (x-floor): one run gives the ratio.
 func BenchmarkAdvance(b *testing.B) {
-	src, keys := benchBoard()
-	dir := b.TempDir()
-	path := filepath.Join(dir, "sprint-status.yaml")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	s, err := Open(path, WithStateRoot(filepath.Join(dir, "state")))
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, dir, src, keys := benchStore(b)
 	floor := newRawFloor(b, filepath.Join(dir, "floor"), src)
 	f := newFlipper(keys)
 	ctx := context.Background()
@@ -115,16 +123,7 @@ func BenchmarkAdvance(b *testing.B) {
 // BenchmarkMutate50 measures 50 advances batched in one durable Mutate; compare with
 // BenchmarkAdvance (issue 4 asks for at most 1.5x).
 func BenchmarkMutate50(b *testing.B) {
-	src, keys := benchBoard()
-	dir := b.TempDir()
-	path := filepath.Join(dir, "sprint-status.yaml")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	s, err := Open(path, WithStateRoot(filepath.Join(dir, "state")))
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, _, src, keys := benchStore(b)
 	f := newFlipper(keys)
 	ctx := context.Background()
 	b.SetBytes(int64(len(src)))
