@@ -211,7 +211,7 @@ func (pf *PendingFile) CloseAtomicallyReplace() error {
 	// file systems that commit the rename before the data (ext4 without
 	// auto_da_alloc, XFS, btrfs in some modes).
 	if pf.sync {
-		if err := pf.f.Sync(); err != nil {
+		if err := syncFile(pf.f); err != nil {
 			pf.Cleanup()
 			return pf.fail(method, unwrapOS(err))
 		}
@@ -307,4 +307,24 @@ func kind(m fs.FileMode) string {
 		return "device"
 	}
 	return "irregular file"
+}
+
+// synced, when a test sets it, is told of every fsync this package makes:
+// the path of a directory, or of a file being staged.
+var synced func(path string)
+
+// syncFile fsyncs f ([os.File.Sync]: EINTR retried, F_FULLFSYNC on Darwin).
+func syncFile(f *os.File) error {
+	if synced != nil {
+		synced(f.Name())
+	}
+	return f.Sync()
+}
+
+// syncDir fsyncs the directory dir (see syncDirOS).
+func syncDir(dir string) error {
+	if synced != nil {
+		synced(dir)
+	}
+	return syncDirOS(dir)
 }

@@ -11,14 +11,14 @@ import (
 	"github.com/filetxn/filetxn/internal/osfile"
 )
 
-// syncDir fsyncs the directory dir, which makes a rename inside it durable.
+// syncDirOS fsyncs the directory dir, which makes a rename inside it durable.
 // [os.File.Sync] retries EINTR and uses F_FULLFSYNC on Darwin.
 //
 // Some file systems (several FUSE ones, some network ones) cannot fsync a
 // directory and say so with EINVAL or ENOTSUP. There is nothing stronger to
 // ask of them, so that is not an error; PostgreSQL's fsync_fname makes the same
 // call for directories.
-func syncDir(dir string) error {
+func syncDirOS(dir string) error {
 	d, err := osfile.OpenFile(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return err

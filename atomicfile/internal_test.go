@@ -175,10 +175,12 @@ func assertNoTemps(t *testing.T, dir string) {
 	}
 }
 
-// TestSyncOptions checks which fsyncs each option leaves on: WithoutSync
-// skips all, WithoutDirSync only the directory's after the rename (the file's
-// data is still synced first, which is what keeps a power loss from leaving
-// an empty file).
+// TestSyncOptions checks which fsyncs each option leaves on, by watching the
+// fsyncs WriteFile and AppendFile make: WithoutSync skips all, WithoutDirSync
+// only the directory's after the rename (the file's data is still synced
+// first, which is what keeps a power loss from leaving an empty file).
+// Ablation: syncing the directory under pf.sync instead of pf.dsync, or
+// skipping the data fsync under WithoutDirSync, turns it red.
 func TestSyncOptions(t *testing.T) {
 	for _, tt := range []struct {
 		name            string
@@ -192,6 +194,30 @@ func TestSyncOptions(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
+			var files, dirs int
+			synced = func(path string) {
+				if path == dir {
+					dirs++
+				} else {
+					files++
+				}
+			}
+			defer func() { synced = nil }()
+			if err := WriteFile(filepath.Join(dir, "w"), []byte("x"), 0o644, tt.opts...); err != nil {
+				t.Fatal(err)
+			}
+			if (files == 1) != tt.file || (dirs == 1) != tt.directory || files > 1 || dirs > 1 {
+				t.Errorf("WriteFile synced %d files and %d directories; want file %v, directory %v", files, dirs, tt.file, tt.directory)
+			}
+			files, dirs = 0, 0
+			if err := AppendFile(filepath.Join(dir, "a"), []byte("x\n"), 0o644, tt.opts...); err != nil {
+				t.Fatal(err)
+			}
+			if (files == 1) != tt.file || dirs != 0 || files > 1 {
+				t.Errorf("AppendFile synced %d files and %d directories; want file %v", files, dirs, tt.file)
+			}
+			synced = nil
+
 			pf, err := Create(filepath.Join(dir, "f"), 0o644, tt.opts...)
 			if err != nil {
 				t.Fatal(err)

@@ -28,7 +28,7 @@ func replace(from, to string, durable bool) error {
 	return os.Rename(from, to)
 }
 
-func syncDir(dir string) error {
+func syncDirOS(dir string) error {
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		d.Close()
