@@ -235,19 +235,14 @@ func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
-	// Python's appender creates the ledger's directory; the engine does not.
-	if dir := filepath.Dir(s.path); dir != "" {
-		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			if err := os.MkdirAll(dir, 0o777); err != nil {
-				return nil, err
-			}
-		}
-	}
 	var ids []string
 	buf := getReadBuffer()
 	defer putReadBuffer(buf)
 	for _, sp := range specs {
 		if sp.CrossSpecDedupe {
+			if err := s.makeDir(); err != nil {
+				return nil, err
+			}
 			err := s.appendLocked(ctx, specs, buf, &ids)
 			return ids, err
 		}
@@ -271,8 +266,24 @@ func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
 			}
 		}
 	}
+	if data == nil { // a missing ledger, or a probe that failed: its directory may be missing too
+		if err := s.makeDir(); err != nil {
+			return nil, err
+		}
+	}
 	err = s.appendLocked(ctx, specs, buf, &ids)
 	return ids, err
+}
+
+// makeDir creates the ledger's directory if it is missing, as Python's
+// appender does (the engine does not), before the lock is taken: a lock file
+// placed beside the ledger would otherwise create it 0700.
+func (s *Store) makeDir() error {
+	dir := filepath.Dir(s.path)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return os.MkdirAll(dir, 0o777)
+	}
+	return nil
 }
 
 // probeInto is [Store.probe] reading into buf.

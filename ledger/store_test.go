@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -629,6 +630,37 @@ func TestAFailingProbeReadFallsThroughToTheLock(t *testing.T) {
 			}
 			if string(readOrNil(t, s.Path())) != string(before) {
 				t.Errorf("the ledger changed")
+			}
+		})
+	}
+}
+
+// TestAppendCreatesTheLedgersDirectory: Append to a ledger whose directory is
+// missing creates the directory (mode 0777 under the umask, as Python's
+// appender does, even with the lock beside the ledger) and the ledger, on the
+// plain path and on the CrossSpecDedupe path that skips the probe. Ablation:
+// dropping either makeDir call turns it red.
+func TestAppendCreatesTheLedgersDirectory(t *testing.T) {
+	for _, cross := range []bool{false, true} {
+		t.Run(fmt.Sprintf("CrossSpecDedupe=%v", cross), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "a", "b", "deferred-work.md")
+			s := Open(path, WithLockBeside())
+			spec := Spec{Title: "t", Origin: "o", SourceSpec: "s.md", Reason: "r", CrossSpecDedupe: cross}
+			ids, err := s.Append(context.Background(), spec)
+			if err != nil || len(ids) != 1 || ids[0] == "" {
+				t.Fatalf("Append into a missing directory = %v, %v; want one id", ids, err)
+			}
+			ref := filepath.Join(t.TempDir(), "ref")
+			if err := os.MkdirAll(ref, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := os.Stat(ref)
+			fi, err := os.Stat(filepath.Dir(path))
+			if err != nil || fi.Mode() != want.Mode() {
+				t.Errorf("Stat(ledger directory) = %v, %v; want %v, as MkdirAll(0777) makes it", fi.Mode(), err, want.Mode())
+			}
+			if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), ids[0]) {
+				t.Errorf("ledger after Append = %q, %v; want %s in it", b, err, ids[0])
 			}
 		})
 	}
