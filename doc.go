@@ -4,8 +4,9 @@
 // A Store[D] pairs a data file with a Codec[D] and a lock file. Mutate takes
 // the lock, reads and decodes the file, calls fn once, encodes, and replaces
 // the file atomically only if its bytes changed, then releases the lock. View
-// reads one whole version without locking. The typed stores in packages
-// ledger, board and loopstate are built on it.
+// reads one whole version without locking. Update is Mutate without the
+// Commit's digests, for callers that only need to know whether it wrote. The
+// typed stores in packages ledger, board and loopstate are built on it.
 //
 // # Guarantees
 //

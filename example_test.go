@@ -52,6 +52,26 @@ func ExampleStore_Mutate() {
 	// Output: 3 false
 }
 
+// Update is the transaction of Mutate for a caller that only needs to know
+// whether the file was written. With WithBufferReuse (countCodec keeps
+// nothing of the bytes it decodes) every transaction reads into a buffer the
+// store reuses.
+func ExampleStore_Update() {
+	dir, _ := os.MkdirTemp("", "filetxn-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	s := filetxn.NewStore[*int](filepath.Join(dir, "count.txt"), countCodec{}, filetxn.WithBufferReuse())
+
+	setTo := func(v int) func(*int) error { return func(n *int) error { *n = v; return nil } }
+	written, err := s.Update(ctx, setTo(4))
+	fmt.Println(written, err)
+	written, err = s.Update(ctx, setTo(4)) // the same bytes: nothing written
+	fmt.Println(written, err)
+	// Output:
+	// true <nil>
+	// false <nil>
+}
+
 // Restore puts a snapshot back only over versions the caller wrote itself.
 func ExampleStore_Restore() {
 	dir, _ := os.MkdirTemp("", "filetxn-example")

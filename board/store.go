@@ -63,6 +63,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 }
 
 func openWith(path string, codec Codec, opts ...filetxn.Option) *Store {
+	// The Codec keeps none of the bytes it decodes (Parse and the cache copy what
+	// they keep), so the engine may read every transaction into a reused buffer.
+	opts = append([]filetxn.Option{filetxn.WithBufferReuse()}, opts...)
 	return &Store{path: path, codec: codec, s: filetxn.NewStore[*Doc](path, codec, opts...)}
 }
 
@@ -118,7 +121,7 @@ func (s *Store) Advance(ctx context.Context, key, target, now string, opts ...Ad
 		return status, nil
 	}
 	var status string
-	_, err := s.s.Mutate(ctx, func(d *Doc) error {
+	_, err := s.s.Update(ctx, func(d *Doc) error {
 		var err error
 		status, err = d.advance(key, target, cfg)
 		return err
