@@ -28,13 +28,21 @@ func readFile(path string, buf []byte, spare int) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	size := int64(-1)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) == nil {
-		size = st.Size
+	// A buffer with some room is read into without asking the file's size
+	// first: one system call less in the common case of a buffer reused for
+	// the same file. Only a file that fills it is sized with fstat, once.
+	data, sized := buf[:0], false
+	if cap(buf) < minUnsized+spare {
+		data, sized = fit(fd, buf, spare), true
 	}
-	data := sized(buf, size, spare)
 	for {
+		if len(data) == cap(data) && !sized {
+			// The file is at least as large as the buffer: size it, once.
+			sized = true
+			if whole := fit(fd, nil, spare); cap(whole) > cap(data) {
+				data = append(whole, data...)
+			}
+		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}
@@ -51,6 +59,21 @@ func readFile(path string, buf []byte, spare int) ([]byte, error) {
 		data = data[:len(data)+n]
 	}
 }
+
+// fit returns a buffer for the file open at fd: buf[:0] if it holds the
+// file's size (as fstat tells) with spare bytes left over, else a new one.
+func fit(fd int, buf []byte, spare int) []byte {
+	size := int64(-1)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil {
+		size = st.Size
+	}
+	return sized(buf, size, spare)
+}
+
+// minUnsized is the least room a buffer must have, beyond the spare bytes,
+// to be read into without an fstat first.
+const minUnsized = 4 << 10
 
 // maxRead is the most one read(2) asks for, as in package os.
 const maxRead = 1 << 30
