@@ -64,6 +64,11 @@ func resolve(path string) (string, error) {
 		}
 		path = wd + string(filepath.Separator) + path
 	}
+	if linkFree(path) {
+		// Nothing to resolve: with no link on the way, the kernel's ".." is
+		// the lexical one.
+		return filepath.Clean(path), nil
+	}
 	return resolveAbs(path, 0)
 }
 
