@@ -4,7 +4,6 @@ package lock
 
 import (
 	"errors"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -55,28 +54,4 @@ func isWouldBlock(err error) bool {
 func isNotSupported(err error) bool {
 	return errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) ||
 		errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.ENOSYS)
-}
-
-// idOfPath returns the identity of the file that path names, following
-// symlinks.
-func idOfPath(path string) (fileID, error) {
-	var st unix.Stat_t
-	for {
-		err := unix.Stat(path, &st)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fileID{}, &os.PathError{Op: "stat", Path: path, Err: err}
-		}
-		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
-	}
-}
-
-func idOfFile(f *os.File) (fileID, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return fileID{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
-	}
-	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
 }
