@@ -131,12 +131,12 @@ func create(op, path string, perm fs.FileMode, opts []Option) (*PendingFile, err
 	}
 
 	// O_EXCL: the name is ours alone, and the create is where the umask applies
-	// to a new file's perm. An existing target's mode is copied below with
-	// fchmod, which the umask does not touch.
+	// to a new file's perm. An existing target's mode is made exact below by
+	// keepMeta (with fchmod, which the umask does not touch, when needed).
 	dir := dirRaw(target)
 	createPerm := perm
 	if fi != nil {
-		createPerm = 0o600
+		createPerm = tempPerm(fi)
 	}
 	for range 100 {
 		pf.tmp = joinRaw(dir, tempName(filepath.Base(target)))

@@ -51,16 +51,34 @@ func checkWritable(path string, fi fs.FileInfo) error {
 }
 
 // keepMeta gives the temporary file f the mode of the existing target fi and,
-// when the caller is root, its owner and group. Owner first: chown clears the
-// setuid and setgid bits, which the chmod then restores. fchmod is not subject
-// to the umask, so the mode is copied exactly. The chown is best effort: a
-// target owned by an id that this file system cannot represent keeps root's.
+// when the caller is root, its owner and group. The temporary file was created
+// with the target's permission bits (tempPerm), so one fstat usually shows
+// that nothing is left to do: a chown and a chmod each dirty the inode, which
+// costs a journal entry, and fstat does not. Otherwise owner first: chown
+// clears the setuid and setgid bits, which the chmod then restores. fchmod is
+// not subject to the umask, so the mode is copied exactly. The chown is best
+// effort: a target owned by an id that this file system cannot represent
+// keeps root's.
 func keepMeta(f *os.File, fi fs.FileInfo) error {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && euid() == 0 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	var cur syscall.Stat_t
+	if ok && syscall.Fstat(int(f.Fd()), &cur) == nil {
+		owner := euid() != 0 || (cur.Uid == st.Uid && cur.Gid == st.Gid)
+		if owner && cur.Mode&0o7777 == st.Mode&0o7777 {
+			return nil
+		}
+	}
+	if ok && euid() == 0 {
 		_ = f.Chown(int(st.Uid), int(st.Gid))
 	}
 	return f.Chmod(fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky))
 }
+
+// tempPerm is the permission a temporary file standing in for the existing
+// target fi is created with: the target's own bits, which the umask may still
+// narrow (keepMeta then widens them again). Its contents are the target's
+// next version, so they may be as readable as the target is.
+func tempPerm(fi fs.FileInfo) fs.FileMode { return fi.Mode().Perm() }
 
 // euid is the effective user id, which does not change for this package's
 // purposes; asking once saves a system call per write.

@@ -20,6 +20,10 @@ func checkWritable(path string, fi fs.FileInfo) error {
 	return nil
 }
 
+// tempPerm is the permission a temporary file standing in for the existing
+// target fi is created with; keepMeta sets the target's own afterwards.
+func tempPerm(fi fs.FileInfo) fs.FileMode { return 0o600 }
+
 func keepMeta(f *os.File, fi fs.FileInfo) error {
 	return f.Chmod(fi.Mode() & fs.ModePerm)
 }
