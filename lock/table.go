@@ -48,7 +48,7 @@ type entry struct {
 	inherited  int           // when borrowed: the inherited descriptor
 	handedOver bool          // f was given to a child process by HandOver
 	retired    bool          // no longer in the table; closed when refs reach 0
-	wake       chan struct{} // closed and replaced at every state change
+	wake       chan struct{} // made by the first waiter, closed at the next state change
 	idle       *list.Element // non-nil while refs == 0 and the entry is cached
 }
 
@@ -63,9 +63,21 @@ var table = struct {
 }{entries: make(map[fileID]*entry)}
 
 // broadcast wakes every goroutine waiting on e's gate. table.mu must be held.
+// With nobody waiting there is no channel, and nothing to allocate.
 func (e *entry) broadcast() {
-	close(e.wake)
-	e.wake = make(chan struct{})
+	if e.wake != nil {
+		close(e.wake)
+		e.wake = nil
+	}
+}
+
+// gate returns the channel that the next broadcast closes. table.mu must be
+// held.
+func (e *entry) gate() <-chan struct{} {
+	if e.wake == nil {
+		e.wake = make(chan struct{})
+	}
+	return e.wake
 }
 
 // ref and unref count users of e. table.mu must be held.
@@ -126,7 +138,7 @@ func lookup(path string, noCreate bool) (*entry, error) {
 		e.ref()
 		return e, nil
 	}
-	e := &entry{id: id, f: f, owners: make(map[int64]int), wake: make(chan struct{}), inherited: -1}
+	e := &entry{id: id, f: f, owners: make(map[int64]int), inherited: -1}
 	table.entries[id] = e
 	e.ref()
 	return e, nil
@@ -212,7 +224,7 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 			table.mu.Unlock()
 			return nil, busy(path, 0, ErrWouldBlock)
 		}
-		wake := e.wake
+		wake := e.gate()
 		table.mu.Unlock()
 		clock.begin(path, &o)
 		select {
