@@ -32,6 +32,15 @@ func (countCodec) Encode(n *int) ([]byte, error) {
 	return []byte(strconv.Itoa(*n) + "\n"), nil
 }
 
+// AppendEncode makes countCodec a filetxn.AppendEncoder: a store made with
+// WithBufferReuse encodes into a buffer it reuses.
+func (countCodec) AppendEncode(dst []byte, n *int) ([]byte, error) {
+	if *n == 0 {
+		return dst, nil
+	}
+	return append(strconv.AppendInt(dst, int64(*n), 10), '\n'), nil
+}
+
 // Every process that runs this increments the counter exactly once, however
 // many run at the same time.
 func ExampleStore_Mutate() {
@@ -54,8 +63,8 @@ func ExampleStore_Mutate() {
 
 // Update is the transaction of Mutate for a caller that only needs to know
 // whether the file was written. With WithBufferReuse (countCodec keeps
-// nothing of the bytes it decodes) every transaction reads into a buffer the
-// store reuses.
+// nothing of the bytes it decodes) every transaction reads, and encodes
+// through AppendEncode, into buffers the store reuses.
 func ExampleStore_Update() {
 	dir, _ := os.MkdirTemp("", "filetxn-example")
 	defer os.RemoveAll(dir)

@@ -27,6 +27,16 @@ type Codec[D any] interface {
 	Encode(doc D) ([]byte, error)
 }
 
+// An AppendEncoder is a Codec that can also encode into a buffer it is
+// given, in the manner of strconv.AppendInt. A store made with
+// WithBufferReuse encodes through it into a buffer of its own that it reuses
+// from one transaction to the next, instead of taking a new slice of the
+// file's size from Encode every time. AppendEncode must append exactly what
+// Encode would return, and keep nothing of dst.
+type AppendEncoder[D any] interface {
+	AppendEncode(dst []byte, doc D) ([]byte, error)
+}
+
 // Digest is the SHA-256 of a file's bytes.
 type Digest [sha256.Size]byte
 
@@ -55,10 +65,11 @@ type Commit struct {
 // guards it. It holds no data in memory; every call reads the file anew. A
 // Store is safe for concurrent use by multiple goroutines.
 type Store[D any] struct {
-	path  string
-	codec Codec[D]
-	o     options
-	bufs  sync.Pool // of *[]byte, with WithBufferReuse
+	path     string
+	codec    Codec[D]
+	appender AppendEncoder[D] // the codec, when it is one and buffers are reused
+	o        options
+	bufs     sync.Pool // of *[]byte, with WithBufferReuse
 }
 
 // NewStore returns a store for the data file at path. The lock file is
@@ -70,6 +81,9 @@ func NewStore[D any](path string, codec Codec[D], opts ...Option) *Store[D] {
 	}
 	if s.o.logger != nil {
 		s.o.lockOpts = append(s.o.lockOpts, lock.WithLogger(s.o.logger))
+	}
+	if ae, ok := codec.(AppendEncoder[D]); ok && s.o.reuse {
+		s.appender = ae
 	}
 	return s
 }
@@ -138,7 +152,9 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, digests bool) (
 		if err := fn(doc); err != nil {
 			return err
 		}
-		out, err := s.codec.Encode(doc)
+		obuf := s.encodeBuffer()
+		defer s.recycle(obuf)
+		out, err := s.encode(doc, obuf)
 		if err != nil {
 			return &fs.PathError{Op: "Encode", Path: s.path, Err: err}
 		}
@@ -169,17 +185,44 @@ func (s *Store[D]) MutateProbed(ctx context.Context, fn func(D) error) (Commit, 
 	if err := ctx.Err(); err != nil {
 		return Commit{}, err
 	}
-	buf := s.buffer()
-	defer s.recycle(buf)
-	if data, err := readBuffered(s.path, "Read", buf); err == nil {
-		if doc, err := s.codec.Decode(data); err == nil && fn(doc) == nil {
-			if out, err := s.codec.Encode(doc); err == nil && bytes.Equal(out, data) {
-				d := DigestOf(data)
-				return Commit{Digest: d, Before: d}, nil
-			}
-		}
+	if d, unchanged := s.probe(fn); unchanged {
+		return Commit{Digest: d, Before: d}, nil
 	}
 	return s.Mutate(ctx, fn)
+}
+
+// probe runs fn on a lock-free read and reports whether it left the encoded
+// bytes unchanged, with their digest.
+func (s *Store[D]) probe(fn func(D) error) (Digest, bool) {
+	buf, obuf := s.buffer(), s.encodeBuffer()
+	defer s.recycle(buf)
+	defer s.recycle(obuf)
+	data, err := readBuffered(s.path, "Read", buf)
+	if err != nil {
+		return Digest{}, false
+	}
+	doc, err := s.codec.Decode(data)
+	if err != nil || fn(doc) != nil {
+		return Digest{}, false
+	}
+	out, err := s.encode(doc, obuf)
+	if err != nil || !bytes.Equal(out, data) {
+		return Digest{}, false
+	}
+	return DigestOf(data), true
+}
+
+// encode encodes doc: into the storage of *buf (from encodeBuffer), which it
+// then points at the storage used, or with Encode when buf is nil.
+func (s *Store[D]) encode(doc D, buf *[]byte) ([]byte, error) {
+	if buf == nil {
+		return s.codec.Encode(doc)
+	}
+	out, err := s.appender.AppendEncode((*buf)[:0], doc)
+	if out != nil && cap(out) <= maxPooledBuffer {
+		*buf = out[:0]
+	}
+	return out, err
 }
 
 // View reads and decodes the file without taking the lock. The file is only
@@ -388,11 +431,29 @@ func (s *Store[D]) buffer() *[]byte {
 	return new([]byte)
 }
 
-func (s *Store[D]) recycle(buf *[]byte) {
-	if buf != nil {
-		s.bufs.Put(buf)
+// encodeBuffer is buffer for encoding: nil unless the codec can encode
+// into it.
+func (s *Store[D]) encodeBuffer() *[]byte {
+	if s.appender == nil {
+		return nil
 	}
+	return s.buffer()
 }
+
+func (s *Store[D]) recycle(buf *[]byte) {
+	if buf == nil {
+		return
+	}
+	if poisonRecycled {
+		clear((*buf)[:cap(*buf)])
+	}
+	s.bufs.Put(buf)
+}
+
+// poisonRecycled, set by tests, has recycle zero a buffer as it goes back to
+// the pool, so that bytes used after that show up at once as garbage instead
+// of as a rare race with the next user.
+var poisonRecycled bool
 
 // maxPooledBuffer bounds the buffers a store keeps between transactions: a
 // file that was briefly huge must not pin its size in memory for good.
@@ -555,9 +616,12 @@ func WithoutSync() Option { return func(o *options) { o.noSync = true } }
 // every time: less garbage, and for a large file no page faults on fresh
 // memory.
 //
+// A codec that is also an AppendEncoder encodes into such a buffer too.
+//
 // It is safe only with a codec that keeps the Codec contract to the letter:
 // Decode copies whatever it keeps of the bytes it is given, so that no
-// document refers to them once Decode returns. With a codec whose document
+// document refers to them once Decode returns, and AppendEncode keeps
+// nothing of the buffer it appends to. With a codec whose document
 // aliases those bytes (a document that is the bytes themselves, say), a
 // later transaction overwrites the document of an earlier one, even one still
 // in use.

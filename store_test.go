@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -452,16 +453,42 @@ func (runCodec) Encode(r *run) ([]byte, error) {
 	return fmt.Appendf(nil, "%d:%s\n", r.n, bytes.Repeat([]byte{r.letter}, r.n)), nil
 }
 
+// appendRunCodec is runCodec that also encodes into a buffer it is given,
+// and counts how often it is asked to.
+type appendRunCodec struct {
+	runCodec
+	appends *atomic.Int64
+}
+
+func (c appendRunCodec) AppendEncode(dst []byte, r *run) ([]byte, error) {
+	c.appends.Add(1)
+	return fmt.Appendf(dst, "%d:%s\n", r.n, bytes.Repeat([]byte{r.letter}, r.n)), nil
+}
+
 // TestBufferReuse runs transactions and lock-free reads from several
-// goroutines on one store that reuses its read buffers, on a file that grows
-// past a buffer's capacity and shrinks again. Every decode checks the whole
-// file, and the race detector watches the buffers. Ablations: handing a
-// buffer back to the pool before Decode and Encode are done with its bytes
-// (recycle right after the read), or sharing one buffer between calls, turn
-// it red.
+// goroutines on one store that reuses its buffers, on a file that grows past
+// a buffer's capacity and shrinks again. Every decode checks the whole file,
+// buffers are zeroed as they go back to the pool (poisonRecycled), and the
+// race detector watches them. Ablations: handing a buffer back to the pool
+// before Decode and Encode are done with its bytes (recycle right after the
+// read), sharing one buffer between calls, or, for the codec that appends,
+// recycling the encoding buffer before the write, each turn it red.
 func TestBufferReuse(t *testing.T) {
+	t.Run("Encode", func(t *testing.T) { testBufferReuse(t, runCodec{}) })
+	t.Run("AppendEncode", func(t *testing.T) {
+		c := appendRunCodec{appends: new(atomic.Int64)}
+		testBufferReuse(t, c)
+		if c.appends.Load() == 0 {
+			t.Errorf("AppendEncode was never called")
+		}
+	})
+}
+
+func testBufferReuse(t *testing.T, codec Codec[*run]) {
+	poisonRecycled = true
+	t.Cleanup(func() { poisonRecycled = false })
 	ctx := context.Background()
-	s := NewStore[*run](filepath.Join(t.TempDir(), "run.txt"), runCodec{}, WithBufferReuse(), WithoutSync())
+	s := NewStore[*run](filepath.Join(t.TempDir(), "run.txt"), codec, WithBufferReuse(), WithoutSync())
 	sizes := []int{0, 10, 5000, 3, 70000, 200, 0, 9000}
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -495,6 +522,29 @@ func TestBufferReuse(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestAppendEncodeOnlyWithBufferReuse checks that a store uses AppendEncode
+// only when it reuses buffers, the condition under which the codec's promise
+// to keep nothing of dst is asked for.
+func TestAppendEncodeOnlyWithBufferReuse(t *testing.T) {
+	for _, reuse := range []bool{false, true} {
+		c := appendRunCodec{appends: new(atomic.Int64)}
+		var opts []Option
+		if reuse {
+			opts = append(opts, WithBufferReuse())
+		}
+		s := NewStore[*run](filepath.Join(t.TempDir(), "run.txt"), c, opts...)
+		if _, err := s.Update(context.Background(), func(r *run) error { r.n = 3; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got := readCount(t, s.Path()); got != "3:aaa\n" {
+			t.Errorf("reuse %v: file = %q, want %q", reuse, got, "3:aaa\n")
+		}
+		if used := c.appends.Load() > 0; used != reuse {
+			t.Errorf("reuse %v: AppendEncode used %v", reuse, used)
+		}
 	}
 }
 

@@ -92,11 +92,16 @@ func (d *Doc) Bytes() []byte {
 	if !d.exists {
 		return nil
 	}
-	out := make([]byte, 0, d.size())
+	return d.appendBytes(make([]byte, 0, d.size()))
+}
+
+// appendBytes appends Bytes to dst, for a board that exists.
+func (d *Doc) appendBytes(dst []byte) []byte {
+	dst = slices.Grow(dst, d.size())
 	for p := range d.pieces {
-		out = append(out, p...)
+		dst = append(dst, p...)
 	}
-	return out
+	return dst
 }
 
 // hasBytes reports whether b equals d.Bytes(), without building them.

@@ -108,7 +108,8 @@ func TestCodecIsSafeForConcurrentUse(t *testing.T) {
 // Advance, and after the first Decode nothing is parsed again. Ablations: folding a
 // cached Doc's edits onto its old bytes (rebased(d.src) instead of rebased(string(src)))
 // makes this red (the folded Doc no longer answers for its bytes, so they are parsed
-// again); so does a hasBytes that compares lengths only (wrong bytes are published).
+// again); so does a hasBytes that compares lengths only (wrong bytes are published), and
+// so does an AppendEncode, used every other round, that caches what dst held before too.
 func TestCodecCacheMatchesParsing(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("development_status:\n  epic-1: in-progress\n")
@@ -135,7 +136,16 @@ func TestCodecCacheMatchesParsing(t *testing.T) {
 			if _, err := d.Advance(key, target, AllowRegression()); err != nil {
 				t.Fatal(err)
 			}
-			if out, err = c.Encode(d); err != nil {
+			if i%2 == 0 {
+				out, err = c.Encode(d)
+			} else { // as a store with filetxn.WithBufferReuse encodes, into a used buffer
+				out, err = c.AppendEncode([]byte("used"), d)
+				if !bytes.HasPrefix(out, []byte("used")) {
+					t.Fatalf("round %d: AppendEncode dropped what dst held: %q", i, out)
+				}
+				out = out[len("used"):]
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 		}

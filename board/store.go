@@ -63,8 +63,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 }
 
 func openWith(path string, codec Codec, opts ...filetxn.Option) *Store {
-	// The Codec keeps none of the bytes it decodes (Parse and the cache copy what
-	// they keep), so the engine may read every transaction into a reused buffer.
+	// The Codec keeps none of the bytes it decodes or appends to (Parse and the cache
+	// copy what they keep), so the engine may read and encode every transaction in
+	// buffers it reuses.
 	opts = append([]filetxn.Option{filetxn.WithBufferReuse()}, opts...)
 	return &Store{path: path, codec: codec, s: filetxn.NewStore[*Doc](path, codec, opts...)}
 }
