@@ -32,15 +32,6 @@ func (countCodec) Encode(n *int) ([]byte, error) {
 	return []byte(strconv.Itoa(*n) + "\n"), nil
 }
 
-// AppendEncode makes countCodec a filetxn.AppendEncoder: a store made with
-// WithBufferReuse encodes into a buffer it reuses.
-func (countCodec) AppendEncode(dst []byte, n *int) ([]byte, error) {
-	if *n == 0 {
-		return dst, nil
-	}
-	return append(strconv.AppendInt(dst, int64(*n), 10), '\n'), nil
-}
-
 // Every process that runs this increments the counter exactly once, however
 // many run at the same time.
 func ExampleStore_Mutate() {
@@ -59,6 +50,15 @@ func ExampleStore_Mutate() {
 	n, _ := s.View(context.Background())
 	fmt.Println(*n, c.Written)
 	// Output: 3 false
+}
+
+// AppendEncode makes countCodec a filetxn.AppendEncoder: a store made with
+// WithBufferReuse encodes into a buffer it reuses.
+func (countCodec) AppendEncode(dst []byte, n *int) ([]byte, error) {
+	if *n == 0 {
+		return dst, nil
+	}
+	return append(strconv.AppendInt(dst, int64(*n), 10), '\n'), nil
 }
 
 // Update is the transaction of Mutate for a caller that only needs to know
