@@ -2,7 +2,6 @@ package board
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -30,21 +29,55 @@ type Doc struct {
 	order []int          // the rows Stories and Epics list: each key once, in file order, merged keys last
 	epics map[int][]int  // epic number -> its explicit epic rows
 
-	// The edits since Parse, small and copied by clone.
-	text    map[int]string // line index -> its text now
-	vals    map[int]rowVal // row index -> its value now
+	// The edits since Parse, small and copied by clone, each sorted by index: a copy
+	// costs two short slices, and a walk over the edits needs no sort.
+	text    []lineText // lines whose text changed
+	vals    []rowVal   // rows whose value changed
 	changed bool
 }
 
-// rowVal is the part of a row that an edit changes.
+// lineText is the text of line li now.
+type lineText struct {
+	li   int
+	text string
+}
+
+// rowVal is the part of row i that an edit changes.
 type rowVal struct {
+	i      int
 	status string
 	valEnd int
 }
 
+// edited returns the edit of index i in edits (sorted by index), if there is one.
+func edited[E any](edits []E, index func(E) int, i int) (E, bool) {
+	n, found := slices.BinarySearchFunc(edits, i, func(e E, i int) int { return index(e) - i })
+	if !found {
+		var zero E
+		return zero, false
+	}
+	return edits[n], true
+}
+
+// setEdit puts e into edits (sorted by index), replacing the edit of the same index.
+func setEdit[E any](edits []E, index func(E) int, e E) []E {
+	n, found := slices.BinarySearchFunc(edits, index(e), func(e E, i int) int { return index(e) - i })
+	if found {
+		edits[n] = e
+		return edits
+	}
+	return slices.Insert(edits, n, e)
+}
+
+func lineIndex(t lineText) int { return t.li }
+func rowIndex(v rowVal) int    { return v.i }
+
+// val returns row i's edited value, if it has one.
+func (d *Doc) val(i int) (rowVal, bool) { return edited(d.vals, rowIndex, i) }
+
 // status returns row i's status now.
 func (d *Doc) status(i int) string {
-	if v, ok := d.vals[i]; ok {
+	if v, ok := d.val(i); ok {
 		return v.status
 	}
 	return d.rows[i].status
@@ -52,8 +85,8 @@ func (d *Doc) status(i int) string {
 
 // lineText returns line li's text now.
 func (d *Doc) lineText(li int) string {
-	if t, ok := d.text[li]; ok {
-		return t
+	if t, ok := edited(d.text, lineIndex, li); ok {
+		return t.text
 	}
 	return d.lines[li].text
 }
@@ -121,25 +154,25 @@ func (d *Doc) hasBytes(b []byte) bool {
 // size returns len(d.Bytes()) for a board that exists.
 func (d *Doc) size() int {
 	n := len(d.src)
-	for li, t := range d.text {
-		n += len(t) - len(d.lines[li].text)
+	for _, t := range d.text {
+		n += len(t.text) - len(d.lines[t.li].text)
 	}
 	return n
 }
 
 // pieces yields the board as it stands, in order, as whole runs of the parsed text
 // between edited lines and the edited lines' text: the cost of a walk is a walk over the
-// line lengths, not a map look-up per line.
+// line lengths, not a look-up per line.
 func (d *Doc) pieces(yield func(string) bool) {
 	off, next, done := 0, 0, 0 // off: where line next starts in src; done: src yielded up to here
-	for _, li := range slices.Sorted(maps.Keys(d.text)) {
-		for ; next < li; next++ {
+	for _, t := range d.text {
+		for ; next < t.li; next++ {
 			off += len(d.lines[next].text) + len(d.lines[next].term)
 		}
-		if !yield(d.src[done:off]) || !yield(d.text[li]) {
+		if !yield(d.src[done:off]) || !yield(t.text) {
 			return
 		}
-		done = off + len(d.lines[li].text)
+		done = off + len(d.lines[t.li].text)
 	}
 	yield(d.src[done:])
 }
@@ -295,11 +328,11 @@ func (d *Doc) advance(key, target string, cfg advanceConfig) (string, error) {
 
 // clone returns a copy of d that can be edited independently. Only the edits are copied;
 // the parsed board is shared, as it is never written. One parse can thus serve many
-// edits, and a cached parse can be handed out again for the price of two small maps.
+// edits, and a cached parse can be handed out again for the price of two short slices.
 func (d *Doc) clone() *Doc {
 	c := *d
-	c.text = maps.Clone(d.text)
-	c.vals = maps.Clone(d.vals)
+	c.text = slices.Clone(d.text)
+	c.vals = slices.Clone(d.vals)
 	return &c
 }
 
@@ -309,12 +342,12 @@ func (d *Doc) rebased(src string) *Doc {
 	c := *d
 	c.src = src
 	c.lines = slices.Clone(d.lines)
-	for li, t := range d.text {
-		c.lines[li].text = t
+	for _, t := range d.text {
+		c.lines[t.li].text = t.text
 	}
 	c.rows = slices.Clone(d.rows)
-	for i, v := range d.vals {
-		c.rows[i].status, c.rows[i].valEnd = v.status, v.valEnd
+	for _, v := range d.vals {
+		c.rows[v.i].status, c.rows[v.i].valEnd = v.status, v.valEnd
 	}
 	c.text, c.vals, c.changed = nil, nil, false
 	return &c
@@ -327,21 +360,18 @@ func (d *Doc) set(i int, value string) {
 	r := &d.rows[i]
 	text := d.lineText(r.line)
 	end := r.valEnd
-	if v, ok := d.vals[i]; ok {
+	if v, ok := d.val(i); ok {
 		end = v.valEnd
 	}
 	if text[r.valStart:end] == value {
 		return
 	}
-	if d.text == nil {
-		d.text, d.vals = map[int]string{}, map[int]rowVal{}
-	}
-	d.text[r.line] = text[:r.valStart] + value + text[end:]
+	d.text = setEdit(d.text, lineIndex, lineText{r.line, text[:r.valStart] + value + text[end:]})
 	st := value
 	if r.kind == kindStory && value == drafted {
 		st = ReadyForDev
 	}
-	d.vals[i] = rowVal{status: st, valEnd: r.valStart + len(value)}
+	d.vals = setEdit(d.vals, rowIndex, rowVal{i: i, status: st, valEnd: r.valStart + len(value)})
 	d.changed = true
 }
 

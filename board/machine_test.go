@@ -321,12 +321,12 @@ type state struct {
 
 func docState(d *Doc) state {
 	lines := slices.Clone(d.lines)
-	for li, t := range d.text {
-		lines[li].text = t
+	for _, t := range d.text {
+		lines[t.li].text = t.text
 	}
 	rows := slices.Clone(d.rows)
-	for i, v := range d.vals {
-		rows[i].status, rows[i].valEnd = v.status, v.valEnd
+	for _, v := range d.vals {
+		rows[v.i].status, rows[v.i].valEnd = v.status, v.valEnd
 	}
 	return state{d.exists, lines, rows, d.lu, d.index, d.order, d.epics}
 }
