@@ -278,52 +278,68 @@ func (d *Doc) Advance(key, target string, opts ...AdvanceOption) (string, error)
 }
 
 func (d *Doc) advance(key, target string, cfg advanceConfig) (string, error) {
+	status, p, err := d.plan(key, target, cfg)
+	if err != nil || p.row < 0 {
+		return status, err
+	}
+	d.set(p.row, target)
+	if p.lift >= 0 {
+		d.set(p.lift, InProgress)
+	}
+	if cfg.now != "" && d.lu > 0 {
+		d.set(d.lu-1, cfg.now)
+	}
+	return status, nil
+}
+
+// advancePlan is what advance is about to change: row (-1 for nothing) and the epic row
+// it lifts (-1 for none).
+type advancePlan struct{ row, lift int }
+
+// plan decides advance without changing d: the status the row ends at, the rows to
+// rewrite, or the error. A plan that rewrites no row is a no-op, and advance then changes
+// nothing at all.
+func (d *Doc) plan(key, target string, cfg advanceConfig) (string, advancePlan, error) {
+	none := advancePlan{row: -1, lift: -1}
 	i, ok := d.index[key]
 	if !ok {
-		return "", nil
+		return "", none, nil
 	}
 	r, cur := &d.rows[i], d.status(i)
-	rowErr := func(sentinel error, reason Reason, detail string) error {
-		return &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: cur, Target: target, Reason: reason, Detail: detail, Err: sentinel}
+	rowErr := func(sentinel error, reason Reason, detail string) (string, advancePlan, error) {
+		return "", none, &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: cur, Target: target, Reason: reason, Detail: detail, Err: sentinel}
 	}
 	if r.nested {
-		return "", rowErr(ErrNotRewritable, ReasonValueNotScalar, "the key holds a mapping or a list")
+		return rowErr(ErrNotRewritable, ReasonValueNotScalar, "the key holds a mapping or a list")
 	}
 	ci, ti := Rank(cur), Rank(target)
 	switch {
 	case ci >= 0 && ti >= 0:
 		if ci > ti && cfg.regress {
 			if !allowedRegression(cur, target) {
-				return "", rowErr(ErrIllegalTransition, ReasonIllegalRegress, "only done -> awaiting-operator may move backwards")
+				return rowErr(ErrIllegalTransition, ReasonIllegalRegress, "only done -> awaiting-operator may move backwards")
 			}
 		} else if ci >= ti {
-			return cur, nil
+			return cur, none, nil
 		}
 	case !cfg.unordered:
-		return "", rowErr(ErrUnorderedStatus, ReasonUnorderedStatus, "pass AllowUnordered to overwrite it")
+		return rowErr(ErrUnorderedStatus, ReasonUnorderedStatus, "pass AllowUnordered to overwrite it")
 	case cur == target:
-		return cur, nil
+		return cur, none, nil
 	}
 	if r.refusal != "" {
-		return "", rowErr(ErrNotRewritable, r.refusal, r.detail)
+		return rowErr(ErrNotRewritable, r.refusal, r.detail)
 	}
 	// The lift reads the epic as it was before this edit (bmad-loop reads the file
 	// before writing). An epic that appears twice, or whose line cannot be rewritten,
 	// is skipped: the lift is best effort, the story's move is not.
-	lift := -1
+	p := advancePlan{row: i, lift: -1}
 	if target == InProgress && r.kind == kindStory {
 		if es := d.epics[r.epic]; len(es) == 1 && d.status(es[0]) == Backlog && d.rows[es[0]].refusal == "" {
-			lift = es[0]
+			p.lift = es[0]
 		}
 	}
-	d.set(i, target)
-	if lift >= 0 {
-		d.set(lift, InProgress)
-	}
-	if cfg.now != "" && d.lu > 0 {
-		d.set(d.lu-1, cfg.now)
-	}
-	return target, nil
+	return target, p, nil
 }
 
 // clone returns a copy of d that can be edited independently. Only the edits are copied;

@@ -145,9 +145,10 @@ func (s *Store) Status(ctx context.Context, key string) (status string, ok bool,
 }
 
 // probe decides Advance on a lock-free read, and reports ok when the answer needs no
-// write. It reads into a pooled buffer: the Doc keeps none of the bytes (Parse copies
-// what it keeps), and a read into fresh memory costs a board-sized allocation and its
-// page faults on every call.
+// write. It only plans the advance, which changes nothing, so a board the Codec
+// remembers is decided on in place, without a copy. It reads into a pooled buffer: the
+// Doc keeps none of the bytes (Parse copies what it keeps), and a read into fresh memory
+// costs a board-sized allocation and its page faults on every call.
 func (s *Store) probe(ctx context.Context, key, target string, cfg advanceConfig) (string, bool) {
 	buf := probeBuffers.Get().(*[]byte)
 	defer probeBuffers.Put(buf)
@@ -158,12 +159,17 @@ func (s *Store) probe(ctx context.Context, key, target string, cfg advanceConfig
 	if err != nil {
 		return "", false
 	}
-	d, err := s.codec.Decode(data)
-	if err != nil {
-		return "", false
+	var status string
+	var p advancePlan
+	decide := func(d *Doc) { status, p, err = d.plan(key, target, cfg) }
+	if data == nil || !s.codec.cache.peek(data, decide) {
+		d, derr := s.codec.Decode(data)
+		if derr != nil {
+			return "", false
+		}
+		decide(d)
 	}
-	status, err := d.advance(key, target, cfg)
-	return status, err == nil && !d.changed
+	return status, err == nil && p.row < 0
 }
 
 // probeBuffers holds the probe's read buffers between calls.

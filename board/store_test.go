@@ -438,7 +438,9 @@ func TestStoreChecksArgumentsBeforeAnyIO(t *testing.T) {
 // and a locked pass on the same bytes) parses nothing more, nor does a View of the board
 // this process wrote; a board written by someone else is parsed once, and only once.
 // Ablations: Encode not remembering the bytes it returns makes this red (every probe
-// parses); so does a cache of one slot (every locked read of the old bytes parses).
+// parses); so does a cache of one slot (every locked read of the old bytes parses), and
+// a probe that decides on a remembered board without matching it against the bytes read
+// (the rival's review is taken for the done this process wrote, and nothing is written).
 func TestStoreSteadyStateAdvanceParsesNothing(t *testing.T) {
 	path, state := newBoard(t, "development_status:\n  epic-1: in-progress\n  1-1-a: done\n  1-2-b: done\n")
 	parses := 0
@@ -478,6 +480,9 @@ func TestStoreSteadyStateAdvanceParsesNothing(t *testing.T) {
 	advance("1-2-b", Done)
 	if parses != 2 {
 		t.Fatalf("parses after a rival's write and one Advance = %d, want 2", parses)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "1-2-b: done\n") {
+		t.Fatalf("board after Advance(1-2-b, done) over a rival's review = %q, want 1-2-b done", b)
 	}
 }
 
