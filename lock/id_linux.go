@@ -2,6 +2,7 @@ package lock
 
 import (
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,25 +17,64 @@ import (
 // dirty the lock file's inode on every acquisition, and the journal commit of
 // the caller's next fsync would carry it (measured: an fsync about 1.5 times
 // as long). Unqueried, the times move with the coarse clock, a few times a
-// second at most.
+// second at most. Where statx is missing (Linux before 4.11) or refused (a
+// seccomp filter), stat serves; the two agree on device and inode numbers.
 func idOfPath(path string) (fileID, error) {
-	return statxID(unix.AT_FDCWD, path, 0, "stat")
-}
-
-func idOfFile(f *os.File) (fileID, error) {
-	return statxID(int(f.Fd()), "", unix.AT_EMPTY_PATH, "fstat")
-}
-
-func statxID(dirfd int, path string, flags int, op string) (fileID, error) {
-	var stx unix.Statx_t
+	if id, ok, err := statxID(unix.AT_FDCWD, path, 0); ok {
+		if err != nil {
+			return fileID{}, &os.PathError{Op: "statx", Path: path, Err: err}
+		}
+		return id, nil
+	}
+	var st unix.Stat_t
 	for {
-		err := unix.Statx(dirfd, path, flags|unix.AT_STATX_SYNC_AS_STAT, unix.STATX_INO, &stx)
+		err := unix.Stat(path, &st)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return fileID{}, &os.PathError{Op: op, Path: path, Err: err}
+			return fileID{}, &os.PathError{Op: "stat", Path: path, Err: err}
 		}
-		return fileID{dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), ino: stx.Ino}, nil
+		return fileID{dev: st.Dev, ino: st.Ino}, nil
+	}
+}
+
+func idOfFile(f *os.File) (fileID, error) {
+	if id, ok, err := statxID(int(f.Fd()), "", unix.AT_EMPTY_PATH); ok {
+		if err != nil {
+			return fileID{}, &os.PathError{Op: "statx", Path: f.Name(), Err: err}
+		}
+		return id, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fileID{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	return fileID{dev: st.Dev, ino: st.Ino}, nil
+}
+
+// noStatx is set once statx(2) turns out to be missing or refused.
+var noStatx atomic.Bool
+
+// statxID asks statx(2) for the device and inode of path (relative to dirfd),
+// and reports !ok when statx cannot be used here at all: ENOSYS, or EPERM
+// from a seccomp filter, which no file would cause.
+func statxID(dirfd int, path string, flags int) (id fileID, ok bool, err error) {
+	if noStatx.Load() {
+		return fileID{}, false, nil
+	}
+	var stx unix.Statx_t
+	for {
+		err := unix.Statx(dirfd, path, flags|unix.AT_STATX_SYNC_AS_STAT, unix.STATX_INO, &stx)
+		switch err {
+		case nil:
+			return fileID{dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), ino: stx.Ino}, true, nil
+		case unix.EINTR:
+			continue
+		case unix.ENOSYS, unix.EPERM:
+			noStatx.Store(true)
+			return fileID{}, false, nil
+		}
+		return fileID{}, true, err
 	}
 }
