@@ -27,9 +27,10 @@ func withUmask(t *testing.T, mask int) {
 // TestWriteFileModes checks that a new file gets perm minus the umask and an
 // existing file keeps its mode exactly, whatever perm and umask say ("existing
 // 0604" would lose its other-read bit to the umask 027 if the mode were applied
-// at create time). The temporary file is created with the target's bits, so
-// "existing 0640" needs no chmod and the others do. Ablations: removing
-// keepMeta's Chmod makes 0604, 0777, setuid and setgid red (the umask's cut or
+// at create time). The temporary file is created with the target's bits (less
+// the group's, as root: see tempPerm), so "existing 0640" needs no chmod unless
+// the caller is root. Ablations: removing keepMeta's Chmod makes 0604, 0777,
+// setuid and setgid red, and 0640 as root (the umask's cut, the group bits or
 // the missing special bit is published); its shortcut comparing only the
 // permission bits, not setuid, setgid and sticky, makes setuid red.
 func TestWriteFileModes(t *testing.T) {

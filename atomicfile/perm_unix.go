@@ -75,10 +75,23 @@ func keepMeta(f *os.File, fi fs.FileInfo) error {
 }
 
 // tempPerm is the permission a temporary file standing in for the existing
-// target fi is created with: the target's own bits, which the umask may still
-// narrow (keepMeta then widens them again). Its contents are the target's
-// next version, so they may be as readable as the target is.
-func tempPerm(fi fs.FileInfo) fs.FileMode { return fi.Mode().Perm() }
+// target fi is created with: the target's own bits, since its contents are
+// the target's next version, which the umask may still narrow (keepMeta then
+// sets them exactly), and read and write for the owner, who writes it.
+//
+// Never more than the final file grants: root's temporary file belongs to
+// root and to root's group (or a setgid directory's) until keepMeta gives it
+// the target's owner and group, so it gets no group bits until then; anyone
+// in that group could otherwise open it in the meantime and keep reading (or
+// writing) through the descriptor. A caller that is not root has the same
+// owner and group before and after, and needs no such care.
+func tempPerm(fi fs.FileInfo) fs.FileMode {
+	perm := fi.Mode().Perm() | 0o600
+	if euid() == 0 {
+		perm &^= 0o070
+	}
+	return perm
+}
 
 // euid is the effective user id, which does not change for this package's
 // purposes; asking once saves a system call per write.

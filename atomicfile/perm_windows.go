@@ -28,11 +28,11 @@ func checkWritable(path string, fi fs.FileInfo) error {
 	return nil
 }
 
+// tempPerm is the permission a temporary file standing in for the existing
+// target fi is created with: writable, which is all that Windows keeps of it.
+func tempPerm(fi fs.FileInfo) fs.FileMode { return 0o600 }
+
 // keepMeta does nothing on Windows: a writable target's only permission bit is
 // the read-only attribute, which is clear, and its ACL and owner are not copied
 // (the new file inherits the directory's ACL).
-// tempPerm is the permission a temporary file standing in for the existing
-// target fi is created with; keepMeta sets the target's own afterwards.
-func tempPerm(fi fs.FileInfo) fs.FileMode { return 0o600 }
-
 func keepMeta(f *os.File, fi fs.FileInfo) error { return nil }

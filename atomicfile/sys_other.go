@@ -24,6 +24,7 @@ func checkWritable(path string, fi fs.FileInfo) error {
 // target fi is created with; keepMeta sets the target's own afterwards.
 func tempPerm(fi fs.FileInfo) fs.FileMode { return 0o600 }
 
+// keepMeta gives the temporary file f the permission bits of the target fi.
 func keepMeta(f *os.File, fi fs.FileInfo) error {
 	return f.Chmod(fi.Mode() & fs.ModePerm)
 }

@@ -1,0 +1,43 @@
+//go:build unix
+
+package atomicfile
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestTempPermNeverWidens checks that a temporary file is created with no
+// permission the final file will not grant (beyond its owner's read and
+// write), and, as root, with no group bits at all: until keepMeta gives it
+// the target's group it belongs to root's group or a setgid directory's,
+// whose members must not be able to open it. Ablation: creating it with the
+// target's bits as they are (as root) makes the group cases red.
+func TestTempPermNeverWidens(t *testing.T) {
+	dir := t.TempDir()
+	for _, mode := range []fs.FileMode{0o600, 0o644, 0o660, 0o464, 0o640, 0o777, 0o200} {
+		path := filepath.Join(dir, mode.String())
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perm := tempPerm(fi)
+		if extra := perm &^ (mode | 0o600); extra != 0 {
+			t.Errorf("tempPerm(%v) = %v: grants %v the target does not", mode, perm, extra)
+		}
+		if perm&0o600 != 0o600 {
+			t.Errorf("tempPerm(%v) = %v: the owner cannot read and write it", mode, perm)
+		}
+		if euid() == 0 && perm&0o070 != 0 {
+			t.Errorf("tempPerm(%v) as root = %v: group bits before the group is the target's", mode, perm)
+		}
+	}
+}
