@@ -339,6 +339,11 @@ func (d *Doc) plan(key, target string, cfg advanceConfig) (string, advancePlan, 
 			p.lift = es[0]
 		}
 	}
+	// A row whose status reads otherwise (drafted, for ready-for-dev) may already hold
+	// target byte for byte: then only the lift or last_updated would change, if anything.
+	if d.value(i) == target && p.lift < 0 && (cfg.now == "" || d.lu == 0 || d.value(d.lu-1) == cfg.now) {
+		return target, none, nil
+	}
 	return target, p, nil
 }
 
@@ -369,16 +374,25 @@ func (d *Doc) rebased(src string) *Doc {
 	return &c
 }
 
+// value returns row i's value as its line holds it now (quotes included).
+func (d *Doc) value(i int) string {
+	return d.lineText(d.rows[i].line)[d.rows[i].valStart:d.valueEnd(i)]
+}
+
+// valueEnd returns where row i's value ends on its line now.
+func (d *Doc) valueEnd(i int) int {
+	if v, ok := d.val(i); ok {
+		return v.valEnd
+	}
+	return d.rows[i].valEnd
+}
+
 // set rewrites row i's value: everything before and after the value on its line (indent,
 // key, gap, comment, terminator) is kept byte for byte. A quoted value becomes the plain
 // value.
 func (d *Doc) set(i int, value string) {
 	r := &d.rows[i]
-	text := d.lineText(r.line)
-	end := r.valEnd
-	if v, ok := d.val(i); ok {
-		end = v.valEnd
-	}
+	text, end := d.lineText(r.line), d.valueEnd(i)
 	if text[r.valStart:end] == value {
 		return
 	}

@@ -137,6 +137,20 @@ func TestStoreNoOpsTakeNoLock(t *testing.T) {
 			}
 		})
 	}
+	// drafted reads as ready-for-dev, but the line already holds the target byte for byte:
+	// a move that rewrites nothing. Ablation: a plan that compares statuses only, not the
+	// line's value, sends it to the lock.
+	t.Run("drafted is already drafted", func(t *testing.T) {
+		src := "development_status:\n  epic-1: in-progress\n  1-1-a: drafted\n"
+		path, _ := newBoard(t, src)
+		s := open(t, path, WithStateRoot(unlockable(t)))
+		if got, err := s.Advance(context.Background(), "1-1-a", "drafted", "", AllowUnordered()); got != "drafted" || err != nil {
+			t.Fatalf("Advance(1-1-a, drafted) on a drafted row = %q, %v, want %q, nil", got, err, "drafted")
+		}
+		if b := readString(t, path); b != src {
+			t.Errorf("Advance(1-1-a, drafted) on a drafted row changed the board to %q", b)
+		}
+	})
 	t.Run("a real write needs the lock", func(t *testing.T) {
 		path, _ := newBoard(t, sprint)
 		s := open(t, path, WithStateRoot(unlockable(t)))
