@@ -263,6 +263,7 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 			e.state, e.mode, e.borrowed, e.inherited = osHeld, o.mode, true, fd
 			if o.mode == Shared {
 				e.shared++
+				e.broadcast() // shared waiters at the gate may join now
 			}
 			e.owners[me]++
 			table.mu.Unlock()
@@ -301,6 +302,7 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 	e.state, e.mode, e.borrowed = osHeld, o.mode, false
 	if o.mode == Shared {
 		e.shared++
+		e.broadcast() // shared waiters at the gate may join now
 	}
 	e.owners[me]++
 	table.mu.Unlock()
