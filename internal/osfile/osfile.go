@@ -30,11 +30,11 @@ func ReadFile(path string) ([]byte, error) { return readFile(path, nil, 1) }
 
 // ReadFileInto is ReadFile into buf's storage when the file fits in it with
 // spare bytes of room left over, and into a new slice of the file's size plus
-// spare otherwise. On Unix a buffer with a few KiB of room is read into
-// without an fstat first; only a file that fills it is sized. spare is at least 1: one byte more than the file lets the
+// spare otherwise. spare is at least 1: one byte more than the file lets the
 // read see the end of the file without growing the buffer. The bytes returned
 // have at least spare-1 bytes of capacity after them. An empty file gives a
-// non-nil empty slice.
+// non-nil empty slice. On Unix a buffer with a few KiB of room is read into
+// without an fstat first; only a file that fills it is sized.
 func ReadFileInto(path string, buf []byte, spare int) ([]byte, error) {
 	return readFile(path, buf, max(spare, 1))
 }
