@@ -161,18 +161,16 @@ func (d *Doc) size() int {
 }
 
 // pieces yields the board as it stands, in order, as whole runs of the parsed text
-// between edited lines and the edited lines' text: the cost of a walk is a walk over the
-// line lengths, not a look-up per line.
+// between edited lines and the edited lines' text: a walk over the edits, which touches
+// no other line.
 func (d *Doc) pieces(yield func(string) bool) {
-	off, next, done := 0, 0, 0 // off: where line next starts in src; done: src yielded up to here
+	done := 0 // src yielded up to here
 	for _, t := range d.text {
-		for ; next < t.li; next++ {
-			off += len(d.lines[next].text) + len(d.lines[next].term)
-		}
-		if !yield(d.src[done:off]) || !yield(t.text) {
+		l := &d.lines[t.li]
+		if !yield(d.src[done:l.off]) || !yield(t.text) {
 			return
 		}
-		done = off + len(d.lines[t.li].text)
+		done = l.off + len(l.text)
 	}
 	yield(d.src[done:])
 }
@@ -365,6 +363,11 @@ func (d *Doc) rebased(src string) *Doc {
 	c.lines = slices.Clone(d.lines)
 	for _, t := range d.text {
 		c.lines[t.li].text = t.text
+	}
+	off := 0
+	for i := range c.lines {
+		c.lines[i].off = off
+		off += len(c.lines[i].text) + len(c.lines[i].term)
 	}
 	c.rows = slices.Clone(d.rows)
 	for _, v := range d.vals {

@@ -10,6 +10,7 @@ import (
 type line struct {
 	text string // without the terminator
 	term string // "\n", "\r\n", "\r", "\u0085", "\u2028", "\u2029", or "" for a last line without one
+	off  int    // where text starts in the source the line was cut from
 }
 
 // splitLines cuts src into lines, keeping each terminator.
@@ -43,12 +44,12 @@ func splitLines(src string) []line {
 			i++
 			continue
 		}
-		lines = append(lines, line{text: src[start:i], term: src[i : i+n]})
+		lines = append(lines, line{text: src[start:i], term: src[i : i+n], off: start})
 		i += n
 		start = i
 	}
 	if start < len(src) {
-		lines = append(lines, line{text: src[start:]})
+		lines = append(lines, line{text: src[start:], off: start})
 	}
 	return lines
 }

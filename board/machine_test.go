@@ -324,6 +324,11 @@ func docState(d *Doc) state {
 	for _, t := range d.text {
 		lines[t.li].text = t.text
 	}
+	off := 0
+	for i := range lines {
+		lines[i].off = off
+		off += len(lines[i].text) + len(lines[i].term)
+	}
 	rows := slices.Clone(d.rows)
 	for _, v := range d.vals {
 		rows[v.i].status, rows[v.i].valEnd = v.status, v.valEnd

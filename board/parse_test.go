@@ -159,23 +159,26 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// String shows a line as it stands in the file, for test messages.
+func (l line) String() string { return l.text + l.term }
+
 func TestSplitLinesMatchesTheParser(t *testing.T) {
 	tests := []struct {
 		src  string
 		want []line
 	}{
 		{"", nil},
-		{"a", []line{{"a", ""}}},
-		{"a\n", []line{{"a", "\n"}}},
-		{"a\r\nb\rc\nd", []line{{"a", "\r\n"}, {"b", "\r"}, {"c", "\n"}, {"d", ""}}},
-		{"a\r\r\n", []line{{"a", "\r"}, {"", "\r\n"}}},
-		{"a\u0085b\u2028c\u2029d", []line{{"a", "\u0085"}, {"b", "\u2028"}, {"c", "\u2029"}, {"d", ""}}},
-		{"a\x0bb\x0cc", []line{{"a\x0bb\x0cc", ""}}}, // Python splits here; the parser rejects these
+		{"a", []line{{"a", "", 0}}},
+		{"a\n", []line{{"a", "\n", 0}}},
+		{"a\r\nb\rc\nd", []line{{"a", "\r\n", 0}, {"b", "\r", 3}, {"c", "\n", 5}, {"d", "", 7}}},
+		{"a\r\r\n", []line{{"a", "\r", 0}, {"", "\r\n", 2}}},
+		{"a\u0085b\u2028c\u2029d", []line{{"a", "\u0085", 0}, {"b", "\u2028", 3}, {"c", "\u2029", 7}, {"d", "", 11}}},
+		{"a\x0bb\x0cc", []line{{"a\x0bb\x0cc", "", 0}}}, // Python splits here; the parser rejects these
 	}
 	for _, tt := range tests {
 		got := splitLines(tt.src)
 		if (len(got) > 0 || len(tt.want) > 0) && !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("splitLines(%q) = %q, want %q", tt.src, got, tt.want)
+			t.Errorf("splitLines(%q) = %+v, want %+v", tt.src, got, tt.want)
 		}
 		if j := string(joinLines(got)); j != tt.src {
 			t.Errorf("joinLines(splitLines(%q)) = %q", tt.src, j)
