@@ -35,7 +35,7 @@ func idOfPath(path string) (fileID, error) {
 		if err != nil {
 			return fileID{}, &os.PathError{Op: "stat", Path: path, Err: err}
 		}
-		return fileID{dev: st.Dev, ino: st.Ino}, nil
+		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
 	}
 }
 
@@ -47,10 +47,16 @@ func idOfFile(f *os.File) (fileID, error) {
 		return id, nil
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return fileID{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	for {
+		err := unix.Fstat(int(f.Fd()), &st)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileID{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+		}
+		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
 	}
-	return fileID{dev: st.Dev, ino: st.Ino}, nil
 }
 
 // noStatx is set once statx(2) turns out to be missing or refused.
@@ -58,7 +64,9 @@ var noStatx atomic.Bool
 
 // statxID asks statx(2) for the device and inode of path (relative to dirfd),
 // and reports !ok when statx cannot be used here at all: ENOSYS, or EPERM
-// from a seccomp filter, which no file would cause.
+// from a seccomp filter. A file system may answer EPERM for one file of its
+// own (FUSE), so EPERM counts as a refusal only when statx of the root
+// directory, which any process may look up, is refused too.
 func statxID(dirfd int, path string, flags int) (id fileID, ok bool, err error) {
 	if noStatx.Load() {
 		return fileID{}, false, nil
@@ -71,10 +79,23 @@ func statxID(dirfd int, path string, flags int) (id fileID, ok bool, err error) 
 			return fileID{dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), ino: stx.Ino}, true, nil
 		case unix.EINTR:
 			continue
-		case unix.ENOSYS, unix.EPERM:
+		case unix.EPERM:
+			if !statxRefused() {
+				return fileID{}, true, err
+			}
+			fallthrough
+		case unix.ENOSYS:
 			noStatx.Store(true)
 			return fileID{}, false, nil
 		}
 		return fileID{}, true, err
 	}
+}
+
+// statxRefused reports whether statx(2) is refused to this process as such,
+// not for one file: whether it fails on the root directory too.
+func statxRefused() bool {
+	var stx unix.Statx_t
+	err := unix.Statx(unix.AT_FDCWD, "/", unix.AT_STATX_SYNC_AS_STAT, unix.STATX_INO, &stx)
+	return err == unix.EPERM || err == unix.ENOSYS
 }

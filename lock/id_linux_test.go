@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestIdentityWithAndWithoutStatx checks that a lock file has one identity
@@ -13,7 +15,8 @@ import (
 // stat(2), by path and by descriptor, and that locking works on the fallback
 // (re-entry is judged by entries keyed by that identity). Ablation: building
 // the fallback's device number another way than the kernel's st_dev (say,
-// major<<32|minor) makes the identities differ.
+// major<<32|minor) makes the identities differ where the file system's device
+// has a major number; TestDeviceNumberEncoding covers the others.
 func TestIdentityWithAndWithoutStatx(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.lock")
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
@@ -50,5 +53,20 @@ func TestIdentityWithAndWithoutStatx(t *testing.T) {
 	defer h.Release()
 	if _, err := Acquire(context.Background(), path); !errors.Is(err, ErrReentrant) {
 		t.Errorf("second Acquire without statx = %v, want ErrReentrant", err)
+	}
+}
+
+// TestDeviceNumberEncoding checks that statx's major and minor, put together
+// with unix.Mkdev as statxID does, give stat's encoding of a device number,
+// on a device with both a major and a minor number (/dev/null is 1:3).
+// Ablation: any other packing (say, major<<32|minor) makes it red.
+func TestDeviceNumberEncoding(t *testing.T) {
+	var stx unix.Statx_t
+	var st unix.Stat_t
+	if err := errors.Join(unix.Statx(unix.AT_FDCWD, "/dev/null", 0, unix.STATX_TYPE, &stx), unix.Stat("/dev/null", &st)); err != nil {
+		t.Skip("no /dev/null:", err)
+	}
+	if got := unix.Mkdev(stx.Rdev_major, stx.Rdev_minor); got != uint64(st.Rdev) || stx.Rdev_major == 0 {
+		t.Errorf("Mkdev(%d, %d) = %#x, stat says %#x", stx.Rdev_major, stx.Rdev_minor, got, uint64(st.Rdev))
 	}
 }
