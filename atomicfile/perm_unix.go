@@ -62,14 +62,12 @@ func checkWritable(path string, fi fs.FileInfo) error {
 func keepMeta(f *os.File, fi fs.FileInfo) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	var cur syscall.Stat_t
-	if ok && syscall.Fstat(int(f.Fd()), &cur) == nil {
-		owner := euid() != 0 || (cur.Uid == st.Uid && cur.Gid == st.Gid)
-		if owner && cur.Mode&0o7777 == st.Mode&0o7777 {
-			return nil
-		}
-	}
-	if ok && euid() == 0 {
+	known := ok && syscall.Fstat(int(f.Fd()), &cur) == nil
+	chown := ok && euid() == 0 && !(known && cur.Uid == st.Uid && cur.Gid == st.Gid)
+	if chown {
 		_ = f.Chown(int(st.Uid), int(st.Gid))
+	} else if known && cur.Mode&0o7777 == st.Mode&0o7777 {
+		return nil
 	}
 	return f.Chmod(fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky))
 }
@@ -81,14 +79,17 @@ func keepMeta(f *os.File, fi fs.FileInfo) error {
 //
 // Never more than the final file grants: root's temporary file belongs to
 // root and to root's group (or a setgid directory's) until keepMeta gives it
-// the target's owner and group, so it gets no group bits until then; anyone
-// in that group could otherwise open it in the meantime and keep reading (or
-// writing) through the descriptor. A caller that is not root has the same
-// owner and group before and after, and needs no such care.
+// the target's owner and group, so its group class gets only what the final
+// file grants everyone (the other class); anyone in that group could
+// otherwise open it in the meantime and keep reading (or writing) through the
+// descriptor. A 0644 or 0664 target is thus staged as 0644. For a caller that
+// is not root, the temporary file's owner and group are already the ones the
+// final file will have (keepMeta changes neither), so its bits need no such
+// care.
 func tempPerm(fi fs.FileInfo) fs.FileMode {
 	perm := fi.Mode().Perm() | 0o600
 	if euid() == 0 {
-		perm &^= 0o070
+		perm &^= 0o070 &^ (perm & 0o007 << 3)
 	}
 	return perm
 }
