@@ -338,8 +338,10 @@ func (d *Doc) plan(key, target string, cfg advanceConfig) (string, advancePlan, 
 		}
 	}
 	// A row whose status reads otherwise (drafted, for ready-for-dev) may already hold
-	// target byte for byte: then only the lift or last_updated would change, if anything.
-	if d.value(i) == target && p.lift < 0 && (cfg.now == "" || d.lu == 0 || d.value(d.lu-1) == cfg.now) {
+	// target byte for byte: its line is not rewritten, so nothing is, last_updated
+	// included (Stamp). No lift goes with such a row: a lift needs a move to in-progress
+	// from a status below it, whose line cannot read in-progress.
+	if d.value(i) == target {
 		return target, none, nil
 	}
 	return target, p, nil
@@ -364,10 +366,12 @@ func (d *Doc) rebased(src string) *Doc {
 	for _, t := range d.text {
 		c.lines[t.li].text = t.text
 	}
+	// The lines now index src, and keep nothing of the old board's text alive.
 	off := 0
-	for i := range c.lines {
-		c.lines[i].off = off
-		off += len(c.lines[i].text) + len(c.lines[i].term)
+	for i, l := range c.lines {
+		text, term := src[off:off+len(l.text)], src[off+len(l.text):off+len(l.text)+len(l.term)]
+		c.lines[i] = line{text: text, term: term, off: off}
+		off += len(text) + len(term)
 	}
 	c.rows = slices.Clone(d.rows)
 	for _, v := range d.vals {

@@ -109,7 +109,8 @@ func TestCodecIsSafeForConcurrentUse(t *testing.T) {
 // cached Doc's edits onto its old bytes (rebased(d.src) instead of rebased(string(src)))
 // makes this red (the folded Doc no longer answers for its bytes, so they are parsed
 // again); so does a hasBytes that compares lengths only (wrong bytes are published), and
-// so does an AppendEncode, used every other round, that caches what dst held before too.
+// so does an AppendEncode, used every other round, that caches what dst held before too,
+// and a fold that leaves the lines' offsets as they were (checkLines).
 func TestCodecCacheMatchesParsing(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("development_status:\n  epic-1: in-progress\n")
@@ -160,8 +161,30 @@ func TestCodecCacheMatchesParsing(t *testing.T) {
 			t.Fatalf("round %d: Encode after Advance(%q, %q) = %q, want %q", i, key, target, out, want)
 		}
 		data = out
+		for _, d := range c.cache.docs {
+			checkLines(t, d)
+		}
 	}
 	if parses != 1 {
 		t.Errorf("parses in 100 transactions = %d, want 1", parses)
+	}
+}
+
+// checkLines checks the invariant that pieces relies on: a Doc's parsed lines are its
+// parsed text, and each knows where it starts in it.
+func checkLines(t *testing.T, d *Doc) {
+	t.Helper()
+	if d == nil {
+		return
+	}
+	if j := string(joinLines(d.lines)); j != d.src {
+		t.Fatalf("lines of a Doc join to %q, its text is %q", j, d.src)
+	}
+	off := 0
+	for i, l := range d.lines {
+		if l.off != off {
+			t.Fatalf("line %d starts at %d in the text, says %d", i+1, off, l.off)
+		}
+		off += len(l.text) + len(l.term)
 	}
 }

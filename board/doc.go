@@ -37,10 +37,11 @@
 //     No line is ever added or removed.
 //   - On any error nothing is changed: no epic lift, no last_updated.
 //   - Store.Advance decides a no-op (missing board, absent row, row at or past the
-//     target) on a lock-free read and then takes no lock at all, so it succeeds where no
-//     lock can be taken; every other decision is made again under the lock on fresh
-//     bytes, so a rival's move made in between is never lost or regressed. Store.Mutate
-//     runs fn once under the lock; N moves in one fn cost one lock, one read, one write.
+//     target or already holding it byte for byte) on a lock-free read and then takes no
+//     lock at all, so it succeeds where no lock can be taken; every other decision is
+//     made again under the lock on fresh bytes, so a rival's move made in between is
+//     never lost or regressed. Store.Mutate runs fn once under the lock; N moves in one
+//     fn cost one lock, one read, one write.
 //   - With WithStateRoot set to bmad-loop's state root, the lock is the sidecar file
 //     bmad-loop's own board writer takes, so Go and Python writers serialize.
 //

@@ -178,7 +178,7 @@ func TestSplitLinesMatchesTheParser(t *testing.T) {
 	for _, tt := range tests {
 		got := splitLines(tt.src)
 		if (len(got) > 0 || len(tt.want) > 0) && !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("splitLines(%q) = %+v, want %+v", tt.src, got, tt.want)
+			t.Errorf("splitLines(%q) = %#v, want %#v", tt.src, got, tt.want)
 		}
 		if j := string(joinLines(got)); j != tt.src {
 			t.Errorf("joinLines(splitLines(%q)) = %q", tt.src, j)

@@ -138,13 +138,14 @@ func TestStoreNoOpsTakeNoLock(t *testing.T) {
 		})
 	}
 	// drafted reads as ready-for-dev, but the line already holds the target byte for byte:
-	// a move that rewrites nothing. Ablation: a plan that compares statuses only, not the
-	// line's value, sends it to the lock.
+	// a move that rewrites no line, so last_updated is not stamped either (Stamp's doc).
+	// Ablations: a plan that compares statuses only, not the line's value, or that still
+	// stamps last_updated for such a row, sends it to the lock.
 	t.Run("drafted is already drafted", func(t *testing.T) {
-		src := "development_status:\n  epic-1: in-progress\n  1-1-a: drafted\n"
+		src := "last_updated: then\ndevelopment_status:\n  epic-1: in-progress\n  1-1-a: drafted\n"
 		path, _ := newBoard(t, src)
 		s := open(t, path, WithStateRoot(unlockable(t)))
-		if got, err := s.Advance(context.Background(), "1-1-a", "drafted", "", AllowUnordered()); got != "drafted" || err != nil {
+		if got, err := s.Advance(context.Background(), "1-1-a", "drafted", "now", AllowUnordered()); got != "drafted" || err != nil {
 			t.Fatalf("Advance(1-1-a, drafted) on a drafted row = %q, %v, want %q, nil", got, err, "drafted")
 		}
 		if b := readString(t, path); b != src {
