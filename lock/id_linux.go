@@ -26,19 +26,10 @@ func idOfPath(path string) (fileID, error) {
 		}
 		return id, nil
 	}
-	var st unix.Stat_t
-	for {
-		err := unix.Stat(path, &st)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fileID{}, &os.PathError{Op: "stat", Path: path, Err: err}
-		}
-		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
-	}
+	return statID(path)
 }
 
+// idOfFile returns the identity of the open file f, by statx(2) as idOfPath.
 func idOfFile(f *os.File) (fileID, error) {
 	if id, ok, err := statxID(int(f.Fd()), "", unix.AT_EMPTY_PATH); ok {
 		if err != nil {
@@ -46,17 +37,7 @@ func idOfFile(f *os.File) (fileID, error) {
 		}
 		return id, nil
 	}
-	var st unix.Stat_t
-	for {
-		err := unix.Fstat(int(f.Fd()), &st)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fileID{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
-		}
-		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
-	}
+	return fstatID(f)
 }
 
 // noStatx is set once statx(2) turns out to be missing or refused.
