@@ -41,7 +41,7 @@ func (c Codec) Decode(data []byte) (*Doc, error) {
 	if err != nil {
 		return nil, c.withPath(err)
 	}
-	d.raw = data
+	d.raw = bytes.Clone(data) // a codec keeps nothing of the caller's slice (filetxn.Codec)
 	d.canon = d.appendCanonical(nil)
 	return d, nil
 }

@@ -79,6 +79,22 @@ func TestSpecExampleRoundTrips(t *testing.T) {
 	}
 }
 
+// TestDecodeKeepsNothingOfItsInput: the engine's Codec contract. A Doc that
+// nothing changed encodes to the bytes it was decoded from even after the
+// caller has reused its slice, as a store with filetxn.WithBufferReuse does.
+// Ablation: keeping the caller's slice as the Doc's raw bytes makes it red.
+func TestDecodeKeepsNothingOfItsInput(t *testing.T) {
+	data := []byte(specExample)
+	d, err := Codec{}.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(data)
+	if out, err := (Codec{}).Encode(d); err != nil || string(out) != specExample {
+		t.Fatalf("Encode(unchanged Doc) after the input was overwritten = %.40q, %v, want the input", out, err)
+	}
+}
+
 // TestNewStateIsCanonical: the state New writes, byte for byte.
 func TestNewStateIsCanonical(t *testing.T) {
 	d, err := New("ci", time.Date(2025, 5, 1, 9, 0, 0, 700, time.FixedZone("x", 3600)), Template{
