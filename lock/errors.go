@@ -22,6 +22,13 @@ var (
 	// exist on this platform.
 	ErrNotSupported = errors.New("lock: not supported")
 
+	// ErrLockLost is returned when the lock file at a held lock's path is no
+	// longer the file whose lock is held: it was deleted, or another file was
+	// renamed over it, while the lock was held. Another process may then hold
+	// a lock on the file now at the path, so a holder that finds its lock lost
+	// must publish nothing. The error wrapping it names the lock file.
+	ErrLockLost = errors.New("lock: lock file deleted or replaced while held")
+
 	// ErrNoStateDir is returned by UserStateDir when no absolute base
 	// directory can be derived from the environment.
 	ErrNoStateDir = errors.New("lock: no state directory")
