@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestReadmeExampleIsCompiled: the README's Go block is a verbatim part of
@@ -11,22 +13,12 @@ import (
 // run.
 func TestReadmeExampleIsCompiled(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	example, err := os.ReadFile("example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(readme), "```go\n")
-	if !ok {
-		t.Fatal("README.md has no Go block")
-	}
+	require.True(t, ok, "README.md has no Go block")
 	block, _, ok := strings.Cut(rest, "```")
-	if !ok {
-		t.Fatal("README.md's Go block is not closed")
-	}
-	if !strings.Contains(string(example), block) {
-		t.Errorf("README.md's Go block is not part of example_test.go:\n%s", block)
-	}
+	require.True(t, ok, "README.md's Go block is not closed")
+	require.Contains(t, string(example), block, "README.md's Go block is not part of example_test.go")
 }
