@@ -87,8 +87,11 @@ func closeDate(e *entry) string {
 // (a run that crashed between its two writes): then the body is not appended
 // again and the stub takes that block's stamp. In the ledger each moved entry
 // is replaced by a stub: heading, blank line, status, the adjacent reopenable
-// resolution lines if any, every live gate:, origin:, source_spec: and
-// severity/priority line, and "archived: <stamp>", then a blank line.
+// resolution lines if any, every live gate:, origin: and source_spec: line,
+// and "archived: <stamp>", then a blank line. This is the stub bmad-loop's
+// archiver recognizes; a stub that also keeps severity: or priority: lines, as
+// this package wrote before, is still read as a stub and never archived again.
+// A stub's severity is in its archived body, not in the stub.
 //
 // The caller writes archive before the ledger, so that a crash in between
 // leaves every body in at least one file. stamp must be a real date.
@@ -201,7 +204,10 @@ func bodyWithoutArchived(p *parsed, e *entry, lines []int) string {
 
 // preservedLines returns the lines a stub keeps: the reopenable resolution
 // pair when it sits directly under the status line (as one string), then every
-// live gate:, origin:, source_spec: and severity/priority line, in order.
+// live gate:, origin: and source_spec: line, in order. These are exactly the
+// lines bmad-loop's stub grammar allows between the status and archived: lines;
+// a severity: line there makes its archiver take the stub for an entry and
+// archive it again.
 func preservedLines(p *parsed, e *entry) []string {
 	var out []string
 	if m := undoTail.FindStringIndex(p.text[e.statusEnd:e.end]); m != nil {
@@ -211,25 +217,25 @@ func preservedLines(p *parsed, e *entry) []string {
 		if p.fenced[k] {
 			continue
 		}
-		if l := p.line(k); preservedField(l) {
+		if l := p.line(k); stubField(l) {
 			out = append(out, l)
 		}
 	}
 	return out
 }
 
-func preservedField(l string) bool {
-	if strings.HasPrefix(l, "gate:") || strings.HasPrefix(l, "origin:") || strings.HasPrefix(l, "source_spec:") {
-		return true
-	}
-	_, ok := severityKey(l)
-	return ok
+// stubField reports whether a stub keeps line l: a gate:, origin: or
+// source_spec: field.
+func stubField(l string) bool {
+	return strings.HasPrefix(l, "gate:") || strings.HasPrefix(l, "origin:") || strings.HasPrefix(l, "source_spec:")
 }
 
 // isStub reports whether body (of a done entry) has exactly the shape of a
-// stub ArchiveInto leaves: heading, blank line, "status: done YYYY-MM-DD", an
-// optional resolution/resolution-undo pair, preserved field lines, then a
-// final "archived: " line.
+// stub: heading, blank line, "status: done YYYY-MM-DD", an optional
+// resolution/resolution-undo pair, field lines, then a final "archived: "
+// line. The field lines are those ArchiveInto keeps (stubField) and, for the
+// stubs this package wrote before it matched bmad-loop's grammar, severity
+// and priority lines.
 func isStub(body string) bool {
 	lines := strings.Split(strings.TrimRight(body, "\n"), "\n")
 	if len(lines) < 4 || !strings.HasPrefix(lines[0], "### ") || !strings.Contains(lines[0][4:], ": ") || lines[1] != "" {
@@ -243,10 +249,15 @@ func isStub(body string) bool {
 	if i+1 < len(lines) && strings.HasPrefix(lines[i], "resolution:") && undoShape(lines[i+1]) {
 		i += 2
 	}
-	for i < len(lines) && preservedField(lines[i]) {
+	for i < len(lines) && (stubField(lines[i]) || isSeverityLine(lines[i])) {
 		i++
 	}
 	return i == len(lines)-1 && strings.HasPrefix(lines[i], "archived: ")
+}
+
+func isSeverityLine(l string) bool {
+	_, ok := severityKey(l)
+	return ok
 }
 
 // dateShape matches [0-9]{4}-[0-9]{2}-[0-9]{2} exactly, without a calendar check.

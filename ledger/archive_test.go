@@ -2,9 +2,13 @@ package ledger
 
 import (
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 // archiveOnce runs ArchiveInto on fresh parses of ledger and archive text and
@@ -150,12 +154,16 @@ func TestArchivePreservesLoadBearingLines(t *testing.T) {
 	e, _ := d.Entry("DW-1")
 	undo := closed[strings.Index(closed, "resolution-undo:"):]
 	undo = undo[:strings.IndexByte(undo, '\n')]
-	want := "### DW-1: gated\n\nstatus: done 2026-06-11\nresolution: by dw-a\n" + undo + "\norigin: o\nsource_spec: `s.md`\nseverity: high\n- **Priority:** low\ngate: 3-2, 3-3\narchived: 2026-08-24\n\n"
+	want := "### DW-1: gated\n\nstatus: done 2026-06-11\nresolution: by dw-a\n" + undo + "\norigin: o\nsource_spec: `s.md`\ngate: 3-2, 3-3\narchived: 2026-08-24\n\n"
 	if e.Body != want {
 		t.Errorf("stub = %q\nwant   %q", e.Body, want)
 	}
-	if e.Severity != "high" {
-		t.Errorf("stub severity = %q", e.Severity)
+	// The severity stays with the body in the archive, not in the stub.
+	if e.Severity != "" {
+		t.Errorf("stub severity = %q, want \"\"", e.Severity)
+	}
+	if ae := a.Entries(); len(ae) != 1 || ae[0].Severity != "high" {
+		t.Errorf("archived severity = %v, want one block with severity high", ae)
 	}
 	// The stub keeps the undo tail, so the reopen still works, and its
 	// archived: line is demoted to point at the archived body.
@@ -263,4 +271,81 @@ func TestArchiveRefusesDuplicatedIDs(t *testing.T) {
 	if !errors.As(err, &de) || de.ID != "DW-1" || !slices.Equal(de.Lines, []int{1, 4}) || d.Changed() {
 		t.Errorf("ArchiveInto = %v, want a DuplicateIDError for DW-1 at lines 1, 4", err)
 	}
+}
+
+// bmadStub is bmad-loop's stub grammar (its archiver's fullmatch on a done
+// entry's body with trailing newlines cut to one), translated to Go: Python's
+// \d is [0-9] here, and "." matches anything but a newline in both.
+var bmadStub = regexp.MustCompile(`\A### .*: .*\n\nstatus: done [0-9]{4}-[0-9]{2}-[0-9]{2}\n` +
+	`(resolution:[ \t]*[^\n]*\nresolution-undo:[ \t]*[0-9a-f]{64}[ \t]+[^\n]*\n)?` +
+	`((gate:|origin:|source_spec:)[^\n]*\n)*archived: [^\n]*\n\n?\z`)
+
+func isBmadStub(body string) bool { return bmadStub.MatchString(strings.TrimRight(body, "\n") + "\n") }
+
+// TestArchiveWritesStubsBmadLoopReadsAsStubs: whatever fields an entry
+// carries (severity and priority lines of every spelling, gates, an undo tail,
+// decisions, sightings), the stub ArchiveInto leaves matches bmad-loop's stub
+// grammar, so bmad-loop's next archive run leaves it alone; this package reads
+// it as a stub too, and the body, severity included, is in the archive.
+// Ablation: keeping severity/priority lines in the stub (stubField accepting
+// severityKey, as before) turns this red on the first entry with one.
+func TestArchiveWritesStubsBmadLoopReadsAsStubs(t *testing.T) {
+	fields := []string{"origin: o", "location: src/x.go:1", "source_spec: `s.md`", "severity: high",
+		"priority: low", "- **Priority:** medium", "  * **Severity:** critical", "gate: 3-2, 3-3", "reason: r", "note: n"}
+	rapid.Check(t, func(t *rapid.T) {
+		var b strings.Builder
+		b.WriteString("### DW-1: " + rapid.SampledFrom([]string{"t", "a: b", "x — y"}).Draw(t, "title") + "\n")
+		if rapid.Bool().Draw(t, "blank after heading") {
+			b.WriteString("\n")
+		}
+		for _, f := range rapid.SliceOfN(rapid.SampledFrom(fields), 0, 6).Draw(t, "fields") {
+			b.WriteString(f + "\n")
+		}
+		b.WriteString("status: open\n")
+		d := mustParse(t, b.String())
+		var opts []CloseOption
+		if rapid.Bool().Draw(t, "reopenable") {
+			opts = append(opts, Reopenable(operationID))
+		}
+		if rapid.Bool().Draw(t, "decision first") {
+			_, err := d.RecordDecision("DW-1", "2026-06-10", "defer", "later")
+			require.NoError(t, err, "RecordDecision(DW-1) = %v, want nil")
+		}
+		_, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a", opts...)
+		require.NoError(t, err, "MarkDone(DW-1) = %v, want nil")
+		if rapid.Bool().Draw(t, "seen again") {
+			_, err := d.MarkSeenAgain([]string{"DW-1"}, "2026-06-12", "again")
+			require.NoError(t, err, "MarkSeenAgain(DW-1) = %v, want nil")
+		}
+		closed, _ := d.Entry("DW-1")
+		a := mustParse(t, "")
+		ids, err := d.ArchiveInto(a, "", "2026-08-24")
+		require.NoError(t, err, "ArchiveInto = %v, want nil")
+		require.Equal(t, []string{"DW-1"}, ids, "ArchiveInto = %v, want [DW-1]", ids)
+		stub, _ := d.Entry("DW-1")
+		require.True(t, isBmadStub(stub.Body), "ArchiveInto stub = %q, want one bmad-loop's grammar accepts", stub.Body)
+		require.True(t, isStub(stub.Body), "isStub(%q) = false, want true", stub.Body)
+		again, err := d.Archivable("")
+		require.NoError(t, err)
+		require.Empty(t, again, "Archivable after archiving = %v, want none", again)
+		ae := a.Entries()
+		require.Len(t, ae, 1, "archive entries = %d, want 1", len(ae))
+		require.Equal(t, closed.Severity, ae[0].Severity, "archived severity = %q, want %q", ae[0].Severity, closed.Severity)
+	})
+}
+
+// TestArchiveReadsStubsWithSeverityLines: a stub in the form this package
+// wrote before (severity and priority lines kept) is still a stub: it is not
+// archived again and reads as done. Ablation: isStub accepting only the
+// fields ArchiveInto now keeps turns this red.
+func TestArchiveReadsStubsWithSeverityLines(t *testing.T) {
+	old := "### DW-1: gated\n\nstatus: done 2026-06-11\norigin: o\nseverity: high\n- **Priority:** low\ngate: 3-2\narchived: 2026-08-24\n\n"
+	d := mustParse(t, old+"### DW-2: next\nstatus: open\n")
+	got, err := d.Archivable("")
+	require.NoError(t, err)
+	require.Empty(t, got, "Archivable(old-form stub) = %v, want none", got)
+	e, _ := d.Entry("DW-1")
+	require.True(t, e.Done(), "Entry(DW-1).Done() = false, want true")
+	require.Equal(t, "high", e.Severity, "Entry(DW-1).Severity = %q, want high", e.Severity)
+	require.False(t, isBmadStub(e.Body), "the old form %q matches bmad-loop's grammar; this test no longer tests the old form", e.Body)
 }
