@@ -13,6 +13,9 @@ import (
 // an open(2) and a close(2).
 const maxIdle = 16
 
+// errNotDir is the errno of a path whose directory part is a file.
+const errNotDir = unix.ENOTDIR
+
 // lockFD takes flock(2) on fd. flock locks belong to the open file
 // description, not to the process (unlike fcntl's POSIX record locks, which a
 // close of any descriptor of the file drops): that is what lets a child that

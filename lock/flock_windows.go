@@ -13,6 +13,10 @@ import (
 // removed there, so a released lock file is closed at once.
 const maxIdle = 0
 
+// errNotDir is the errno of a path whose directory part is a file (Windows
+// reports such a path as not found, which gone matches anyway).
+const errNotDir = windows.ERROR_DIRECTORY
+
 // lockFD locks byte 0 (one byte) of the file with LockFileEx. bmad-loop's
 // Python lock (msvcrt.locking) locks the same byte, so the two serialize.
 // Windows byte-range locks are mandatory for the range: the holder record is

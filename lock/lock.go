@@ -111,6 +111,18 @@ func (e *BusyError) Unwrap() error { return e.Err }
 
 // A Handle is a held lock. Release it exactly once when done; further calls
 // do nothing. A Handle may be released from any goroutine.
+//
+// A lock file can be deleted, or another file renamed over it, while its lock
+// is held (a cleaner of the state directory, a reset by hand). The lock then
+// guards nothing: a newcomer locks the file now at the path and gets in.
+// Acquire re-checks after locking, so a new holder always holds the file at
+// the path, but only the old holder can notice that it lost the path: every
+// writer must call Current after its last change is staged and before it
+// publishes (renames, appends, or otherwise makes it visible), and on false
+// publish nothing and return an error matching ErrLockLost that names the
+// lock file, for example
+//
+//	&fs.PathError{Op: "Publish", Path: h.Path(), Err: lock.ErrLockLost}
 type Handle struct {
 	path     string
 	mode     Mode
@@ -118,10 +130,13 @@ type Handle struct {
 	goid     int64 // the goroutine that acquired it: re-entry is judged by it
 	borrowed bool  // handed over by the parent process: Release does not unlock
 	holder   bool  // a holder record was written and must be cleared
+	purpose  string
+	acquired time.Time
 
-	mu       sync.Mutex // protects released and dup
+	mu       sync.Mutex // protects released, dup, holder and nonce
 	released bool
 	dup      *handoverFile // descriptor given to children by HandOver, if any
+	nonce    string        // the proof HandOver wrote into the holder record, if any
 }
 
 // Path returns the lock file's path as given to Acquire.
@@ -135,20 +150,35 @@ func (h *Handle) Mode() Mode { return h.mode }
 func (h *Handle) Borrowed() bool { return h.borrowed }
 
 // Current reports whether the lock file at the handle's path is still the
-// file whose lock is held. It is false when the lock file (or a directory
-// above it) has been renamed or replaced since Acquire, for example when the
-// thing it guards was deleted by renaming its directory to a tombstone: a
-// holder that finds its lock no longer current must not go on as if it
-// guarded the path. It does not block.
+// file whose lock is held (same device and inode). It is false when the lock
+// file, or a directory above it, has been deleted, renamed, or replaced by
+// another file since Acquire: another process may then hold a lock on the
+// file now at the path, and a holder that goes on writing may overwrite its
+// work. A writer checks it right before it publishes (see Handle). A non-nil
+// error (the path could not be examined, for example for lack of permission)
+// comes with false and is as good a reason not to publish.
+//
+// Current does not block and costs one stat of the path (on Windows an open,
+// a query and a close); it does not read or write the lock file. It answers
+// for the moment of the call: only the writer's own discipline (check, then
+// publish at once) keeps the window small, since the lock file can be
+// replaced right after.
 func (h *Handle) Current() (bool, error) {
 	id, err := idOfPath(h.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
 	if err != nil {
-		return false, err
+		if gone(err) {
+			return false, nil
+		}
+		return false, pathError("Current", h.path, underlying(err))
 	}
 	return id == h.e.id, nil
+}
+
+// gone reports whether err says that nothing is at the path: the file or a
+// directory on the way was removed (ENOENT), or a directory on the way was
+// replaced by a file (ENOTDIR).
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotDir)
 }
 
 // Release releases the lock. It is idempotent and safe for concurrent use: the
