@@ -7,15 +7,52 @@
 // the open itself on a virtual machine. A transaction opens three files, so
 // the engine and package atomicfile open theirs here. The *os.File returned
 // behaves as usual (os.NewFile: blocking, not in the poller).
+//
+// ReadFile and ReadFileInto read regular files only. They open without
+// waiting (a named pipe with no writer would otherwise block the open
+// forever) and refuse a directory, a pipe, a socket or a device with an
+// error wrapping ErrNotRegular: such a file is never read, so a read cannot
+// hang on one.
 package osfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"slices"
 )
+
+// ErrNotRegular is returned, wrapped in an *fs.PathError that names the path
+// and the kind of file found, when a file to be read is not a regular file.
+// Package atomicfile exports it as atomicfile.ErrNotRegular, the one sentinel
+// of the module for a file that is not a regular file.
+var ErrNotRegular = errors.New("atomicfile: not a regular file")
+
+// NotRegular returns the error, wrapping ErrNotRegular, for a file of mode m
+// where a regular file was expected: "atomicfile: not a regular file: named
+// pipe".
+func NotRegular(m fs.FileMode) error {
+	return fmt.Errorf("%w: %s", ErrNotRegular, kind(m))
+}
+
+// kind names the type of a file that is not regular.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "irregular file"
+}
 
 // OpenFile is os.OpenFile for regular files and directories, returning the
 // same *fs.PathError values.
@@ -23,9 +60,10 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return openFile(path, flag, perm)
 }
 
-// ReadFile is os.ReadFile: it returns the whole file, with the same errors.
-// On Unix it reads with bare system calls (open, fstat, read, close), without
-// an *os.File at all.
+// ReadFile is os.ReadFile for a regular file: it returns the whole file, with
+// the same errors, and refuses anything else with an error wrapping
+// ErrNotRegular. On Unix it reads with bare system calls (open, fstat, read,
+// close), without an *os.File at all.
 func ReadFile(path string) ([]byte, error) { return readFile(path, nil, 1) }
 
 // ReadFileInto is ReadFile into buf's storage when the file fits in it with
@@ -33,8 +71,7 @@ func ReadFile(path string) ([]byte, error) { return readFile(path, nil, 1) }
 // spare otherwise. spare is at least 1: one byte more than the file lets the
 // read see the end of the file without growing the buffer. The bytes returned
 // have at least spare-1 bytes of capacity after them. An empty file gives a
-// non-nil empty slice. On Unix a buffer with a few KiB of room is read into
-// without an fstat first; only a file that fills it is sized.
+// non-nil empty slice. It refuses what ReadFile refuses.
 func ReadFileInto(path string, buf []byte, spare int) ([]byte, error) {
 	return readFile(path, buf, max(spare, 1))
 }
@@ -59,18 +96,23 @@ func withSpare(data []byte, spare int) []byte {
 	return slices.Grow(data, spare-1)
 }
 
-// readFileOS is ReadFileInto through an *os.File from OpenFile.
+// readFileOS is ReadFileInto through an *os.File from OpenFile, for systems
+// without named pipes that block an open (Windows opens a directory or a
+// device at once; both are refused after the open).
 func readFileOS(path string, buf []byte, spare int) ([]byte, error) {
 	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	size := int64(-1)
-	if fi, err := f.Stat(); err == nil {
-		size = fi.Size()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	data := sized(buf, size, spare)
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: NotRegular(fi.Mode())}
+	}
+	data := sized(buf, fi.Size(), spare)
 	for {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]

@@ -47,8 +47,8 @@ func TestReadFileMatchesOS(t *testing.T) {
 				t.Errorf("%s(missing) = %v, want fs.ErrNotExist", rf.name, err)
 			}
 			var pe *fs.PathError
-			if _, err := rf.read(dir); err == nil || !errors.As(err, &pe) || pe.Path != dir {
-				t.Errorf("%s(directory) = %v, want an *fs.PathError naming it", rf.name, err)
+			if _, err := rf.read(dir); !errors.Is(err, ErrNotRegular) || !errors.As(err, &pe) || pe.Path != dir {
+				t.Errorf("%s(directory) = %v, want an *fs.PathError naming it and wrapping ErrNotRegular", rf.name, err)
 			}
 		})
 	}

@@ -23,26 +23,26 @@ func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 }
 
 func readFile(path string, buf []byte, spare int) ([]byte, error) {
-	fd, err := retry(func() (int, error) { return unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0) })
+	// O_NONBLOCK: opening a named pipe for reading otherwise waits, forever,
+	// for a writer; a regular file ignores the flag. O_NOCTTY: a terminal at
+	// the path must not become the process's controlling terminal. Whatever
+	// was opened is refused below unless fstat says it is a regular file.
+	fd, err := retry(func() (int, error) {
+		return unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	})
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, openError(path, err)
 	}
 	defer unix.Close(fd)
-	// A buffer with some room is read into without asking the file's size
-	// first: one system call less in the common case of a buffer reused for
-	// the same file. Only a file that fills it is sized with fstat, once.
-	data, sized := buf[:0], false
-	if cap(buf) < minUnsized+spare {
-		data, sized = fit(fd, buf, spare), true
+	var st unix.Stat_t
+	if _, err := retry(func() (int, error) { return 0, unix.Fstat(fd, &st) }); err != nil {
+		return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
+	if mode := fileMode(uint32(st.Mode)); !mode.IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: NotRegular(mode)}
+	}
+	data := sized(buf, st.Size, spare)
 	for {
-		if len(data) == cap(data) && !sized {
-			// The file is at least as large as the buffer: size it, once.
-			sized = true
-			if whole := fit(fd, nil, spare); cap(whole) > cap(data) {
-				data = append(whole, data...)
-			}
-		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}
@@ -60,20 +60,42 @@ func readFile(path string, buf []byte, spare int) ([]byte, error) {
 	}
 }
 
-// fit returns a buffer for the file open at fd: buf[:0] if it holds the
-// file's size (as fstat tells) with spare bytes left over, else a new one.
-func fit(fd int, buf []byte, spare int) []byte {
-	size := int64(-1)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) == nil {
-		size = st.Size
+// openError is the error for a failed open of path for reading. A socket
+// cannot be opened at all (ENXIO on Linux, EOPNOTSUPP on the BSDs): when
+// the path names anything but a regular file, the error says so, as it does
+// for what can be opened.
+func openError(path string, err error) error {
+	if err == unix.ENXIO || err == unix.EOPNOTSUPP {
+		var st unix.Stat_t
+		if unix.Stat(path, &st) == nil {
+			if mode := fileMode(uint32(st.Mode)); !mode.IsRegular() {
+				return &fs.PathError{Op: "open", Path: path, Err: NotRegular(mode)}
+			}
+		}
 	}
-	return sized(buf, size, spare)
+	return &fs.PathError{Op: "open", Path: path, Err: err}
 }
 
-// minUnsized is the least room a buffer must have, beyond the spare bytes,
-// to be read into without an fstat first.
-const minUnsized = 4 << 10
+// fileMode is the type bits of a stat mode as an fs.FileMode.
+func fileMode(m uint32) fs.FileMode {
+	switch m & unix.S_IFMT {
+	case unix.S_IFREG:
+		return 0
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	case unix.S_IFIFO:
+		return fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		return fs.ModeDevice
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	}
+	return fs.ModeIrregular
+}
 
 // maxRead is the most one read(2) asks for, as in package os.
 const maxRead = 1 << 30

@@ -4,21 +4,26 @@ package osfile
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
-// TestReadFileIntoUnsized reads files of sizes around a buffer's capacity
-// into a buffer large enough to be read into without an fstat first: a file
-// that fits stays in it, one that fills it is read on in full, with the
-// spare room. Ablations: dropping the bytes read before sizing (append of
-// nothing), or sizing without them, turn it red.
-func TestReadFileIntoUnsized(t *testing.T) {
+// TestReadFileIntoReadsAroundCapacity reads files of sizes around a
+// buffer's capacity: a file that fits with the spare room stays in it, one
+// that does not is read in full into a new buffer, with the spare room.
+func TestReadFileIntoReadsAroundCapacity(t *testing.T) {
 	const spare = 100
 	dir := t.TempDir()
-	bufCap := minUnsized + spare + 50
+	bufCap := 4<<10 + spare + 50
 	for _, size := range []int{0, 1, bufCap - spare - 1, bufCap - spare, bufCap - 1, bufCap, bufCap + 1, 3*bufCap + 7} {
 		want := make([]byte, size)
 		for i := range want {
@@ -37,5 +42,67 @@ func TestReadFileIntoUnsized(t *testing.T) {
 		if inBuf := cap(got) > 0 && &got[:1][0] == &buf[:1][0]; inBuf != (size+spare <= bufCap) {
 			t.Errorf("ReadFileInto(%d bytes, cap %d, spare %d) read into the caller's buffer: %v", size, bufCap, spare, inBuf)
 		}
+	}
+}
+
+// TestReadFileRefusesNonRegular puts a named pipe (with no writer), a
+// directory, a unix socket and a character device at the path: each read
+// returns at once an *fs.PathError naming the path and wrapping
+// ErrNotRegular. Ablations: opening without O_NONBLOCK hangs on the pipe
+// (the guard fails the test); dropping the fstat check reads the directory
+// (EISDIR, not ErrNotRegular), the pipe and /dev/null (as empty files).
+func TestReadFileRefusesNonRegular(t *testing.T) {
+	for name, path := range nonRegular(t) {
+		for _, rf := range []struct {
+			name string
+			read func(string) ([]byte, error)
+		}{
+			{"ReadFile", ReadFile},
+			{"ReadFileInto", func(p string) ([]byte, error) { return ReadFileInto(p, make([]byte, 0, 64<<10), 4097) }},
+		} {
+			t.Run(name+"/"+rf.name, func(t *testing.T) {
+				err := withinTimeout(t, func() error { _, err := rf.read(path); return err })
+				var pe *fs.PathError
+				require.ErrorIs(t, err, ErrNotRegular, "%s(%s) = %v, want an error wrapping ErrNotRegular", rf.name, name, err)
+				require.True(t, errors.As(err, &pe) && pe.Path == path, "%s(%s) = %v, want an *fs.PathError naming %s", rf.name, name, err, path)
+			})
+		}
+	}
+}
+
+// nonRegular returns paths of files that are not regular, by kind: a named
+// pipe with no writer, a directory, a unix socket, and /dev/null.
+func nonRegular(t *testing.T) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	paths := map[string]string{"directory": filepath.Join(dir, "d"), "fifo": filepath.Join(dir, "p")}
+	require.NoError(t, os.Mkdir(paths["directory"], 0o755))
+	require.NoError(t, unix.Mkfifo(paths["fifo"], 0o644))
+	// A socket path must be short (sun_path is about 100 bytes).
+	sdir, err := os.MkdirTemp("", "sock")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(sdir) })
+	paths["socket"] = filepath.Join(sdir, "s")
+	l, err := net.Listen("unix", paths["socket"])
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	if _, err := os.Stat("/dev/null"); err == nil {
+		paths["device"] = "/dev/null"
+	}
+	return paths
+}
+
+// withinTimeout runs f and returns its error, failing the test if f has not
+// returned after a generous bound: a read that hangs is the failure.
+func withinTimeout(t *testing.T, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("the read did not return within 30s: it hangs")
+		return nil
 	}
 }
