@@ -1,9 +1,13 @@
 package atomicfile
 
-import "errors"
+import "github.com/filetxn/filetxn/internal/osfile"
 
 // ErrNotRegular is returned when the target exists and is not a regular file (a
 // directory, a named pipe, a socket, a device) after symbolic links are followed.
 // Nothing is staged and the target is untouched. The error wrapping it is an
 // [*fs.PathError] naming the path and the kind of file found.
-var ErrNotRegular = errors.New("atomicfile: not a regular file")
+//
+// It is also the error of every read of the filetxn engine and the typed stores
+// that finds something other than a regular file at a data path: such a file is
+// refused without being read, so a read never waits on a named pipe.
+var ErrNotRegular = osfile.ErrNotRegular
