@@ -1,0 +1,76 @@
+// Package proc tells whether the process that recorded its pid in a file is
+// still running, for state that marks work in progress with the pid of the
+// process doing it.
+//
+// A pid alone cannot say that: once a process exits, its pid is free for any
+// other process. So a process records its pid together with a start token
+// ([Self]), which stands for the moment the process started as the operating
+// system reports it, and [Gone] compares the token of the process that has
+// the pid now with the recorded one.
+//
+// Where the start comes from: Linux, field 22 of /proc/<pid>/stat (clock
+// ticks since boot) with the boot's id (/proc/sys/kernel/random/boot_id), so
+// a token survives clock changes and never matches a process of another
+// boot; macOS, the start time of sysctl kern.proc.pid; Windows, the creation
+// time of GetProcessTimes. Elsewhere there is no token, and a live pid
+// counts as the process that recorded it.
+//
+// Every answer is about this host: a pid recorded on another machine means
+// nothing here. When the system cannot tell (no /proc, a process of another
+// user whose start is hidden), the answers lean to "still running", so that
+// a caller never takes a live process for a dead one.
+package proc
+
+import (
+	"os"
+	"sync"
+)
+
+// state is what the system says about a pid.
+type state int
+
+const (
+	unknown state = iota // the system does not say: count it as alive
+	alive                // a process has the pid (not a zombie)
+	gone                 // no process has the pid, or only a zombie
+)
+
+// Start returns the start token of the process pid: equal tokens for one pid
+// mean one process, different ones different processes. It returns "" when
+// no process has the pid, or when the system does not tell its start. It
+// does not block.
+func Start(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	st, tok := query(pid)
+	if st == gone {
+		return ""
+	}
+	return tok
+}
+
+// Self returns the start token of the calling process, as Start(os.Getpid()),
+// read once per process.
+func Self() string { return self() }
+
+var self = sync.OnceValue(func() string { return Start(os.Getpid()) })
+
+// Gone reports whether the process that recorded pid and start (a token from
+// Start or Self, "" when it had none) has certainly exited: no process has
+// the pid now, the one that has it is a zombie, or it has another start
+// token. It reports false whenever the system cannot tell, and for a pid
+// that is not positive. It does not block.
+func Gone(pid int, start string) bool {
+	if pid <= 0 {
+		return false
+	}
+	st, tok := query(pid)
+	switch st {
+	case gone:
+		return true
+	case alive:
+		return start != "" && tok != "" && tok != start
+	}
+	return false
+}

@@ -1,0 +1,67 @@
+package proc
+
+import (
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/filetxn/filetxn/internal/reexec"
+	"github.com/stretchr/testify/require"
+)
+
+// tokens reports whether this system gives start tokens.
+func tokens() bool {
+	switch runtime.GOOS {
+	case "linux", "darwin", "windows":
+		return true
+	}
+	return false
+}
+
+func TestSelfIsNotGone(t *testing.T) {
+	pid, self := os.Getpid(), Self()
+	require.False(t, Gone(pid, self), "Gone(%d, %q) = true, want false", pid, self)
+	require.False(t, Gone(pid, ""), "Gone(%d, \"\") = true, want false", pid)
+	if tokens() {
+		require.NotEmpty(t, self, "Self() = \"\", want a token on %s", runtime.GOOS)
+		require.Equal(t, self, Start(pid), "Start(%d) = %q, want Self() %q", pid, Start(pid), self)
+	}
+}
+
+// TestGoneSeesAnotherProcessBehindAPid: a live pid whose start token is not
+// the recorded one is another process. (Ablation: Gone ignoring the token,
+// as before start tokens, makes it false.)
+func TestGoneSeesAnotherProcessBehindAPid(t *testing.T) {
+	if !tokens() {
+		t.Skipf("%s gives no start tokens: a live pid counts as the recorded process", runtime.GOOS)
+	}
+	pid := os.Getpid()
+	require.True(t, Gone(pid, "linux:other-boot:1"), "Gone(%d, another token) = false, want true", pid)
+}
+
+func TestGoneIsFalseForNonPositivePids(t *testing.T) {
+	for _, pid := range []int{0, -1} {
+		require.False(t, Gone(pid, ""), "Gone(%d, \"\") = true, want false", pid)
+		require.Empty(t, Start(pid), "Start(%d) = %q, want \"\"", pid, Start(pid))
+	}
+}
+
+// TestGoneAfterTheProcessExits: a child's pid and token are not gone while
+// it runs, and gone once it was killed and reaped. (Ablation: a Linux query
+// that takes a missing pid for a live one, ignoring both ESRCH and a
+// missing /proc/<pid>, makes it red.)
+func TestGoneAfterTheProcessExits(t *testing.T) {
+	if c := reexec.Child(t); c != nil {
+		c.Barrier() // never released: the parent kills it here
+		return
+	}
+	g := reexec.Start(t, 1, t.TempDir())
+	pid := g.Pid(0)
+	tok := Start(pid)
+	if tokens() {
+		require.NotEmpty(t, tok, "Start(child %d) = \"\", want a token", pid)
+	}
+	require.False(t, Gone(pid, tok), "Gone(running child %d, %q) = true, want false", pid, tok)
+	g.Kill(0)
+	require.True(t, Gone(pid, tok), "Gone(killed child %d, %q) = false, want true", pid, tok)
+}
