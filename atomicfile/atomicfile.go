@@ -63,16 +63,17 @@ func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error
 // A PendingFile is not safe for concurrent use, and its zero value is not
 // usable: get one from Create.
 type PendingFile struct {
-	f      *os.File
-	path   string // as the caller gave it; the Path of every error
-	target string // path with the symlinks of its last element resolved; what is replaced
-	tmp    string // the temporary file, in target's directory
-	sync   bool   // fsync the file before the rename
-	dsync  bool   // fsync the directory after the rename
-	op     string // Op for every error when set (by WriteFile); else each method's name
-	err    error  // the first Write error: sticky, so a short temp is never published
-	closed bool   // f has been closed
-	state  state
+	f       *os.File
+	path    string // as the caller gave it; the Path of every error
+	target  string // path with the symlinks of its last element resolved; what is replaced
+	tmp     string // the temporary file, in target's directory
+	staging        // how the temporary file was made, and so how it is published (per OS)
+	sync    bool   // fsync the file before the rename
+	dsync   bool   // fsync the directory after the rename
+	op      string // Op for every error when set (by WriteFile); else each method's name
+	err     error  // the first Write error: sticky, so a short temp is never published
+	closed  bool   // f has been closed
+	state   state
 }
 
 // state is where a PendingFile is in its life.
@@ -130,22 +131,15 @@ func create(op, path string, perm fs.FileMode, opts []Option) (*PendingFile, err
 		}
 	}
 
-	// O_EXCL: the name is ours alone, and the create is where the umask applies
-	// to a new file's perm. An existing target's mode is made exact below by
-	// keepMeta (with fchmod, which the umask does not touch, when needed).
+	// The create is where the umask applies to a new file's perm. An existing
+	// target's mode is made exact below by keepMeta (with fchmod, which the
+	// umask does not touch, when needed).
 	dir := dirRaw(target)
 	createPerm := perm
 	if fi != nil {
 		createPerm = tempPerm(fi)
 	}
-	for range 100 {
-		pf.tmp = joinRaw(dir, tempName(filepath.Base(target)))
-		pf.f, err = osfile.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, createPerm)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
+	if err := pf.stage(dir, createPerm); err != nil {
 		if pe, ok := err.(*fs.PathError); ok && errors.Is(err, fs.ErrNotExist) {
 			return nil, pf.fail(op, fmt.Errorf("parent directory %s: %w", dir, pe.Err))
 		}
@@ -206,33 +200,20 @@ func (pf *PendingFile) CloseAtomicallyReplace() error {
 		return pf.err
 	}
 
-	// 1. The data must reach the disk before the name does: without this fsync
-	// a crash soon after the rename can leave the target empty or partial on
-	// file systems that commit the rename before the data (ext4 without
-	// auto_da_alloc, XFS, btrfs in some modes).
-	if pf.sync {
-		if err := syncFile(pf.f); err != nil {
-			pf.Cleanup()
-			return pf.fail(method, unwrapOS(err))
-		}
-	}
-
-	// 2. Close before the rename: Windows cannot rename an open file, and on
-	// NFS close is what flushes to the server.
-	pf.closed = true
-	if err := pf.f.Close(); err != nil {
-		pf.Cleanup()
-		return pf.fail(method, unwrapOS(err))
-	}
-
-	// 3. The atomic step.
-	if err := replace(pf.tmp, pf.target, pf.dsync); err != nil {
+	// The data must reach the disk before the name does: without an fsync
+	// before the rename, a crash soon after it can leave the target empty or
+	// partial on file systems that commit the rename before the data (ext4
+	// without auto_da_alloc, XFS, btrfs in some modes). Then the temporary
+	// file is closed (Windows cannot rename an open file, and on NFS close is
+	// what flushes to the server) and renamed over the target, the atomic
+	// step. publish does all three, each OS its own way.
+	if err := pf.publish(); err != nil {
 		pf.Cleanup()
 		return pf.fail(method, unwrapOS(err))
 	}
 	pf.state = replaced
 
-	// 4. The rename is a change to the directory, and it is durable only once
+	// The rename is a change to the directory, and it is durable only once
 	// the directory is fsynced (rename(2) promises atomicity, not durability).
 	// The temporary and the target share the directory, so one fsync covers
 	// both the new name and the old temporary name's removal.
@@ -258,10 +239,41 @@ func (pf *PendingFile) Cleanup() error {
 		pf.closed = true
 		_ = pf.f.Close() // the file is being discarded; only the removal matters
 	}
-	if err := os.Remove(pf.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := pf.discard(); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return pf.fail("Cleanup", unwrapOS(err))
 	}
 	return nil
+}
+
+// stageOwn creates the temporary file pf.tmp in dir under a fresh
+// ".<base>.tmp-<random>" name, with O_EXCL so that the name is ours alone. It
+// is the staging of the systems and names renameio does not serve (see
+// stage).
+func (pf *PendingFile) stageOwn(dir string, perm fs.FileMode) error {
+	var err error
+	for range 100 {
+		pf.tmp = joinRaw(dir, tempName(filepath.Base(pf.target)))
+		pf.f, err = osfile.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	return err
+}
+
+// publishOwn fsyncs (unless WithoutSync), closes and renames the temporary
+// file of stageOwn over the target.
+func (pf *PendingFile) publishOwn() error {
+	if pf.sync {
+		if err := syncFile(pf.f); err != nil {
+			return err
+		}
+	}
+	pf.closed = true
+	if err := pf.f.Close(); err != nil {
+		return err
+	}
+	return replace(pf.tmp, pf.target, pf.dsync)
 }
 
 // TempPath returns the path of the temporary file: where the contents are

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -45,11 +46,20 @@ func listDir(t *testing.T, dir string) []string {
 	return names
 }
 
+// isTemp reports whether name has the shape of a temporary file of this
+// package: ".<base><random digits>", renameio's naming, or
+// ".<base>.tmp-<random>", the naming on Windows and for long names.
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && (strings.Contains(name, ".tmp-") || tempDigits.MatchString(name))
+}
+
+var tempDigits = regexp.MustCompile(`^\..+[0-9]$`)
+
 // assertNoTemps fails the test if dir holds a temporary file of ours.
 func assertNoTemps(t *testing.T, dir string) {
 	t.Helper()
 	for _, name := range listDir(t, dir) {
-		if strings.Contains(name, ".tmp-") {
+		if isTemp(name) {
 			t.Errorf("temporary file %q left in %s", name, dir)
 		}
 	}
@@ -211,8 +221,12 @@ func TestCreateStagesBesideTargetUntilReplace(t *testing.T) {
 	if got := filepath.Dir(tmp); got != dir {
 		t.Errorf("TempPath() directory = %q, want %q", got, dir)
 	}
-	if base := filepath.Base(tmp); !strings.HasPrefix(base, ".state.json.tmp-") {
-		t.Errorf("TempPath() name = %q, want prefix %q", base, ".state.json.tmp-")
+	want := `^\.state\.json[0-9]+$` // renameio's naming
+	if runtime.GOOS == "windows" {
+		want = `^\.state\.json\.tmp-[0-9a-z]+$`
+	}
+	if base := filepath.Base(tmp); !regexp.MustCompile(want).MatchString(base) {
+		t.Errorf("TempPath() name = %q, want a match for %s", base, want)
 	}
 	if _, err := pf.Write([]byte("new")); err != nil {
 		t.Fatalf("Write = %v", err)

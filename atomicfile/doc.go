@@ -52,9 +52,17 @@
 // succeeds regardless: a file chmodded 0444 says "do not write me" to root too,
 // and tests and CI usually run as root.
 //
-// Temporary files are named ".<base>.tmp-<random>" in the target's directory, so
-// they are hidden from ls and clearly ours; one left behind by a killed process is
-// never read by this package and may be deleted by anyone.
+// The temporary file is made, and renamed over the target, by
+// github.com/google/renameio/v2's PendingFile (except on Windows, where
+// renameio does not build); this package adds what renameio leaves out: the
+// directory fsync, the owner and exact mode of an existing target, the
+// refusals, and following symlinks.
+//
+// Temporary files are named the way renameio names them, "." + base + a random
+// decimal number (".state.json4982630124857716"), in the target's directory, so
+// they are hidden from ls; on Windows, and for a target name too long to leave
+// room for the number, ".<base>.tmp-<random>". One left behind by a killed
+// process is never read by this package and may be deleted by anyone.
 //
 // # Caveats
 //

@@ -169,7 +169,7 @@ func assertNoTemps(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if strings.Contains(e.Name(), ".tmp-") {
+		if name := e.Name(); strings.HasPrefix(name, ".") && (strings.Contains(name, ".tmp-") || strings.ContainsAny(name[len(name)-1:], "0123456789")) {
 			t.Errorf("temporary file %q left in %s", e.Name(), dir)
 		}
 	}

@@ -1,0 +1,19 @@
+package atomicfile
+
+import "os"
+
+// renameio does not build on Windows: a temporary file is this package's own
+// (stageOwn), and replace is MoveFileEx.
+
+// staging is how the temporary file was made: always by stageOwn here.
+type staging struct{}
+
+// stage creates the temporary file in dir (the target's directory).
+func (pf *PendingFile) stage(dir string, perm os.FileMode) error { return pf.stageOwn(dir, perm) }
+
+// publish fsyncs (unless WithoutSync), closes and renames the temporary file
+// over the target.
+func (pf *PendingFile) publish() error { return pf.publishOwn() }
+
+// discard removes the temporary file of an unpublished PendingFile.
+func (pf *PendingFile) discard() error { return os.Remove(pf.tmp) }
