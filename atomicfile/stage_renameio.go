@@ -27,9 +27,10 @@ import (
 //     renameio's temporary name would pass the usual 255-byte limit on a
 //     name; stageOwn's ".<base>.tmp-<random>" cuts the base short instead.
 
-// staging is how the temporary file was made.
+// staging is the temporary file and how it was made.
 type staging struct {
-	rio *renameio.PendingFile // the temporary file; nil when stageOwn made it
+	tmp string                // its path
+	rio *renameio.PendingFile // the file, when renameio made it; nil when stageOwn did
 }
 
 // maxRenameioBase is the longest target name renameio can stage: it names

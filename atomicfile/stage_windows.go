@@ -5,8 +5,10 @@ import "os"
 // renameio does not build on Windows: a temporary file is this package's own
 // (stageOwn), and replace is MoveFileEx.
 
-// staging is how the temporary file was made: always by stageOwn here.
-type staging struct{}
+// staging is the temporary file, always made by stageOwn here.
+type staging struct {
+	tmp string // its path
+}
 
 // stage creates the temporary file in dir (the target's directory).
 func (pf *PendingFile) stage(dir string, perm os.FileMode) error { return pf.stageOwn(dir, perm) }
