@@ -66,8 +66,7 @@ type PendingFile struct {
 	f       *os.File
 	path    string // as the caller gave it; the Path of every error
 	target  string // path with the symlinks of its last element resolved; what is replaced
-	tmp     string // the temporary file, in target's directory
-	staging        // how the temporary file was made, and so how it is published (per OS)
+	staging        // the temporary file, in target's directory (per OS: how it was made)
 	sync    bool   // fsync the file before the rename
 	dsync   bool   // fsync the directory after the rename
 	op      string // Op for every error when set (by WriteFile); else each method's name
