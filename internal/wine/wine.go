@@ -1,0 +1,30 @@
+// Package wine tells a test whether it runs under Wine, so that it can skip
+// what Wine cannot do there and only there: on a real Windows every test runs.
+//
+// The CI stage .ci/wine runs the whole test suite for GOOS=windows under
+// Debian's Wine 8. Wine is not Windows; where it lacks a call the test needs,
+// the test names the limitation with Skip and runs everywhere else.
+package wine
+
+import "testing"
+
+// NoSymlinks is the limitation of Wine 8 that symbolic-link tests meet:
+// CreateSymbolicLinkW reports success and creates nothing, so os.Symlink
+// returns nil and the link is not there.
+const NoSymlinks = "Wine 8's CreateSymbolicLinkW reports success and creates nothing"
+
+// Detected reports whether this process runs under Wine: on Windows, whether
+// ntdll.dll exports wine_get_version, which Wine's has and Windows' never
+// has. It is false on every other system. It looks once, at the first call,
+// and is safe for concurrent use.
+func Detected() bool { return detected() }
+
+// Skip skips the test when it runs under Wine, saying that limitation (a
+// sentence naming what Wine lacks, such as NoSymlinks) is why. Anywhere else
+// it does nothing. Call it before the step that needs what Wine lacks.
+func Skip(t testing.TB, limitation string) {
+	t.Helper()
+	if Detected() {
+		t.Skip("under Wine: " + limitation)
+	}
+}
