@@ -42,9 +42,9 @@
 //     deadlocks, as with sync.Mutex.
 //   - The goroutine's id is read from the header of its stack trace
 //     (runtime.Stack), once per Acquire, and the runtime walks the whole
-//     stack to produce it: about 2.5 µs near the top of a goroutine and 14 µs
-//     thirty frames deeper on the development machine (BenchmarkGoroutineID).
-//     Deep call stacks make every acquisition that much dearer.
+//     stack to produce it, so its cost grows with the depth of the caller's
+//     stack: deep call stacks make every acquisition dearer
+//     (BenchmarkGoroutineID measures it).
 //   - A cancelled wait returns at once, but the kernel-level wait cannot be
 //     interrupted: the process keeps it, in one goroutine, until the other
 //     holder releases, and then lets the lock go at once.

@@ -13,8 +13,9 @@ import (
 // does when Mutate is called from inside a Mutate callback. The id is parsed
 // from the first line of the goroutine's own stack trace ("goroutine 18
 // [running]:"), a format that has not changed since Go 1.0 and that the
-// testing and net/http/pprof packages also rely on. It costs about a
-// microsecond and is computed once per acquisition.
+// testing and net/http/pprof packages also rely on. It costs a walk of the
+// goroutine's stack, which grows with its depth, and is computed once per
+// acquisition.
 func goid() int64 {
 	var buf [64]byte
 	b := buf[:runtime.Stack(buf[:], false)]
