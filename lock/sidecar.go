@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"unicode/utf8"
 )
 
 // SidecarPath returns the lock file that guards target under stateRoot:
@@ -18,7 +19,10 @@ import (
 //
 // where <h> is the first 16 lowercase hex digits of the SHA-256 of target's
 // absolute path with symlinks resolved as far as they exist, and <base> is
-// the resolved path's base name. Symlinked, relative and dot-dot spellings of
+// the resolved path's base name, cut short when the whole name would exceed
+// 255 bytes (the file-name limit of common file systems): a base name longer
+// than 233 bytes keeps its first 233 bytes (fewer, so as not to split a UTF-8
+// character), and the hash still tells such names apart. Symlinked, relative and dot-dot spellings of
 // one file therefore share one lock, and the lock lives outside the data
 // directory, where a "git add -A" cannot pick it up. This is the naming that
 // bmad-loop uses (its lock_path_for), so a Go process and a bmad-loop process
@@ -35,8 +39,29 @@ func SidecarPath(stateRoot, target string) (string, error) {
 		return "", &fs.PathError{Op: "SidecarPath", Path: target, Err: err}
 	}
 	sum := sha256.Sum256([]byte(resolved))
-	name := hex.EncodeToString(sum[:8]) + "-" + filepath.Base(resolved) + ".lock"
+	name := hex.EncodeToString(sum[:8]) + "-" + shortBase(filepath.Base(resolved)) + ".lock"
 	return filepath.Join(stateRoot, "locks", name), nil
+}
+
+// maxName is the longest file name, in bytes, that the common file systems
+// accept (NAME_MAX on Linux and the BSDs; on Windows the limit is 255 UTF-16
+// units, which a name of at most 255 UTF-8 bytes never exceeds).
+const maxName = 255
+
+// shortBase returns base, cut to the longest prefix that fits the sidecar
+// name "<16 hex>-<base>.lock" into maxName bytes without splitting a UTF-8
+// character. A base that fits is returned unchanged, so such names keep
+// bmad-loop's exact formula.
+func shortBase(base string) string {
+	const room = maxName - len("0123456789abcdef-") - len(".lock")
+	if len(base) <= room {
+		return base
+	}
+	n := room
+	for n > 0 && !utf8.RuneStart(base[n]) {
+		n--
+	}
+	return base[:n]
 }
 
 // resolve makes path absolute and resolves symlinks in it as far as the
