@@ -11,4 +11,4 @@ func (h *Handle) HandOver(cmd *exec.Cmd) error {
 	return pathError("HandOver", h.path, ErrNotSupported)
 }
 
-func inherited(e *entry, path string) (int, bool) { return -1, false }
+func inherited(e *entry) (fd int, proof string, ok, freed bool) { return -1, "", false, false }

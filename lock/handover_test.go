@@ -117,9 +117,12 @@ func TestHandOverLendsTheLockToAChild(t *testing.T) {
 // child's own fresh open of the lock file, named in a variable that it sets
 // itself.
 //
-// Ablation that turns it red: inherited() skipping its flock verification
-// (accepting any descriptor of the right device and inode): forgeries 1 and
-// 2 get a borrowed handle at once from TryAcquire.
+// The variables carry the holder's pid and a made-up nonce: the nonce is no
+// secret (the holder record is readable), and the flock check is what
+// refuses these forgeries. Ablation that turns it red: inherited() skipping
+// its flock verification and its nonce check (accepting any descriptor of
+// the right device and inode): forgeries 1 and 2 get a borrowed handle at
+// once from TryAcquire.
 func TestHandoverEnvAloneGrantsNothing(t *testing.T) {
 	forgeries := []string{"env-only", "env-and-fresh-open", "own-open"}
 	if c := reexec.Child(t); c != nil {
@@ -131,7 +134,7 @@ func TestHandoverEnvAloneGrantsNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			os.Setenv(lock.HandoverEnv, fmt.Sprintf("%d:%s", f.Fd(), devIno(t, path)))
+			os.Setenv(lock.HandoverEnv, fmt.Sprintf("%d:%s:%d:forged", f.Fd(), devIno(t, path), os.Getppid()))
 		}
 		t.Logf("forgery %s: %s=%s", forgery, lock.HandoverEnv, os.Getenv(lock.HandoverEnv))
 		h, err := lock.TryAcquire(path)
@@ -154,7 +157,7 @@ func TestHandoverEnvAloneGrantsNothing(t *testing.T) {
 	}
 	defer h.Release()
 	g := reexec.StartWith(t, len(forgeries), dir, reexec.Options{
-		Env: []string{lock.HandoverEnv + "=3:" + devIno(t, path)},
+		Env: []string{fmt.Sprintf("%s=3:%s:%d:forged", lock.HandoverEnv, devIno(t, path), os.Getpid())},
 		Prepare: func(i int, cmd *exec.Cmd) error {
 			if forgeries[i] != "env-and-fresh-open" {
 				return nil

@@ -3,6 +3,7 @@
 package lock
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,15 +29,22 @@ import (
 // child (or something it left running) that outlives the hold cannot pass
 // the hand-over check against a later hold of the parent's.
 //
-// The child verifies before borrowing: the descriptor must be open on the
-// same file (device and inode) and must hold its exclusive lock, which
-// flock(2) grants again only to the open file description that already holds
-// it. A variable set by hand, or a descriptor opened by the child itself,
-// grants nothing.
+// The child borrows only with proof that the lock is held for it at that
+// moment: the descriptor must be open on the same file (device and inode),
+// must hold its exclusive lock (flock(2) grants it again only to the open
+// file description that already holds it), and the holder record must still
+// carry the random nonce that HandOver wrote into it (with this process's
+// pid) and passed in the variable. A holder clears its record before it lets
+// the lock go, so a lock released before the child looks fails the proof,
+// and the child then takes the lock as its own: its Release unlocks it. A
+// variable set by hand, or a descriptor opened by the child itself, grants
+// nothing.
 //
-// Only exclusive locks are handed over (a shared lock needs no hand-over: a
-// child can share it anyway). HandOver returns ErrNotSupported on Windows and
-// other systems without flock(2).
+// HandOver writes the holder record even for a lock taken WithoutHolder (the
+// proof lives there), and fails if it cannot. A borrowed handle hands on its
+// parent's proof. Only exclusive locks are handed over (a shared lock needs
+// no hand-over: a child can share it anyway). HandOver returns
+// ErrNotSupported on Windows and other systems without flock(2).
 func (h *Handle) HandOver(cmd *exec.Cmd) error {
 	if h.mode != Exclusive {
 		return pathError("HandOver", h.path, errors.New("only an exclusive lock can be handed over"))
@@ -50,12 +58,25 @@ func (h *Handle) HandOver(cmd *exec.Cmd) error {
 		return pathError("HandOver", h.path, fs.ErrClosed)
 	}
 	f := h.e.f
+	var proof string
 	if !h.borrowed {
+		if h.nonce == "" {
+			nonce := rand.Text()
+			if _, err := h.e.f.WriteAt(encodeRecord(h.purpose, h.acquired, nonce), 0); err != nil {
+				return pathError("HandOver", h.path, underlying(err))
+			}
+			h.nonce, h.holder = nonce, true
+		}
+		proof = strconv.Itoa(os.Getpid()) + ":" + h.nonce
 		table.mu.Lock()
 		h.e.handedOver = true
 		table.mu.Unlock()
 	} else {
-		// Our lock is the descriptor our own parent gave us: pass that one on.
+		// Our lock is the descriptor our own parent gave us: pass that one
+		// on, with the proof that came with it.
+		table.mu.Lock()
+		proof = h.e.proof
+		table.mu.Unlock()
 		if h.dup == nil {
 			fd, err := unix.Dup(h.e.inherited)
 			if err != nil {
@@ -68,32 +89,48 @@ func (h *Handle) HandOver(cmd *exec.Cmd) error {
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 	childFD := 2 + len(cmd.ExtraFiles)
-	item := fmt.Sprintf("%d:%d:%d", childFD, h.e.id.dev, h.e.id.ino)
+	item := fmt.Sprintf("%d:%d:%d:%s", childFD, h.e.id.dev, h.e.id.ino, proof)
 	cmd.Env = withEnv(cmd.Env, item)
 	return nil
 }
 
-// inherited reports whether this process was handed e's lock by its parent:
-// HandoverEnv names a descriptor of this very file (same device and inode)
-// and that descriptor holds the exclusive lock. The caller has just failed to
-// lock e.f, its own description, so the lock is held by someone; flock(2)
-// then grants LOCK_EX|LOCK_NB on the inherited descriptor only when that
-// descriptor's open file description is the holder. The descriptor is marked
-// close-on-exec so that it does not leak further than this process.
-func inherited(e *entry, path string) (int, bool) {
+// inherited looks in HandoverEnv for a descriptor of e's file that this
+// process inherited, and reports ok when it holds the lock for a holder that
+// still holds it: the descriptor is open on this very file (same device and
+// inode) and flock(2) grants LOCK_EX|LOCK_NB on it, and then the holder
+// record, read after that grant, still names the pid and nonce of the
+// hand-over. The caller has just failed to lock e.f, its own description, so
+// the lock was held by someone a moment ago; the grant alone does not say
+// that it still is, since the lock may have been let go in between, and a
+// free lock is granted to any description. A holder clears its record before
+// it unlocks, so a record that still carries the nonce after the grant
+// proves that the holder had not let go at the grant: the grant was the
+// holder's own lock, seen through the shared description.
+//
+// Without that proof, a grant on the inherited descriptor is a lock that
+// nobody else holds: inherited lets it go and reports freed, so the caller
+// tries its own descriptor again and owns what it gets. (When the record
+// cannot be read at all, the lock is left as it is and neither is reported:
+// the holder may still hold it.) ok also gives the descriptor, marked
+// close-on-exec so that it does not leak further than this process, and
+// the proof to hand on.
+func inherited(e *entry) (fd int, proof string, ok, freed bool) {
 	v := os.Getenv(HandoverEnv)
 	if v == "" {
-		return -1, false
+		return -1, "", false, false
 	}
 	for item := range strings.SplitSeq(v, ",") {
 		parts := strings.Split(item, ":")
-		if len(parts) != 3 {
+		if len(parts) != 5 {
 			continue
 		}
 		fd, err1 := strconv.Atoi(parts[0])
 		dev, err2 := strconv.ParseUint(parts[1], 10, 64)
 		ino, err3 := strconv.ParseUint(parts[2], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil || fd < 3 || dev != e.id.dev || ino != e.id.ino {
+		pid, err4 := strconv.Atoi(parts[3])
+		nonce := parts[4]
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || nonce == "" ||
+			fd < 3 || dev != e.id.dev || ino != e.id.ino {
 			continue
 		}
 		var st unix.Stat_t
@@ -104,8 +141,17 @@ func inherited(e *entry, path string) (int, bool) {
 		if lockFD(uintptr(fd), Exclusive, false) != nil {
 			continue
 		}
+		rec, err := readRecord(e.f) // the same file as fd, checked above
+		if err != nil {
+			continue
+		}
+		if rec == nil || rec.PID != pid || rec.Handover != nonce {
+			unlockFD(uintptr(fd))
+			freed = true
+			continue
+		}
 		unix.CloseOnExec(fd)
-		return fd, true
+		return fd, parts[3] + ":" + nonce, true, false
 	}
-	return -1, false
+	return -1, "", false, freed
 }

@@ -93,8 +93,9 @@ var recordPrefix = sync.OnceValue(func() []byte {
 })
 
 // encodeRecord returns the bytes written at offset 0: the reserved byte,
-// then the JSON line, the same fields json.Marshal(Holder) would give.
-func encodeRecord(purpose string, now time.Time) []byte {
+// then the JSON line, the same fields json.Marshal(Holder) would give, and
+// the hand-over nonce when there is one (see HandOver).
+func encodeRecord(purpose string, now time.Time, nonce string) []byte {
 	prefix := recordPrefix()
 	out := make([]byte, 0, len(prefix)+len(purpose)+64)
 	out = append(out, prefix...)
@@ -107,7 +108,12 @@ func encodeRecord(purpose string, now time.Time) []byte {
 	}
 	out = append(out, `,"acquired":"`...)
 	out = now.UTC().AppendFormat(out, time.RFC3339Nano)
-	return append(out, "\"}\n"...)
+	if nonce != "" {
+		out = append(append(append(out, `","handover":"`...), nonce...), '"')
+	} else {
+		out = append(out, '"')
+	}
+	return append(out, "}\n"...)
 }
 
 // clearedRecord is what a releasing holder writes at recordOffset.
@@ -125,10 +131,22 @@ func ReadHolder(path string) (*Holder, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return readHolder(f)
+	r, err := readRecord(f)
+	if r == nil {
+		return nil, err
+	}
+	return &r.Holder, nil
 }
 
-func readHolder(f *os.File) (*Holder, error) {
+// record is the holder record as written: the Holder, and the nonce of a
+// hand-over in progress (see HandOver), which a child checks before it
+// borrows the lock.
+type record struct {
+	Holder
+	Handover string `json:"handover,omitempty"`
+}
+
+func readRecord(f *os.File) (*record, error) {
 	buf := make([]byte, maxRecord)
 	n, err := f.ReadAt(buf, recordOffset)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -144,9 +162,9 @@ func readHolder(f *os.File) (*Holder, error) {
 	if len(line) == 0 {
 		return nil, nil
 	}
-	var h Holder
-	if err := json.Unmarshal(line, &h); err != nil {
+	var r record
+	if err := json.Unmarshal(line, &r); err != nil {
 		return nil, &os.PathError{Op: "ReadHolder", Path: f.Name(), Err: fmt.Errorf("malformed holder record: %w", err)}
 	}
-	return &h, nil
+	return &r, nil
 }

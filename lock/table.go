@@ -46,6 +46,7 @@ type entry struct {
 	owners     map[int64]int // goroutine id -> handles it holds
 	borrowed   bool          // the OS-level lock is the parent's (HandOver)
 	inherited  int           // when borrowed: the inherited descriptor
+	proof      string        // when borrowed: "pid:nonce" of the hand-over, to hand on
 	handedOver bool          // f was given to a child process by HandOver
 	retired    bool          // no longer in the table; closed when refs reach 0
 	wake       chan struct{} // made by the first waiter, closed at the next state change
@@ -89,23 +90,63 @@ func (e *entry) ref() {
 	e.refs++
 }
 
-func (e *entry) unref() {
+// unref drops a reference to e. It returns the descriptor of an entry that
+// nobody uses any more and that is no longer cached (e itself once retired,
+// or the least recently used idle entry), or nil: the caller closes it after
+// unlocking table.mu (see unlock), because a close is I/O and can stall, and
+// nothing is done under table.mu that could stall every lock of the process.
+func (e *entry) unref() *os.File {
 	e.refs--
 	if e.refs > 0 || e.state != osFree {
-		return
+		return nil
 	}
 	if e.retired {
-		e.f.Close()
-		return
+		return e.f
 	}
 	e.idle = table.idle.PushBack(e)
-	for table.idle.Len() > maxIdle {
-		old := table.idle.Remove(table.idle.Front()).(*entry)
-		old.idle = nil
-		delete(table.entries, old.id)
-		old.f.Close()
+	if table.idle.Len() <= maxIdle {
+		return nil
+	}
+	// One push makes at most one entry too many.
+	old := table.idle.Remove(table.idle.Front()).(*entry)
+	old.idle = nil
+	delete(table.entries, old.id)
+	return old.f
+}
+
+// retire takes e out of the table, so that the next lookup opens a fresh
+// descriptor; e's own descriptor is closed when its last user lets go.
+// table.mu must be held.
+func (e *entry) retire() {
+	e.retired = true
+	if table.entries[e.id] == e {
+		delete(table.entries, e.id)
 	}
 }
+
+// unlock unlocks table.mu, then closes f (from unref) if it is not nil.
+func unlock(f *os.File) {
+	table.mu.Unlock()
+	if f != nil {
+		f.Close()
+	}
+}
+
+// Test hooks, nil except in tests, which set them before starting the
+// goroutines that call them.
+var (
+	// hookBeforeLock runs in lockOS after the lock file is open and before
+	// the OS-level lock is asked for: a test deletes or replaces the file
+	// there, so that the lock is granted on a file no longer at the path.
+	hookBeforeLock func(path string)
+	// hookBeforeInherited runs in lockOS between the failed non-blocking
+	// attempt on the process's own descriptor and the check of a descriptor
+	// inherited through HandOver: a test lets the parent release there.
+	hookBeforeInherited func(path string)
+	// hookReleaseIO runs in release before the I/O that lets the OS-level
+	// lock go: a test blocks there, as a stalled file system would.
+	hookReleaseIO func(path string)
+)
 
 // lookup returns the entry for the lock file at path, creating the file (and
 // its directories) when it does not exist unless noCreate, with a reference
@@ -132,15 +173,15 @@ func lookup(path string, noCreate bool) (*entry, error) {
 		return nil, pathError("Acquire", path, underlying(err))
 	}
 	table.mu.Lock()
-	defer table.mu.Unlock()
 	if e := table.entries[id]; e != nil {
-		f.Close() // another goroutine opened it first
 		e.ref()
+		unlock(f) // another goroutine opened it first
 		return e, nil
 	}
 	e := &entry{id: id, f: f, owners: make(map[int64]int), inherited: -1}
 	table.entries[id] = e
 	e.ref()
+	table.mu.Unlock()
 	return e, nil
 }
 
@@ -194,35 +235,62 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 	for {
 		table.mu.Lock()
 		if e.retired {
-			// The descriptor was handed to a child; start over on a fresh one.
-			e.unref()
-			table.mu.Unlock()
+			// The descriptor was handed to a child, or the file is no
+			// longer at the path: start over on the file there now.
+			unlock(e.unref())
 			if e, err = lookup(path, o.noCreate); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		if e.owners[me] > 0 {
-			e.unref()
-			table.mu.Unlock()
+			unlock(e.unref())
 			return nil, pathError("Acquire", path, ErrReentrant)
 		}
 		switch {
 		case e.state == osFree:
 			e.state = osPending
 			table.mu.Unlock()
-			return lockOS(ctx, e, path, me, &o, block, &clock)
+			h, moved, err := lockOS(ctx, e, path, me, &o, block, &clock)
+			if !moved {
+				return h, err
+			}
+			// lockOS let go of a file no longer at the path and retired e.
+			if e, err = lookup(path, o.noCreate); err != nil {
+				return nil, err
+			}
+			continue
 		case e.state == osHeld && o.mode == Shared && e.mode == Shared:
 			e.shared++
 			e.owners[me]++
-			borrowed := e.borrowed
+			h := &Handle{path: path, mode: Shared, e: e, goid: me, borrowed: e.borrowed}
 			table.mu.Unlock()
-			return &Handle{path: path, mode: Shared, e: e, goid: me, borrowed: borrowed}, nil
+			// The holder that took the OS-level lock checked the path
+			// then; a goroutine that joins it checks it now.
+			moved, err := movedFrom(e, path)
+			if err == nil && !moved {
+				return h, nil
+			}
+			table.mu.Lock()
+			e.retire()
+			table.mu.Unlock()
+			h.Release()
+			if err != nil {
+				return nil, err
+			}
+			if e, err = lookup(path, o.noCreate); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if !block {
-			e.unref()
-			table.mu.Unlock()
+			unlock(e.unref())
 			return nil, busy(path, 0, ErrWouldBlock)
+		}
+		if ctx.Err() != nil {
+			// A done ctx never waits (see Acquire).
+			unlock(e.unref())
+			return nil, busy(path, clock.waited(), ctx.Err())
 		}
 		wake := e.gate()
 		table.mu.Unlock()
@@ -231,8 +299,7 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 		case <-wake:
 		case <-ctx.Done():
 			table.mu.Lock()
-			e.unref()
-			table.mu.Unlock()
+			unlock(e.unref())
 			return nil, busy(path, clock.waited(), ctx.Err())
 		}
 	}
@@ -245,32 +312,81 @@ func busy(path string, waited time.Duration, err error) error {
 	return &BusyError{Path: path, Holder: holder, Waited: waited, Err: err}
 }
 
+// movedFrom reports whether path no longer names e's file: the file was
+// deleted, or another file was renamed over it or over a directory above it,
+// since e was opened. A lock on e then guards nothing, because a newcomer
+// locks the file now at the path.
+func movedFrom(e *entry, path string) (bool, error) {
+	id, err := idOfPath(path)
+	if err != nil {
+		if gone(err) {
+			return true, nil
+		}
+		return false, pathError("Acquire", path, underlying(err))
+	}
+	return id != e.id, nil
+}
+
 // lockOS takes the OS-level lock for e, whose state the caller has set to
 // osPending: no other goroutine of this process touches e's lock meanwhile.
-func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, block bool, clock *waitClock) (*Handle, error) {
-	fail := func(err error) (*Handle, error) {
+//
+// Once the lock is granted, lockOS checks that path still names e's file. If
+// it does not (the file was deleted or replaced while this goroutine waited,
+// or just before it asked), lockOS lets the lock go, retires e so that no
+// acquirer queues on it again, and reports moved: the caller starts over on
+// the file at the path.
+func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, block bool, clock *waitClock) (h *Handle, moved bool, err error) {
+	fail := func(err error) (*Handle, bool, error) {
 		table.mu.Lock()
 		e.state = osFree
 		e.broadcast()
-		e.unref()
-		table.mu.Unlock()
-		return nil, err
+		unlock(e.unref())
+		return nil, false, err
 	}
-	err := lockFD(e.f.Fd(), o.mode, false)
+	if hookBeforeLock != nil {
+		hookBeforeLock(path)
+	}
+	err = lockFD(e.f.Fd(), o.mode, false)
 	if err != nil && isWouldBlock(err) {
-		if fd, ok := inherited(e, path); ok {
+		if hookBeforeInherited != nil {
+			hookBeforeInherited(path)
+		}
+		fd, proof, ok, freed := inherited(e)
+		if ok {
+			if m, merr := movedFrom(e, path); merr != nil || m {
+				// The parent's lock is on a file no longer at the path:
+				// borrowing it would guard nothing. The parent's lock is
+				// the parent's to let go.
+				table.mu.Lock()
+				e.state = osFree
+				e.retire()
+				e.broadcast()
+				unlock(e.unref())
+				return nil, merr == nil, merr
+			}
 			table.mu.Lock()
-			e.state, e.mode, e.borrowed, e.inherited = osHeld, o.mode, true, fd
+			e.state, e.mode, e.borrowed, e.inherited, e.proof = osHeld, o.mode, true, fd, proof
 			if o.mode == Shared {
 				e.shared++
 				e.broadcast() // shared waiters at the gate may join now
 			}
 			e.owners[me]++
 			table.mu.Unlock()
-			return &Handle{path: path, mode: o.mode, e: e, goid: me, borrowed: true}, nil
+			return &Handle{path: path, mode: o.mode, e: e, goid: me, borrowed: true}, false, nil
 		}
+		if freed {
+			// A stale hand-over: the lock was free a moment ago.
+			err = lockFD(e.f.Fd(), o.mode, false)
+		}
+	}
+	if err != nil && isWouldBlock(err) {
 		if !block {
 			return fail(busy(path, 0, ErrWouldBlock))
+		}
+		if ctx.Err() != nil {
+			// A done ctx never waits, and starts no kernel-level wait
+			// that would outlive the call (see Acquire).
+			return fail(busy(path, 0, ctx.Err()))
 		}
 		clock.begin(path, o)
 		if ctx.Done() == nil {
@@ -281,7 +397,7 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 			var abandoned bool
 			err, abandoned = waitOS(ctx, e, o.mode)
 			if abandoned {
-				return nil, busy(path, clock.waited(), ctx.Err())
+				return nil, false, busy(path, clock.waited(), ctx.Err())
 			}
 		}
 	}
@@ -291,11 +407,24 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 		}
 		return fail(pathError("Acquire", path, err))
 	}
-	h := &Handle{path: path, mode: o.mode, e: e, goid: me}
+	if m, merr := movedFrom(e, path); merr != nil || m {
+		// Granted on a file that is no longer at the path: let it go
+		// (outside table.mu; osPending keeps the others off e.f) and
+		// start over on the file there now.
+		unlockFD(e.f.Fd())
+		table.mu.Lock()
+		e.state = osFree
+		e.retire()
+		e.broadcast()
+		unlock(e.unref())
+		return nil, merr == nil, merr
+	}
+	now := time.Now()
+	h = &Handle{path: path, mode: o.mode, e: e, goid: me, purpose: o.purpose, acquired: now}
 	if o.mode == Exclusive && !o.noHolder {
 		// The record is diagnostics: a lock file that cannot be written
 		// (read-only, disk full) does not fail the acquisition.
-		_, werr := e.f.WriteAt(encodeRecord(o.purpose, time.Now()), 0)
+		_, werr := e.f.WriteAt(encodeRecord(o.purpose, now, ""), 0)
 		h.holder = werr == nil
 	}
 	table.mu.Lock()
@@ -306,31 +435,35 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 	}
 	e.owners[me]++
 	table.mu.Unlock()
-	return h, nil
+	return h, false, nil
 }
 
 // waitOS waits in the kernel for e's lock. The wait runs in its own goroutine
 // because a blocked flock(2) or LockFileEx cannot be cancelled; when ctx ends
 // first, waitOS reports abandoned and that goroutine, once the kernel grants
 // the lock, releases it at once and frees the gate. The caller's reference to
-// e passes to that goroutine.
+// e passes to that goroutine. e stays osPending until then, which keeps every
+// other goroutine off e.f while the abandoned goroutine unlocks it outside
+// table.mu.
 func waitOS(ctx context.Context, e *entry, m Mode) (err error, abandoned bool) {
 	done := make(chan error, 1) // sent to under table.mu, so never lost
 	var gaveUp bool             // protected by table.mu
 	go func() {
 		err := lockFD(e.f.Fd(), m, true)
 		table.mu.Lock()
-		defer table.mu.Unlock()
 		if !gaveUp {
 			done <- err
+			table.mu.Unlock()
 			return
 		}
+		table.mu.Unlock()
 		if err == nil {
 			unlockFD(e.f.Fd())
 		}
+		table.mu.Lock()
 		e.state = osFree
 		e.broadcast()
-		e.unref()
+		unlock(e.unref())
 	}()
 	select {
 	case err := <-done:
@@ -348,10 +481,14 @@ func waitOS(ctx context.Context, e *entry, m Mode) (err error, abandoned bool) {
 	}
 }
 
+// release lets h's hold go. The counts change under table.mu; the I/O that
+// lets the OS-level lock go (clearing the holder record, the unlock) happens
+// outside it, with e osPending so that no other goroutine of this process
+// touches e.f meanwhile: a file system that stalls that I/O stalls this lock
+// only, never the process's other locks.
 func release(h *Handle) error {
 	e := h.e
 	table.mu.Lock()
-	defer table.mu.Unlock()
 	if e.owners[h.goid]--; e.owners[h.goid] <= 0 {
 		delete(e.owners, h.goid)
 	}
@@ -360,31 +497,40 @@ func release(h *Handle) error {
 		e.shared--
 		last = e.shared == 0
 	}
+	if !last {
+		e.broadcast()
+		unlock(e.unref())
+		return nil
+	}
+	borrowed := e.borrowed
+	e.state = osPending
+	table.mu.Unlock()
+
 	var err error
-	if last {
-		if !e.borrowed {
-			if h.holder {
-				e.f.WriteAt(clearedRecord, recordOffset)
-			}
-			if uerr := unlockFD(e.f.Fd()); uerr != nil {
-				err = pathError("Release", h.path, uerr)
-			}
+	if !borrowed {
+		if hookReleaseIO != nil {
+			hookReleaseIO(h.path)
 		}
-		e.state, e.borrowed, e.inherited = osFree, false, -1
-		if e.handedOver {
-			// A child (or something it started and left running) still has
-			// this open file description. Locking it again would let that
-			// process pass the hand-over check while we hold the lock, so
-			// the description is retired and the next acquisition opens a
-			// fresh one.
-			e.retired = true
-			if table.entries[e.id] == e {
-				delete(table.entries, e.id)
-			}
+		if h.holder {
+			e.f.WriteAt(clearedRecord, recordOffset)
+		}
+		if uerr := unlockFD(e.f.Fd()); uerr != nil {
+			err = pathError("Release", h.path, uerr)
 		}
 	}
+
+	table.mu.Lock()
+	e.state, e.borrowed, e.inherited, e.proof = osFree, false, -1, ""
+	if e.handedOver {
+		// A child (or something it started and left running) still has
+		// this open file description. Locking it again would let that
+		// process pass the hand-over check while we hold the lock, so
+		// the description is retired and the next acquisition opens a
+		// fresh one.
+		e.retire()
+	}
 	e.broadcast()
-	e.unref()
+	unlock(e.unref())
 	return err
 }
 
