@@ -17,23 +17,40 @@
 //     in-process gate keyed by the file's identity (device and inode).
 //   - Re-entry: a goroutine that holds a lock and asks for it again gets
 //     ErrReentrant at once, with nothing acquired. Other goroutines wait.
+//   - A lock file deleted, or replaced by a rename, while its lock is held
+//     does not let two holders in unnoticed: Acquire checks after locking
+//     that the path still names the file it locked, and otherwise locks the
+//     file now at the path, so a new holder always holds the file at the
+//     path; the old holder's Handle.Current turns false, and a writer that
+//     checks it before publishing (as this module's stores do) publishes
+//     nothing and returns an error matching ErrLockLost.
 //   - Waiting costs no CPU and honours ctx; the waiter wakes as soon as the
-//     holder releases.
+//     holder releases. ctx bounds waiting and nothing else: a ctx that is
+//     already done never makes a call wait and never leaves a goroutine
+//     behind, and does not stop a call that need not wait (a free lock is
+//     taken).
+//   - One lock's stalled file system stalls that lock only: the process-wide
+//     table does no I/O under its mutex.
 //   - Diagnostics: an exclusive holder writes a one-line record (pid, host,
 //     program, purpose, acquired-at) into the lock file; ReadHolder reads it,
 //     BusyError carries it and WithWaitReport and WithLogger report long
 //     waits with it.
 //   - Hand-over (Unix): HandOver lends a held lock to a child process, which
-//     verifies the inherited descriptor before borrowing it.
+//     borrows it only with proof that the parent holds it at that moment (the
+//     inherited descriptor holds the lock and the holder record carries the
+//     hand-over's nonce); otherwise the child owns what it takes, and its
+//     Release unlocks it.
 //   - Lock files are created 0600 in directories created 0700 (under the
-//     umask) and never deleted: deleting a lock file that others have open
-//     lets a newcomer lock a fresh inode while the old holder still holds the
-//     old one.
+//     umask) and never deleted by this package.
 //
 // # Caveats
 //
 //   - The locks are advisory: they exclude only processes that lock the same
 //     file. A process that writes the data without locking is not stopped.
+//   - Deleting or replacing a lock file that is held still breaks exclusion
+//     for a holder that does not check Handle.Current before it publishes,
+//     and for the moment between its check and its publication: do not
+//     delete lock files of a live program.
 //   - flock(2) is unreliable on NFS and some network file systems; keep lock
 //     files on a local file system. A file system that refuses locks gives an
 //     error matching ErrNotSupported.

@@ -59,10 +59,10 @@ func WithoutHolder() Option { return func(o *options) { o.noHolder = true } }
 // fs.ErrNotExist, when the lock file does not exist, instead of creating it
 // and its directories. It suits a lock file that lives in a directory someone
 // may delete on purpose (a removed job's state directory): a late acquirer
-// then learns that the directory is gone instead of bringing it back. A
-// caller that was already waiting when the file was removed still gets the
-// lock, on the removed file: check Handle.Current after acquiring when that
-// matters.
+// then learns that the directory is gone instead of bringing it back. That
+// holds for a caller that was already waiting when the file was removed, too:
+// the lock it is granted on the removed file guards nothing, so it lets it go
+// and fails in the same way.
 func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
 
 // WithWaitReport calls fn once, from another goroutine, when a wait has lasted
@@ -206,16 +206,27 @@ func (h *Handle) Release() error {
 // deleted. The wait costs no CPU: it sleeps in the kernel (flock(2),
 // LockFileEx) or on a channel, and wakes as soon as the lock is released.
 //
+// Once the lock is granted, Acquire checks that path still names the file it
+// locked (device and inode). If the file was deleted, or another file was
+// renamed over it, meanwhile, the lock guards nothing: Acquire lets it go and
+// locks the file now at the path (creating it, unless WithoutCreate), until
+// it holds the lock on the file the path names or ctx ends. This costs one
+// stat of the path per acquisition.
+//
 // Goroutines of one process that ask for the same file (by identity: a
 // symlink, a relative or a dot-dot spelling are the same file) queue inside
 // the process. A goroutine that already holds the lock gets ErrReentrant at
 // once instead of deadlocking on itself.
 //
-// When ctx ends the wait, Acquire returns a *BusyError that unwraps to
-// ctx.Err(). The process may keep one kernel-level wait for that file in the
+// ctx bounds waiting and nothing else. A ctx that is already done never makes
+// Acquire wait and never leaves a goroutine behind, but does not by itself
+// stop a call that need not wait: a free lock is taken, and a lock held by
+// another process or goroutine gives at once a *BusyError that unwraps to
+// ctx.Err(). When ctx ends a wait, Acquire returns such a *BusyError too. The
+// process may then keep one kernel-level wait for that file in the
 // background until the other holder releases (the kernel cannot be told to
-// stop waiting); it then lets go at once. It never holds the lock on behalf of
-// a caller that gave up.
+// stop waiting); it then lets go at once. It never holds the lock on behalf
+// of a caller that gave up.
 //
 // When the process was started by a parent that handed this lock over (see
 // HandOver) and the parent still holds it, Acquire returns a borrowed handle
