@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/internal/reexec"
+	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -90,15 +91,15 @@ func TestKilledWriterLeavesOldOrNewFile(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			if c := reexec.Child(t); c != nil {
 				stop := func() { c.Mark("reached"); time.Sleep(time.Hour) }
-				h := hooks{}
+				h := txhook.Hooks{}
 				switch p.name {
 				case "temp-written":
-					h[hookTempWritten] = stop
+					h[txhook.TempWritten] = stop
 				case "replaced":
-					h[hookReplaced] = stop
+					h[txhook.Replaced] = stop
 				}
-				s := NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{}, withHooks(h))
-				s.Mutate(context.Background(), func(d *counter) error {
+				s := NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{})
+				s.Mutate(txhook.With(context.Background(), h), func(d *counter) error {
 					d.n++
 					if p.name == "in-fn" {
 						stop()

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -115,8 +117,18 @@ func (s *Store[D]) LockPath() (string, error) {
 // and Commit.Written is false. If fn panics, the lock is released and the
 // panic propagates; nothing is written. Calling Mutate on the same file from
 // inside fn returns an error matching lock.ErrReentrant rather than
-// deadlocking. A wait ended by ctx returns an error matching ctx.Err() and
-// carrying the holder (a *lock.BusyError).
+// deadlocking.
+//
+// ctx bounds the wait for the lock and nothing else. A wait ended by ctx
+// returns an error matching ctx.Err() and carrying the holder (a
+// *lock.BusyError); a ctx that is already done makes one attempt, so on a
+// free lock the transaction runs, and on a busy one Mutate returns that
+// error at once, leaving no goroutine behind.
+//
+// If the lock file was deleted or replaced while the lock was held (so that
+// another process may hold a lock on the file now at its path), nothing is
+// written and the error matches lock.ErrLockLost and names the data file and
+// the lock file.
 func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error) {
 	return s.mutate(ctx, fn, true)
 }
@@ -124,8 +136,8 @@ func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error)
 // Update is Mutate for a caller that needs only to know whether the file was
 // written: the same transaction, with the same locking, errors and panics,
 // but no digests. Hashing the bytes read and the bytes written is two passes
-// of SHA-256 over the file, about 10 µs for each 16 KB, which a caller that
-// discards the Commit has no reason to pay.
+// of SHA-256 over the file, a cost proportional to its size that a caller
+// that discards the Commit has no reason to pay.
 func (s *Store[D]) Update(ctx context.Context, fn func(D) error) (written bool, err error) {
 	c, err := s.mutate(ctx, fn, false)
 	return c.Written, err
@@ -180,11 +192,9 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, digests bool) (
 // replayed command).
 //
 // fn may run twice, so it must be a pure decision on the document: no side
-// effects beyond changing it.
+// effects beyond changing it. ctx bounds the wait for the lock only, as in
+// Mutate: the probe never waits, so it runs whatever the state of ctx.
 func (s *Store[D]) MutateProbed(ctx context.Context, fn func(D) error) (Commit, error) {
-	if err := ctx.Err(); err != nil {
-		return Commit{}, err
-	}
 	if d, unchanged := s.probe(fn); unchanged {
 		return Commit{Digest: d, Before: d}, nil
 	}
@@ -227,12 +237,12 @@ func (s *Store[D]) encode(doc D, buf *[]byte) ([]byte, error) {
 
 // View reads and decodes the file without taking the lock. The file is only
 // ever replaced by rename, so View sees one whole version, although it may be
-// replaced right after. It does not block.
+// replaced right after. It does not block, even on a named pipe at the path:
+// anything but a regular file is refused with an error wrapping
+// atomicfile.ErrNotRegular. Since it never waits, a done ctx does not stop
+// it.
 func (s *Store[D]) View(ctx context.Context) (D, error) {
 	var zero D
-	if err := ctx.Err(); err != nil {
-		return zero, err
-	}
 	buf := s.buffer()
 	defer s.recycle(buf)
 	data, err := readBuffered(s.path, "Read", buf)
@@ -247,22 +257,17 @@ func (s *Store[D]) View(ctx context.Context) (D, error) {
 }
 
 // ReadBytes returns the file's bytes without taking the lock, or nil when the
-// file does not exist. It does not block.
+// file does not exist. Like View it does not block, refuses anything but a
+// regular file, and reads whatever the state of ctx.
 func (s *Store[D]) ReadBytes(ctx context.Context) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	return readFile(s.path, "Read")
 }
 
 // ReadBytesInto is ReadBytes into the storage of buf, with the buffer rules
 // of Tx.ReadInto: the bytes returned may alias buf, and the caller may reuse
 // buf for the next read once it is done with them. Like ReadBytes it takes
-// no lock, does not block, and returns ctx.Err() if ctx is already done.
+// no lock, does not block, and reads whatever the state of ctx.
 func (s *Store[D]) ReadBytesInto(ctx context.Context, buf []byte) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	return readFileInto(s.path, "Read", buf)
 }
 
@@ -273,6 +278,8 @@ func (s *Store[D]) ReadBytesInto(ctx context.Context, buf []byte) ([]byte, error
 // else has written since, and Restore writes nothing and returns an error
 // matching ErrDiverged, so that a rival's concurrent change is never erased.
 // A nil snapshot stands for a missing file: restoring it removes the file.
+// Locking, ctx and a lost lock behave as in Mutate: a lost lock writes and
+// removes nothing.
 func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest) (Commit, error) {
 	var c Commit
 	err := s.locked(ctx, func(tx *Tx) error {
@@ -289,6 +296,9 @@ func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest
 			return &fs.PathError{Op: "Restore", Path: s.path, Err: ErrDiverged}
 		}
 		if snapshot == nil {
+			if err := tx.checkLock(s.path, "Restore"); err != nil {
+				return err
+			}
 			if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return &fs.PathError{Op: "Restore", Path: s.path, Err: underlying(err)}
 			}
@@ -309,6 +319,13 @@ func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest
 // data file). fn reads and writes through tx; tx is valid only during fn.
 // fn's error is returned unchanged. Locking, re-entry, ctx and panics behave
 // as in Mutate.
+//
+// Every Tx.Write and Tx.Append checks, just before it publishes, that the
+// lock file is still the one locked; once a check finds the lock lost, that
+// write and every later one of the transaction publish nothing and return an
+// error matching lock.ErrLockLost. So a lock lost before the first write of
+// fn writes none of its files; one lost between two writes leaves the first
+// published and refuses the rest, as a crash there would.
 func (s *Store[D]) Locked(ctx context.Context, fn func(tx *Tx) error) error {
 	return s.locked(ctx, fn)
 }
@@ -328,7 +345,7 @@ func (s *Store[D]) locked(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	defer h.Release()
-	tx := &Tx{o: &s.o, lock: h}
+	tx := &Tx{o: &s.o, lock: h, hooks: txhook.From(ctx)}
 	defer func() { tx.done = true }()
 	return fn(tx)
 }
@@ -336,9 +353,11 @@ func (s *Store[D]) locked(ctx context.Context, fn func(tx *Tx) error) error {
 // A Tx is the view of the files that a Locked callback gets: reads and
 // atomic writes made while the store's lock is held.
 type Tx struct {
-	o    *options
-	lock *lock.Handle
-	done bool
+	o     *options
+	lock  *lock.Handle
+	hooks txhook.Hooks // tests only
+	done  bool
+	lost  error // the lock was found lost: every later write fails with this
 }
 
 // Lock returns the held lock, for example to hand it over to a child process
@@ -369,7 +388,10 @@ func (tx *Tx) ReadInto(path string, buf []byte) ([]byte, error) {
 const readSpare = 4 << 10
 
 // Write replaces the file at path with data atomically (durably unless
-// WithoutSync or NotDurable) and returns the digest of data.
+// WithoutSync or NotDurable) and returns the digest of data. Right before the
+// rename it checks that the lock is still held on the file at the lock's
+// path; if not, it removes its temporary file, publishes nothing and returns
+// an error matching lock.ErrLockLost (see Store.Locked).
 func (tx *Tx) Write(path string, data []byte, opts ...WriteOption) (Digest, error) {
 	return tx.write(path, data, true, opts...)
 }
@@ -379,10 +401,14 @@ func (tx *Tx) Write(path string, data []byte, opts ...WriteOption) (Digest, erro
 // descriptor opened with O_APPEND, and fsyncs it unless WithoutSync or
 // NotDurable. It is for append-only logs kept beside the data, such as a
 // tick log; a crash can leave a partial last line, which readers of such
-// logs must skip.
+// logs must skip. Like Write it appends nothing, and returns an error
+// matching lock.ErrLockLost, when the lock is found lost.
 func (tx *Tx) Append(path string, data []byte, opts ...WriteOption) error {
 	if tx.done {
 		return &fs.PathError{Op: "Append", Path: path, Err: ErrTxDone}
+	}
+	if err := tx.checkLock(path, "Append"); err != nil {
+		return err
 	}
 	return atomicfile.AppendFile(path, data, tx.o.perm, tx.o.atomicOptions(opts, true)...)
 }
@@ -486,7 +512,7 @@ func (tx *Tx) write(path string, data []byte, digest bool, opts ...WriteOption) 
 	if _, err := pf.Write(data); err != nil {
 		return Digest{}, err
 	}
-	tx.o.hooks.call(hookTempWritten)
+	tx.hooks.Call(txhook.TempWritten)
 	// The digest is computed here, on this goroutine. Hashing on another one
 	// while the fsync waits was measured slower on a two-core machine (by
 	// about 0.1 ms for a 15 KB file): the second core is the one the file
@@ -495,11 +521,43 @@ func (tx *Tx) write(path string, data []byte, digest bool, opts ...WriteOption) 
 	if digest {
 		d = DigestOf(data)
 	}
+	// The check comes last before the rename, after the slow part of the
+	// staging (the write; the fsync is in CloseAtomicallyReplace), so that
+	// the window in which a lost lock goes unnoticed is as short as it can be
+	// made without a lock on the directory: a stat, and the rename.
+	if err := tx.checkLock(path, "Write"); err != nil {
+		return Digest{}, err // the deferred Cleanup removes the temp file
+	}
 	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return Digest{}, err
 	}
-	tx.o.hooks.call(hookReplaced)
+	tx.hooks.Call(txhook.Replaced)
 	return d, nil
+}
+
+// checkLock returns nil if the lock file at the lock's path is still the one
+// whose lock tx holds, and otherwise the error with which a write of path
+// (by op) publishes nothing: it matches lock.ErrLockLost and names path and
+// the lock file. The first such error is kept, and every later check of the
+// transaction returns it, so a lock lost once stays lost even if the path
+// comes to name the locked file again. A check that cannot tell (the lock
+// file cannot be examined) fails too: publishing is safe only when the lock
+// is known to be current.
+func (tx *Tx) checkLock(path, op string) error {
+	tx.hooks.Call(txhook.Check)
+	if tx.lost != nil {
+		return &fs.PathError{Op: op, Path: path, Err: tx.lost}
+	}
+	ok, err := tx.lock.Current()
+	switch {
+	case err != nil:
+		tx.lost = fmt.Errorf("checking lock file %s: %w", tx.lock.Path(), err)
+	case !ok:
+		tx.lost = fmt.Errorf("lock file %s: %w", tx.lock.Path(), lock.ErrLockLost)
+	default:
+		return nil
+	}
+	return &fs.PathError{Op: op, Path: path, Err: tx.lost}
 }
 
 // readFile returns the bytes at path, nil when nothing is there.
@@ -548,7 +606,6 @@ type options struct {
 	perm      fs.FileMode
 	logger    *slog.Logger
 	lockOpts  []lock.Option
-	hooks     hooks // tests only
 }
 
 // durability is how much of a write reaches stable storage before it returns.
@@ -643,23 +700,3 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 func WithLockOptions(opts ...lock.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
 }
-
-// hooks let tests stop a transaction at a chosen point (for example to kill
-// the process there). The zero value does nothing.
-type hooks map[hookPoint]func()
-
-type hookPoint int
-
-const (
-	hookTempWritten hookPoint = iota // the temp file is written, not yet renamed
-	hookReplaced                     // the rename is done, the lock still held
-)
-
-func (h hooks) call(p hookPoint) {
-	if f := h[p]; f != nil {
-		f()
-	}
-}
-
-// withHooks is for tests in this package.
-func withHooks(h hooks) Option { return func(o *options) { o.hooks = h } }
