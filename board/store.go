@@ -12,6 +12,11 @@ import (
 // Store is a sprint-status board on disk, read and written through the filetxn engine:
 // every change is made under a cross-process lock, on bytes read under that lock, and
 // published atomically. A Store is safe for concurrent use by multiple goroutines.
+//
+// As in the engine: a lock file deleted or replaced while held makes a write publish
+// nothing and fail with an error matching lock.ErrLockLost, and a board path that holds
+// anything but a regular file (a named pipe, a directory) is refused without blocking,
+// with an error wrapping atomicfile.ErrNotRegular.
 type Store struct {
 	path  string
 	codec Codec
@@ -103,16 +108,14 @@ func (s *Store) View(ctx context.Context) (*Doc, error) { return s.s.View(ctx) }
 // never-regress decision is made: a rival that moved the row past target in the meantime
 // wins, and its status is returned. A read-only board is refused with an error wrapping
 // fs.ErrPermission and nothing staged; a symlinked board stays a symlink. Advance blocks
-// until the lock is held or ctx is done.
+// until the lock is held or ctx is done; a ctx already done makes one attempt at the lock
+// (see filetxn.Store.Mutate).
 func (s *Store) Advance(ctx context.Context, key, target, now string, opts ...AdvanceOption) (string, error) {
 	cfg := advanceConfig{now: now}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if err := validate(key, target, cfg); err != nil {
-		return "", err
-	}
-	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	// The lock-free probe, as the engine's MutateProbed makes it, but without encoding the

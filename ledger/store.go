@@ -29,6 +29,14 @@ import (
 // write. Arguments are validated before any I/O. A Store whose lock lives
 // under a state root that cannot be derived fails every write with an error
 // wrapping [ErrNoStateRoot].
+//
+// As in the engine: ctx bounds the wait for the lock and nothing else (a done
+// ctx on a free lock still runs the operation; on a busy one it fails at
+// once); a lock file deleted or replaced while held makes a write publish
+// nothing and fail with an error matching lock.ErrLockLost; and a ledger or
+// archive path that holds anything but a regular file (a named pipe, a
+// directory) is refused without blocking, with an error wrapping
+// atomicfile.ErrNotRegular.
 type Store struct {
 	path    string
 	archive string
@@ -198,9 +206,6 @@ func (s *Store) MutateProbed(ctx context.Context, fn func(*Doc) error) (filetxn.
 
 // probed finishes MutateProbed given the result of the probe read.
 func (s *Store) probed(ctx context.Context, data []byte, err error, fn func(*Doc) error) (filetxn.Commit, error) {
-	if err != nil && ctx.Err() != nil {
-		return filetxn.Commit{}, err
-	}
 	if err == nil {
 		if doc, perr := Parse(data); perr == nil && fn(doc) == nil && !doc.Changed() {
 			d := filetxn.DigestOf(data)
@@ -250,9 +255,6 @@ func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
 	// The batch can be a no-op only if the file holds every spec's origin:
 	// otherwise it writes, and goes to the lock without parsing the probe.
 	data, err := s.probeInto(ctx, buf)
-	if err != nil && ctx.Err() != nil {
-		return nil, err
-	}
 	noop := err == nil
 	for _, sp := range specs {
 		noop = noop && bytes.Contains(data, []byte(oneLine(sp.Origin)))
@@ -420,8 +422,6 @@ func (s *Store) Archive(ctx context.Context, before, stamp string, dryRun bool) 
 				return nil, nil
 			}
 		}
-	} else if ctx.Err() != nil {
-		return nil, err
 	}
 	if s.rootErr != nil {
 		return nil, s.noRoot()
