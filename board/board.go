@@ -3,6 +3,7 @@ package board
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -176,11 +177,12 @@ func (d *Doc) pieces(yield func(string) bool) {
 }
 
 // Status returns the status of a key of development_status: the value as written,
-// trimmed, with drafted read as ready-for-dev for story keys. ok is false when the key is
-// absent or holds a mapping or a list. A null value has status "".
+// trimmed, with drafted read as ready-for-dev for story keys. For a key holding a
+// mapping, the status is the value of the mapping's status key. ok is false when the
+// key is absent or has no status (see Unread). A null value has status "".
 func (d *Doc) Status(key string) (status string, ok bool) {
 	i, ok := d.index[key]
-	if !ok || d.rows[i].nested {
+	if !ok || d.rows[i].unread {
 		return "", false
 	}
 	return d.status(i), true
@@ -190,7 +192,7 @@ func (d *Doc) Status(key string) (status string, ok bool) {
 func (d *Doc) Stories() []Story {
 	var out []Story
 	for _, i := range d.order {
-		if r := &d.rows[i]; r.kind == kindStory && !r.nested {
+		if r := &d.rows[i]; r.kind == kindStory && !r.unread {
 			out = append(out, Story{Key: r.key, Epic: r.epic, Number: r.num, Split: r.split, Slug: r.slug, Status: d.status(i), Line: r.line + 1})
 		}
 	}
@@ -201,7 +203,7 @@ func (d *Doc) Stories() []Story {
 func (d *Doc) Epics() []Epic {
 	var out []Epic
 	for _, i := range d.order {
-		if r := &d.rows[i]; r.kind == kindEpic && !r.nested {
+		if r := &d.rows[i]; r.kind == kindEpic && !r.unread {
 			out = append(out, Epic{Key: r.key, Number: r.epic, Status: d.status(i), Line: r.line + 1})
 		}
 	}
@@ -218,6 +220,22 @@ func (d *Doc) NextActionable(epic int) (s Story, ok bool) {
 		}
 	}
 	return Story{}, false
+}
+
+// Unread returns the keys of development_status that have no status, in file order: a
+// key holding a list, or a mapping without a scalar status key. Each comes as the
+// *RowError Advance returns for it (ErrNotRewritable, ReasonValueNotScalar), naming the
+// key and the line of the key, with no target. Such a key is absent for Status, Stories
+// and Epics, and never stops the rest of the board from loading or advancing. The slice
+// is new on every call, nil when every key has a status.
+func (d *Doc) Unread() []*RowError {
+	var out []*RowError
+	for _, i := range d.order {
+		if r := &d.rows[i]; r.unread {
+			out = append(out, &RowError{Path: d.path, Line: r.line + 1, Key: r.key, Reason: r.refusal, Detail: r.detail, Err: ErrNotRewritable})
+		}
+	}
+	return out
 }
 
 // has reports whether key is a row of development_status.
@@ -307,8 +325,8 @@ func (d *Doc) plan(key, target string, cfg advanceConfig) (string, advancePlan, 
 	rowErr := func(sentinel error, reason Reason, detail string) (string, advancePlan, error) {
 		return "", none, &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: cur, Target: target, Reason: reason, Detail: detail, Err: sentinel}
 	}
-	if r.nested {
-		return rowErr(ErrNotRewritable, ReasonValueNotScalar, "the key holds a mapping or a list")
+	if r.unread {
+		return rowErr(ErrNotRewritable, r.refusal, r.detail)
 	}
 	ci, ti := Rank(cur), Rank(target)
 	switch {
@@ -328,12 +346,18 @@ func (d *Doc) plan(key, target string, cfg advanceConfig) (string, advancePlan, 
 	if r.refusal != "" {
 		return rowErr(ErrNotRewritable, r.refusal, r.detail)
 	}
+	if r.flow && strings.ContainsAny(target, ",[]{}") {
+		return rowErr(ErrNotRewritable, ReasonUnreadableValue, "the value sits in a flow mapping, where the target would not read as one plain value")
+	}
 	// The lift reads the epic as it was before this edit (bmad-loop reads the file
-	// before writing). An epic that appears twice, or whose line cannot be rewritten,
-	// is skipped: the lift is best effort, the story's move is not.
+	// before writing). The epic is the row keyed "epic-<n>" with the story's epic number
+	// written without padding, as bmad-loop looks it up: a board that numbers its epics
+	// epic-01 gets no lift. An epic whose number appears on more than one row, or whose
+	// line cannot be rewritten, is skipped: the lift is best effort, the story's move is
+	// not.
 	p := advancePlan{row: i, lift: -1}
 	if target == InProgress && r.kind == kindStory {
-		if es := d.epics[r.epic]; len(es) == 1 && d.status(es[0]) == Backlog && d.rows[es[0]].refusal == "" {
+		if es := d.epics[r.epic]; len(es) == 1 && d.rows[es[0]].key == epicKey(r.epic) && d.status(es[0]) == Backlog && d.rows[es[0]].refusal == "" {
 			p.lift = es[0]
 		}
 	}
@@ -381,9 +405,12 @@ func (d *Doc) rebased(src string) *Doc {
 	return &c
 }
 
+// epicKey is the key of epic n's row as bmad-loop writes and looks it up.
+func epicKey(n int) string { return "epic-" + strconv.Itoa(n) }
+
 // value returns row i's value as its line holds it now (quotes included).
 func (d *Doc) value(i int) string {
-	return d.lineText(d.rows[i].line)[d.rows[i].valStart:d.valueEnd(i)]
+	return d.lineText(d.rows[i].vline)[d.rows[i].valStart:d.valueEnd(i)]
 }
 
 // valueEnd returns where row i's value ends on its line now.
@@ -395,15 +422,15 @@ func (d *Doc) valueEnd(i int) int {
 }
 
 // set rewrites row i's value: everything before and after the value on its line (indent,
-// key, gap, comment, terminator) is kept byte for byte. A quoted value becomes the plain
-// value.
+// key, gap, comment, terminator; for a map row, the rest of the mapping) is kept byte for
+// byte. A quoted value becomes the plain value.
 func (d *Doc) set(i int, value string) {
 	r := &d.rows[i]
-	text, end := d.lineText(r.line), d.valueEnd(i)
+	text, end := d.lineText(r.vline), d.valueEnd(i)
 	if text[r.valStart:end] == value {
 		return
 	}
-	d.text = setEdit(d.text, lineIndex, lineText{r.line, text[:r.valStart] + value + text[end:]})
+	d.text = setEdit(d.text, lineIndex, lineText{r.vline, text[:r.valStart] + value + text[end:]})
 	st := value
 	if r.kind == kindStory && value == drafted {
 		st = ReadyForDev

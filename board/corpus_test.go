@@ -3,6 +3,7 @@ package board
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,7 +32,7 @@ var corpusBoards = []struct {
 	{"delorenj__pjangler.yaml", ErrNotBoard, 1, "another schema (version/sprints/stories lists): no development_status"},
 	{"dtdung2911__growbase.yaml", nil, 0, "epic-14 and epic-14-retrospective repeated: tolerated, last wins, never rewritten"},
 	{"mmornati__leanproxy-mcp.yaml", nil, 0, "--- after a comment header"},
-	{"steveyegge__beads.yaml", ErrNestedRow, 39, "every row is a map {status, beads_id, title}: a nested epic/story is refused"},
+	{"steveyegge__beads.yaml", nil, 0, "every row is a map {status, beads_id, title}: each reads and advances by its status: line"},
 	{"trapt365__arb-strategy-tracking-system.yaml", nil, 0, "last_updated_prev* siblings, in_progress, split stories, long Cyrillic comments"},
 }
 
@@ -93,6 +94,16 @@ func TestCorpusBoardsLoadOrAreRefused(t *testing.T) {
 					t.Errorf("Status(%q) = %q, %v, want %q, true", key, got, ok, *want)
 				}
 			}
+			// The rows without a status are exactly those Unread reports.
+			unread := map[string]bool{}
+			for _, e := range d.Unread() {
+				unread[e.Key] = true
+			}
+			for key, want := range o.Rows {
+				if (want == nil) != unread[key] {
+					t.Errorf("Unread() lists %q: %v, want %v", key, unread[key], want == nil)
+				}
+			}
 			if n := len(d.order); n != len(o.Rows) {
 				t.Errorf("Parse(%s) has %d rows, oracle %d", tt.file, n, len(o.Rows))
 			}
@@ -137,7 +148,7 @@ func checkAdvance(t *testing.T, before []line, orig, d *Doc, r *row, target stri
 			t.Fatalf("Advance(%q, %q) error = %v, want a *RowError", r.key, target, err)
 		case errors.Is(err, ErrUnorderedStatus) && (unordered || Rank(cur) >= 0):
 			t.Fatalf("Advance(%q, %q) error = %v with current %q, unordered %v", r.key, target, err, cur, unordered)
-		case errors.Is(err, ErrNotRewritable) && r.refusal == "" && !r.nested:
+		case errors.Is(err, ErrNotRewritable) && r.refusal == "" && !r.unread:
 			t.Fatalf("Advance(%q, %q) error = %v on a rewritable row", r.key, target, err)
 		}
 		if d.Changed() || string(d.Bytes()) != string(orig.Bytes()) {
@@ -155,16 +166,19 @@ func checkAdvance(t *testing.T, before []line, orig, d *Doc, r *row, target stri
 	} else if got != target {
 		t.Fatalf("Advance(%q, %q) = %q, want %q", r.key, target, got, target)
 	}
-	// Only the row's line, its epic's line and last_updated may change; every
-	// terminator stays.
-	allowed := map[int]bool{r.line: true}
-	if r.kind == kindStory && target == InProgress {
-		for _, e := range orig.epics[r.epic] {
-			allowed[orig.rows[e].line] = true
+	// Only the row's value line, the value line of its epic (keyed epic-<n> without
+	// padding, as bmad-loop looks it up) when it lifts, and last_updated may change;
+	// every terminator stays.
+	allowed := map[int]bool{r.vline: true}
+	lift := -1
+	if es := orig.epics[r.epic]; r.kind == kindStory && target == InProgress && len(es) == 1 {
+		if e := &orig.rows[es[0]]; e.key == fmt.Sprintf("epic-%d", r.epic) && e.status == Backlog && e.refusal == "" {
+			lift = es[0]
+			allowed[e.vline] = true
 		}
 	}
 	if orig.lu > 0 {
-		allowed[orig.rows[orig.lu-1].line] = true
+		allowed[orig.rows[orig.lu-1].vline] = true
 	}
 	if len(after) != len(before) {
 		t.Fatalf("Advance(%q, %q) changed the line count from %d to %d", r.key, target, len(before), len(after))
@@ -190,7 +204,7 @@ func checkAdvance(t *testing.T, before []line, orig, d *Doc, r *row, target stri
 			continue
 		}
 		want := o.status
-		if allowed[o.line] && o.kind == kindEpic && target == InProgress && o.status == Backlog {
+		if oi == lift {
 			want = InProgress
 		}
 		if st, _ := re.Status(o.key); st != want {

@@ -22,10 +22,6 @@ var (
 	// other non-story key is tolerated: the last value wins, as in every YAML reader that
 	// accepts duplicates, and the row is never rewritten.)
 	ErrDuplicateKey = errors.New("board: duplicate key")
-
-	// ErrNestedRow is returned when a story, epic or retrospective key of development_status
-	// holds a mapping or a list instead of a status.
-	ErrNestedRow = errors.New("board: nested row")
 )
 
 // Row refusals. Each is returned wrapped in a *RowError that names the path, key, current
@@ -33,7 +29,8 @@ var (
 var (
 	// ErrNotRewritable is returned when a row must move but its line cannot be rewritten
 	// safely (quoted or complex key, alias, anchored or tagged value, multi-line or
-	// unreadable value, row outside the development_status mapping).
+	// unreadable value, row outside the development_status mapping), or when the row has
+	// no status at all (a list, or a mapping without a status key; see Doc.Unread).
 	ErrNotRewritable = errors.New("board: row cannot be rewritten safely")
 
 	// ErrUnorderedStatus is returned when a row's current status is outside the status
@@ -52,7 +49,7 @@ var (
 var ErrInvalidArgument = errors.New("board: invalid argument")
 
 // ParseError reports a board that was refused as a whole. It unwraps to one of
-// ErrInvalidYAML, ErrNotBoard, ErrDuplicateKey or ErrNestedRow.
+// ErrInvalidYAML, ErrNotBoard or ErrDuplicateKey.
 type ParseError struct {
 	Path string // file path, "" for bytes given directly
 	Line int    // 1-based line, 0 when unknown
@@ -82,7 +79,7 @@ type Reason string
 // Reasons carried by RowError.
 const (
 	ReasonKeyNotPlain     Reason = "key-not-plain"      // quoted, tagged, anchored or explicit ("? key") key
-	ReasonValueNotScalar  Reason = "value-not-scalar"   // the value is a mapping or a list
+	ReasonValueNotScalar  Reason = "value-not-scalar"   // the value is a list, or a mapping without a scalar status key
 	ReasonValueIsAlias    Reason = "value-is-alias"     // the value is "*name"
 	ReasonMultilineValue  Reason = "multiline-value"    // block scalar, or a value that continues on another line
 	ReasonUnreadableValue Reason = "unreadable-value"   // empty, tagged or anchored value, trailing blanks, or text the editor cannot locate
@@ -92,8 +89,9 @@ const (
 	ReasonIllegalRegress  Reason = "illegal-transition" // backward move not on the allowlist (ErrIllegalTransition)
 )
 
-// RowError reports a row that was not moved. Nothing was changed: no epic lift, no
-// last_updated. It unwraps to ErrNotRewritable, ErrUnorderedStatus or ErrIllegalTransition.
+// RowError reports a row that was not moved, or (from Doc.Unread, with Target "") a row
+// that has no status. Nothing was changed: no epic lift, no last_updated. It unwraps to
+// ErrNotRewritable, ErrUnorderedStatus or ErrIllegalTransition.
 type RowError struct {
 	Path    string // file path, "" for bytes given directly
 	Line    int    // 1-based line of the row's key
@@ -105,7 +103,8 @@ type RowError struct {
 	Err     error  // the sentinel
 }
 
-// Error returns "<sentinel>: <path>:<line>: <key> <current> -> <target>: <reason> (<detail>)".
+// Error returns "<sentinel>: <path>:<line>: <key> <current> -> <target>: <reason> (<detail>)",
+// or without a target "<sentinel>: <path>:<line>: <key>: <reason> (<detail>)".
 func (e *RowError) Error() string {
 	where := e.Path
 	if where == "" {
@@ -114,7 +113,10 @@ func (e *RowError) Error() string {
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d", where, e.Line)
 	}
-	msg := fmt.Sprintf("%v: %s: %s %q -> %q: %s", e.Err, where, e.Key, e.Current, e.Target, e.Reason)
+	msg := fmt.Sprintf("%v: %s: %s: %s", e.Err, where, e.Key, e.Reason)
+	if e.Target != "" {
+		msg = fmt.Sprintf("%v: %s: %s %q -> %q: %s", e.Err, where, e.Key, e.Current, e.Target, e.Reason)
+	}
 	if e.Detail != "" {
 		msg += " (" + e.Detail + ")"
 	}

@@ -15,15 +15,22 @@ import (
 
 // row is one key of development_status (or the top-level last_updated field) and, when
 // it can be rewritten, the exact bytes of its value.
+//
+// A plain row's value sits on the key's line. A map row (a key holding a mapping with a
+// scalar status key, as in "1-1-a:" then "status: done" indented under it, or
+// "1-1-a: {status: done}") reads, and is edited at, the value of that status key: vline
+// is then the status key's line.
 type row struct {
 	key string
 	class
 	status string // the value as read, trimmed; drafted folded to ready-for-dev for stories
 	line   int    // 0-based index of the key's line
-	nested bool   // an unknown key holding a mapping or a list: present, but no status
+	vline  int    // 0-based index of the line that holds the value: line, or the status key's line
+	flow   bool   // the value sits inside a flow mapping ({status: done}), where ",[]{}" end it
+	unread bool   // the key holds a list, or a mapping without a scalar status key: no status
 
-	// valStart and valEnd bound the value (quotes included) in lines[line].text. They are
-	// meaningful only when refusal is "".
+	// valStart and valEnd bound the value (quotes included) in lines[vline].text. They
+	// are meaningful only when refusal is "".
 	valStart, valEnd int
 	refusal          Reason // why the row cannot be rewritten, "" when it can
 	detail           string // more about refusal
@@ -135,8 +142,8 @@ func (p *parser) parse() (*Doc, error) {
 		return nil, err
 	}
 	if len(lastUpdated) == 2 {
-		r := row{key: "last_updated", line: lastUpdated[0].Line - 1, status: strings.TrimSpace(lastUpdated[1].Value)}
-		p.locate(&r, lastUpdated[0], lastUpdated[1])
+		r := row{key: "last_updated", line: lastUpdated[0].Line - 1, vline: lastUpdated[0].Line - 1, status: strings.TrimSpace(lastUpdated[1].Value)}
+		p.locate(&r, lastUpdated[0], lastUpdated[1], false)
 		if r.refusal == "" {
 			p.doc.rows = append(p.doc.rows, r)
 			p.doc.lu = len(p.doc.rows)
@@ -202,24 +209,31 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 	if merged && seen {
 		return nil
 	}
-	r := row{key: key, class: classify(key), line: keyNode.Line - 1}
-	val := v
-	if val.Kind == yaml.AliasNode && val.Alias != nil {
-		val = val.Alias
-	}
+	r := row{key: key, class: classify(key), line: keyNode.Line - 1, vline: keyNode.Line - 1}
+	val := deref(v)
+	// The status is the row's scalar value, or the value of the status key of the
+	// mapping it holds (sk, sv; n counts the status keys).
+	var sk, sv *yaml.Node
+	var n int
 	switch val.Kind {
 	case yaml.ScalarNode:
-		if val.Tag != "!!null" {
-			r.status = strings.TrimSpace(val.Value)
+		sv = val
+	case yaml.MappingNode:
+		if sk, sv, n = statusField(val); sk == nil {
+			r.unread, r.refusal, r.detail = true, ReasonValueNotScalar, "the mapping has no status key"
+		} else if sv = deref(sv); sv.Kind != yaml.ScalarNode {
+			r.unread, r.refusal, r.detail = true, ReasonValueNotScalar, fmt.Sprintf("the status key on line %d holds a %s", sk.Line, kindName(sv.Kind))
+		}
+	default:
+		r.unread, r.refusal, r.detail = true, ReasonValueNotScalar, "the value is a "+kindName(val.Kind)
+	}
+	if !r.unread {
+		if sv.Tag != "!!null" {
+			r.status = strings.TrimSpace(sv.Value)
 		}
 		if r.kind == kindStory && r.status == drafted {
 			r.status = ReadyForDev
 		}
-	default:
-		if r.kind != kindUnknown {
-			return p.fail(keyNode.Line, ErrNestedRow, "%s holds a %s, not a status", key, kindName(val.Kind))
-		}
-		r.nested = true
 	}
 	if seen && !merged {
 		pr := &p.doc.rows[prev]
@@ -234,8 +248,19 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 	case r.refusal != "":
 	case foreign:
 		r.refusal, r.detail = ReasonRowNotInMapping, "the row comes from a merge key or an aliased mapping"
+	case sk == nil:
+		p.locate(&r, keyNode, v, false)
+	case v.Kind == yaml.AliasNode:
+		r.refusal, r.detail = ReasonValueIsAlias, fmt.Sprintf("the value is an alias (*%s) of a mapping", v.Value)
+	case val.Anchor != "":
+		r.refusal, r.detail = ReasonUnreadableValue, fmt.Sprintf("the mapping carries an anchor (&%s) that aliases elsewhere refer to", val.Anchor)
+	case val.Style&yaml.TaggedStyle != 0:
+		r.refusal, r.detail = ReasonUnreadableValue, "the mapping carries an explicit tag"
+	case n > 1:
+		r.refusal, r.detail = ReasonDuplicateKey, fmt.Sprintf("the mapping has %d status keys; the last wins and none is rewritten", n)
 	default:
-		p.locate(&r, keyNode, v)
+		r.vline, r.flow = sk.Line-1, val.Style&yaml.FlowStyle != 0
+		p.locate(&r, sk, sv, r.flow)
 	}
 	i := len(p.doc.rows)
 	p.doc.rows = append(p.doc.rows, r)
@@ -252,10 +277,32 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 	return nil
 }
 
+// deref returns the node an alias stands for, or n itself.
+func deref(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
+}
+
+// statusField returns the status pair of a row's mapping and the number of status keys
+// it has: the last, as in PyYAML, when there are several. Keys brought in by a merge key
+// are not followed.
+func statusField(m *yaml.Node) (k, v *yaml.Node, n int) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if c := m.Content[i]; c.Kind == yaml.ScalarNode && c.Tag != "!!merge" && c.Value == "status" {
+			k, v, n = c, m.Content[i+1], n+1
+		}
+	}
+	return k, v, n
+}
+
 // locate finds the value of the pair k: v on its line, or records why it cannot be
-// rewritten. It trusts the parser for positions and then checks them against the bytes:
-// any disagreement refuses the row rather than guessing.
-func (p *parser) locate(r *row, k, v *yaml.Node) {
+// rewritten. inFlow says the pair sits inside a flow mapping: the key may then follow
+// "{" or "," on its line, and the value may be followed by "," or "}". It trusts the
+// parser for positions and then checks them against the bytes: any disagreement refuses
+// the row rather than guessing.
+func (p *parser) locate(r *row, k, v *yaml.Node, inFlow bool) {
 	refuse := func(reason Reason, format string, args ...any) {
 		r.refusal, r.detail = reason, fmt.Sprintf(format, args...)
 	}
@@ -273,7 +320,7 @@ func (p *parser) locate(r *row, k, v *yaml.Node) {
 		skip = p.bom
 	}
 	koff := byteOffset(text, k.Column, skip)
-	if koff < 0 || strings.Trim(text[skip:koff], " ") != "" {
+	if koff < 0 || !keyStart(text[skip:koff], inFlow) {
 		refuse(ReasonKeyNotPlain, "the key is not the first thing on its line")
 		return
 	}
@@ -345,15 +392,33 @@ func (p *parser) locate(r *row, k, v *yaml.Node) {
 		}
 		end = voff + len(v.Value)
 	}
-	if !commentTail(text[end:]) {
+	if !commentTail(text[end:]) && !(inFlow && flowTail(text[end:])) {
 		if isBlank(text[end:]) {
-			refuse(ReasonUnreadableValue, "trailing blanks after the value")
+			refuse(ReasonUnreadableValue, "line %d: %q: trailing blanks after the value; remove them, or start a comment after them", li+1, text)
 		} else {
-			refuse(ReasonUnreadableValue, "unexpected text after the value")
+			refuse(ReasonUnreadableValue, "line %d: %q: unexpected text after the value", li+1, text)
 		}
 		return
 	}
 	r.valStart, r.valEnd = voff, end
+}
+
+// keyStart reports whether before, the text of a line before a key, lets the key be
+// rewritten: indentation only, or for a key inside a flow mapping, text ending in "{" or
+// "," and blanks.
+func keyStart(before string, inFlow bool) bool {
+	if strings.Trim(before, " ") == "" {
+		return true
+	}
+	t := strings.TrimRight(before, " \t")
+	return inFlow && (strings.HasSuffix(t, "{") || strings.HasSuffix(t, ","))
+}
+
+// flowTail reports whether rest, the text after a value inside a flow mapping, goes on
+// with the mapping: blanks, then "," or "}".
+func flowTail(rest string) bool {
+	t := strings.TrimLeft(rest, " \t")
+	return t != "" && (t[0] == ',' || t[0] == '}')
 }
 
 // yamlError turns a parser error into a *ParseError naming the line of the problem.

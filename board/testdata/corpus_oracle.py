@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Writes corpus_statuses.json: how bmad-loop's loader (format spec, section 4.2) reads
+"""Writes corpus_statuses.json: how bmad-loop's loader (docs/formats/board.md, "Reading") reads
 each board of the shared corpus. PyYAML safe_load on text read with universal newlines;
 str(key); str(value).strip(); drafted folded to ready-for-dev for story keys. A board
 that PyYAML cannot load, or that has no development_status mapping, maps to its error.
-Nested values are recorded as null (bmad-loop would read the dict's repr).
 
-Usage: python3 corpus_oracle.py ../../../shared/corpus/boards > corpus_statuses.json
+One deliberate difference (docs/formats/board.md): a value that is a mapping with a
+scalar status key is read as that status, where bmad-loop reads the dict's repr. A list,
+or a mapping without such a key, is recorded as null: the row has no status.
+
+Usage: python3 corpus_oracle.py "$FILETXN_CORPUS/boards" > corpus_statuses.json
 """
 import json
 import os
@@ -32,6 +35,10 @@ def read(path):
     rows = {}
     for k, v in ds.items():
         key = str(k)
+        if isinstance(v, dict) and "status" in v and not isinstance(v["status"], (dict, list)):
+            v = v["status"]
+            if v is None:
+                v = ""
         if isinstance(v, (dict, list)):
             rows[key] = None
             continue

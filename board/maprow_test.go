@@ -1,0 +1,254 @@
+package board
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// mapBoard mixes every shape of row: plain rows, a block-map epic and story (with other
+// fields around the status, a quoted status and a trailing comment), a flow-map story, a
+// map retrospective and a map without a status.
+const mapBoard = `last_updated: 01-06-2026 10:00
+development_status:
+  epic-1:
+    status: backlog
+    title: "Foundation"
+  1-1-plain: done  # shipped
+  1-2-block:
+    title: "Fix URLs"
+    status: "ready-for-dev"  # quoted
+    owner: pat
+    last_updated: 2026-01-01
+  1-3-flow: {status: backlog, title: x}
+  1-4-flow-last: { title: "y, z", status: 'drafted' }  # legacy
+  epic-1-retrospective:
+    status: optional
+  1-5-no-status:
+    title: "Not started"
+    owner: pat
+  epic-2: backlog
+  2-1-list: [backlog, done]
+  2-2-plain: backlog
+
+action_items:
+  - status: backlog
+`
+
+// TestMapRowsLoadWithTheirStatus: a key holding a mapping with a scalar status key reads
+// that status (block or flow, quoted or plain, drafted folded), lists in Stories and
+// Epics at its key's line, and the board round-trips byte for byte. Ablation: reading
+// the first status key anywhere below the row instead of the mapping's own (or dropping
+// the MappingNode case) turns it red.
+func TestMapRowsLoadWithTheirStatus(t *testing.T) {
+	d, err := Parse("sprint-status.yaml", []byte(mapBoard))
+	require.NoError(t, err, "Parse(mapBoard) = %v, want nil", err)
+	require.Equal(t, mapBoard, string(d.Bytes()), "Parse(mapBoard).Bytes() differs from the source")
+	for key, want := range map[string]string{
+		"epic-1": Backlog, "1-1-plain": Done, "1-2-block": ReadyForDev, "1-3-flow": Backlog,
+		"1-4-flow-last": ReadyForDev, "epic-1-retrospective": "optional", "epic-2": Backlog, "2-2-plain": Backlog,
+	} {
+		got, ok := d.Status(key)
+		require.True(t, ok && got == want, "Status(%q) = %q, %v, want %q, true", key, got, ok, want)
+	}
+	for _, key := range []string{"1-5-no-status", "2-1-list"} {
+		got, ok := d.Status(key)
+		require.False(t, ok, "Status(%q) = %q, %v, want absent", key, got, ok)
+	}
+	var keys []string
+	for _, s := range d.Stories() {
+		keys = append(keys, s.Key)
+		if s.Key == "1-2-block" {
+			require.Equal(t, 7, s.Line, "Stories()[1-2-block].Line = %d, want 7 (the key's line)", s.Line)
+		}
+	}
+	require.Equal(t, []string{"1-1-plain", "1-2-block", "1-3-flow", "1-4-flow-last", "2-2-plain"}, keys, "Stories() keys = %v", keys)
+	epics := d.Epics()
+	require.Equal(t, []Epic{{Key: "epic-1", Number: 1, Status: Backlog, Line: 3}, {Key: "epic-2", Number: 2, Status: Backlog, Line: 19}}, epics, "Epics() = %+v", epics)
+	next, ok := d.NextActionable(AnyEpic)
+	require.True(t, ok && next.Key == "1-2-block", "NextActionable(AnyEpic) = %q, %v, want 1-2-block, true", next.Key, ok)
+}
+
+// TestMapRowsAdvanceByEditingOnlyTheirStatusValue: advancing a map row rewrites the value
+// of its status key and nothing else (quotes dropped, the comment and the mapping's other
+// fields kept); a move to in-progress lifts a map epic through its status line, and
+// Stamp sets the top-level last_updated, never the one inside the story's mapping.
+// Ablation: editing the key's line instead of the status key's (row.line for row.vline
+// in set) turns it red.
+func TestMapRowsAdvanceByEditingOnlyTheirStatusValue(t *testing.T) {
+	tests := []struct {
+		name, key, target string
+		replace           []string // old, new pairs applied to mapBoard
+	}{
+		{"block map with a quoted status and a comment", "1-2-block", InProgress, []string{
+			"    status: backlog\n    title: \"Foundation\"", "    status: in-progress\n    title: \"Foundation\"",
+			`    status: "ready-for-dev"  # quoted`, "    status: in-progress  # quoted",
+			"last_updated: 01-06-2026 10:00", "last_updated: 2026-06-02",
+		}},
+		{"flow map, status first", "1-3-flow", Review, []string{
+			"{status: backlog, title: x}", "{status: review, title: x}",
+			"last_updated: 01-06-2026 10:00", "last_updated: 2026-06-02",
+		}},
+		{"flow map, status last and quoted", "1-4-flow-last", Done, []string{
+			`{ title: "y, z", status: 'drafted' }  # legacy`, `{ title: "y, z", status: done }  # legacy`,
+			"last_updated: 01-06-2026 10:00", "last_updated: 2026-06-02",
+		}},
+		{"map epic", "epic-1", Done, []string{
+			"    status: backlog\n    title: \"Foundation\"", "    status: done\n    title: \"Foundation\"",
+			"last_updated: 01-06-2026 10:00", "last_updated: 2026-06-02",
+		}},
+		{"plain row on a mixed board lifts a plain epic", "2-2-plain", InProgress, []string{
+			"  epic-2: backlog", "  epic-2: in-progress",
+			"  2-2-plain: backlog", "  2-2-plain: in-progress",
+			"last_updated: 01-06-2026 10:00", "last_updated: 2026-06-02",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := strings.NewReplacer(tt.replace...).Replace(mapBoard)
+			got, src, err := advance(t, mapBoard, tt.key, tt.target, Stamp("2026-06-02"))
+			require.NoError(t, err, "Advance(%q, %q) = %v, want nil", tt.key, tt.target, err)
+			require.Equal(t, tt.target, got, "Advance(%q, %q) = %q, want %q", tt.key, tt.target, got, tt.target)
+			require.Equal(t, want, src, "Advance(%q, %q) bytes", tt.key, tt.target)
+			b, err := AdvancedBytes([]byte(mapBoard), tt.key, tt.target, Stamp("2026-06-02"))
+			require.NoError(t, err)
+			require.Equal(t, want, string(b), "AdvancedBytes(%q, %q) = %q, want what Advance writes", tt.key, tt.target, b)
+			re, err := Parse("", []byte(src))
+			require.NoError(t, err, "Parse(advanced board) = %v", err)
+			st, _ := re.Status(tt.key)
+			require.Equal(t, tt.target, st, "reparsed Status(%q) = %q, want %q", tt.key, st, tt.target)
+		})
+	}
+	// At or past the target: nothing changes, as for a plain row.
+	got, src, err := advance(t, mapBoard, "1-2-block", ReadyForDev, Stamp("x"))
+	require.True(t, err == nil && got == ReadyForDev && src == mapBoard, "Advance(1-2-block, ready-for-dev) = %q, %v (changed %v), want ready-for-dev, nil, unchanged", got, err, src != mapBoard)
+}
+
+// TestMapRowsWithoutAStatusAreReportedAndNeverStopTheBoard: a mapping without a status
+// key, a status key holding a mapping, and a list have no status; Unread names each by
+// key and line, Advance refuses each with a *RowError naming key and line, and every
+// other row of the board loads and advances. Ablation: refusing such a row in Parse (as
+// before, ErrNestedRow) turns it red; so does leaving it out of Unread.
+func TestMapRowsWithoutAStatusAreReportedAndNeverStopTheBoard(t *testing.T) {
+	// mapBoard has 1-5-no-status on line 16 and 2-1-list on line 20.
+	src := strings.Replace(mapBoard, "  2-2-plain: backlog\n", "  2-2-plain: backlog\n  2-3-deep:\n    status:\n      value: done\n", 1)
+	d, err := Parse("sprint-status.yaml", []byte(src))
+	require.NoError(t, err, "Parse(board with status-less maps) = %v, want nil", err)
+	un := d.Unread()
+	type seen struct {
+		key  string
+		line int
+	}
+	var got []seen
+	for _, e := range un {
+		got = append(got, seen{e.Key, e.Line})
+		require.True(t, errors.Is(e, ErrNotRewritable) && e.Reason == ReasonValueNotScalar && e.Path == "sprint-status.yaml" && e.Target == "",
+			"Unread() entry = %+v, want ErrNotRewritable, value-not-scalar, the path, no target", e)
+		require.Contains(t, e.Error(), "sprint-status.yaml:", "Unread() entry %q does not name path:line", e)
+	}
+	require.Equal(t, []seen{{"1-5-no-status", 16}, {"2-1-list", 20}, {"2-3-deep", 22}}, got, "Unread() = %v", got)
+	require.Equal(t, `board: row cannot be rewritten safely: sprint-status.yaml:16: 1-5-no-status: value-not-scalar (the mapping has no status key)`, un[0].Error(), "Unread()[0].Error()")
+
+	for _, key := range []string{"1-5-no-status", "2-1-list", "2-3-deep"} {
+		_, after, err := advance(t, src, key, Done, AllowUnordered())
+		var re *RowError
+		require.True(t, errors.As(err, &re) && errors.Is(err, ErrNotRewritable) && re.Reason == ReasonValueNotScalar, "Advance(%q, done) error = %v, want a *RowError wrapping ErrNotRewritable, value-not-scalar", key, err)
+		require.True(t, re.Key == key && re.Line > 0 && re.Target == Done, "Advance(%q, done) error = %+v, want key, line and target", key, re)
+		require.Equal(t, src, after, "Advance(%q, done) changed the board", key)
+	}
+	// The rest of the board works: several moves in one Doc.
+	for _, key := range []string{"1-2-block", "1-3-flow", "2-2-plain"} {
+		got, err := d.Advance(key, Done)
+		require.True(t, err == nil && got == Done, "Advance(%q, done) = %q, %v, want done, nil", key, got, err)
+	}
+	re, err := Parse("", d.Bytes())
+	require.NoError(t, err)
+	require.Len(t, re.Unread(), 3, "Unread() after the moves = %v, want the same three", re.Unread())
+	require.Nil(t, mustDoc(t, sprint).Unread(), "Unread() on a board of plain rows = %v, want nil", mustDoc(t, sprint).Unread())
+}
+
+func mustDoc(t *testing.T, src string) *Doc {
+	t.Helper()
+	d, err := Parse("", []byte(src))
+	require.NoError(t, err, "Parse(%q) = %v", src, err)
+	return d
+}
+
+// TestMapRowsRefuseWhatCannotBeRewrittenSafely: a map row whose status line cannot be
+// edited safely loads with its status and is refused only when it must move, with the
+// reason a plain row would get.
+func TestMapRowsRefuseWhatCannotBeRewrittenSafely(t *testing.T) {
+	tests := []struct {
+		name, src, key, target string
+		opts                   []AdvanceOption
+		reason                 Reason
+		current                string
+	}{
+		{"aliased mapping", "x: &m {status: backlog}\ndevelopment_status:\n  1-1-a: *m\n", "1-1-a", Done, nil, ReasonValueIsAlias, Backlog},
+		{"anchored mapping", "development_status:\n  1-1-a: &m\n    status: backlog\n  1-2-b: *m\n", "1-1-a", Done, nil, ReasonUnreadableValue, Backlog},
+		{"two status keys", "development_status:\n  1-1-a:\n    status: done\n    status: backlog\n", "1-1-a", Review, nil, ReasonDuplicateKey, Backlog},
+		{"quoted status key", "development_status:\n  1-1-a:\n    'status': backlog\n", "1-1-a", Done, nil, ReasonKeyNotPlain, Backlog},
+		{"status value on the next line", "development_status:\n  1-1-a:\n    status:\n      backlog\n", "1-1-a", Done, nil, ReasonMultilineValue, Backlog},
+		{"empty status", "development_status:\n  1-1-a:\n    status:\n    title: x\n", "1-1-a", Done, []AdvanceOption{AllowUnordered()}, ReasonUnreadableValue, ""},
+		{"trailing blanks on the status line", "development_status:\n  1-1-a:\n    status: backlog  \n", "1-1-a", Done, nil, ReasonUnreadableValue, Backlog},
+		{"a flow target that would not read back", "development_status:\n  1-1-a: {status: blocked}\n", "1-1-a", "a,b", []AdvanceOption{AllowUnordered()}, ReasonUnreadableValue, "blocked"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, ok := mustDoc(t, tt.src).Status(tt.key)
+			require.True(t, ok && st == tt.current, "Status(%q) = %q, %v, want %q, true", tt.key, st, ok, tt.current)
+			_, after, err := advance(t, tt.src, tt.key, tt.target, tt.opts...)
+			var re *RowError
+			require.True(t, errors.As(err, &re) && errors.Is(err, ErrNotRewritable), "Advance(%q, %q) error = %v, want a *RowError wrapping ErrNotRewritable", tt.key, tt.target, err)
+			require.Equal(t, tt.reason, re.Reason, "Advance(%q, %q) reason = %q, want %q (%v)", tt.key, tt.target, re.Reason, tt.reason, err)
+			require.Equal(t, tt.src, after, "Advance(%q, %q) changed the board", tt.key, tt.target)
+		})
+	}
+}
+
+// TestPaddedEpicKeysAreNotLifted: the lift looks for the row keyed epic-<n> with the
+// story's epic number unpadded, as bmad-loop does: a board numbering its epics epic-01
+// reads and lists them as epic 1, but a story moving to in-progress lifts nothing; a
+// story key with a padded epic number (01-1-x) lifts epic-1; an epic number on two rows
+// (epic-1 and epic-01) lifts neither. Ablation: lifting by epic number alone (the code
+// before) turns the first case red.
+func TestPaddedEpicKeysAreNotLifted(t *testing.T) {
+	tests := []struct {
+		name, src, key, want string
+	}{
+		{"epic-01 is not lifted",
+			"development_status:\n  epic-00: done\n  epic-01: backlog\n  1-1-a: backlog\n",
+			"1-1-a", "development_status:\n  epic-00: done\n  epic-01: backlog\n  1-1-a: in-progress\n"},
+		{"a padded story number lifts epic-1",
+			"development_status:\n  epic-1: backlog\n  01-1-a: backlog\n",
+			"01-1-a", "development_status:\n  epic-1: in-progress\n  01-1-a: in-progress\n"},
+		{"epic-1 beside epic-01 is ambiguous",
+			"development_status:\n  epic-1: backlog\n  epic-01: backlog\n  1-1-a: backlog\n",
+			"1-1-a", "development_status:\n  epic-1: backlog\n  epic-01: backlog\n  1-1-a: in-progress\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, src, err := advance(t, tt.src, tt.key, InProgress)
+			require.True(t, err == nil && got == InProgress, "Advance(%q, in-progress) = %q, %v, want in-progress, nil", tt.key, got, err)
+			require.Equal(t, tt.want, src, "Advance(%q, in-progress) bytes", tt.key)
+		})
+	}
+	es := mustDoc(t, tests[0].src).Epics()
+	require.Equal(t, []Epic{{Key: "epic-00", Number: 0, Status: Done, Line: 2}, {Key: "epic-01", Number: 1, Status: Backlog, Line: 3}}, es, "Epics() = %+v", es)
+}
+
+// TestTrailingBlanksErrorSaysHowToFix: a value followed by blanks and no comment is
+// refused (bmad-loop's writer cannot edit that line either), and the error quotes the
+// line, says what is wrong with it and how to fix it.
+func TestTrailingBlanksErrorSaysHowToFix(t *testing.T) {
+	src := "development_status:\n  epic-1: backlog\n  1-2-foo: done   \n"
+	_, _, err := advance(t, src, "1-2-foo", "blocked", AllowUnordered())
+	require.Error(t, err, "Advance(1-2-foo) = nil, want a refusal")
+	require.Contains(t, err.Error(), `sprint-status.yaml:3: 1-2-foo "done" -> "blocked": unreadable-value (line 3: "  1-2-foo: done   ": trailing blanks after the value; remove them`, "Advance(1-2-foo) error = %q", err)
+	// Once fixed, the row moves.
+	_, fixed, err := advance(t, strings.Replace(src, "done   \n", "done\n", 1), "1-2-foo", "blocked", AllowUnordered())
+	require.NoError(t, err)
+	require.Contains(t, fixed, "  1-2-foo: blocked\n")
+}
