@@ -444,6 +444,9 @@ func decode(data []byte) (*Doc, error) {
 	if c := r.sub("current_tick", true); c != nil {
 		cr := reader{o: c}
 		d.CurrentTick = &CurrentTick{N: cr.int("n"), StartedAt: cr.time("started_at", false), PID: int(cr.intMax("pid", math.MaxInt32))}
+		if c.has("pid_start") { // absent from files written before it existed
+			d.CurrentTick.PIDStart = cr.str("pid_start", true)
+		}
 		r.take(cr.done())
 	}
 	if p := r.sub("pause", true); p != nil {
@@ -693,6 +696,7 @@ func (d *Doc) appendCanonical(b []byte) []byte {
 		e.key("n").b = strconv.AppendInt(e.b, c.N, 10)
 		e.key("started_at").b = appendTime(e.b, c.StartedAt)
 		e.key("pid").b = strconv.AppendInt(e.b, int64(c.PID), 10)
+		e.key("pid_start").b = appendOptString(e.b, c.PIDStart)
 		return e.end()
 	})
 	kv("pause", false, func(b []byte) []byte {

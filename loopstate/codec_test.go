@@ -263,7 +263,7 @@ func FuzzDecode(f *testing.F) {
 	d.Pause(epoch0, "a\"b", "c\nd")
 	f.Add([]byte(d.String()))
 	d.Resume(epoch0)
-	d.beginTick(epoch0, 42)
+	d.beginTick(epoch0, 42, "linux:boot:1234")
 	f.Add([]byte(strings.Replace(d.String(), "\n}\n", ", \"x\": {\"k\": [1e3, \"\\u0041\"]}}", 1)))
 	f.Add([]byte(`{"schema": 2}`))
 	f.Add([]byte(`{"schema": 1, "schema": 1}`))

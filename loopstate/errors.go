@@ -70,6 +70,12 @@ var (
 	// The file is never rewritten.
 	ErrMalformed = errors.New("loopstate: malformed state")
 
+	// ErrOverflow is returned when an operation would take a counter
+	// (tick_count, failures_total, consecutive_failures, resumed_count) or a
+	// sum in spent past the largest value the format holds [1]. Nothing is
+	// written: the state stays as it was, and readable.
+	ErrOverflow = errors.New("loopstate: counter overflow")
+
 	// ErrInvariant is returned when a state breaks an invariant of the format,
 	// on reading (the file is never rewritten) or on writing (nothing is
 	// written) [1].

@@ -14,6 +14,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -79,23 +80,92 @@ func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
 // lock file, and the lock is not taken (lock.WithoutCreate): a late caller
 // gets ErrNoLoop and never brings the deleted loop's directory back. One
 // deleted while the caller waits gives ErrDeleted.
+//
+// A loop whose lock file alone is missing (someone removed it; the state is
+// still there) gets it back: locked creates it, only if the state file is
+// there and without creating any directory, and takes the lock on it. That
+// is safe because every holder of the removed file re-checks, before each
+// write, that its lock file is still the one at the path, and publishes
+// nothing once it is not (lock.ErrLockLost). Likewise a lock taken on a file
+// that was replaced meanwhile, while the state is still there, is taken
+// again on the file now at the path.
 func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *filetxn.Tx) error) error {
-	held := false
-	err := l.engine(op, noWait).Locked(ctx, func(tx *filetxn.Tx) error {
-		held = true
-		current, err := tx.Lock().Current()
-		if err != nil {
-			return err
+	// The directory's identity before the wait tells a loop deleted (and
+	// perhaps created again) while the caller waited from one whose lock file
+	// alone was replaced: lock.Acquire takes the lock on whatever file is at
+	// the path when it gets it.
+	dir0, _ := os.Stat(l.dir)
+	var err error
+	for range 3 {
+		held, stale := false, false
+		err = l.engine(op, noWait).Locked(ctx, func(tx *filetxn.Tx) error {
+			held = true
+			if dir0 != nil {
+				fi, err := os.Stat(l.dir)
+				if errors.Is(err, fs.ErrNotExist) || err == nil && !os.SameFile(dir0, fi) {
+					return fmt.Errorf("%w: %s", ErrDeleted, l.name)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			current, err := tx.Lock().Current()
+			if err != nil {
+				return err
+			}
+			if !current {
+				data, err := tx.Read(l.state)
+				if err != nil {
+					return err
+				}
+				if data == nil {
+					return fmt.Errorf("%w: %s", ErrDeleted, l.name)
+				}
+				stale = true
+				return fmt.Errorf("%w: %s", lock.ErrLockLost, l.lock)
+			}
+			return fn(tx)
+		})
+		switch {
+		case stale:
+			continue
+		case !held && errors.Is(err, fs.ErrNotExist):
+			if dir0 == nil {
+				dir0, _ = os.Stat(l.dir)
+			}
+			restored, rerr := l.restoreLock(ctx)
+			if rerr != nil {
+				return rerr
+			}
+			if !restored {
+				return fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+			}
+			continue
 		}
-		if !current {
-			return fmt.Errorf("%w: %s", ErrDeleted, l.name)
-		}
-		return fn(tx)
-	})
-	if !held && errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+		return busyError(l.name, err)
 	}
 	return busyError(l.name, err)
+}
+
+// restoreLock creates the loop's missing lock file, exclusively and only
+// in the loop's existing directory, if the loop's state file is there. It
+// reports whether a lock file is there now (made by this call or by a
+// racing one); false means that there is no loop.
+func (l *Loop) restoreLock(ctx context.Context) (bool, error) {
+	data, err := l.engine("open", false).ReadBytes(ctx)
+	if err != nil || data == nil {
+		return false, err
+	}
+	f, err := osfile.OpenFile(l.lock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil // the loop was deleted after the read
+	case err != nil:
+		return false, err
+	}
+	return true, f.Close()
 }
 
 // read reads and decodes the state under the lock.
@@ -296,6 +366,14 @@ func (l *Loop) Delete(ctx context.Context) error {
 		}
 		if data == nil {
 			missing = fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+		}
+		// The rename is this package's one write under the lock that is not
+		// the engine's: check, as the engine does before it publishes, that
+		// the lock held is still the loop's.
+		if current, err := tx.Lock().Current(); err != nil {
+			return err
+		} else if !current {
+			return fmt.Errorf("%w: %s", lock.ErrLockLost, l.lock)
 		}
 		tomb, err = l.tombstone()
 		return err

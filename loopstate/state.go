@@ -86,11 +86,19 @@ type Schedule struct {
 }
 
 // CurrentTick marks a tick in progress. Left set by a runner that died, it is
-// how the next tick knows to log the tick as abandoned.
+// how the next tick knows to log the tick as abandoned. PID and PIDStart
+// tell a runner that died from one that still runs: a live process with PID
+// that is the same process (the same PIDStart, where the OS tells it) is
+// still running the tick.
 type CurrentTick struct {
 	N         int64     // "n": tick_count + 1
 	StartedAt time.Time // "started_at"
 	PID       int       // "pid": the runner's process id
+	// PIDStart is an opaque token for the moment the runner's process
+	// started, as the OS reports it ("pid_start"; "" is null, and is what
+	// files written before the key existed give): equal tokens for one pid
+	// mean one process.
+	PIDStart string
 }
 
 // Pause records why a loop is paused.
@@ -352,7 +360,7 @@ func (d *Doc) Validate() error {
 			d.TickCount, d.ResumedCount, d.ConsecutiveFailures, d.FailuresTotal, d.Epoch.Tick)
 	case !validCost(d.Spent) || !validCost(d.Epoch.Spent):
 		return inv("spent is finite and non-negative", "spent %+v, epoch.spent %+v", d.Spent, d.Epoch.Spent)
-	case d.CurrentTick != nil && d.CurrentTick.N != d.TickCount+1:
+	case d.CurrentTick != nil && (d.TickCount == math.MaxInt64 || d.CurrentTick.N != d.TickCount+1):
 		return inv(InvCurrentTick, "current_tick.n is %d, tick_count is %d", d.CurrentTick.N, d.TickCount)
 	case d.Epoch.Tick > d.TickCount:
 		return inv(InvEpochTick, "epoch.tick is %d, tick_count is %d", d.Epoch.Tick, d.TickCount)

@@ -1,6 +1,7 @@
 package loopstate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/proc"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -135,13 +137,23 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	if err != nil {
 		return TickRecord{}, err
 	}
-	now, pid := l.now(), os.Getpid()
-	var pending []*TickRecord // log lines owed once the state that counts them is written
-	if d.CurrentTick != nil {
+	now, pid, self := l.now(), os.Getpid(), proc.Self()
+	var pending []*TickRecord // log lines owed for the ticks this one settles
+	if ct := d.CurrentTick; ct != nil {
 		if tx.Lock().Borrowed() {
-			return TickRecord{}, fmt.Errorf("%w: tick %d (runner pid %d)", ErrTickInProgress, d.CurrentTick.N, d.CurrentTick.PID)
+			return TickRecord{}, fmt.Errorf("%w: tick %d (runner pid %d)", ErrTickInProgress, ct.N, ct.PID)
 		}
-		pending = append(pending, d.recoverTick(now, trigger))
+		why, gone := runnerGone(ct, pid, self)
+		if !gone {
+			return l.runnerAlive(tx, d, trigger, now, pid)
+		}
+		rec, err := l.settleAbandoned(tx, d, now, trigger, why)
+		if err != nil {
+			return TickRecord{}, err
+		}
+		if rec != nil {
+			pending = append(pending, rec)
+		}
 	}
 	before := d.Status
 
@@ -151,10 +163,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 			StatusBefore: before, StatusAfter: d.Status, GatesTripped: gateKeys(trips),
 			Trigger: trigger, PID: pid,
 		}
-		if _, err := l.write(tx, d, data); err != nil {
-			return rec, err
-		}
-		if err := l.appendLog(tx, append(pending, &rec)...); err != nil {
+		if err := l.commit(tx, d, data, append(pending, &rec)); err != nil {
 			return rec, err
 		}
 		if reason == SkipGate {
@@ -175,8 +184,9 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 		return skip(SkipGate, trips)
 	}
 
-	if err := d.beginTick(now, pid); err != nil {
-		return TickRecord{}, err
+	if err := d.beginTick(now, pid, self); err != nil {
+		// A tick settled above is owed its line and its count all the same.
+		return TickRecord{}, errors.Join(err, l.commit(tx, d, data, pending))
 	}
 	// The running marker is written NotDurable: its bytes are fsynced before
 	// the rename, so the state file is never torn or empty, but the
@@ -190,10 +200,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	if len(pending) == 0 {
 		mark = append(mark, filetxn.NotDurable())
 	}
-	if _, err := l.write(tx, d, data, mark...); err != nil {
-		return TickRecord{}, err
-	}
-	if err := l.appendLog(tx, pending...); err != nil {
+	if err := l.commit(tx, d, data, pending, mark...); err != nil {
 		return TickRecord{}, err
 	}
 	n, timeout := d.CurrentTick.N, d.Gates.Timeout()
@@ -215,22 +222,133 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 		return TickRecord{}, err
 	}
 	end := l.now()
-	trips := d.endTick(end, outcome, cost)
+	trips, err := d.endTick(end, outcome, cost)
+	if err != nil {
+		return TickRecord{}, err
+	}
 	rec := TickRecord{
 		N: d.TickCount, StartedAt: now, EndedAt: end, Outcome: outcome,
 		StatusBefore: before, StatusAfter: d.Status, ExitCode: res.ExitCode, Cost: cost,
 		GatesTripped: gateKeys(trips), Trigger: trigger, PID: pid, Note: note,
 	}
-	if _, err := l.write(tx, d, data); err != nil {
-		return rec, err
-	}
-	if err := l.appendLog(tx, &rec); err != nil {
+	if err := l.commit(tx, d, data, []*TickRecord{&rec}); err != nil {
 		return rec, err
 	}
 	if d.Status == Halted {
 		return rec, &HaltedError{Loop: l.name, Halt: *d.Halted, New: true}
 	}
 	return rec, nil
+}
+
+// commit publishes what a step of a tick decided: it encodes d (a Doc the
+// codec refuses publishes nothing), appends recs to the tick log, then
+// replaces the state unless d encodes to old. The lines go first so that
+// no tick is ever counted without its line: a runner that dies between the
+// two leaves its line and its current_tick, and the next tick finds the
+// line and counts what it says (settleAbandoned) instead of logging the
+// tick again. Both writes go through the engine, which publishes nothing
+// once the loop's lock file is no longer the one held (lock.ErrLockLost).
+func (l *Loop) commit(tx *filetxn.Tx, d *Doc, old []byte, recs []*TickRecord, opts ...filetxn.WriteOption) error {
+	out, err := Codec{Path: l.state, Name: l.name}.Encode(d)
+	if err != nil {
+		return err
+	}
+	if err := l.appendLog(tx, recs...); err != nil {
+		return err
+	}
+	if bytes.Equal(out, old) {
+		return nil
+	}
+	_, err = tx.Write(l.state, out, opts...)
+	return err
+}
+
+// runnerGone reports whether the runner of the tick that ct marks is gone,
+// and how. A runner that is this process is gone too: this tick holds the
+// loop's lock, so no other tick of the loop runs here (one that lost its
+// lock file publishes nothing more), and the marked one ended without
+// settling (its harness panicked, or a write failed).
+func runnerGone(ct *CurrentTick, pid int, self string) (string, bool) {
+	switch {
+	case ct.PID == pid && (ct.PIDStart == "" || ct.PIDStart == self):
+		return fmt.Sprintf("runner pid %d (this process) left tick %d unfinished", ct.PID, ct.N), true
+	case proc.Gone(ct.PID, ct.PIDStart):
+		return fmt.Sprintf("runner pid %d died during tick %d", ct.PID, ct.N), true
+	}
+	return "", false
+}
+
+// runnerAlive answers a tick that holds the loop's lock and yet finds the
+// marked tick's runner alive: the runner's lock file was replaced or
+// removed while it held it, and it is still running its harness. The tick
+// is not counted as abandoned; a scheduled trigger logs skipped/busy, as
+// for a busy lock, and a manual one is refused.
+func (l *Loop) runnerAlive(tx *filetxn.Tx, d *Doc, trigger Trigger, now time.Time, pid int) (TickRecord, error) {
+	ct := d.CurrentTick
+	what := fmt.Sprintf("tick %d is still running in pid %d (since %s)", ct.N, ct.PID, ct.StartedAt.Format(timeLayout))
+	if trigger == TriggerSchedule {
+		rec := TickRecord{
+			N: d.TickCount, StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: SkipBusy,
+			StatusBefore: d.Status, StatusAfter: d.Status, GatesTripped: []string{},
+			Trigger: trigger, PID: pid, Note: what,
+		}
+		return rec, l.appendLog(tx, &rec)
+	}
+	return TickRecord{}, fmt.Errorf("%w: %s: %s; its lock file %s was replaced or removed while it held it (%w)",
+		ErrTickInProgress, l.name, what, l.lock, ErrBusy)
+}
+
+// settleAbandoned settles the tick that current_tick marks, whose runner is
+// gone. When the tick's line is in the log already (the runner died
+// between appending it and writing the state), it counts what the line
+// says and owes no line; otherwise it counts the tick as abandoned and
+// returns the line owed. Either way it changes nothing on an error
+// (ErrOverflow, or a tick log that cannot be read).
+func (l *Loop) settleAbandoned(tx *filetxn.Tx, d *Doc, now time.Time, trigger Trigger, why string) (*TickRecord, error) {
+	logged, err := l.loggedTick(tx, d.CurrentTick)
+	switch {
+	case err != nil:
+		return nil, err
+	case logged == nil:
+		return d.recoverTick(now, trigger, why)
+	case logged.Outcome == Abandoned:
+		if err := d.checkFailure(); err != nil {
+			return nil, err
+		}
+		d.redoAbandoned(now)
+		return nil, nil
+	}
+	_, err = d.endTick(logged.EndedAt, logged.Outcome, logged.Cost)
+	return nil, err
+}
+
+// loggedTick returns the tick log's line for the tick ct marks, or nil. It
+// is the last counted line (outcome other than skipped), if that one has
+// ct's number, runner and start: only skipped lines can follow it, since
+// the next tick to be counted settles this one first. It reads the log
+// backwards and stops at the first counted line.
+func (l *Loop) loggedTick(tx *filetxn.Tx, ct *CurrentTick) (*TickRecord, error) {
+	data, err := tx.Read(l.log)
+	if err != nil {
+		return nil, err
+	}
+	for len(data) > 0 {
+		line := data
+		if i := bytes.LastIndexByte(bytes.TrimRight(data, "\n"), '\n'); i >= 0 {
+			line, data = data[i+1:], data[:i+1]
+		} else {
+			data = nil
+		}
+		r, err := parseRecord(bytes.TrimSpace(line))
+		if err != nil || r.Outcome == Skipped {
+			continue // a torn last line, or a skip, which counts nothing
+		}
+		if r.N == ct.N && r.PID == ct.PID && r.StartedAt.Equal(ct.StartedAt) {
+			return &r, nil
+		}
+		return nil, nil
+	}
+	return nil, nil
 }
 
 // settle decides a tick's outcome, note and cost from what the harness

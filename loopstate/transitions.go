@@ -2,7 +2,9 @@ package loopstate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -75,6 +77,9 @@ func (d *Doc) Approve(now time.Time, by, note string) error {
 	if err := d.guard("approve", Halted, ErrNotHalted); err != nil {
 		return err
 	}
+	if err := checkInc("resumed_count", d.ResumedCount); err != nil {
+		return err
+	}
 	now = stamp(now)
 	d.Status = Running
 	d.Halted = nil
@@ -141,31 +146,71 @@ func (d *Doc) setSchedule(now time.Time, on bool) {
 	}
 }
 
-// recoverTick settles a tick whose runner died: it counts it as completed
-// and failed and clears current_tick, and returns its abandoned log record
-// (nil when no tick was in progress).
-func (d *Doc) recoverTick(now time.Time, trigger Trigger) *TickRecord {
+// checkInc returns an error wrapping ErrOverflow when the counter key, at
+// v, cannot go up by one.
+func checkInc(key string, v int64) error {
+	if v == math.MaxInt64 {
+		return fmt.Errorf("%w: %s is %d", ErrOverflow, key, v)
+	}
+	return nil
+}
+
+// addCost returns a plus b, or an error wrapping ErrOverflow when a sum
+// would not be a finite number (money, seconds) or would pass the largest
+// int64 (tokens). Both are valid costs: finite and non-negative.
+func addCost(key string, a, b Cost) (Cost, error) {
+	sum := a.Add(b)
+	switch {
+	case a.Tokens > math.MaxInt64-b.Tokens:
+		return a, fmt.Errorf("%w: %s.tokens %d + %d", ErrOverflow, key, a.Tokens, b.Tokens)
+	case math.IsInf(sum.USD, 0):
+		return a, fmt.Errorf("%w: %s.usd %v + %v", ErrOverflow, key, a.USD, b.USD)
+	case math.IsInf(sum.Seconds, 0):
+		return a, fmt.Errorf("%w: %s.seconds %v + %v", ErrOverflow, key, a.Seconds, b.Seconds)
+	}
+	return sum, nil
+}
+
+// checkFailure returns an error wrapping ErrOverflow when one more failure
+// cannot be counted.
+func (d *Doc) checkFailure() error {
+	return errors.Join(checkInc("failures_total", d.FailuresTotal), checkInc("consecutive_failures", d.ConsecutiveFailures))
+}
+
+// recoverTick settles a tick whose runner is gone (why says how it went):
+// it counts it as completed and failed and clears current_tick, and returns
+// its abandoned log record. It changes nothing and returns an error
+// wrapping ErrOverflow when a failure counter is at its largest value.
+func (d *Doc) recoverTick(now time.Time, trigger Trigger, why string) (*TickRecord, error) {
 	ct := d.CurrentTick
-	if ct == nil {
-		return nil
+	if err := d.checkFailure(); err != nil {
+		return nil, err
 	}
 	now = stamp(now)
 	rec := &TickRecord{
 		N: ct.N, StartedAt: ct.StartedAt, EndedAt: now, Outcome: Abandoned,
 		StatusBefore: d.Status, StatusAfter: d.Status, GatesTripped: []string{},
-		Trigger: trigger, PID: ct.PID,
-		Note: fmt.Sprintf("runner pid %d died during tick %d", ct.PID, ct.N),
+		Trigger: trigger, PID: ct.PID, Note: why,
 	}
+	d.redoAbandoned(now)
+	return rec, nil
+}
+
+// redoAbandoned counts an abandoned tick: the state's half of recoverTick,
+// which is all that is left to do when the tick's line is in the log
+// already. The caller has checked the counters.
+func (d *Doc) redoAbandoned(now time.Time) {
 	d.TickCount++
 	d.FailuresTotal++
 	d.ConsecutiveFailures++
 	d.CurrentTick = nil
-	d.UpdatedAt = now
-	return rec
+	d.UpdatedAt = stamp(now)
 }
 
-// beginTick marks tick tick_count+1 as running in process pid.
-func (d *Doc) beginTick(now time.Time, pid int) error {
+// beginTick marks tick tick_count+1 as running in process pid, whose start
+// token is start. A tick_count at its largest value is refused with
+// ErrOverflow.
+func (d *Doc) beginTick(now time.Time, pid int, start string) error {
 	if err := d.guard("tick", Running, ErrNotRunning); err != nil {
 		return err
 	}
@@ -173,19 +218,36 @@ func (d *Doc) beginTick(now time.Time, pid int) error {
 		return fmt.Errorf("%w: tick %d started at %s by pid %d", ErrTickInProgress,
 			d.CurrentTick.N, d.CurrentTick.StartedAt.Format(timeLayout), d.CurrentTick.PID)
 	}
+	if err := checkInc("tick_count", d.TickCount); err != nil {
+		return err
+	}
 	now = stamp(now)
-	d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: now, PID: pid}
+	d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: now, PID: pid, PIDStart: start}
 	d.UpdatedAt = now
 	return nil
 }
 
 // endTick records a finished tick (ok, fail or timeout) that cost c, then
 // evaluates the gates if the loop is still running and halts it if any
-// trips; it returns the gates that tripped.
-func (d *Doc) endTick(now time.Time, outcome Outcome, c Cost) []Trip {
+// trips; it returns the gates that tripped. A counter or a sum of spent
+// that would overflow gives an error wrapping ErrOverflow, and d is left as
+// it was.
+func (d *Doc) endTick(now time.Time, outcome Outcome, c Cost) ([]Trip, error) {
+	if err := checkInc("tick_count", d.TickCount); err != nil {
+		return nil, err
+	}
+	if outcome != OK {
+		if err := d.checkFailure(); err != nil {
+			return nil, err
+		}
+	}
+	spent, err := addCost("spent", d.Spent, c)
+	if err != nil {
+		return nil, err
+	}
 	now = stamp(now)
 	d.TickCount++
-	d.Spent = d.Spent.Add(c)
+	d.Spent = spent
 	d.LastTickAt = now
 	if outcome == OK {
 		d.ConsecutiveFailures = 0
@@ -196,11 +258,11 @@ func (d *Doc) endTick(now time.Time, outcome Outcome, c Cost) []Trip {
 	d.CurrentTick = nil
 	d.UpdatedAt = now
 	if d.Status != Running {
-		return nil
+		return nil, nil
 	}
 	trips := d.TrippedGates(now)
 	if len(trips) > 0 {
 		d.halt(now, trips)
 	}
-	return trips
+	return trips, nil
 }
