@@ -1,0 +1,21 @@
+package lock
+
+import "testing"
+
+// SetHookBeforeLock, SetHookBeforeInherited and SetHookReleaseIO install the
+// test hooks of table.go for the external tests until t ends. Call them
+// before starting the goroutines that may run the hook.
+func SetHookBeforeLock(t testing.TB, f func(path string)) {
+	hookBeforeLock = f
+	t.Cleanup(func() { hookBeforeLock = nil })
+}
+
+func SetHookBeforeInherited(t testing.TB, f func(path string)) {
+	hookBeforeInherited = f
+	t.Cleanup(func() { hookBeforeInherited = nil })
+}
+
+func SetHookReleaseIO(t testing.TB, f func(path string)) {
+	hookReleaseIO = f
+	t.Cleanup(func() { hookReleaseIO = nil })
+}
