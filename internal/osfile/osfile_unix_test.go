@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
+
+	"github.com/filetxn/filetxn/internal/oddfile"
 )
 
 // TestReadFileIntoReadsAroundCapacity reads files of sizes around a
@@ -52,7 +51,7 @@ func TestReadFileIntoReadsAroundCapacity(t *testing.T) {
 // (the guard fails the test); dropping the fstat check reads the directory
 // (EISDIR, not ErrNotRegular), the pipe and /dev/null (as empty files).
 func TestReadFileRefusesNonRegular(t *testing.T) {
-	for name, path := range nonRegular(t) {
+	for name, path := range oddfile.Make(t) {
 		for _, rf := range []struct {
 			name string
 			read func(string) ([]byte, error)
@@ -61,48 +60,11 @@ func TestReadFileRefusesNonRegular(t *testing.T) {
 			{"ReadFileInto", func(p string) ([]byte, error) { return ReadFileInto(p, make([]byte, 0, 64<<10), 4097) }},
 		} {
 			t.Run(name+"/"+rf.name, func(t *testing.T) {
-				err := withinTimeout(t, func() error { _, err := rf.read(path); return err })
+				err := oddfile.Within(t, func() error { _, err := rf.read(path); return err })
 				var pe *fs.PathError
 				require.ErrorIs(t, err, ErrNotRegular, "%s(%s) = %v, want an error wrapping ErrNotRegular", rf.name, name, err)
 				require.True(t, errors.As(err, &pe) && pe.Path == path, "%s(%s) = %v, want an *fs.PathError naming %s", rf.name, name, err, path)
 			})
 		}
-	}
-}
-
-// nonRegular returns paths of files that are not regular, by kind: a named
-// pipe with no writer, a directory, a unix socket, and /dev/null.
-func nonRegular(t *testing.T) map[string]string {
-	t.Helper()
-	dir := t.TempDir()
-	paths := map[string]string{"directory": filepath.Join(dir, "d"), "fifo": filepath.Join(dir, "p")}
-	require.NoError(t, os.Mkdir(paths["directory"], 0o755))
-	require.NoError(t, unix.Mkfifo(paths["fifo"], 0o644))
-	// A socket path must be short (sun_path is about 100 bytes).
-	sdir, err := os.MkdirTemp("", "sock")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(sdir) })
-	paths["socket"] = filepath.Join(sdir, "s")
-	l, err := net.Listen("unix", paths["socket"])
-	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
-	if _, err := os.Stat("/dev/null"); err == nil {
-		paths["device"] = "/dev/null"
-	}
-	return paths
-}
-
-// withinTimeout runs f and returns its error, failing the test if f has not
-// returned after a generous bound: a read that hangs is the failure.
-func withinTimeout(t *testing.T, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(30 * time.Second):
-		t.Fatal("the read did not return within 30s: it hangs")
-		return nil
 	}
 }

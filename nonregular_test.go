@@ -1,0 +1,58 @@
+package filetxn
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/oddfile"
+)
+
+// TestEntryPointsRefuseNonRegularFiles puts a named pipe nobody writes to, a
+// directory, a unix socket and a device at the data path (those this system
+// can make): every entry point that reads it returns at once an
+// *fs.PathError naming the path and wrapping atomicfile.ErrNotRegular, and
+// the file is left as it was (the same kind of file, not replaced). fn is
+// never called. Ablation: reading with a blocking open (osfile without
+// O_NONBLOCK) hangs every entry point on the pipe, and the guard fails the
+// test; dropping osfile's fstat check has the pipe and the device read as
+// empty files, so Mutate writes over them.
+func TestEntryPointsRefuseNonRegularFiles(t *testing.T) {
+	ctx := context.Background()
+	set := func(d *counter) error { d.n = 7; return nil }
+	calls := map[string]func(s *Store[*counter]) error{
+		"Mutate":        func(s *Store[*counter]) error { _, err := s.Mutate(ctx, set); return err },
+		"Update":        func(s *Store[*counter]) error { _, err := s.Update(ctx, set); return err },
+		"MutateProbed":  func(s *Store[*counter]) error { _, err := s.MutateProbed(ctx, set); return err },
+		"View":          func(s *Store[*counter]) error { _, err := s.View(ctx); return err },
+		"ReadBytes":     func(s *Store[*counter]) error { _, err := s.ReadBytes(ctx); return err },
+		"ReadBytesInto": func(s *Store[*counter]) error { _, err := s.ReadBytesInto(ctx, make([]byte, 0, 64<<10)); return err },
+		"Restore":       func(s *Store[*counter]) error { _, err := s.Restore(ctx, []byte("7\n"), DigestOf(nil)); return err },
+		"Tx.Read": func(s *Store[*counter]) error {
+			return s.Locked(ctx, func(tx *Tx) error { _, err := tx.Read(s.Path()); return err })
+		},
+	}
+	for kind, path := range oddfile.Make(t) {
+		before, err := os.Lstat(path)
+		require.NoError(t, err)
+		for name, call := range calls {
+			t.Run(kind+"/"+name, func(t *testing.T) {
+				for _, opts := range [][]Option{nil, {WithBufferReuse()}} {
+					s := NewStore[*counter](path, counterCodec{}, opts...)
+					err := oddfile.Within(t, func() error { return call(s) })
+					var pe *fs.PathError
+					require.ErrorIs(t, err, atomicfile.ErrNotRegular, "%s(%s) = %v, want an error wrapping atomicfile.ErrNotRegular", name, kind, err)
+					require.True(t, errors.As(err, &pe) && pe.Path == path, "%s(%s) = %v, want an *fs.PathError naming %s", name, kind, err, path)
+					after, err := os.Lstat(path)
+					require.True(t, err == nil && after.Mode().Type() == before.Mode().Type() && os.SameFile(before, after),
+						"%s(%s) left %v, %v at the path, want the %s untouched", name, kind, after, err, kind)
+				}
+			})
+		}
+	}
+}
