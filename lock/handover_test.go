@@ -9,9 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/internal/reexec"
 	"github.com/filetxn/filetxn/lock"
@@ -191,4 +194,78 @@ func devIno(t *testing.T, path string) string {
 	}
 	st := fi.Sys().(*syscall.Stat_t)
 	return fmt.Sprintf("%d:%d", uint64(st.Dev), uint64(st.Ino))
+}
+
+// TestChildOwnsAHandedOverLockReleasedBeforeItLooks: the parent hands the
+// lock over and lets it go just after the child failed to take it on its own
+// descriptor and before the child tries the inherited one (the hook between
+// the two). The inherited description is then granted the lock because
+// nobody holds it, not because the parent does, and the holder record no
+// longer carries the hand-over's nonce: the child must own the lock, not
+// borrow it, and its Release must unlock it, which the parent sees while the
+// child still runs (with the inherited descriptor still open).
+//
+// Ablation that turns it red: inherited() taking the grant on the inherited
+// descriptor as proof (no nonce check): the child's handle is borrowed, its
+// Release unlocks nothing, and the parent's TryAcquire stays busy until the
+// child exits.
+func TestChildOwnsAHandedOverLockReleasedBeforeItLooks(t *testing.T) {
+	if c := reexec.Child(t); c != nil {
+		path := filepath.Join(c.Dir, "x.lock")
+		var once sync.Once
+		lock.SetHookBeforeInherited(t, func(string) {
+			once.Do(func() {
+				c.Mark("tried-own")
+				waitFile(t, filepath.Join(c.Dir, "released"))
+			})
+		})
+		h := childAcquire(c, path, lock.WithPurpose("child"))
+		borrowed := h.Borrowed()
+		require.NoError(t, h.Release(), "child: Release()")
+		require.False(t, borrowed, "child: Acquire(%q).Borrowed() after the parent let go = true, want false", path)
+		c.Mark("child-released")
+		waitFile(t, filepath.Join(c.Dir, "probed"))
+		return
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.lock")
+	h, err := lock.Acquire(context.Background(), path, lock.WithPurpose("lend, then let go"))
+	require.NoError(t, err, "Acquire(%q)", path)
+	g := reexec.StartWith(t, 1, dir, reexec.Options{
+		Args:    "child",
+		Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
+	})
+	g.WaitMark("tried-own")
+	require.NoError(t, h.Release(), "Release()")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "released"), nil, 0o644))
+	g.WaitMark("child-released")
+	h2, err := lock.TryAcquire(path)
+	require.NoError(t, err, "TryAcquire(%q) after the child released = %v, want nil", path, err)
+	require.NoError(t, h2.Release())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "probed"), nil, 0o644))
+	g.Wait()
+}
+
+// TestHandOverOfALockWithoutHolderRecord: a lock taken WithoutHolder can
+// still be handed over (HandOver writes the record that carries the proof),
+// and the parent's Release clears that record again.
+func TestHandOverOfALockWithoutHolderRecord(t *testing.T) {
+	if c := reexec.Child(t); c != nil {
+		path := filepath.Join(c.Dir, "x.lock")
+		h, err := lock.TryAcquire(path)
+		require.NoError(t, err, "child: TryAcquire(%q)", path)
+		require.True(t, h.Borrowed(), "child: TryAcquire(%q).Borrowed() = false, want true", path)
+		require.NoError(t, h.Release())
+		return
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.lock")
+	h, err := lock.Acquire(context.Background(), path, lock.WithoutHolder())
+	require.NoError(t, err, "Acquire(%q, WithoutHolder)", path)
+	reexec.StartWith(t, 1, dir, reexec.Options{
+		Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
+	}).Wait()
+	require.NoError(t, h.Release())
+	rec, err := lock.ReadHolder(path)
+	require.True(t, rec == nil && err == nil, "ReadHolder(%q) after Release = %v, %v, want nil, nil", path, rec, err)
 }
