@@ -1,0 +1,269 @@
+package loopstate
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/filetxn/filetxn/internal/proc"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests in this file are about the edges of exclusion and counting: a
+// marked tick whose runner still runs, a runner gone between its log line
+// and its state, a removed lock file, counters at their largest values.
+
+// markTick sets current_tick as a runner with pid and start token would.
+func markTick(t *testing.T, l *Loop, pid int, start string) *CurrentTick {
+	t.Helper()
+	var ct *CurrentTick
+	_, err := l.Mutate(ctx0, func(d *Doc) error {
+		ct = &CurrentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: pid, PIDStart: start}
+		d.CurrentTick = ct
+		return nil
+	})
+	require.NoError(t, err, "Mutate(set current_tick) = %v, want nil", err)
+	return ct
+}
+
+// deadPid returns the pid of a process that has exited and been reaped.
+func deadPid(t *testing.T) int {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	require.NoError(t, cmd.Run(), "running %s -test.run=^$", exe)
+	return cmd.Process.Pid
+}
+
+// mustNotRun is a harness that fails the test if a tick runs it.
+func mustNotRun(t *testing.T) Harness {
+	return func(context.Context, *Run) (Result, error) {
+		t.Errorf("the harness ran")
+		return Result{}, nil
+	}
+}
+
+// TestTickLeavesALiveRunnersTickAlone: current_tick names a process that is
+// alive and is the same process (this test's parent, with its start token),
+// as when the runner's lock file was replaced or removed under it. A manual
+// tick refuses with ErrTickInProgress and ErrBusy (exit 75) and changes
+// nothing; a scheduled one logs skipped/busy and changes no state.
+// Ablation (run): runnerGone reporting every runner gone counts the live
+// runner's tick as abandoned, and the manual tick succeeds.
+func TestTickLeavesALiveRunnersTickAlone(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{Schedule: Schedule{Enabled: true}})
+	ppid := os.Getppid()
+	markTick(t, l, ppid, proc.Start(ppid))
+	state := readFile(t, l.StatePath())
+
+	_, err := l.Tick(ctx0, TriggerManual, mustNotRun(t))
+	require.ErrorIs(t, err, ErrTickInProgress, "Tick(manual) with a live runner = %v, want ErrTickInProgress", err)
+	require.ErrorIs(t, err, ErrBusy, "Tick(manual) with a live runner = %v, want ErrBusy too", err)
+	require.Equal(t, ExitBusy, ExitCode(err), "ExitCode(%v) = %d, want %d", err, ExitCode(err), ExitBusy)
+	require.Equal(t, string(state), string(readFile(t, l.StatePath())), "state after the refused tick changed")
+	require.Empty(t, mustTicks(t, l), "tick log after the refused tick, want empty")
+
+	rec, err := l.Tick(ctx0, TriggerSchedule, mustNotRun(t))
+	require.NoError(t, err, "Tick(schedule) with a live runner = %v, want nil", err)
+	require.Equal(t, Skipped, rec.Outcome, "Tick(schedule).Outcome = %s, want skipped", rec.Outcome)
+	require.Equal(t, SkipBusy, rec.SkipReason, "Tick(schedule).SkipReason = %s, want busy", rec.SkipReason)
+	require.Equal(t, string(state), string(readFile(t, l.StatePath())), "state after the skipped tick changed")
+	recs := mustTicks(t, l)
+	require.Len(t, recs, 1, "tick log = %+v, want one skipped/busy line", recs)
+	require.Equal(t, SkipBusy, recs[0].SkipReason, "tick log = %+v, want one skipped/busy line", recs)
+}
+
+// TestTickTakesAnotherProcessBehindTheRunnersPidForGone: current_tick names
+// a live pid whose start token is not the recorded one: the pid was reused,
+// the runner is gone, and its tick is abandoned.
+// Ablation (run): runnerGone ignoring PIDStart (a live pid is the runner)
+// refuses the tick.
+func TestTickTakesAnotherProcessBehindTheRunnersPidForGone(t *testing.T) {
+	if proc.Self() == "" {
+		t.Skip("this system gives no start tokens: a live pid counts as the runner")
+	}
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{})
+	ppid := os.Getppid()
+	markTick(t, l, ppid, "a process that exited long ago")
+	rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+	require.NoError(t, err, "Tick over a reused pid = %+v, %v, want nil", rec, err)
+	recs := mustTicks(t, l)
+	require.Len(t, recs, 2, "tick log = %+v, want abandoned 1 then ok 2", recs)
+	require.Equal(t, Abandoned, recs[0].Outcome, "tick log = %+v, want abandoned 1 then ok 2", recs)
+	require.Equal(t, ppid, recs[0].PID, "abandoned line's pid = %d, want %d", recs[0].PID, ppid)
+}
+
+// TestTickCountsADeadRunnersLoggedTickFromItsLine: the runner died after
+// appending its tick's line and before writing the state that counts it.
+// The next tick counts what the line says (outcome, cost) and logs nothing
+// more for it: one line per counted tick. The same for a recovery's
+// abandoned line.
+// Ablation (run): settleAbandoned ignoring the log (always recoverTick)
+// logs tick 1 twice and counts an ok tick as a failure.
+func TestTickCountsADeadRunnersLoggedTickFromItsLine(t *testing.T) {
+	for _, outcome := range []Outcome{OK, Fail, Abandoned} {
+		t.Run(string(outcome), func(t *testing.T) {
+			r, _ := newTestRoot(t)
+			l := mustCreate(t, r, "x", Template{})
+			pid := deadPid(t)
+			ct := markTick(t, l, pid, "")
+			line := TickRecord{
+				N: 1, StartedAt: ct.StartedAt, EndedAt: epoch0.Add(time.Minute), Outcome: outcome,
+				StatusBefore: Running, StatusAfter: Running, Cost: Cost{USD: 0.5, Tokens: 7, Seconds: 60},
+				Trigger: TriggerManual, PID: pid,
+			}
+			if outcome == Abandoned {
+				line.Cost = Cost{}
+			}
+			require.NoError(t, os.WriteFile(l.TickLogPath(), appendRecord(nil, &line), 0o644))
+
+			rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+			require.NoError(t, err, "Tick after a logged, uncounted tick = %+v, %v, want nil", rec, err)
+			require.Equal(t, int64(2), rec.N, "Tick().N = %d, want 2", rec.N)
+			recs := mustTicks(t, l)
+			require.Len(t, recs, 2, "tick log = %+v, want %s 1 then ok 2", recs, outcome)
+			require.Equal(t, outcome, recs[0].Outcome, "tick log = %+v, want %s 1 then ok 2", recs, outcome)
+			d := mustView(t, l)
+			require.Equal(t, int64(2), d.TickCount, "tick_count = %d, want 2", d.TickCount)
+			require.Equal(t, line.Cost, d.Spent, "spent = %+v, want the logged tick's %+v", d.Spent, line.Cost)
+			wantFailures := int64(0)
+			if outcome != OK {
+				wantFailures = 1
+			}
+			require.Equal(t, wantFailures, d.FailuresTotal, "failures_total = %d, want %d", d.FailuresTotal, wantFailures)
+			require.Nil(t, d.CurrentTick, "current_tick = %+v, want null", d.CurrentTick)
+		})
+	}
+}
+
+// TestTickLogsADeadRunnersTickOnce: current_tick names a dead runner and the
+// log has no line for its tick: the next tick logs it abandoned, once, and
+// counts it.
+func TestTickLogsADeadRunnersTickOnce(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{})
+	pid := deadPid(t)
+	markTick(t, l, pid, proc.Start(os.Getpid())) // a token, but not the dead pid's
+	_, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+	require.NoError(t, err, "Tick after a dead runner = %v, want nil", err)
+	recs := mustTicks(t, l)
+	require.Len(t, recs, 2, "tick log = %+v, want abandoned 1 then ok 2", recs)
+	require.Equal(t, Abandoned, recs[0].Outcome, "tick log = %+v, want abandoned 1 then ok 2", recs)
+	require.Equal(t, pid, recs[0].PID, "abandoned line's pid = %d, want %d", recs[0].PID, pid)
+	require.Equal(t, int64(2), mustView(t, l).TickCount, "tick_count, want 2")
+}
+
+// TestRemovedLockFileIsRecreated: a loop whose .state.lock was removed (its
+// state is still there) gets it back from the next operation: tick, pause
+// and resume work, and View never needed it. A directory with neither state
+// nor lock file is no loop, and no lock file appears in it.
+// Ablation (run): locked without restoreLock gives ErrNoLoop for all three.
+func TestRemovedLockFileIsRecreated(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{})
+	ops := []struct {
+		name string
+		run  func() error
+	}{
+		{"Tick", func() error { _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); return err }},
+		{"Pause", func() error { return l.Pause(ctx0, "ops", "removed lock") }},
+		{"Resume", func() error { return l.Resume(ctx0) }},
+	}
+	for _, op := range ops {
+		require.NoError(t, os.Remove(l.LockPath()), "removing %s", l.LockPath())
+		err := op.run()
+		require.NoError(t, err, "%s() after the lock file was removed = %v, want nil", op.name, err)
+		_, err = os.Stat(l.LockPath())
+		require.NoError(t, err, "the lock file after %s: %v, want it re-created", op.name, err)
+	}
+	d := mustView(t, l)
+	require.Equal(t, Running, d.Status, "status = %s, want running", d.Status)
+	require.Equal(t, int64(1), d.TickCount, "tick_count = %d, want 1", d.TickCount)
+
+	// A directory without a state is no loop: nothing is created in it.
+	empty := filepath.Join(r.Dir(), LoopsDir, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	el := r.loop("empty")
+	err := el.Pause(ctx0, "ops", "")
+	require.ErrorIs(t, err, ErrNoLoop, "Pause(a directory without state) = %v, want ErrNoLoop", err)
+	_, err = os.Stat(el.LockPath())
+	require.ErrorIs(t, err, os.ErrNotExist, "a lock file appeared in a directory without state: %v", err)
+}
+
+// TestCountersNeverOverflow: an operation that would take a counter or a
+// sum of spent past what the format holds fails with ErrOverflow, and the
+// state left behind decodes. Each case starts from a state that Decode
+// accepts.
+// Ablation (run): dropping checkInc from beginTick fails the tick_count case
+// (Encode's Validate now refuses the wrapped current_tick.n with
+// ErrInvariant; before it checked tick_count, the marker with n =
+// -9223372036854775808 was written); dropping addCost's token check fails
+// the tokens case.
+func TestCountersNeverOverflow(t *testing.T) {
+	big := Cost{USD: math.MaxFloat64, Tokens: math.MaxInt64 - 1, Seconds: math.MaxFloat64}
+	for _, tc := range []struct {
+		name   string
+		set    func(d *Doc)
+		op     func(l *Loop) error
+		writes bool // the op may write a running marker before it fails
+	}{
+		{"tick_count", func(d *Doc) { d.TickCount = math.MaxInt64; d.Epoch.Tick = math.MaxInt64 },
+			func(l *Loop) error { _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); return err }, false},
+		{"failures_total", func(d *Doc) { d.FailuresTotal = math.MaxInt64 },
+			func(l *Loop) error { _, err := l.Tick(ctx0, TriggerManual, failHarness); return err }, true},
+		{"consecutive_failures", func(d *Doc) { d.ConsecutiveFailures = math.MaxInt64 },
+			func(l *Loop) error { _, err := l.Tick(ctx0, TriggerManual, failHarness); return err }, true},
+		{"spent.tokens", func(d *Doc) { d.Spent.Tokens = big.Tokens },
+			func(l *Loop) error { _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{Tokens: 2})); return err }, true},
+		{"spent.usd", func(d *Doc) { d.Spent.USD = big.USD },
+			func(l *Loop) error { _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{USD: big.USD})); return err }, true},
+		{"spent.seconds", func(d *Doc) { d.Spent.Seconds = big.Seconds },
+			func(l *Loop) error {
+				_, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{Seconds: big.Seconds}))
+				return err
+			}, true},
+		{"resumed_count", func(d *Doc) {
+			d.ResumedCount = math.MaxInt64
+			d.Status, d.Halted = Halted, &Halt{At: epoch0, Gates: []string{GateMaxTicks}, Reason: "r"}
+		}, func(l *Loop) error { return l.Approve(ctx0, "ops", "") }, false},
+		{"recovered tick", func(d *Doc) {
+			d.FailuresTotal = math.MaxInt64
+			d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: os.Getpid()}
+		}, func(l *Loop) error { _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); return err }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := newTestRoot(t)
+			l := mustCreate(t, r, "x", Template{})
+			_, err := l.Mutate(ctx0, func(d *Doc) error { tc.set(d); return nil })
+			require.NoError(t, err, "Mutate(%s at its largest) = %v, want nil", tc.name, err)
+			before := readFile(t, l.StatePath())
+			err = tc.op(l)
+			require.ErrorIs(t, err, ErrOverflow, "the operation on %s at its largest = %v, want ErrOverflow", tc.name, err)
+			after := readFile(t, l.StatePath())
+			if !tc.writes {
+				require.Equal(t, string(before), string(after), "the state changed although the operation failed")
+			}
+			_, err = Codec{}.Decode(after)
+			require.NoError(t, err, "Decode(the state after the overflow) = %v, want nil", err)
+			require.Empty(t, mustTicks(t, l), "tick log after the overflow, want no counted line")
+		})
+	}
+}
+
+// TestDecodeRefusesACurrentTickPastTheLargestCount: current_tick.n cannot
+// be tick_count+1 when tick_count is the largest int64.
+func TestDecodeRefusesACurrentTickPastTheLargestCount(t *testing.T) {
+	d, err := New("x", epoch0, Template{})
+	require.NoError(t, err)
+	d.TickCount = math.MaxInt64
+	d.CurrentTick = &CurrentTick{N: math.MinInt64, StartedAt: epoch0, PID: 1}
+	err = d.Validate()
+	require.ErrorIs(t, err, ErrInvariant, "Validate(tick_count max, current_tick.n min) = %v, want ErrInvariant", err)
+}
