@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -329,4 +331,48 @@ func setenv(t *testing.T, key, value, unset string) {
 		return
 	}
 	os.Setenv(key, value)
+}
+
+// TestSidecarPathFitsTheFileNameLimit: a sidecar name is
+// "<16 hex>-<base>.lock", 22 bytes more than the base name. A base of up to
+// 233 bytes keeps the exact formula (bmad-loop's); a longer one is cut to
+// the longest prefix that fits 255 bytes without splitting a UTF-8
+// character, the hash still telling two such names apart, and the sidecar
+// can be locked. Bases of 234 and 255 bytes could not be locked before
+// ("file name too long").
+func TestSidecarPathFitsTheFileNameLimit(t *testing.T) {
+	root := realTempDir(t)
+	data := realTempDir(t)
+	for _, tc := range []struct {
+		name string
+		base string
+		want string // the base part of the sidecar name
+	}{
+		{"short", "deferred-work.md", "deferred-work.md"},
+		{"233", strings.Repeat("a", 233), strings.Repeat("a", 233)},
+		{"234", strings.Repeat("b", 234), strings.Repeat("b", 233)},
+		{"255", strings.Repeat("c", 255), strings.Repeat("c", 233)},
+		// "é" is two bytes: 116 of them are 232 bytes, and the 117th would
+		// end at byte 234, so it goes whole.
+		{"utf8", strings.Repeat("é", 120), strings.Repeat("é", 116)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := filepath.Join(data, tc.base)
+			got, err := lock.SidecarPath(root, target)
+			require.NoError(t, err, "SidecarPath(%q, <%d-byte base>)", root, len(tc.base))
+			sum := sha256.Sum256([]byte(target))
+			want := filepath.Join(root, "locks", hex.EncodeToString(sum[:8])+"-"+tc.want+".lock")
+			require.Equal(t, want, got, "SidecarPath(%q, <%d-byte base>) = %q, want %q", root, len(tc.base), got, want)
+			require.LessOrEqual(t, len(filepath.Base(got)), 255, "sidecar name length")
+			if len(tc.base) <= 233 {
+				require.Equal(t, sidecarOf(root, target), got, "a name that fits keeps the formula")
+			}
+			h, err := lock.TryAcquire(got)
+			require.NoError(t, err, "TryAcquire(SidecarPath(<%d-byte base>)) = %v, want nil", len(tc.base), err)
+			require.NoError(t, h.Release())
+		})
+	}
+	a, _ := lock.SidecarPath(root, filepath.Join(data, strings.Repeat("d", 240)+"1"))
+	b, _ := lock.SidecarPath(root, filepath.Join(data, strings.Repeat("d", 240)+"2"))
+	require.NotEqual(t, a, b, "two long names that share their first 233 bytes get one sidecar")
 }
