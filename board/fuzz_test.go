@@ -16,12 +16,17 @@ var fuzzSeeds = []string{
 	"note: \"a\u2028b\"\ndevelopment_status:\n  1-1-a: backlog\u0085  1-2-b: done\n",
 	"development_status: {}\n",
 	"development_status:\n  1-1-a:\n    status: done\n",
+	mapBoard,
+	"development_status:\n  epic-01:\n    status: backlog\n  1-1-a: {status: 'drafted', t: \"a, b\"}  # c\n  1-2-b:\n    title: x\n  1-3-c: [done]\n",
+	"development_status:\r\n  1-1-a:   # m\r\n    status: \"in progress\"  \r\n    status: done\r\n  1-2-b: &m {status: review}\r\n  1-3-c: *m\r\n",
+	"development_status:\n  1-1-a: {\n    status: backlog,\n    title: x}\n  1-2-b: done   \n",
 	"story_location: {project-root}/x\ndevelopment_status:\n  1-1-a: done\n",
 }
 
 // FuzzAdvance checks, for any bytes: Parse never panics; a board that loads encodes back to
-// exactly its bytes; and advancing any of its rows to any status changes at most the row's
-// line, its epic's line and last_updated, and reads back as the model says.
+// exactly its bytes; and advancing any of its rows (plain or map rows, with or without a
+// status) to any status changes at most the row's value line, its epic's and
+// last_updated's, and reads back as the model says.
 func FuzzAdvance(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s), uint8(0), uint8(2), false)

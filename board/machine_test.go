@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,8 +18,10 @@ type genRow struct {
 	kind       kind
 	epic       int
 	status     string // folded, as Status must report it
-	line       int    // 0-based
+	line       int    // 0-based line of the key
+	vline      int    // 0-based line of the value an edit rewrites: line, or the status key's
 	rewritable bool
+	unread     bool // a mapping without a status key: no status, never rewritten
 }
 
 // genBoard is a random board and everything the model needs to know about it.
@@ -36,9 +39,11 @@ var (
 )
 
 // drawBoard draws a random board: header comments, a decoy mapping that repeats a story
-// key, development_status with epics, stories (plain, quoted, commented, split, quoted
-// keys), retrospectives and section comments, a trailing action_items list, and random
-// line terminators and final newline.
+// key, development_status with epics (plain or maps, keyed epic-1 or epic-01), stories
+// (plain, quoted, commented, split, quoted keys, trailing blanks; or maps: block maps
+// with other fields around a status line, flow maps, maps without a status),
+// retrospectives and section comments, a trailing action_items list, and random line
+// terminators and final newline.
 func drawBoard(t *rapid.T) *genBoard {
 	b := &genBoard{lastUpdated: -1}
 	termStyle := rapid.SampledFrom([]string{"lf", "crlf", "cr", "mixed"}).Draw(t, "terminators")
@@ -77,6 +82,7 @@ func drawBoard(t *rapid.T) *genBoard {
 		add("  1-1-" + genSlugs[0] + ": backlog")
 	}
 	add("development_status:" + rapid.SampledFrom([]string{"", "  # rows"}).Draw(t, "mapping comment"))
+	padded := rapid.Bool().Draw(t, "padded epic keys")
 	nEpics := rapid.IntRange(1, 3).Draw(t, "epics")
 	for e := 1; e <= nEpics; e++ {
 		switch rapid.IntRange(0, 2).Draw(t, "section comment") {
@@ -88,20 +94,39 @@ func drawBoard(t *rapid.T) *genBoard {
 		if rapid.Bool().Draw(t, "blank line") {
 			add("")
 		}
-		est := rapid.SampledFrom(genStatuses[:6]).Draw(t, "epic status")
+		est := rapid.SampledFrom(append([]string{Backlog}, genStatuses[:6]...)).Draw(t, "epic status")
 		key := fmt.Sprintf("epic-%d", e)
-		b.rows = append(b.rows, &genRow{key: key, kind: kindEpic, epic: e, status: est, line: add("  " + key + ": " + est), rewritable: true})
+		if padded {
+			key = fmt.Sprintf("epic-%02d", e)
+		}
+		if rapid.IntRange(0, 3).Draw(t, "map epic") == 0 {
+			kl := add("  " + key + ":")
+			vl := add("    status: " + est)
+			add(`    title: "Epic, with a comma"`)
+			b.rows = append(b.rows, &genRow{key: key, kind: kindEpic, epic: e, status: est, line: kl, vline: vl, rewritable: true})
+		} else {
+			kl := add("  " + key + ": " + est)
+			b.rows = append(b.rows, &genRow{key: key, kind: kindEpic, epic: e, status: est, line: kl, vline: kl, rewritable: true})
+		}
 		nStories := rapid.IntRange(0, 4).Draw(t, "stories")
 		for s := 1; s <= nStories; s++ {
 			split := rapid.SampledFrom([]string{"", "", "a", "b"}).Draw(t, "split")
 			if e == 1 && s == 1 && decoy {
 				split = "" // the decoy repeats this key outside development_status
 			}
-			key := fmt.Sprintf("%d-%d%s-%s", e, s, split, genSlugs[(s-1)%len(genSlugs)])
+			epicNum := strconv.Itoa(e)
+			if rapid.IntRange(0, 5).Draw(t, "padded story epic") == 0 {
+				epicNum = fmt.Sprintf("%02d", e)
+			}
+			key := fmt.Sprintf("%s-%d%s-%s", epicNum, s, split, genSlugs[(s-1)%len(genSlugs)])
 			if split != "" {
 				key += "-" + split
 			}
 			st := rapid.SampledFrom(genStatuses).Draw(t, "story status")
+			folded := st
+			if folded == drafted {
+				folded = ReadyForDev
+			}
 			value := st
 			switch rapid.IntRange(0, 3).Draw(t, "value style") {
 			case 1:
@@ -109,25 +134,63 @@ func drawBoard(t *rapid.T) *genBoard {
 			case 2:
 				value = `"` + st + `"`
 			}
+			shape := rapid.SampledFrom([]string{"plain", "plain", "plain", "block map", "flow map", "no status"}).Draw(t, "row shape")
+			switch shape {
+			case "flow map":
+				text := "  " + key + ": " + rapid.SampledFrom([]string{"{status: %s}", "{ status: %s, title: x }", `{title: "a, b", status: %s}`}).Draw(t, "flow map")
+				text = fmt.Sprintf(text, value)
+				if rapid.Bool().Draw(t, "trailing comment") {
+					text += "  " + rapid.SampledFrom(genComments).Draw(t, "comment")
+				}
+				kl := add(text)
+				b.rows = append(b.rows, &genRow{key: key, kind: kindStory, epic: e, status: folded, line: kl, vline: kl, rewritable: true})
+				continue
+			case "no status":
+				kl := add("  " + key + ":")
+				add(`    title: "Not started"`)
+				b.rows = append(b.rows, &genRow{key: key, kind: kindStory, epic: e, line: kl, vline: kl, unread: true})
+				continue
+			}
 			gap := rapid.SampledFrom([]string{" ", "   ", "\t"}).Draw(t, "gap")
-			text := "  " + key + ":" + gap + value
-			if rapid.Bool().Draw(t, "trailing comment") {
-				text += rapid.SampledFrom([]string{" ", "  ", "\t"}).Draw(t, "comment gap") + rapid.SampledFrom(genComments).Draw(t, "comment")
+			name := key
+			if shape == "block map" {
+				name = "status"
+			}
+			text := "  " + name + ":" + gap + value
+			if shape == "block map" {
+				text = "  " + text
 			}
 			rewritable := true
-			if rapid.IntRange(0, 9).Draw(t, "quoted key") == 0 {
-				text = strings.Replace(text, key+":", "'"+key+"':", 1)
+			if rapid.Bool().Draw(t, "trailing comment") {
+				text += rapid.SampledFrom([]string{" ", "  ", "\t"}).Draw(t, "comment gap") + rapid.SampledFrom(genComments).Draw(t, "comment")
+			} else if rapid.IntRange(0, 9).Draw(t, "trailing blanks") == 0 {
+				text += "  "
 				rewritable = false
 			}
-			folded := st
-			if folded == drafted {
-				folded = ReadyForDev
+			if rapid.IntRange(0, 9).Draw(t, "quoted key") == 0 {
+				text = strings.Replace(text, name+":", "'"+name+"':", 1)
+				rewritable = false
 			}
-			b.rows = append(b.rows, &genRow{key: key, kind: kindStory, epic: e, status: folded, line: add(text), rewritable: rewritable})
+			if shape == "plain" {
+				kl := add(text)
+				b.rows = append(b.rows, &genRow{key: key, kind: kindStory, epic: e, status: folded, line: kl, vline: kl, rewritable: rewritable})
+				continue
+			}
+			kl := add("  " + key + ":" + rapid.SampledFrom([]string{"", "  # a map"}).Draw(t, "key comment"))
+			if rapid.Bool().Draw(t, "field before status") {
+				add(`    title: "Fix URLs"`)
+			}
+			vl := add(text)
+			if rapid.Bool().Draw(t, "fields after status") {
+				add("    owner: pat")
+				add("    last_updated: 2026-01-01")
+			}
+			b.rows = append(b.rows, &genRow{key: key, kind: kindStory, epic: e, status: folded, line: kl, vline: vl, rewritable: rewritable})
 		}
 		if rapid.Bool().Draw(t, "retrospective") {
 			key := fmt.Sprintf("epic-%d-retrospective", e)
-			b.rows = append(b.rows, &genRow{key: key, kind: kindRetro, epic: e, status: "optional", line: add("  " + key + ": optional"), rewritable: true})
+			kl := add("  " + key + ": optional")
+			b.rows = append(b.rows, &genRow{key: key, kind: kindRetro, epic: e, status: "optional", line: kl, vline: kl, rewritable: true})
 		}
 	}
 	if rapid.Bool().Draw(t, "trailing section") {
@@ -153,7 +216,8 @@ type boardMachine struct {
 	floor map[string]int // key -> lowest rank the row may read (never-regress)
 	// touched holds the lines an operation was allowed to rewrite so far.
 	touched     map[int]bool
-	lastUpdated string // the model's last_updated value, "" when the board has none rewritable
+	lastUpdated string    // the model's last_updated value, "" when the board has none rewritable
+	unread      []*genRow // the rows without a status, in file order
 }
 
 func newBoardMachine(t *rapid.T) *boardMachine {
@@ -164,8 +228,12 @@ func newBoardMachine(t *rapid.T) *boardMachine {
 	}
 	m := &boardMachine{gen: g, doc: d, model: map[string]string{}, rows: map[string]*genRow{}, floor: map[string]int{}, touched: map[int]bool{}}
 	for _, r := range g.rows {
-		m.model[r.key] = r.status
 		m.rows[r.key] = r
+		if r.unread {
+			m.unread = append(m.unread, r)
+			continue
+		}
+		m.model[r.key] = r.status
 		m.floor[r.key] = Rank(r.status)
 	}
 	if g.lastUpdated >= 0 {
@@ -215,6 +283,9 @@ func (m *boardMachine) apply(key, target string, unordered, regress bool, stamp 
 	if r == nil {
 		return "", nil
 	}
+	if r.unread {
+		return "", ErrNotRewritable
+	}
 	cur := m.model[key]
 	ci, ti := Rank(cur), Rank(target)
 	ordered := ci >= 0 && ti >= 0
@@ -232,13 +303,14 @@ func (m *boardMachine) apply(key, target string, unordered, regress bool, stamp 
 	}
 	m.model[key] = target
 	m.floor[key] = ti
-	m.touched[r.line] = true
+	m.touched[r.vline] = true
 	if target == InProgress && r.kind == kindStory {
+		// The lift finds the epic as bmad-loop does, by the key epic-<n> unpadded.
 		for _, e := range m.gen.rows {
-			if e.kind == kindEpic && e.epic == r.epic && m.model[e.key] == Backlog {
+			if e.kind == kindEpic && e.key == fmt.Sprintf("epic-%d", r.epic) && m.model[e.key] == Backlog {
 				m.model[e.key] = InProgress
 				m.floor[e.key] = Rank(InProgress)
-				m.touched[e.line] = true
+				m.touched[e.vline] = true
 			}
 		}
 	}
@@ -264,6 +336,19 @@ func (m *boardMachine) Check(t *rapid.T) {
 	for key, want := range m.model {
 		if got, ok := m.doc.Status(key); !ok || got != want {
 			t.Fatalf("Status(%q) = %q, %v, want %q, true", key, got, ok, want)
+		}
+	}
+	// 1b. A row without a status has none, and Unread lists exactly those, by key and line.
+	un := m.doc.Unread()
+	if len(un) != len(m.unread) {
+		t.Fatalf("Unread() = %v, want %d rows", un, len(m.unread))
+	}
+	for i, r := range m.unread {
+		if un[i].Key != r.key || un[i].Line != r.line+1 || !errors.Is(un[i], ErrNotRewritable) {
+			t.Fatalf("Unread()[%d] = %v, want %s at line %d", i, un[i], r.key, r.line+1)
+		}
+		if got, ok := m.doc.Status(r.key); ok {
+			t.Fatalf("Status(%q) = %q, true, want absent", r.key, got)
 		}
 	}
 	// 2. Never regress: an ordered row never reads below the last status it was moved to
@@ -357,7 +442,10 @@ func sameShape(a, b string) bool {
 // dropping the comment in set (invariant 4); lifting an epic whatever its status
 // (invariant 1); finding a row by the first textual match of its key (the decoy mapping);
 // ignoring AllowUnordered (an unordered status is overwritten); not moving valEnd after
-// an edit (invariant 6).
+// an edit (invariant 6); editing a map row's key line instead of its status line
+// (invariant 3); lifting an epic by number whatever its key's padding (invariant 1);
+// accepting a flow value followed by "," or "}" as a plain one (invariant 1, the row is
+// refused).
 func TestBoardMachine(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := newBoardMachine(t)
