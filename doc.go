@@ -23,6 +23,24 @@
 //   - Proof of authorship: Commit.Digest is the SHA-256 of exactly the bytes
 //     published, taken under the lock, so Restore can later put a snapshot
 //     back only over versions the caller owns.
+//   - A lost lock publishes nothing: right before every rename, append or
+//     removal, a transaction checks that the lock file at the lock's path is
+//     still the file it locked. If it was deleted or replaced meanwhile (a
+//     cleaner of the state directory), another process may hold a lock on
+//     the new file, so the transaction publishes nothing more, removes its
+//     temporary file and returns an error matching lock.ErrLockLost that
+//     names the data file and the lock file.
+//   - Reads cannot hang: every read (Mutate's, View's, the probes') opens
+//     without blocking and refuses anything but a regular file (a named
+//     pipe, a directory, a socket, a device) with an error wrapping
+//     atomicfile.ErrNotRegular that names the path; such a file is never
+//     read or replaced.
+//   - ctx bounds waiting and nothing else: a done ctx never makes a call
+//     wait and never leaves a goroutine behind. With one, Mutate, Update,
+//     MutateProbed, Locked and Restore run as usual on a free lock, and on a
+//     busy one return at once an error matching ctx.Err() that carries a
+//     *lock.BusyError; View and the ReadBytes calls, which never wait, read.
+//     A transaction that holds the lock is not interrupted by ctx.
 //
 // # Caveats
 //
@@ -35,4 +53,9 @@
 //     hands the lock over on purpose (lock.Handle.HandOver).
 //   - View may return a version that is stale by the time it is used; decide
 //     under Mutate.
+//   - The lost-lock check narrows the window, it does not close it: a lock
+//     file replaced between the check and the rename that follows it (a stat
+//     and a rename apart) goes unnoticed. A lock lost between two writes of
+//     one Locked callback leaves the first published and refuses the rest,
+//     as a crash there would. Never delete lock files.
 package filetxn
