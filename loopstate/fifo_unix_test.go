@@ -1,0 +1,54 @@
+//go:build unix
+
+package loopstate
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestFIFOAtTheStateFileIsRefusedAtOnce: a named pipe in place of
+// .state.loop (no writer on its other end) makes show, pause and tick
+// return an error wrapping atomicfile.ErrNotRegular that names the path,
+// within a bound, instead of blocking forever in open(2); the pipe is left
+// alone. A FIFO at ticks.jsonl likewise for Ticks.
+// Ablation (run, in a copy of the tree): osfile opening without O_NONBLOCK
+// hangs every operation (the bound fails them).
+func TestFIFOAtTheStateFileIsRefusedAtOnce(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{})
+	require.NoError(t, os.Remove(l.StatePath()))
+	require.NoError(t, unix.Mkfifo(l.StatePath(), 0o644), "mkfifo %s", l.StatePath())
+	require.NoError(t, os.Remove(l.TickLogPath()))
+	require.NoError(t, unix.Mkfifo(l.TickLogPath(), 0o644), "mkfifo %s", l.TickLogPath())
+	for _, op := range []struct {
+		name string
+		path string
+		run  func() error
+	}{
+		{"Open", l.StatePath(), func() error { _, err := r.Open(ctx0, "x"); return err }},
+		{"View", l.StatePath(), func() error { _, err := l.View(ctx0); return err }},
+		{"Pause", l.StatePath(), func() error { return l.Pause(ctx0, "ops", "") }},
+		{"Tick", l.StatePath(), func() error { _, err := l.Tick(ctx0, TriggerManual, mustNotRun(t)); return err }},
+		{"Tick(schedule)", l.StatePath(), func() error { _, err := l.Tick(ctx0, TriggerSchedule, mustNotRun(t)); return err }},
+		{"Ticks", l.TickLogPath(), func() error { _, err := l.Ticks(ctx0); return err }},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- op.run() }()
+		select {
+		case err := <-done:
+			require.ErrorIs(t, err, atomicfile.ErrNotRegular, "%s() with a FIFO at %s = %v, want ErrNotRegular", op.name, op.path, err)
+			require.ErrorContains(t, err, op.path, "%s() = %v, want it to name %s", op.name, err, op.path)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s() with a FIFO at %s still blocks after 30s", op.name, op.path)
+		}
+		fi, err := os.Lstat(op.path)
+		require.NoError(t, err)
+		require.Equal(t, os.ModeNamedPipe, fi.Mode().Type(), "%s after %s() is %v, want the FIFO left alone", op.path, op.name, fi.Mode())
+	}
+}
