@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/filetxn/filetxn/board"
@@ -19,12 +21,21 @@ func (c *cli) openBoard(file string) (*board.Store, error) {
 	return board.Open(file, board.WithStateRoot(root), board.WithEngineOptions(c.engineOptions()...))
 }
 
+// boardAdvanceDetails is the help of board advance after its flags.
+const boardAdvanceDetails = `A row only moves forward through the order backlog, ready-for-dev,
+in-progress, review, awaiting-operator, done; a row already at or past STATUS
+is left unchanged (and the command says so). With -allow-regression the one
+backward move, done to awaiting-operator, is allowed; with -allow-unordered a
+status outside the order (completed, blocked) may be written or overwritten,
+as bmad-loop does.
+`
+
 func boardAdvance(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	file := fset.String("file", "", "the board (sprint-status.yaml)")
-	now := fset.String("now", "", "write this into last_updated when the row moves")
+	file := fset.String("file", "", "the board `FILE` (sprint-status.yaml)")
+	now := fset.String("now", "", "the `TEXT` written into last_updated when the row moves")
 	regress := fset.Bool("allow-regression", false, "allow the one backward move, done to awaiting-operator")
-	unordered := fset.Bool("allow-unordered", false, "overwrite a status outside the order (bmad-loop's behaviour)")
+	unordered := fset.Bool("allow-unordered", false, "write or overwrite a status outside the order (bmad-loop's behaviour)")
 	pos, err := c.parse(fset, args, "file")
 	if err != nil {
 		return err
@@ -33,6 +44,9 @@ func boardAdvance(c *cli, args []string) error {
 		return usagef("want KEY STATUS, got %d arguments", len(pos))
 	}
 	key, target := pos[0], pos[1]
+	if board.Rank(target) < 0 && !*unordered {
+		return usagef("status %q is outside the order (%s); give -allow-unordered to write it", target, strings.Join(board.Order(), ", "))
+	}
 	var opts []board.AdvanceOption
 	if *regress {
 		opts = append(opts, board.AllowRegression())
@@ -53,15 +67,24 @@ func boardAdvance(c *cli, args []string) error {
 	if st == "" {
 		return notFoundf("no row %s in %s", key, *file)
 	}
+	// Advance ends at the target or, for a row already past it, where the
+	// row was: then nothing was written.
+	unchanged := st != target
 	if c.json {
 		return c.printJSON(struct {
-			File   string `json:"file"`
-			Key    string `json:"key"`
-			Target string `json:"target"`
-			Status string `json:"status"`
-		}{*file, key, target, st})
+			File      string `json:"file"`
+			Key       string `json:"key"`
+			Target    string `json:"target"`
+			Status    string `json:"status"`
+			Unchanged bool   `json:"unchanged"`
+		}{*file, key, target, st, unchanged})
 	}
 	c.printf("%s\n", st)
+	if unchanged {
+		// stdout stays the status alone, for scripts; the note is for
+		// the person.
+		fmt.Fprintf(c.stderr, "%s: %s unchanged: already %s, past %s\n", c.name, key, st, target)
+	}
 	return nil
 }
 
@@ -75,7 +98,7 @@ type storyJSON struct {
 
 func boardShow(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	file := fset.String("file", "", "the board (sprint-status.yaml)")
+	file := fset.String("file", "", "the board `FILE` (sprint-status.yaml)")
 	if err := c.parseNoArgs(fset, args, "file"); err != nil {
 		return err
 	}
@@ -105,27 +128,38 @@ func boardShow(c *cli, args []string) error {
 		}
 		return c.printJSON(out)
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	for _, e := range d.Epics() {
+	return printBoard(c.stdout, d.Epics(), d.Stories(), next.Key)
+}
+
+// printBoard prints each epic followed by its stories, then the stories of
+// epics without a row, then the next actionable story. It groups the
+// stories by epic in one pass: the cost is linear in the size of the board
+// (a walk over every story per epic was quadratic).
+func printBoard(w io.Writer, epics []board.Epic, stories []board.Story, next string) error {
+	byEpic := make(map[int][]board.Story, len(epics))
+	for _, st := range stories {
+		byEpic[st.Epic] = append(byEpic[st.Epic], st)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	listed := make(map[int]bool, len(epics))
+	for _, e := range epics {
 		fmt.Fprintf(tw, "%s\t%s\n", e.Key, e.Status)
-		for _, st := range d.Stories() {
-			if st.Epic == e.Number {
-				fmt.Fprintf(tw, "  %s\t%s\n", st.Key, st.Status)
-			}
+		if listed[e.Number] {
+			continue // an epic with two rows lists its stories once
+		}
+		listed[e.Number] = true
+		for _, st := range byEpic[e.Number] {
+			fmt.Fprintf(tw, "  %s\t%s\n", st.Key, st.Status)
 		}
 	}
 	// Stories whose epic has no row of its own.
-	epics := map[int]bool{}
-	for _, e := range d.Epics() {
-		epics[e.Number] = true
-	}
-	for _, st := range d.Stories() {
-		if !epics[st.Epic] {
+	for _, st := range stories {
+		if !listed[st.Epic] {
 			fmt.Fprintf(tw, "%s\t%s\n", st.Key, st.Status)
 		}
 	}
-	if next.Key != "" {
-		fmt.Fprintf(tw, "next\t%s\n", next.Key)
+	if next != "" {
+		fmt.Fprintf(tw, "next\t%s\n", next)
 	}
 	return tw.Flush()
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 const testBoard = `# Sprint status
@@ -31,24 +33,21 @@ func TestBoardAdvance(t *testing.T) {
 		args []string
 		code int
 		out  string
+		err  string // stderr
 	}{
-		{"forward", []string{"3-2-digest-delivery", "in-progress", "-now", "02-06-2026 09:30"}, 0, "in-progress\n"},
-		{"never backwards", []string{"3-1-login", "review"}, 0, "done\n"},
-		{"drafted reads ready-for-dev", []string{"3-3-export", "ready-for-dev"}, 0, "ready-for-dev\n"},
-		{"absent row", []string{"9-9-ghost", "done"}, 3, ""},
-		{"target outside the order", []string{"3-3-export", "finished"}, 2, ""},
-		{"missing status", []string{"3-3-export"}, 2, ""},
+		{"forward", []string{"3-2-digest-delivery", "in-progress", "-now", "02-06-2026 09:30"}, 0, "in-progress\n", ""},
+		{"never backwards, and says so", []string{"3-1-login", "review"}, 0, "done\n", "board advance: 3-1-login unchanged: already done, past review\n"},
+		{"drafted reads ready-for-dev", []string{"3-3-export", "ready-for-dev"}, 0, "ready-for-dev\n", ""},
+		{"absent row", []string{"9-9-ghost", "done"}, 3, "", "board advance: no row 9-9-ghost in " + f + "\n"},
+		{"target outside the order names the flag", []string{"3-3-export", "finished"}, 2, "", "board advance: status \"finished\" is outside the order (backlog, ready-for-dev, in-progress, review, awaiting-operator, done); give -allow-unordered to write it; see 'looprunner board advance -h'\n"},
+		{"missing status", []string{"3-3-export"}, 2, "", "board advance: want KEY STATUS, got 1 arguments; see 'looprunner board advance -h'\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := e.with(t)
 			r := e.want(tt.code, append([]string{"board", "advance", "-file", f}, tt.args...)...)
-			if r.stdout != tt.out {
-				t.Fatalf("board advance %v = %q, want %q", tt.args, r.stdout, tt.out)
-			}
-			if tt.code != 0 {
-				oneErrorLine(t, r, "board advance")
-			}
+			require.Equal(t, tt.out, r.stdout, "board advance %v = %q, want %q", tt.args, r.stdout, tt.out)
+			require.Equal(t, tt.err, r.stderr, "board advance %v: stderr = %q, want %q", tt.args, r.stderr, tt.err)
 		})
 	}
 	b := e.read("sprint-status.yaml")
@@ -57,13 +56,17 @@ func TestBoardAdvance(t *testing.T) {
 			t.Errorf("board lacks %q:\n%s", want, b)
 		}
 	}
-	var got struct {
+	type advanced struct {
 		File, Key, Target, Status string
+		Unchanged                 bool
 	}
+	var got advanced
 	decode(t, e.want(0, "-json", "board", "advance", "-file", f, "3-3-export", "review"), &got)
-	if got.Status != "review" || got.Key != "3-3-export" {
-		t.Fatalf("board advance -json = %+v, want 3-3-export review", got)
-	}
+	want := advanced{File: f, Key: "3-3-export", Target: "review", Status: "review"}
+	require.Equal(t, want, got, "board advance -json 3-3-export review = %+v, want %+v", got, want)
+	decode(t, e.want(0, "-json", "board", "advance", "-file", f, "3-3-export", "in-progress"), &got)
+	want = advanced{File: f, Key: "3-3-export", Target: "in-progress", Status: "review", Unchanged: true}
+	require.Equal(t, want, got, "board advance -json 3-3-export in-progress = %+v, want %+v", got, want)
 }
 
 func TestBoardAdvanceRefusesAnUnorderedStatus(t *testing.T) {

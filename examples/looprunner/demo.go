@@ -189,9 +189,9 @@ type workerLine struct {
 // verifies that nothing was lost.
 func demo(c *cli, args []string) error {
 	fset := c.flagSet("demo")
-	procs := fset.Int("procs", 4, "worker processes")
-	rounds := fset.Int("n", 50, "rounds per worker (each: append and close a ledger entry, advance a story, tick the loop)")
-	dir := fset.String("dir", "", "keep the project in this directory (default: a temporary one, removed at the end)")
+	procs := fset.Int("procs", 4, "the number `N` of worker processes")
+	rounds := fset.Int("n", 50, "`M` rounds per worker (each: append and close a ledger entry, advance a story, tick the loop)")
+	dir := fset.String("dir", "", "keep the project in `DIR` (default: a temporary one, removed at the end)")
 	worker := fset.Int("worker", -1, "internal: run as worker `I` of a demo")
 	if err := c.parseNoArgs(fset, args); err != nil {
 		return err

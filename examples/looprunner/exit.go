@@ -13,7 +13,9 @@ import (
 )
 
 // Exit codes. They are those of the loop format (loopstate.Exit*), extended
-// with 65 for a file the command does not understand.
+// with 65 for a file the command does not understand and with the codes of a
+// tick whose harness did not succeed (those of timeout(1) and the shell
+// where they have one).
 const (
 	exitOK        = loopstate.ExitOK      // done
 	exitRefused   = loopstate.ExitRefused // refused by a guard, and any other failure
@@ -23,7 +25,21 @@ const (
 	exitPaused    = loopstate.ExitPaused  // check-gate finds the loop paused
 	exitDataError = 65                    // EX_DATAERR: a file it does not understand
 	exitBusy      = loopstate.ExitBusy    // EX_TEMPFAIL: the lock was busy past -lock-timeout
+
+	exitHarnessFailed   = 6   // a tick's harness ran and failed
+	exitHarnessTimeout  = 124 // a tick's harness ran past its timeout and was killed, as timeout(1)
+	exitHarnessNoStart  = 126 // a tick's harness was found but could not be started, as the shell
+	exitHarnessNotFound = 127 // a tick's harness was not found, as the shell
 )
+
+// codeError is a command that ran but did not succeed, with the exit code
+// that says how, such as a tick whose harness failed.
+type codeError struct {
+	code int
+	msg  string
+}
+
+func (e *codeError) Error() string { return e.msg }
 
 // usageError is a command line that cannot be run (exit 2).
 type usageError struct{ msg string }
@@ -79,9 +95,12 @@ func exitCode(err error) int {
 		bparse   *board.ParseError
 		bstate   *loopstate.StateError
 	)
+	var coded *codeError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
+	case errors.As(err, &coded):
+		return coded.code
 	case errors.As(err, &usage), errors.As(err, &larg),
 		errors.Is(err, board.ErrInvalidArgument),
 		errors.Is(err, loopstate.ErrInvalid), errors.Is(err, loopstate.ErrInvalidName):
@@ -112,6 +131,10 @@ func (c *cli) fail(err error) int {
 		return code
 	}
 	msg := message(err)
+	var usage *usageError
+	if errors.As(err, &usage) && c.cmd.run != nil && !strings.Contains(msg, " -h'") && !strings.Contains(msg, "did you mean") {
+		msg += "; see 'looprunner " + c.name + " -h'"
+	}
 	fmt.Fprintf(c.stderr, "%s: %s\n", c.name, msg)
 	if c.json && !c.printed {
 		c.printJSON(struct {
@@ -137,5 +160,47 @@ func message(err error) string {
 		}
 		return s
 	}
+	var (
+		larg *ledger.ArgError
+		brow *board.RowError
+	)
+	switch {
+	case errors.As(err, &larg):
+		// The ledger names the field of its Go API; the command line
+		// names the flag it came from.
+		return fmt.Sprintf("-%s %q: %s", ledgerFlag(larg.Field), larg.Value, ledgerWhy(larg.Err))
+	case errors.As(err, &brow) && errors.Is(brow.Err, board.ErrUnorderedStatus):
+		return fmt.Sprintf("%s:%d: %s is %q, outside the status order (%s); give -allow-unordered to overwrite it",
+			brow.Path, brow.Line, brow.Key, brow.Current, strings.Join(board.Order(), ", "))
+	case errors.As(err, &brow) && errors.Is(brow.Err, board.ErrIllegalTransition):
+		return fmt.Sprintf("%s:%d: %s %q -> %q: with -allow-regression, only done -> awaiting-operator may move backwards",
+			brow.Path, brow.Line, brow.Key, brow.Current, brow.Target)
+	}
 	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// ledgerFlag returns the flag of the ledger commands that gives the field
+// an *ledger.ArgError names: "specs[0].Severity" is -severity, "operation
+// id" is -op.
+func ledgerFlag(field string) string {
+	if i := strings.LastIndexByte(field, '.'); i >= 0 {
+		field = field[i+1:]
+	}
+	if strings.HasPrefix(field, "operation id") {
+		return "op"
+	}
+	return strings.ToLower(field)
+}
+
+// ledgerWhy says what an argument the ledger refused must be.
+func ledgerWhy(sentinel error) string {
+	switch sentinel {
+	case ledger.ErrInvalidSeverity:
+		return "must be one of critical, high, medium, low"
+	case ledger.ErrInvalidDate:
+		return "must be a calendar date, YYYY-MM-DD"
+	case ledger.ErrEmptyOperationID:
+		return "must not be empty"
+	}
+	return strings.TrimPrefix(sentinel.Error(), "ledger: ")
 }

@@ -34,18 +34,15 @@ func ledgerError(file string, err error) error {
 
 func ledgerAdd(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	file := fset.String("file", "", "the ledger (deferred-work.md); created if missing")
+	file := fset.String("file", "", "the ledger `FILE` (deferred-work.md); created if missing")
 	var spec ledger.Spec
-	fset.StringVar(&spec.Title, "title", "", "the entry's title")
-	fset.StringVar(&spec.Origin, "origin", "", "where it was found (with -source-spec, an open entry with both makes this a duplicate)")
-	fset.StringVar(&spec.SourceSpec, "source-spec", "", "the spec it came from")
-	fset.StringVar(&spec.Reason, "reason", "", "why it was deferred")
-	fset.StringVar(&spec.Location, "location", "", "where in the code (default n/a)")
-	fset.StringVar(&spec.Severity, "severity", "", "critical, high, medium or low")
-	if err := c.parseNoArgs(fset, args); err != nil {
-		return err
-	}
-	if err := need(fset, "file", "title", "origin", "source-spec", "reason"); err != nil {
+	fset.StringVar(&spec.Title, "title", "", "the `TITLE` of the entry")
+	fset.StringVar(&spec.Origin, "origin", "", "`WHERE` it was found (an open entry with this -origin and -source-spec makes the add a duplicate)")
+	fset.StringVar(&spec.SourceSpec, "source-spec", "", "the `SPEC` it came from")
+	fset.StringVar(&spec.Reason, "reason", "", "`WHY` it was deferred")
+	fset.StringVar(&spec.Location, "location", "", "`WHERE` in the code (default n/a)")
+	fset.StringVar(&spec.Severity, "severity", "", "its `SEVERITY`: critical, high, medium or low")
+	if err := c.parseNoArgs(fset, args, "file", "title", "origin", "source-spec", "reason"); err != nil {
 		return err
 	}
 	s, err := c.openLedger(*file)
@@ -137,10 +134,10 @@ func (c *cli) mutateLedger(file string, fn func(d *ledger.Doc) error) error {
 
 func ledgerClose(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	file := fset.String("file", "", "the ledger")
-	date := fset.String("date", "", "the close date, YYYY-MM-DD")
-	note := fset.String("note", "", "the resolution note")
-	op := fset.String("op", "", "an operation id that makes the close undoable by ledger reopen")
+	file := fset.String("file", "", "the ledger `FILE`")
+	date := fset.String("date", "", "the `DATE` of the close, YYYY-MM-DD")
+	note := fset.String("note", "", "the resolution `NOTE`")
+	op := fset.String("op", "", "an operation id `OPID` that makes the close undoable by ledger reopen")
 	ids, err := c.parse(fset, args, "file", "date", "note")
 	if err != nil {
 		return err
@@ -168,9 +165,9 @@ func ledgerClose(c *cli, args []string) error {
 
 func ledgerReopen(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	file := fset.String("file", "", "the ledger")
-	note := fset.String("note", "", "the resolution note the close was made with")
-	op := fset.String("op", "", "the operation id the close was made with")
+	file := fset.String("file", "", "the ledger `FILE`")
+	note := fset.String("note", "", "the resolution `NOTE` the close was made with")
+	op := fset.String("op", "", "the operation id `OPID` the close was made with")
 	ids, err := c.parse(fset, args, "file", "note", "op")
 	if err != nil {
 		return err
@@ -199,19 +196,15 @@ func ledgerReopen(c *cli, args []string) error {
 
 func ledgerDecide(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	file := fset.String("file", "", "the ledger")
-	date := fset.String("date", "", "the decision's date, YYYY-MM-DD")
-	label := fset.String("label", "", "the decision, such as \"defer\" or \"fix now\"")
-	detail := fset.String("detail", "", "why")
-	closeNote := fset.String("close-note", "", "also close the entry, with this resolution note")
-	pos, err := c.parse(fset, args, "file", "date", "label")
+	file := fset.String("file", "", "the ledger `FILE`")
+	date := fset.String("date", "", "the `DATE` of the decision, YYYY-MM-DD")
+	label := fset.String("label", "", "the decision `LABEL`, such as \"defer\" or \"fix now\"")
+	detail := fset.String("detail", "", "`TEXT` that says why")
+	closeNote := fset.String("close-note", "", "also close the entry, with the resolution `NOTE`")
+	id, err := c.parseOne(fset, args, "id", "file", "date", "label")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("want one id, got %d", len(pos))
-	}
-	id := pos[0]
 	var opts []ledger.DecisionOption
 	if *closeNote != "" {
 		opts = append(opts, ledger.CloseWith(*closeNote))
@@ -247,9 +240,9 @@ func ledgerDecide(c *cli, args []string) error {
 
 func ledgerArchive(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	file := fset.String("file", "", "the ledger")
-	before := fset.String("before", "", "archive only entries closed before this date, YYYY-MM-DD (default: all closed)")
-	stamp := fset.String("stamp", "", "the date written on stubs (default: today)")
+	file := fset.String("file", "", "the ledger `FILE`")
+	before := fset.String("before", "", "archive only entries closed before `DATE`, YYYY-MM-DD (default: all closed)")
+	stamp := fset.String("stamp", "", "the `DATE` written on the stubs, YYYY-MM-DD (default: today)")
 	dry := fset.Bool("dry-run", false, "print what would move, write nothing")
 	if err := c.parseNoArgs(fset, args, "file"); err != nil {
 		return err
@@ -295,8 +288,8 @@ type entryJSON struct {
 
 func ledgerList(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	file := fset.String("file", "", "the ledger")
-	status := fset.String("status", "all", "which entries: open, done or all")
+	file := fset.String("file", "", "the ledger `FILE`")
+	status := fset.String("status", "all", "list the entries whose `STATUS` is open or done, or all")
 	if err := c.parseNoArgs(fset, args, "file"); err != nil {
 		return err
 	}

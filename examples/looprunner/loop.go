@@ -1,49 +1,56 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
 )
 
 // loopFlags registers -root, which defaults to $LOOPSTATE_ROOT (set for a
 // tick's harness, so that a harness can run loop commands on its own loop).
+// Every loop command requires it.
 func loopFlags(fset *flag.FlagSet) *string {
-	return fset.String("root", os.Getenv(loopstate.EnvRoot), "the loops' root directory (default $"+loopstate.EnvRoot+")")
+	return fset.String("root", os.Getenv(loopstate.EnvRoot), "the root `DIR`, which holds the loops in DIR/"+loopstate.LoopsDir+"/NAME (default $"+loopstate.EnvRoot+", which a tick sets for its harness)")
 }
 
 // openRoot returns the Root in dir, with the wait message on every lock.
 // A loop's lock is its own .state.lock, not a sidecar: -state-dir does not
-// apply.
-func (c *cli) openRoot(dir string, opts ...lock.Option) (*loopstate.Root, error) {
+// apply. A root that does not exist is a not-found error (exit 3), unless
+// create is set: loop create makes it.
+func (c *cli) openRoot(dir string, create bool) (*loopstate.Root, error) {
 	if dir == "" {
 		return nil, usagef("missing -root")
 	}
-	if len(opts) == 0 {
-		opts = []lock.Option{c.waitReport()}
+	if !create {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return nil, notFoundf("no such root: -root %s does not exist", dir)
+		}
 	}
-	return loopstate.NewRoot(dir, loopstate.WithLockOptions(opts...)), nil
+	return loopstate.NewRoot(dir, loopstate.WithLockOptions(c.waitReport())), nil
 }
 
 // openLoop parses "-root DIR NAME" and opens the loop.
 func (c *cli) openLoop(fset *flag.FlagSet, root *string, args []string) (*loopstate.Loop, error) {
-	name, err := c.parseOne(fset, args, "loop name")
+	name, err := c.parseOne(fset, args, "loop name", "root")
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.openRoot(*root)
+	r, err := c.openRoot(*root, false)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +119,7 @@ func (o optInt) String() string {
 func (o optInt) Set(s string) error {
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return errors.New("want an integer")
+		return errors.New("want an integer such as 10")
 	}
 	*o.p = &v
 	return nil
@@ -160,42 +167,59 @@ func (o optDur) String() string {
 func (o optDur) Set(s string) error {
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return errors.New("want a duration such as 90s")
+		return errors.New("want a duration with a unit, such as 90s or 30m")
 	}
 	secs := v.Seconds()
 	*o.p = &secs
 	return nil
 }
 
+// loopCreateDetails is the help of loop create after its flags.
+const loopCreateDetails = `A gate flag that is not given leaves its gate off. The schedule is for an
+external timer (cron, a systemd timer) that runs 'loop tick -trigger schedule':
+-schedule lets such ticks run (else they are skipped, see enable-schedule), and
+-every records the timer's period for people and tools that read the state;
+looprunner itself never ticks on its own.
+
+The root holds the loops in DIR/loops/NAME: -root . creates ./loops/NAME.
+`
+
 func loopCreate(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	root := loopFlags(fset)
 	var t loopstate.Template
-	fset.StringVar(&t.Name, "template", "", "the template it is created from (recorded)")
+	fset.StringVar(&t.Name, "template", "", "the `TEMPLATE` it is created from (recorded in the state)")
 	fset.BoolVar(&t.Paused, "paused", false, "create it paused")
-	fset.BoolVar(&t.Schedule.Enabled, "schedule", false, "let scheduled ticks run")
-	fset.StringVar(&t.Schedule.Every, "every", "", "the schedule's period, for the external timer (such as 15m)")
+	fset.BoolVar(&t.Schedule.Enabled, "schedule", false, "let scheduled ticks run from the start")
+	fset.StringVar(&t.Schedule.Every, "every", "", "the schedule's `PERIOD`, such as 15m, recorded for the external timer")
 	g := &t.Gates
-	fset.Var(optInt{&g.MaxTicks}, "max-ticks", "halt after N ticks in the window")
-	fset.Var(optInt{&g.MaxConsecutiveFailures}, "max-consecutive-failures", "halt after N failed ticks in a row")
-	fset.Var(optInt{&g.MaxFailuresTotal}, "max-failures-total", "halt after N failed ticks in all")
-	fset.Var(optFloat{&g.Budget.USD}, "budget-usd", "halt once the window has spent X dollars")
-	fset.Var(optInt{&g.Budget.Tokens}, "budget-tokens", "halt once the window has spent N tokens")
-	fset.Var(optFloat{&g.Budget.Seconds}, "budget-seconds", "halt once the window has spent X seconds")
-	fset.Var(optTime{&g.ExpiresAt}, "expires-at", "halt at this time (RFC 3339)")
-	fset.Var(optInt{&g.CheckpointEvery}, "checkpoint-every", "halt for a review every N ticks of the window")
-	fset.Var(optDur{&g.TickTimeout}, "tick-timeout", "the harness's wall timeout (default 30m)")
-	name, err := c.parseOne(fset, args, "loop name")
+	fset.Var(optInt{&g.MaxTicks}, "max-ticks", "halt after `N` ticks in the window")
+	fset.Var(optInt{&g.MaxConsecutiveFailures}, "max-consecutive-failures", "halt after `N` failed ticks in a row")
+	fset.Var(optInt{&g.MaxFailuresTotal}, "max-failures-total", "halt after `N` failed ticks in all")
+	fset.Var(optFloat{&g.Budget.USD}, "budget-usd", "halt once the window has spent `USD` dollars")
+	fset.Var(optInt{&g.Budget.Tokens}, "budget-tokens", "halt once the window has spent `N` tokens")
+	fset.Var(optFloat{&g.Budget.Seconds}, "budget-seconds", "halt once the window has spent `SECONDS` seconds of harness time")
+	fset.Var(optTime{&g.ExpiresAt}, "expires-at", "halt at `TIME` (RFC 3339, such as 2026-07-01T18:00:00Z)")
+	fset.Var(optInt{&g.CheckpointEvery}, "checkpoint-every", "halt for a review every `N` ticks of the window")
+	fset.Var(optDur{&g.TickTimeout}, "tick-timeout", "the harness's wall timeout, a `DURATION` such as 90s (default 30m)")
+	name, err := c.parseOne(fset, args, "loop name", "root")
 	if err != nil {
 		return err
 	}
-	r, err := c.openRoot(*root)
+	r, err := c.openRoot(*root, true)
 	if err != nil {
 		return err
 	}
+	_, statErr := os.Stat(filepath.Join(*root, loopstate.LoopsDir))
 	l, err := r.Create(context.Background(), name, t)
 	if err != nil {
 		return err
+	}
+	if filepath.Base(filepath.Clean(*root)) == loopstate.LoopsDir && errors.Is(statErr, fs.ErrNotExist) {
+		// -root loops makes loops/loops/NAME, which is rarely what was
+		// meant: say so, once, where it cannot be missed.
+		fmt.Fprintf(c.stderr, "%s: note: -root is the directory that holds %s/: this loop is %s (for %s, give -root %s)\n",
+			c.name, loopstate.LoopsDir, l.Dir(), filepath.Join(*root, name), filepath.Dir(filepath.Clean(*root)))
 	}
 	return c.showState(l, fmt.Sprintf("created %s in %s", l.Name(), l.Dir()))
 }
@@ -220,8 +244,8 @@ func (c *cli) loopTransition(fset *flag.FlagSet, root *string, args []string, ac
 func loopPause(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	root := loopFlags(fset)
-	by := fset.String("by", whoami(), "who pauses it")
-	reason := fset.String("reason", "", "why")
+	by := fset.String("by", whoami(), "the `NAME` recorded as who paused it")
+	reason := fset.String("reason", "", "the `REASON` recorded")
 	return c.loopTransition(fset, root, args, func(l *loopstate.Loop, ctx context.Context) error {
 		return l.Pause(ctx, *by, *reason)
 	}, "paused")
@@ -235,8 +259,8 @@ func loopResume(c *cli, args []string) error {
 func loopApprove(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	root := loopFlags(fset)
-	by := fset.String("by", whoami(), "who approves")
-	note := fset.String("note", "", "why")
+	by := fset.String("by", whoami(), "the `NAME` recorded as who approved it")
+	note := fset.String("note", "", "a `NOTE` recorded with the approval")
 	return c.loopTransition(fset, root, args, func(l *loopstate.Loop, ctx context.Context) error {
 		return l.Approve(ctx, *by, *note)
 	}, "approved, running in a new gate window")
@@ -359,10 +383,10 @@ func scheduleText(s loopstate.Schedule) string {
 func loopList(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	root := loopFlags(fset)
-	if err := c.parseNoArgs(fset, args); err != nil {
+	if err := c.parseNoArgs(fset, args, "root"); err != nil {
 		return err
 	}
-	r, err := c.openRoot(*root)
+	r, err := c.openRoot(*root, false)
 	if err != nil {
 		return err
 	}
@@ -465,12 +489,36 @@ type costJSON struct {
 	Seconds float64 `json:"seconds"`
 }
 
+// loopTickDetails is the help of loop tick after its flags.
+const loopTickDetails = `CMD runs in the loop's directory with the loop's lock handed over, so it may
+run 'looprunner loop check-gate' or 'loop pause' on its own loop, and with
+LOOPSTATE_ROOT, LOOPSTATE_LOOP and LOOPSTATE_TICK set. Exit code 0 is an ok
+tick, anything else a failed one. CMD reports what the tick cost as its last
+line on standard output, a JSON object:
+
+  {"cost": {"usd": 0.09, "tokens": 21000, "seconds": 63.0}, "note": "3 issues triaged"}
+
+Every key is optional (a missing seconds is the wall time). Without such a
+line the cost is zero and the seconds are the wall time; a last line that
+names "cost" but is not such an object is reported on stderr and counts as
+no cost. With -json, CMD's standard output goes to stderr, so that stdout
+holds only the tick's record.
+
+Exit codes: 0 the tick ran and CMD succeeded, or the tick was skipped because
+the loop is paused, its schedule is disabled (-trigger schedule) or another
+tick holds the lock (-trigger schedule); 4 the loop is halted (by this tick,
+or the tick was skipped because it already was); 6 CMD failed; 124 CMD timed
+out and was killed; 126 CMD could not be started; 127 CMD was not found;
+75 the lock was busy past -lock-timeout (-trigger manual).
+`
+
 func loopTick(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	root := loopFlags(fset)
-	trigger := fset.String("trigger", string(loopstate.TriggerManual), "manual (waits up to -lock-timeout for the lock) or schedule (never waits; runs only when the schedule is enabled)")
-	timeout := fset.Duration("timeout", 0, "the harness's wall timeout for this tick (default: the loop's tick_timeout_s)")
-	pos, argv, err := c.parseDashDash(fset, args)
+	trigger := fset.String("trigger", string(loopstate.TriggerManual), "`TRIGGER`: manual (waits up to -lock-timeout for the lock) or schedule (never waits; runs only when the schedule is enabled)")
+	var timeout time.Duration
+	fset.Var(durationValue{&timeout}, "timeout", "the harness's wall timeout for this tick, a `DURATION` (default: the loop's -tick-timeout)")
+	pos, argv, err := c.parseDashDash(fset, args, "root")
 	if err != nil {
 		return err
 	}
@@ -484,7 +532,7 @@ func loopTick(c *cli, args []string) error {
 	if trig != loopstate.TriggerManual && trig != loopstate.TriggerSchedule {
 		return usagef("-trigger %q: want manual or schedule", *trigger)
 	}
-	r, err := c.openRoot(*root)
+	r, err := c.openRoot(*root, false)
 	if err != nil {
 		return err
 	}
@@ -493,22 +541,29 @@ func loopTick(c *cli, args []string) error {
 		return err
 	}
 	// The harness's standard output goes to ours, or to stderr with -json,
-	// where stdout holds the one JSON document.
+	// where stdout holds the one JSON document. Its last line is kept, to
+	// report a cost line the harness got wrong.
 	var out io.Writer = c.stdout
 	if c.json {
 		out = c.stderr
 	}
-	cmd := &loopstate.Command{Path: argv[0], Args: argv[1:], Stdout: out, Stderr: c.stderr}
+	last := &lastLineWriter{w: out}
+	cmd := &loopstate.Command{Path: argv[0], Args: argv[1:], Stdout: last, Stderr: c.stderr}
+	var startErr error // the harness could not be started
+	timedOut := false  // the harness ran past -timeout
 	harness := func(hctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
-		if *timeout <= 0 {
-			return cmd.Run(hctx, run)
+		tctx := hctx
+		if timeout > 0 {
+			var stop context.CancelFunc
+			tctx, stop = context.WithTimeout(hctx, timeout)
+			defer stop()
 		}
-		tctx, stop := context.WithTimeout(hctx, *timeout)
-		defer stop()
 		res, err := cmd.Run(tctx, run)
-		if errors.Is(tctx.Err(), context.DeadlineExceeded) && hctx.Err() == nil {
+		startErr = err
+		if err == nil && timeout > 0 && errors.Is(tctx.Err(), context.DeadlineExceeded) && hctx.Err() == nil {
+			timedOut = true
 			res.Failed = true
-			res.Note = strings.TrimSpace(fmt.Sprintf("timed out after %s (-timeout) %s", *timeout, res.Note))
+			res.Note = strings.TrimSpace(fmt.Sprintf("timed out after %s (-timeout) %s", timeout, res.Note))
 		}
 		return res, err
 	}
@@ -524,7 +579,120 @@ func loopTick(c *cli, args []string) error {
 			c.printf("%s\n", tickText(l.Name(), rec))
 		}
 	}
-	return err
+	if rec.Outcome != loopstate.Skipped {
+		if why := badCostLine(last.line()); why != "" {
+			fmt.Fprintf(c.stderr, "%s: %s: the harness's last line names \"cost\" but is not a cost line (%s); the tick's cost is recorded as zero\n", c.name, l.Name(), why)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return tickExit(l.Name(), rec, startErr, timedOut)
+}
+
+// tickExit returns the error that gives a tick that ran without an error of
+// its own the exit code a scheduler can act on (see loopTickDetails): nil
+// for an ok tick or a skip that needs nobody, a *codeError else.
+func tickExit(name string, rec loopstate.TickRecord, startErr error, timedOut bool) error {
+	fail := func(code int, format string, args ...any) error {
+		return &codeError{code, fmt.Sprintf("%s: tick %d: ", name, rec.N) + fmt.Sprintf(format, args...)}
+	}
+	note := rec.Note
+	if !strings.HasPrefix(note, "timed out") {
+		note = "timed out: " + note
+	}
+	switch {
+	case rec.Outcome == loopstate.Skipped && rec.SkipReason == loopstate.SkipHalted:
+		return fail(exitHalted, "skipped: the loop is halted (see loop approve)")
+	case startErr != nil && (errors.Is(startErr, exec.ErrNotFound) || errors.Is(startErr, fs.ErrNotExist)):
+		return fail(exitHarnessNotFound, "the harness was not found: %v", startErr)
+	case startErr != nil:
+		return fail(exitHarnessNoStart, "the harness could not be started: %v", startErr)
+	case rec.Outcome == loopstate.Timeout || timedOut:
+		return fail(exitHarnessTimeout, "%s", note)
+	case rec.Outcome == loopstate.Fail:
+		return fail(exitHarnessFailed, "the harness failed: %s", rec.Note)
+	}
+	return nil
+}
+
+// lastLineWriter passes everything on to w and keeps the last non-blank
+// line written (up to 64 KiB), the harness's cost line if it has one.
+type lastLineWriter struct {
+	w    io.Writer
+	last []byte // the last complete non-blank line
+	cur  []byte // the line being written
+}
+
+func (l *lastLineWriter) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	for rest := p; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			l.cur = appendBounded(l.cur, rest)
+			break
+		}
+		l.cur = appendBounded(l.cur, rest[:i])
+		if len(bytes.TrimSpace(l.cur)) > 0 {
+			l.last = append(l.last[:0], l.cur...)
+		}
+		l.cur = l.cur[:0]
+		rest = rest[i+1:]
+	}
+	return n, err
+}
+
+func appendBounded(b, p []byte) []byte {
+	const max = 64 << 10
+	if len(b)+len(p) > max {
+		return append(b, p[:max-min(max, len(b))]...)
+	}
+	return append(b, p...)
+}
+
+// line returns the last non-blank line, the unterminated tail included.
+func (l *lastLineWriter) line() []byte {
+	if len(bytes.TrimSpace(l.cur)) > 0 {
+		return l.cur
+	}
+	return l.last
+}
+
+// badCostLine says what is wrong with a harness's last line that names
+// "cost" but is not the cost line loopstate.Command reads (a JSON object
+// whose "cost" holds non-negative finite usd, tokens and seconds); "" for a
+// good cost line or a line that does not try to be one.
+func badCostLine(line []byte) string {
+	line = bytes.TrimSpace(line)
+	if !bytes.Contains(line, []byte(`"cost"`)) {
+		return ""
+	}
+	var v struct {
+		Cost *struct {
+			USD     *float64 `json:"usd"`
+			Tokens  *int64   `json:"tokens"`
+			Seconds *float64 `json:"seconds"`
+		} `json:"cost"`
+		Note *string `json:"note"`
+	}
+	if err := json.Unmarshal(line, &v); err != nil {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	if v.Cost == nil {
+		return `"cost" is not an object`
+	}
+	for _, f := range []struct {
+		key string
+		v   *float64
+	}{{"usd", v.Cost.USD}, {"seconds", v.Cost.Seconds}} {
+		if f.v != nil && *f.v < 0 {
+			return fmt.Sprintf("%s %g is negative", f.key, *f.v)
+		}
+	}
+	if v.Cost.Tokens != nil && *v.Cost.Tokens < 0 {
+		return fmt.Sprintf("tokens %d is negative", *v.Cost.Tokens)
+	}
+	return ""
 }
 
 func tickText(name string, r loopstate.TickRecord) string {

@@ -2,30 +2,36 @@
 // deferred-work ledger, the sprint-status board and the loop state, plus the
 // lock diagnostics and a demo that races worker processes on all three.
 //
-//	looprunner [-state-dir DIR] [-lock-timeout DUR] [-json] <area> <command> [flags] [args]
+//	looprunner [-state-dir DIR] [-lock-timeout DURATION] [-json] AREA COMMAND [flags] [args]
 //
 //	looprunner demo [-procs N] [-n M] [-dir DIR]
-//	looprunner ledger add     -file F -title T -origin O -source-spec S -reason R [-location L] [-severity X]
-//	looprunner ledger close   -file F -date YYYY-MM-DD -note N [-op OPID] ID...
-//	looprunner ledger reopen  -file F -note N -op OPID ID...
-//	looprunner ledger decide  -file F -date D -label L [-detail X] [-close-note N] ID
-//	looprunner ledger archive -file F [-before D] [-stamp D] [-dry-run]
-//	looprunner ledger list    -file F [-status open|done|all]
-//	looprunner board advance  -file F [-now STR] [-allow-regression] [-allow-unordered] KEY STATUS
-//	looprunner board show     -file F
-//	looprunner loop create    -root DIR [-template T] [-paused] [gate flags] NAME
-//	looprunner loop pause|resume|approve|check-gate|show|delete -root DIR NAME
-//	looprunner loop enable-schedule|disable-schedule -root DIR NAME
+//	looprunner version
+//	looprunner ledger add     -file FILE -title TITLE -origin WHERE -source-spec SPEC -reason WHY [-location WHERE] [-severity SEVERITY]
+//	looprunner ledger close   -file FILE -date DATE -note NOTE [-op OPID] ID...
+//	looprunner ledger reopen  -file FILE -note NOTE -op OPID ID...
+//	looprunner ledger decide  -file FILE -date DATE -label LABEL [-detail TEXT] [-close-note NOTE] ID
+//	looprunner ledger archive -file FILE [-before DATE] [-stamp DATE] [-dry-run]
+//	looprunner ledger list    -file FILE [-status STATUS]
+//	looprunner board advance  -file FILE [-now TEXT] [-allow-regression] [-allow-unordered] KEY STATUS
+//	looprunner board show     -file FILE
+//	looprunner loop create    -root DIR [-template T] [-paused] [-schedule] [-every PERIOD] [gate flags] NAME
+//	looprunner loop pause     -root DIR [-by NAME] [-reason REASON] NAME
+//	looprunner loop approve   -root DIR [-by NAME] [-note NOTE] NAME
+//	looprunner loop resume|check-gate|show|delete|enable-schedule|disable-schedule -root DIR NAME
 //	looprunner loop list      -root DIR
-//	looprunner loop tick      -root DIR [-trigger manual|schedule] [-timeout DUR] NAME -- CMD [ARG...]
+//	looprunner loop tick      -root DIR [-trigger manual|schedule] [-timeout DURATION] NAME -- CMD [ARG...]
 //	looprunner lock holder    PATH
 //	looprunner lock sidecar   FILE
 //
 // Every behaviour is a call into the packages; this command only parses
-// arguments and prints. The global flags may also be given after the
-// command. Exit codes: 0 done, 1 refused by a guard, 2 usage, 3 no such file
-// or loop, 4 halted, 5 paused, 65 a file it does not understand, 75 the lock
-// was busy past -lock-timeout.
+// arguments and prints. It follows the conventions of go, gh and kubectl:
+// help (-h, help AREA COMMAND) goes to stdout with exit 0, a usage error is
+// one line on stderr with exit 2, and the global flags may also be given
+// after the command. Exit codes: 0 done, 1 refused by a guard, 2 usage, 3 no
+// such file, entry, row, loop or root, 4 halted, 5 paused, 6 a tick's
+// harness failed, 65 a file it does not understand, 75 the lock was busy
+// past -lock-timeout, 124 a tick's harness timed out, 126 a tick's harness
+// could not be started, 127 a tick's harness was not found.
 package main
 
 import (
@@ -63,6 +69,7 @@ type cli struct {
 	lockTimeout time.Duration // -lock-timeout
 	json        bool          // -json
 	name        string        // the command, "ledger add"; errors start with it
+	cmd         command       // the command being run; zero before one is chosen
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -71,43 +78,61 @@ type cli struct {
 	printed  bool      // a JSON document is on stdout already
 }
 
-// command runs one command with the arguments after its name.
+// command is one command of the command line.
 type command struct {
 	run     func(c *cli, args []string) error
-	summary string
+	args    string // its positional arguments, for the usage line: "ID...", "KEY STATUS"
+	summary string // what it does, in one line
+	details string // more help, printed after the flags; may be ""
+}
+
+// areas lists the areas, in the order the usage prints them, each with
+// what it works on.
+var areas = []struct{ name, summary string }{
+	{"ledger", "a deferred-work ledger (deferred-work.md)"},
+	{"board", "a sprint-status board (sprint-status.yaml)"},
+	{"loop", "long-running loops: their state, gates and ticks"},
+	{"lock", "lock diagnostics"},
 }
 
 // commands lists every area and its commands.
 var commands = map[string]map[string]command{
 	"ledger": {
-		"add":     {ledgerAdd, "append an entry; prints the minted id"},
-		"close":   {ledgerClose, "close open entries"},
-		"reopen":  {ledgerReopen, "undo reopenable closes made with -op"},
-		"decide":  {ledgerDecide, "record a decision on an entry (and close it with -close-note)"},
-		"archive": {ledgerArchive, "move closed entries to the archive file"},
-		"list":    {ledgerList, "list entries"},
+		"add":     {ledgerAdd, "", "append an entry; prints the minted id, or says an open entry already has this origin and source spec", ""},
+		"close":   {ledgerClose, "ID...", "close open entries; with -op the close can be undone by ledger reopen", ""},
+		"reopen":  {ledgerReopen, "ID...", "undo closes made with the same -op and -note", ""},
+		"decide":  {ledgerDecide, "ID", "record a decision on an entry, and with -close-note close it", ""},
+		"archive": {ledgerArchive, "", "move closed entries to deferred-work-archive.md beside the ledger, leaving stubs", ""},
+		"list":    {ledgerList, "", "list entries", ""},
 	},
 	"board": {
-		"advance": {boardAdvance, "move a row forward; prints the status it ends at"},
-		"show":    {boardShow, "print epics and stories"},
+		"advance": {boardAdvance, "KEY STATUS", "move a row towards STATUS, never backwards; prints the status it ends at", boardAdvanceDetails},
+		"show":    {boardShow, "", "print epics and stories, and the next actionable story", ""},
 	},
 	"loop": {
-		"create":           {loopCreate, "create a loop"},
-		"pause":            {loopPause, "pause a running loop"},
-		"resume":           {loopResume, "resume a paused loop"},
-		"approve":          {loopApprove, "release a halted loop"},
-		"check-gate":       {loopCheckGate, "evaluate the gates (exit 4 halted, 5 paused)"},
-		"show":             {loopShow, "print a loop's state"},
-		"list":             {loopList, "list the loops of a root"},
-		"tick":             {loopTick, "run one tick with a command as its harness"},
-		"delete":           {loopDelete, "delete a loop"},
-		"enable-schedule":  {loopEnableSchedule, "let scheduled ticks run"},
-		"disable-schedule": {loopDisableSchedule, "make scheduled ticks skip"},
+		"create":           {loopCreate, "NAME", "create a loop in DIR/loops/NAME", loopCreateDetails},
+		"pause":            {loopPause, "NAME", "pause a running loop", ""},
+		"resume":           {loopResume, "NAME", "resume a paused loop", ""},
+		"approve":          {loopApprove, "NAME", "release a halted loop into a new gate window", ""},
+		"check-gate":       {loopCheckGate, "NAME", "evaluate the gates and halt the loop if one trips (exit 4 halted, 5 paused)", ""},
+		"show":             {loopShow, "NAME", "print a loop's state, read without the lock", ""},
+		"list":             {loopList, "", "list the loops of a root, read without the lock", ""},
+		"tick":             {loopTick, "NAME -- CMD [ARG...]", "run one tick with CMD as its harness", loopTickDetails},
+		"delete":           {loopDelete, "NAME", "delete a loop", ""},
+		"enable-schedule":  {loopEnableSchedule, "NAME", "let scheduled ticks (-trigger schedule) run", ""},
+		"disable-schedule": {loopDisableSchedule, "NAME", "make scheduled ticks skip", ""},
 	},
 	"lock": {
-		"holder":  {lockHolder, "say who holds a lock file"},
-		"sidecar": {lockSidecar, "print the sidecar lock file of a data file"},
+		"holder":  {lockHolder, "PATH", "say whether a lock file is held, and by whom", ""},
+		"sidecar": {lockSidecar, "FILE", "print the lock file that guards FILE under the state directory", ""},
 	},
+}
+
+// topLevel lists the commands outside any area. "help" is run apart, as
+// it looks the others up.
+var topLevel = map[string]command{
+	"demo":    {demo, "", "race worker processes on a ledger, a board and a loop, and check that nothing was lost", ""},
+	"version": {version, "", "print the module version this binary was built from", ""},
 }
 
 // run runs the command line args and returns the exit code.
@@ -116,89 +141,67 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := c.flagSet("looprunner")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			c.usage()
+			c.mainUsage(c.stdout)
+			return exitOK
 		}
-		return c.fail(flagError(err))
+		return c.fail(c.flagError(fs, err))
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		c.usage()
+		c.mainUsage(c.stderr)
 		return exitUsage
 	}
-	area := rest[0]
-	if area == "demo" {
-		c.name = "demo"
-		return c.fail(demo(c, rest[1:]))
+	name := rest[0]
+	if name == "help" {
+		return c.fail(c.help(rest[1:]))
 	}
-	if area == "help" {
-		c.usage()
-		return exitOK
+	if cmd, ok := topLevel[name]; ok {
+		c.name, c.cmd = name, cmd
+		return c.fail(cmd.run(c, rest[1:]))
 	}
-	cmds, ok := commands[area]
+	cmds, ok := commands[name]
 	if !ok {
-		return c.fail(usagef("unknown area %q (want demo, ledger, board, loop or lock)", area))
+		return c.fail(usagef("unknown command %q%s (want %s)", name, didYouMean(name, topNames()), strings.Join(topNames(), ", ")))
 	}
 	if len(rest) < 2 {
-		return c.fail(usagef("%s: missing command (want %s)", area, strings.Join(names(cmds), ", ")))
+		return c.fail(usagef("%s: missing command (want %s); see 'looprunner %s -h'", name, strings.Join(names(cmds), ", "), name))
+	}
+	switch rest[1] {
+	case "-h", "-help", "--help", "help":
+		return c.fail(c.help(append([]string{name}, rest[2:]...)))
 	}
 	cmd, ok := cmds[rest[1]]
 	if !ok {
-		return c.fail(usagef("%s: unknown command %q (want %s)", area, rest[1], strings.Join(names(cmds), ", ")))
+		return c.fail(usagef("%s: unknown command %q%s (want %s)", name, rest[1], didYouMean(rest[1], names(cmds)), strings.Join(names(cmds), ", ")))
 	}
-	c.name = area + " " + rest[1]
+	c.name, c.cmd = name+" "+rest[1], cmd
 	return c.fail(cmd.run(c, rest[2:]))
 }
 
-func names(cmds map[string]command) []string {
-	out := make([]string, 0, len(cmds))
-	for n := range cmds {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (c *cli) usage() {
-	fmt.Fprintln(c.stderr, "usage: looprunner [-state-dir DIR] [-lock-timeout DUR] [-json] <area> <command> [flags] [args]")
-	fmt.Fprintln(c.stderr, "\n  demo [-procs N] [-n M] [-dir DIR]   race worker processes on a ledger, a board and a loop")
-	for _, area := range []string{"ledger", "board", "loop", "lock"} {
-		fmt.Fprintln(c.stderr)
-		for _, n := range names(commands[area]) {
-			fmt.Fprintf(c.stderr, "  %-24s %s\n", area+" "+n, commands[area][n].summary)
-		}
-	}
-	fmt.Fprintln(c.stderr, "\nRun 'looprunner <area> <command> -h' for a command's flags.")
-}
-
 // flagSet returns a flag set for the command name that already holds the
-// global flags, so that they may be given before or after the command.
+// global flags, so that they may be given before or after the command. A
+// flag's usage names its placeholder in backquotes, as flag.PrintDefaults
+// reads it; a usage that starts with "internal:" hides the flag from help.
 func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&c.stateDir, "state-dir", c.stateDir, "root for sidecar lock files (default $"+envStateDir+", else the per-user state directory of filetxn)")
-	fs.DurationVar(&c.lockTimeout, "lock-timeout", c.lockTimeout, "how long to wait for a busy lock (0: try once)")
+	fs.StringVar(&c.stateDir, "state-dir", c.stateDir, "the `DIR` of the sidecar lock files of ledgers and boards, DIR/locks/<hash>-<name>.lock (default $"+envStateDir+", else the per-user state directory of filetxn)")
+	fs.Var(durationValue{&c.lockTimeout}, "lock-timeout", "how long to wait for a busy lock, a `DURATION` such as 30s or 2m (0 tries once)")
 	fs.BoolVar(&c.json, "json", c.json, "print one JSON document on stdout")
-	fs.Usage = func() {} // printed by parse, for -h only
+	fs.Usage = func() {} // help is printed by parse, for -h only
 	return fs
 }
 
-// printDefaults prints the flags of fs, for -h.
-func (c *cli) printDefaults(fs *flag.FlagSet) {
-	fmt.Fprintf(c.stderr, "usage of looprunner %s:\n", fs.Name())
-	fs.SetOutput(c.stderr)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-}
+// globalFlags names the flags every flag set holds (see flagSet).
+var globalFlags = []string{"json", "lock-timeout", "state-dir"}
 
 // parse parses args with fs, allowing flags after positional arguments, and
 // returns the positional arguments; those after a "--" are never flags.
-// The flags named in required must then be non-empty (see need).
+// The flags named in required must then be non-empty (see need); help
+// marks them required.
 func (c *cli) parse(fs *flag.FlagSet, args []string, required ...string) ([]string, error) {
-	pos, after, err := c.parseDashDash(fs, args)
+	pos, after, err := c.parseDashDash(fs, args, required...)
 	if err != nil {
-		return nil, err
-	}
-	if err := need(fs, required...); err != nil {
 		return nil, err
 	}
 	return append(pos, after...), nil
@@ -219,8 +222,8 @@ func (c *cli) parseNoArgs(fs *flag.FlagSet, args []string, required ...string) e
 
 // parseOne is parse for a command that takes exactly one positional
 // argument, a what; it returns that argument.
-func (c *cli) parseOne(fs *flag.FlagSet, args []string, what string) (string, error) {
-	pos, err := c.parse(fs, args)
+func (c *cli) parseOne(fs *flag.FlagSet, args []string, what string, required ...string) (string, error) {
+	pos, err := c.parse(fs, args, required...)
 	if err != nil {
 		return "", err
 	}
@@ -231,34 +234,31 @@ func (c *cli) parseOne(fs *flag.FlagSet, args []string, what string) (string, er
 }
 
 // parseDashDash is parse, except that the arguments after a "--" are
-// returned apart: a command line to run.
-func (c *cli) parseDashDash(fs *flag.FlagSet, args []string) (pos, after []string, err error) {
+// returned apart: a command line to run. With -h it prints the command's
+// help on stdout and returns errHelp.
+func (c *cli) parseDashDash(fs *flag.FlagSet, args []string, required ...string) (pos, after []string, err error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				c.printDefaults(fs)
+				c.commandHelp(c.stdout, fs, required)
 			}
-			return nil, nil, flagError(err)
+			return nil, nil, c.flagError(fs, err)
 		}
 		rest := fs.Args()
 		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			return pos, rest, nil
+			after = rest
+			break
 		}
 		if len(rest) == 0 {
-			return pos, nil, nil
+			break
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-}
-
-// flagError turns an error of the flag package into a usage error; -h is
-// not an error.
-func flagError(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return errHelp
+	if err := need(fs, required...); err != nil {
+		return nil, nil, err
 	}
-	return usagef("%v", err)
+	return pos, after, nil
 }
 
 // stateRoot returns the root for sidecar lock files: -state-dir, else
