@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/board"
 	"github.com/filetxn/filetxn/ledger"
 	"github.com/filetxn/filetxn/lock"
@@ -105,10 +106,12 @@ func exitCode(err error) int {
 		errors.Is(err, board.ErrInvalidArgument),
 		errors.Is(err, loopstate.ErrInvalid), errors.Is(err, loopstate.ErrInvalidName):
 		return exitUsage
-	case errors.As(err, &lbusy), errors.Is(err, loopstate.ErrBusy), errors.Is(err, lock.ErrWouldBlock):
+	case errors.As(err, &lbusy), errors.Is(err, loopstate.ErrBusy), errors.Is(err, lock.ErrWouldBlock),
+		errors.Is(err, lock.ErrLockLost): // nothing was written: running it again is safe
 		return exitBusy
 	case errors.As(err, &data), errors.As(err, &lparse), errors.As(err, &ldup),
-		errors.As(err, &bparse), errors.Is(err, board.ErrNotRewritable), errors.As(err, &bstate):
+		errors.As(err, &bparse), errors.Is(err, board.ErrNotRewritable), errors.As(err, &bstate),
+		errors.Is(err, atomicfile.ErrNotRegular):
 		return exitDataError
 	case errors.As(err, &notFound), errors.Is(err, fs.ErrNotExist),
 		errors.Is(err, loopstate.ErrNoLoop), errors.Is(err, loopstate.ErrDeleted):
