@@ -49,7 +49,7 @@ type parser struct {
 // Parse reads a sprint-status board from src without writing anything. path is used only
 // in error messages and may be "". A nil src means the board does not exist: the Doc is
 // empty, reports no rows, and encodes to nil. Parse refuses a board it does not
-// understand with a *ParseError (see the package documentation for each case).
+// understand with a *ParseError (each case is in docs/formats/board.md).
 func Parse(path string, src []byte) (*Doc, error) {
 	if src == nil {
 		return &Doc{path: path}, nil

@@ -66,7 +66,7 @@ func (p *parsed) lineOffset(k int) int {
 
 func (p *parsed) body(e *entry) string { return p.text[e.start:e.end] }
 
-// parse reads text the way bmad-loop's parse_ledger does (see doc.go):
+// parse reads text the way bmad-loop's parse_ledger does (docs/formats/ledger.md):
 // headings outside fences start entries, and an entry ends at the next
 // heading, at an earlier ATX heading of any level, or at a flat source_spec
 // bullet after its status line.
