@@ -82,9 +82,9 @@ const (
 	ReasonValueNotScalar  Reason = "value-not-scalar"   // the value is a list, or a mapping without a scalar status key
 	ReasonValueIsAlias    Reason = "value-is-alias"     // the value is "*name"
 	ReasonMultilineValue  Reason = "multiline-value"    // block scalar, or a value that continues on another line
-	ReasonUnreadableValue Reason = "unreadable-value"   // empty, tagged or anchored value, trailing blanks, or text the editor cannot locate
+	ReasonUnreadableValue Reason = "unreadable-value"   // empty, tagged or anchored value or mapping, trailing blanks, text the editor cannot locate, or a target a flow mapping cannot hold
 	ReasonRowNotInMapping Reason = "row-not-in-mapping" // the row comes from a merge key or an aliased mapping
-	ReasonDuplicateKey    Reason = "duplicate-key"      // a non-story key that appears more than once
+	ReasonDuplicateKey    Reason = "duplicate-key"      // a non-story key that appears more than once, or a map row with two status keys
 	ReasonUnorderedStatus Reason = "status-not-ordered" // current status outside the order (ErrUnorderedStatus)
 	ReasonIllegalRegress  Reason = "illegal-transition" // backward move not on the allowlist (ErrIllegalTransition)
 )

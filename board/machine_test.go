@@ -442,10 +442,10 @@ func sameShape(a, b string) bool {
 // dropping the comment in set (invariant 4); lifting an epic whatever its status
 // (invariant 1); finding a row by the first textual match of its key (the decoy mapping);
 // ignoring AllowUnordered (an unordered status is overwritten); not moving valEnd after
-// an edit (invariant 6); editing a map row's key line instead of its status line
-// (invariant 3); lifting an epic by number whatever its key's padding (invariant 1);
-// accepting a flow value followed by "," or "}" as a plain one (invariant 1, the row is
-// refused).
+// an edit (invariant 6); editing a map row's key line instead of its status line (the
+// edit lands on the wrong line); lifting an epic by number whatever its key's padding
+// (invariant 1); refusing a flow value followed by "," or "}" (Advance errs where the
+// model moves the row).
 func TestBoardMachine(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := newBoardMachine(t)
