@@ -135,9 +135,10 @@ func unlock(f *os.File) {
 // Test hooks, nil except in tests, which set them before starting the
 // goroutines that call them.
 var (
-	// hookBeforeLock runs in lockOS after the lock file is open and before
-	// the OS-level lock is asked for: a test deletes or replaces the file
-	// there, so that the lock is granted on a file no longer at the path.
+	// hookBeforeLock runs in acquire after the lock file is open (or found
+	// in the table) and before the lock is asked for or joined: a test
+	// deletes or replaces the file there, so that the lock is granted on a
+	// file no longer at the path.
 	hookBeforeLock func(path string)
 	// hookBeforeInherited runs in lockOS between the failed non-blocking
 	// attempt on the process's own descriptor and the check of a descriptor
@@ -229,6 +230,9 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 	e, err := lookup(path, o.noCreate)
 	if err != nil {
 		return nil, err
+	}
+	if hookBeforeLock != nil {
+		hookBeforeLock(path)
 	}
 	var clock waitClock
 	defer clock.stop()
@@ -342,9 +346,6 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 		e.broadcast()
 		unlock(e.unref())
 		return nil, false, err
-	}
-	if hookBeforeLock != nil {
-		hookBeforeLock(path)
 	}
 	err = lockFD(e.f.Fd(), o.mode, false)
 	if err != nil && isWouldBlock(err) {
