@@ -56,9 +56,6 @@ func firstField(s string) string {
 	return s
 }
 
-// countFields returns len(s.split()).
-func countFields(s string) int { return len(strings.FieldsFunc(s, isSpace)) }
-
 // validUTF8 replaces every invalid sequence of s with U+FFFD. A UTF-8 encoded
 // surrogate (ED A0-BF 80-BF), which is how a Go string carries the lone
 // surrogate that bmad-loop neutralizes, becomes one U+FFFD; any other invalid
