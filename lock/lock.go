@@ -85,7 +85,8 @@ type WaitReport struct {
 }
 
 // BusyError is returned when a lock could not be taken because another holder
-// has it: by TryAcquire at once, or by Acquire when ctx ends the wait. It
+// has it: by TryAcquire at once, and by Acquire when ctx ends the wait or was
+// already done (then at once, with Waited zero). It
 // unwraps to ErrWouldBlock (TryAcquire) or to ctx.Err() (Acquire), so
 // errors.Is(err, context.DeadlineExceeded) holds for a timed-out wait.
 type BusyError struct {

@@ -12,24 +12,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/filetxn/filetxn/internal/reexec"
+	"github.com/filetxn/filetxn/filetxntest"
 	"github.com/filetxn/filetxn/lock"
 )
 
 // The tests in this file check the lock across real processes: the test
-// binary re-executes itself (internal/reexec), each child runs the branch of
-// the test that reexec.Child selects, and the parent checks the result.
+// binary re-executes itself (filetxntest), each child runs the branch of
+// the test that filetxntest.Child selects, and the parent checks the result.
 
 // waitToBeKilled blocks a child until the parent kills it, and fails the
 // child if that never happens within the harness's bound.
-func waitToBeKilled(c *reexec.C) {
+func waitToBeKilled(c *filetxntest.C) {
 	c.T.Helper()
-	time.Sleep(reexec.Timeout)
-	c.T.Fatalf("child %d: not killed within %v", c.Index, reexec.Timeout)
+	time.Sleep(filetxntest.Timeout)
+	c.T.Fatalf("child %d: not killed within %v", c.Index, filetxntest.Timeout)
 }
 
 // waitFile waits (at most bound) until a file exists at path. Unlike
-// reexec.WaitFor it gives up after bound, so that a child stuck because of a
+// filetxntest.WaitFor it gives up after bound, so that a child stuck because of a
 // broken lock fails in seconds rather than minutes.
 func waitFile(t *testing.T, path string) {
 	t.Helper()
@@ -40,7 +40,7 @@ func waitFile(t *testing.T, path string) {
 }
 
 // childAcquire is Acquire in a child process, failing the child on error.
-func childAcquire(c *reexec.C, path string, opts ...lock.Option) *lock.Handle {
+func childAcquire(c *filetxntest.C, path string, opts ...lock.Option) *lock.Handle {
 	c.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
@@ -64,7 +64,7 @@ func childAcquire(c *reexec.C, path string, opts ...lock.Option) *lock.Handle {
 // fails on the dead child's stale record.
 func TestAnotherProcessHoldsUntilKilled(t *testing.T) {
 	const purpose = "child holds until killed"
-	if c := reexec.Child(t); c != nil {
+	if c := filetxntest.Child(t); c != nil {
 		h := childAcquire(c, filepath.Join(c.Dir, "x.lock"), lock.WithPurpose(purpose))
 		c.Mark("held")
 		waitToBeKilled(c)
@@ -73,7 +73,7 @@ func TestAnotherProcessHoldsUntilKilled(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.lock")
-	g := reexec.Start(t, 1, dir)
+	g := filetxntest.Start(t, 1, dir)
 	g.WaitMark("held")
 
 	_, err := lock.TryAcquire(path)
@@ -129,7 +129,7 @@ func TestAnotherProcessHoldsUntilKilled(t *testing.T) {
 // skipping unlockFD once the kernel grants it the lock: the probe process's
 // TryAcquire gets ErrWouldBlock.
 func TestAcquireDeadlineAcrossProcessesLeaksNothing(t *testing.T) {
-	if c := reexec.Child(t); c != nil {
+	if c := filetxntest.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		if c.Args == "probe" {
 			h, err := lock.TryAcquire(path)
@@ -153,7 +153,7 @@ func TestAcquireDeadlineAcrossProcessesLeaksNothing(t *testing.T) {
 	h.Release()
 	fds, goroutines := countFDs(t), runtime.NumGoroutine()
 
-	g := reexec.Start(t, 1, dir)
+	g := filetxntest.Start(t, 1, dir)
 	g.WaitMark("held")
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -181,7 +181,7 @@ func TestAcquireDeadlineAcrossProcessesLeaksNothing(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 
-	probe := reexec.StartWith(t, 1, dir, reexec.Options{Args: "probe"})
+	probe := filetxntest.StartWith(t, 1, dir, filetxntest.Options{Args: "probe"})
 	probe.Wait()
 }
 
@@ -196,7 +196,7 @@ const (
 // lock.Acquire of lockName(child index). It returns the final count.
 func runCounter(t *testing.T, lockName func(i int) string) int {
 	t.Helper()
-	if c := reexec.Child(t); c != nil {
+	if c := filetxntest.Child(t); c != nil {
 		counter := filepath.Join(c.Dir, "counter")
 		lockPath := filepath.Join(c.Dir, lockName(c.Index))
 		shared := lockName(0) == lockName(1)
@@ -222,7 +222,7 @@ func runCounter(t *testing.T, lockName func(i int) string) int {
 	if err := os.WriteFile(counter, []byte("0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := reexec.Start(t, counterProcs, dir)
+	g := filetxntest.Start(t, counterProcs, dir)
 	g.Release()
 	g.Wait()
 	return readCounter(t, counter, lockName(0) == lockName(1))
@@ -305,7 +305,7 @@ func TestCounterWithoutSharedLockLosesUpdates(t *testing.T) {
 // child's Acquire runs into its deadline (the first never releases), in
 // about ten seconds (children wait at most bound, see waitFile).
 func TestSharedHoldersAcrossProcesses(t *testing.T) {
-	if c := reexec.Child(t); c != nil {
+	if c := filetxntest.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		c.Barrier()
 		h := childAcquire(c, path, lock.WithMode(lock.Shared))
@@ -320,7 +320,7 @@ func TestSharedHoldersAcrossProcesses(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.lock")
-	g := reexec.Start(t, 2, dir)
+	g := filetxntest.Start(t, 2, dir)
 	g.Release()
 	g.WaitMark("both-0")
 	g.WaitMark("both-1")
