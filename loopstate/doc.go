@@ -5,7 +5,7 @@
 //
 // A [Root] is a directory of loops; each loop is <root>/loops/<name>/ with
 // its state .state.loop (one JSON document, the format of
-// shared/formats/loopstate.md, replaced atomically), its lock file
+// docs/formats/loopstate.md in the repository, replaced atomically), its lock file
 // .state.lock and its append-only tick log ticks.jsonl. [Doc] is the state,
 // with its transitions ([Doc.Pause], [Doc.Resume], [Doc.Approve],
 // [Doc.CheckGates], [Doc.SetGates], [Doc.EnableSchedule],
@@ -36,9 +36,28 @@
 //     name and renames it into place only if the name is free, so two
 //     concurrent creates of one name give exactly one loop, never a
 //     half-written one.
-//   - Crash recovery: a tick marks itself in current_tick before its harness
-//     runs; if the runner's process dies, the kernel releases the lock and
-//     the next tick counts the tick as failed and logs it as abandoned.
+//   - Crash recovery: a tick marks itself in current_tick (with its
+//     process's pid and start token) before its harness runs; if the
+//     runner's process dies, the kernel releases the lock and the next tick
+//     counts the tick as failed and logs it as abandoned. A tick is taken
+//     for abandoned only when its runner is gone: no live process has the
+//     pid, or the one that has it started at another time (where the
+//     system tells: Linux, macOS, Windows). A live runner's tick is left
+//     alone (the next manual tick is refused as busy, exit 75).
+//   - One log line per counted tick: a tick appends its line before it
+//     writes the state that counts it, and the next tick after a runner
+//     died between the two counts that tick from its line, without a
+//     second one (short of a power loss: see Caveats).
+//   - A lost lock file publishes nothing: a lock file removed or replaced
+//     while a tick or command holds it lets another process lock the file
+//     now at the path; so every write re-checks, just before it publishes,
+//     that the file at the path is still the one locked, and otherwise
+//     publishes nothing and fails with an error matching lock.ErrLockLost
+//     that names the lock file. A loop whose .state.lock was removed (its
+//     state still there) gets it back from the next operation.
+//   - No overflow: an operation that would take a counter or a sum of
+//     spent past what the format holds fails with ErrOverflow and writes
+//     nothing; no operation writes a state this package's decoder refuses.
 //   - Durable results: the state that records a tick's result, and every
 //     operator command's state, is fsynced (file and directory) before the
 //     lock is released, unless the Root was opened WithoutSync.
@@ -82,20 +101,30 @@
 //     elsewhere it keeps the lock until it exits on its own. Likewise a
 //     timeout kills the harness's process group, not a descendant that left
 //     it (setsid).
-//   - Two writes of a tick are not made durable, which brings a tick with a
-//     no-op harness from about 2.4 times the cost of one durable state write
-//     (the floor of bench_test.go) down to about 1.9 times, under 2 ms on the
-//     development machine. The running marker (current_tick, written before
+//   - Two writes of a tick are not made durable, which saves a directory
+//     fsync and a file fsync per tick (bench_test.go measures a tick against
+//     one durable state write). The running marker (current_tick, written before
 //     the harness) replaces the state file with its bytes fsynced but without
 //     the directory fsync: a power loss or kernel crash may undo it (the file
 //     then holds the state from before the tick, never a torn or empty one),
 //     and that tick is then not counted as abandoned (its cost was never
 //     recorded in any case); the death of the runner's process, which is what
 //     the marker guards against, cannot undo it. The tick log is appended
-//     without fsync, after the durable state write: after a power loss the log
-//     may lack its last lines while the state has them counted (fsyncing the
-//     log line was measured at 0.3 times the floor more). A write that carries
-//     a recovered tick's counts stays durable.
+//     without fsync, just before the durable state write: after a power loss
+//     the log may lack its last lines while the state has them counted. A
+//     write that carries a recovered tick's counts stays durable.
+//   - Telling a live runner from a dead one is per host (a pid means
+//     nothing on another machine, and flock does not exclude across hosts
+//     either), and where the system gives no start time (the BSDs other
+//     than macOS, and states written before current_tick.pid_start existed)
+//     any live process with the runner's pid counts as the runner. A runner
+//     whose lock file was lost and whose process lives on (a long-running
+//     program calling Tick) leaves its current_tick set: ticks from other
+//     processes are refused as busy until it exits, or until it ticks the
+//     loop again itself, which settles the tick as abandoned.
+//   - States with current_tick.pid_start are refused by versions of this
+//     package from before the key existed while a tick is marked (their
+//     decoder knows no such key).
 //   - The skipped/busy line of a scheduled tick is appended without the lock
 //     (it cannot wait for it), in a single O_APPEND write.
 //   - Windows: the lock is not handed over to a Command (the child must not

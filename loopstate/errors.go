@@ -30,7 +30,11 @@ var (
 
 	// ErrTickInProgress is returned by Tick when it runs inside the harness of
 	// a tick of the same loop (it holds a lock borrowed from the runner) [1]:
-	// running it would take the outer tick for an abandoned one.
+	// running it would take the outer tick for an abandoned one. It is
+	// returned too, together with ErrBusy [75], when a tick gets the loop's
+	// lock while the marked tick's runner still runs: the runner's lock file
+	// was replaced or removed under it, and the runner's tick is not
+	// abandoned; try again once it has ended.
 	ErrTickInProgress = errors.New("loopstate: a tick of this loop is in progress")
 
 	// ErrInvalidName is returned when a loop name does not match
@@ -42,7 +46,8 @@ var (
 	// written, and no lock is taken.
 	ErrInvalid = errors.New("loopstate: invalid argument")
 
-	// ErrNoLoop is returned when no loop has the name [3].
+	// ErrNoLoop is returned when no loop has the name [3]: its directory has
+	// no state file. (A loop whose lock file alone is missing gets it back.)
 	ErrNoLoop = errors.New("loopstate: no such loop")
 
 	// ErrDeleted is returned when the loop was deleted while the caller

@@ -57,30 +57,49 @@ type Result struct {
 //     waits as long as ctx allows, and no longer than WithLockTimeout if
 //     given, then returns a *BusyError naming the holder (exit code 75),
 //     having run and recorded nothing.
-//  2. If current_tick is set, the previous runner died mid-tick: the tick is
-//     counted as completed and failed, and an abandoned line is logged.
+//  2. If current_tick is set, a tick was marked and never settled. If its
+//     runner still runs (a live process with its pid and, where the system
+//     tells it, its start time: internal/proc), this tick holds the lock
+//     only because the runner's lock file was replaced or removed under it:
+//     a TriggerManual tick returns an error matching ErrTickInProgress and
+//     ErrBusy (exit code 75), a TriggerSchedule one logs skipped/busy, and
+//     neither changes the state. If the runner is gone, the tick is
+//     settled: counted as completed and failed and logged abandoned, or,
+//     when its line is in the log already (its runner died after logging
+//     it), counted as that line says, without a second line.
 //  3. If the loop is not running, or the trigger is the schedule and the
 //     schedule is disabled, log a skipped line and return it (nil error).
 //  4. Evaluate the gates; if any trips, halt, log skipped/gate and return a
 //     *HaltedError.
-//  5. Set current_tick and write the state (atomically, but without the
-//     directory fsync that would make it survive a power loss: see the
-//     package's Caveats).
+//  5. Set current_tick (with this process's pid and start token) and write
+//     the state (atomically, but without the directory fsync that would
+//     make it survive a power loss: see the package's Caveats).
 //  6. Run fn with ctx bounded by gates.tick_timeout_s (WithLockTimeout does
 //     not bound it); past it the outcome is timeout.
 //  7. Re-read the state (a harness that was handed the lock may have changed
 //     it), count the tick, add its cost, update the failure counters, clear
 //     current_tick.
 //  8. Evaluate the gates in-process, as CheckGate does; halt if any trips.
-//  9. Write the state (durably unless WithoutSync), then append the tick's
-//     line (without fsync).
+//  9. Append the tick's line (without fsync), then write the state (durably
+//     unless WithoutSync). The line goes first so that a tick is never
+//     counted without its line: a runner that dies between the two leaves
+//     both its line and its current_tick, and step 2 of the next tick
+//     counts the tick once.
+//
+// Every write of a tick is checked before it is published: once the
+// loop's lock file is no longer the one the tick locked (removed, or
+// replaced by another file), nothing more is published and Tick returns an
+// error matching lock.ErrLockLost that names the lock file. A counter or a
+// sum of spent that would overflow fails the tick with ErrOverflow before
+// anything that would hold it is written.
 //
 // Tick returns the tick's log record, with a *HaltedError when the tick (or
 // its harness) halted the loop (exit code 4). If fn panics, the lock is
 // released and the panic propagates; current_tick stays set, and the next
-// tick logs the tick as abandoned, as after a crash. A Tick run from inside
-// a harness of the same loop (with the lock borrowed) is refused with
-// ErrTickInProgress.
+// tick logs the tick as abandoned, as after a crash (a runner that is this
+// process is gone for the next tick: that tick holds the loop's lock). A
+// Tick run from inside a harness of the same loop (with the lock borrowed)
+// is refused with ErrTickInProgress.
 func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...TickOption) (TickRecord, error) {
 	if trigger != TriggerSchedule && trigger != TriggerManual {
 		return TickRecord{}, fmt.Errorf("%w: trigger %q", ErrInvalid, trigger)
