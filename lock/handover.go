@@ -6,10 +6,11 @@ import (
 )
 
 // HandoverEnv is the environment variable through which HandOver tells a child
-// process which of its inherited descriptors hold which lock files. The
-// variable alone grants nothing: the child checks that the descriptor it names
-// is open on that very lock file and holds its lock, and otherwise waits like
-// any other process.
+// process which of its inherited descriptors hold which lock files, with the
+// holder's pid and the nonce it wrote into its holder record. The variable
+// alone grants nothing: the child checks that the descriptor it names is open
+// on that very lock file and holds its lock, and that the holder record still
+// carries that pid and nonce, and otherwise locks like any other process.
 const HandoverEnv = "FILETXN_LOCK_HANDOVER"
 
 // handoverFile is a descriptor duplicated for a child by HandOver on a
