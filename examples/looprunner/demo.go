@@ -385,8 +385,6 @@ func newProgress(w io.Writer, total, procs int) *progress {
 			p.tty = true
 		}
 	}
-	if !p.tty {
-	}
 	fmt.Fprintf(w, "demo: %d worker processes, %d rounds in all; each round appends and closes a ledger entry, advances a story and ticks the loop\n", procs, total)
 	return p
 }
