@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -214,11 +215,16 @@ func TestVersionPrintsTheModuleVersion(t *testing.T) {
 
 // TestTickExitCodes: a scheduler can tell how a tick went from the exit
 // code alone, and with -json stdout is the tick's record and nothing else,
-// whatever the harness printed.
+// whatever the harness printed. The harness that cannot be started is a
+// file without the execute bit on Unix, and on Windows (which has no such
+// bit) a .exe that is not a program.
 func TestTickExitCodes(t *testing.T) {
 	e := newEnv(t)
 	root := e.path("loops")
 	notExec := e.write("not-executable", "#!/bin/sh\n")
+	if runtime.GOOS == "windows" {
+		notExec = e.write("not-executable.exe", "not a program\n")
+	}
 	for _, name := range []string{"ci", "halted", "paused"} {
 		e.want(0, "loop", "create", "-root", root, name)
 	}
