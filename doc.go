@@ -54,8 +54,8 @@
 //   - View may return a version that is stale by the time it is used; decide
 //     under Mutate.
 //   - The lost-lock check narrows the window, it does not close it: a lock
-//     file replaced between the check and the rename that follows it (a stat
-//     and a rename apart) goes unnoticed. A lock lost between two writes of
+//     file deleted or replaced after the check, while the temporary file is
+//     fsynced and renamed, goes unnoticed. A lock lost between two writes of
 //     one Locked callback leaves the first published and refuses the rest,
 //     as a crash there would. Never delete lock files.
 package filetxn

@@ -521,10 +521,11 @@ func (tx *Tx) write(path string, data []byte, digest bool, opts ...WriteOption) 
 	if digest {
 		d = DigestOf(data)
 	}
-	// The check comes last before the rename, after the slow part of the
-	// staging (the write; the fsync is in CloseAtomicallyReplace), so that
-	// the window in which a lost lock goes unnoticed is as short as it can be
-	// made without a lock on the directory: a stat, and the rename.
+	// The check comes after the temp file is written, as late as the
+	// PendingFile lets it: CloseAtomicallyReplace fsyncs the temp file and
+	// renames it in one call, so a lock lost during that fsync or between it
+	// and the rename goes unnoticed. No check can close the window: only a
+	// lock file that nobody deletes can.
 	if err := tx.checkLock(path, "Write"); err != nil {
 		return Digest{}, err // the deferred Cleanup removes the temp file
 	}
