@@ -829,7 +829,7 @@ func appendFloat(b []byte, f float64) []byte {
 	}
 	start := len(b)
 	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if bytes.IndexAny(b[start:], ".e") < 0 {
+	if !bytes.ContainsAny(b[start:], ".e") {
 		b = append(b, ".0"...)
 	}
 	return b

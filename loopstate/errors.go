@@ -232,10 +232,3 @@ func busyError(name string, err error) error {
 	}
 	return err
 }
-
-// isBusy reports whether err is a lock that was held elsewhere, as opposed
-// to a failure of the caller's own context before any wait.
-func isBusy(err error) bool {
-	var lb *lock.BusyError
-	return errors.As(err, &lb) || errors.Is(err, lock.ErrWouldBlock)
-}

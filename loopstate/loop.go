@@ -15,6 +15,7 @@ import (
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -194,19 +195,6 @@ func (l *Loop) tombstone() (string, error) {
 	return tomb, atomicfile.RenameNoReplace(l.dir, tomb, opts...)
 }
 
-// write publishes d unless it encodes to old, and returns the bytes the file
-// now holds.
-func (l *Loop) write(tx *filetxn.Tx, d *Doc, old []byte, opts ...filetxn.WriteOption) ([]byte, error) {
-	out, err := Codec{Path: l.state, Name: l.name}.Encode(d)
-	if err != nil || bytes.Equal(out, old) {
-		return old, err
-	}
-	if _, err := tx.Write(l.state, out, opts...); err != nil {
-		return old, err
-	}
-	return out, nil
-}
-
 // Mutate runs fn on the loop's state under its lock, like filetxn's
 // Store.Mutate: it waits for the lock (or ctx), checks that the loop has not
 // been deleted, reads and decodes the state, calls fn once, and if the state
@@ -370,6 +358,7 @@ func (l *Loop) Delete(ctx context.Context) error {
 		// The rename is this package's one write under the lock that is not
 		// the engine's: check, as the engine does before it publishes, that
 		// the lock held is still the loop's.
+		txhook.From(ctx).Call(txhook.Check)
 		if current, err := tx.Lock().Current(); err != nil {
 			return err
 		} else if !current {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/filetxn/filetxn/internal/reexec"
+	"github.com/filetxn/filetxn/filetxntest"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 )
@@ -36,7 +36,7 @@ import (
 func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 	for _, how := range []string{"replaced", "removed"} {
 		t.Run(how, func(t *testing.T) {
-			if c := reexec.Child(t); c != nil {
+			if c := filetxntest.Child(t); c != nil {
 				l := mustOpen(t, rootIn(c.Dir), "lost")
 				c.Barrier()
 				_, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir).Run)
@@ -46,7 +46,7 @@ func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 			}
 			dir := t.TempDir()
 			l := mustCreate(t, rootIn(dir), "lost", Template{Schedule: Schedule{Enabled: true}})
-			runner := reexec.Start(t, 1, dir)
+			runner := filetxntest.Start(t, 1, dir)
 			runner.Release()
 			waitTight(t, filepath.Join(dir, "harness-running-1"))
 			d := mustView(t, l)
