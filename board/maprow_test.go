@@ -167,6 +167,14 @@ func TestMapRowsWithoutAStatusAreReportedAndNeverStopTheBoard(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, re.Unread(), 3, "Unread() after the moves = %v, want the same three", re.Unread())
 	require.Nil(t, mustDoc(t, sprint).Unread(), "Unread() on a board of plain rows = %v, want nil", mustDoc(t, sprint).Unread())
+	// A repeated key whose last value has no status is reported for that, not for the
+	// repetition.
+	dup := "development_status:\n  x: done\n  x:\n    title: t\n"
+	un = mustDoc(t, dup).Unread()
+	require.True(t, len(un) == 1 && un[0].Key == "x" && un[0].Line == 3 && un[0].Reason == ReasonValueNotScalar, "Unread(%q) = %v, want x at line 3, value-not-scalar", dup, un)
+	_, _, err = advance(t, dup, "x", Done, AllowUnordered())
+	var rerr *RowError
+	require.True(t, errors.As(err, &rerr) && rerr.Reason == ReasonValueNotScalar, "Advance(x, done) error = %v, want value-not-scalar", err)
 }
 
 func mustDoc(t *testing.T, src string) *Doc {
@@ -187,6 +195,8 @@ func TestMapRowsRefuseWhatCannotBeRewrittenSafely(t *testing.T) {
 		current                string
 	}{
 		{"aliased mapping", "x: &m {status: backlog}\ndevelopment_status:\n  1-1-a: *m\n", "1-1-a", Done, nil, ReasonValueIsAlias, Backlog},
+		{"aliased status", "x: &s backlog\ndevelopment_status:\n  1-1-a:\n    status: *s\n", "1-1-a", Done, nil, ReasonValueIsAlias, Backlog},
+		{"aliased status in a flow mapping", "development_status:\n  1-1-a: {t: &s backlog, status: *s}\n", "1-1-a", Done, nil, ReasonValueIsAlias, Backlog},
 		{"anchored mapping", "development_status:\n  1-1-a: &m\n    status: backlog\n  1-2-b: *m\n", "1-1-a", Done, nil, ReasonUnreadableValue, Backlog},
 		{"two status keys", "development_status:\n  1-1-a:\n    status: done\n    status: backlog\n", "1-1-a", Review, nil, ReasonDuplicateKey, Backlog},
 		{"quoted status key", "development_status:\n  1-1-a:\n    'status': backlog\n", "1-1-a", Done, nil, ReasonKeyNotPlain, Backlog},

@@ -212,7 +212,7 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 	r := row{key: key, class: classify(key), line: keyNode.Line - 1, vline: keyNode.Line - 1}
 	val := deref(v)
 	// The status is the row's scalar value, or the value of the status key of the
-	// mapping it holds (sk, sv; n counts the status keys).
+	// mapping it holds (sk: sv, as written; n counts the status keys).
 	var sk, sv *yaml.Node
 	var n int
 	switch val.Kind {
@@ -221,15 +221,15 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 	case yaml.MappingNode:
 		if sk, sv, n = statusField(val); sk == nil {
 			r.unread, r.refusal, r.detail = true, ReasonValueNotScalar, "the mapping has no status key"
-		} else if sv = deref(sv); sv.Kind != yaml.ScalarNode {
-			r.unread, r.refusal, r.detail = true, ReasonValueNotScalar, fmt.Sprintf("the status key on line %d holds a %s", sk.Line, kindName(sv.Kind))
+		} else if d := deref(sv); d.Kind != yaml.ScalarNode {
+			r.unread, r.refusal, r.detail = true, ReasonValueNotScalar, fmt.Sprintf("the status key on line %d holds a %s", sk.Line, kindName(d.Kind))
 		}
 	default:
 		r.unread, r.refusal, r.detail = true, ReasonValueNotScalar, "the value is a "+kindName(val.Kind)
 	}
 	if !r.unread {
-		if sv.Tag != "!!null" {
-			r.status = strings.TrimSpace(sv.Value)
+		if st := deref(sv); st.Tag != "!!null" {
+			r.status = strings.TrimSpace(st.Value)
 		}
 		if r.kind == kindStory && r.status == drafted {
 			r.status = ReadyForDev
@@ -240,9 +240,14 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 		if r.kind == kindStory || pr.kind == kindStory {
 			return p.fail(keyNode.Line, ErrDuplicateKey, "story key %s repeats line %d", key, pr.line+1)
 		}
+		// A row without a status keeps that reason: it is what Unread reports.
 		dup := fmt.Sprintf("%s also appears on line %d; its last value wins and neither line is rewritten", key, pr.line+1)
-		pr.refusal, pr.detail = ReasonDuplicateKey, dup
-		r.refusal, r.detail = ReasonDuplicateKey, dup
+		if !pr.unread {
+			pr.refusal, pr.detail = ReasonDuplicateKey, dup
+		}
+		if !r.unread {
+			r.refusal, r.detail = ReasonDuplicateKey, dup
+		}
 	}
 	switch {
 	case r.refusal != "":
