@@ -6,10 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/filetxn/filetxn/internal/proc"
+	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -266,4 +270,59 @@ func TestDecodeRefusesACurrentTickPastTheLargestCount(t *testing.T) {
 	d.CurrentTick = &CurrentTick{N: math.MinInt64, StartedAt: epoch0, PID: 1}
 	err = d.Validate()
 	require.ErrorIs(t, err, ErrInvariant, "Validate(tick_count max, current_tick.n min) = %v, want ErrInvariant", err)
+}
+
+// TestDeleteWhoseLockFileWasReplacedPublishesNothing: the loop's lock file
+// is replaced after Delete took the lock and before it renames the loop's
+// directory away: Delete fails with ErrLockLost, naming the lock file, and
+// the loop is still there.
+// Ablation (run): Delete without its Current check renames the directory
+// away under a lock that guards nothing.
+func TestDeleteWhoseLockFileWasReplacedPublishesNothing(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows does not let a lock file that is open be replaced")
+	}
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{})
+	ctx := txhook.With(ctx0, txhook.Hooks{txhook.Check: func() {
+		other := filepath.Join(l.Dir(), "other.lock")
+		require.NoError(t, os.WriteFile(other, nil, 0o600))
+		require.NoError(t, os.Rename(other, l.LockPath()))
+	}})
+	err := l.Delete(ctx)
+	require.ErrorIs(t, err, lock.ErrLockLost, "Delete() with its lock file replaced = %v, want ErrLockLost", err)
+	require.ErrorContains(t, err, l.LockPath(), "Delete() = %v, want it to name %s", err, l.LockPath())
+	require.Equal(t, Running, mustView(t, l).Status, "the loop after the refused Delete, want it still there")
+}
+
+// TestCurrentTickWithoutPIDStartStillDecodes: a state written before
+// current_tick.pid_start existed decodes, with an empty PIDStart, and
+// encodes back byte for byte while unchanged; a changed one writes the key
+// (null). A token round-trips; an empty string is refused (null is written
+// for "none").
+func TestCurrentTickWithoutPIDStartStillDecodes(t *testing.T) {
+	d, err := New("x", epoch0, Template{})
+	require.NoError(t, err)
+	require.NoError(t, d.beginTick(epoch0, 42, "linux:boot:7"))
+	withToken := d.String()
+	require.Contains(t, withToken, `"pid_start": "linux:boot:7"`, "canonical current_tick, want pid_start")
+	old := []byte(strings.Replace(withToken, `, "pid_start": "linux:boot:7"`, "", 1))
+	require.NotContains(t, string(old), "pid_start", "the old-format state still has pid_start")
+
+	od, err := Codec{}.Decode(old)
+	require.NoError(t, err, "Decode(a state without pid_start) = %v, want nil", err)
+	require.Equal(t, "", od.CurrentTick.PIDStart, "PIDStart of an old state = %q, want \"\"", od.CurrentTick.PIDStart)
+	out, err := Codec{}.Encode(od)
+	require.NoError(t, err)
+	require.Equal(t, string(old), string(out), "Encode(unchanged old state) differs from its bytes")
+	od.Template = "changed"
+	out, err = Codec{}.Encode(od)
+	require.NoError(t, err)
+	require.Contains(t, string(out), `"pid": 42, "pid_start": null}`, "Encode(changed old state), want pid_start null")
+
+	nd, err := Codec{}.Decode([]byte(withToken))
+	require.NoError(t, err, "Decode(a state with pid_start) = %v, want nil", err)
+	require.Equal(t, "linux:boot:7", nd.CurrentTick.PIDStart, "PIDStart = %q, want the token", nd.CurrentTick.PIDStart)
+	_, err = Codec{}.Decode([]byte(strings.Replace(withToken, `"linux:boot:7"`, `""`, 1)))
+	require.ErrorIs(t, err, ErrMalformed, "Decode(pid_start \"\") = %v, want ErrMalformed", err)
 }
