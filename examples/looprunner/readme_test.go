@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestReadmeSnippetsAreCopiedFromExamples: every Go block of the README is
@@ -50,13 +53,64 @@ func TestReadmeSnippetsAreCopiedFromExamples(t *testing.T) {
 // command the binary has.
 func TestReadmeListsEveryCommand(t *testing.T) {
 	readme := readFile(t, "../../README.md")
-	for area, cmds := range commands {
-		for name := range cmds {
-			if !strings.Contains(readme, "`"+area+" "+name) && !strings.Contains(readme, name+"\\|") && !strings.Contains(readme, "\\|"+name) {
-				t.Errorf("README.md does not list %s %s", area, name)
+	for _, cmd := range everyCommand() {
+		area, name := cmd[0], cmd[len(cmd)-1]
+		if len(cmd) == 1 {
+			require.Contains(t, readme, "| `"+name, "README.md does not list %s", name)
+			continue
+		}
+		if !strings.Contains(readme, "`"+area+" "+name) && !strings.Contains(readme, name+"\\|") && !strings.Contains(readme, "\\|"+name) {
+			t.Errorf("README.md does not list %s %s", area, name)
+		}
+	}
+}
+
+// TestReadmeFlagsAreTheCommandsFlags: in the README's table of commands,
+// every flag a row gives a command is one of the command's flags, and every
+// flag of the command (but the global ones) is in its row.
+func TestReadmeFlagsAreTheCommandsFlags(t *testing.T) {
+	readme := readFile(t, "../../README.md")
+	_, table, ok := strings.Cut(readme, "| command | what it does |\n|---|---|\n")
+	require.True(t, ok, "README.md has no table of commands")
+	table, _, _ = strings.Cut(table, "\n\n")
+	flagRe := regexp.MustCompile(`(?:^|[\s\[(` + "`" + `])-([a-z][a-z-]*)`)
+	span := regexp.MustCompile("`([^`]*)`")
+	rows := 0
+	for _, row := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.ReplaceAll(row, "\\|", "\x00"), " | ")
+		rowFlags := map[string]bool{}
+		for _, m := range flagRe.FindAllStringSubmatch(row, -1) {
+			rowFlags[m[1]] = true
+		}
+		for _, sp := range span.FindAllStringSubmatch(cells[0], -1) {
+			words := strings.Fields(strings.ReplaceAll(sp[1], "\x00", "|"))
+			var cmds [][]string
+			if _, ok := topLevel[words[0]]; ok {
+				cmds = [][]string{{words[0]}}
+			} else {
+				for _, n := range strings.Split(words[1], "|") {
+					cmds = append(cmds, []string{words[0], n})
+				}
+			}
+			for _, cmd := range cmds {
+				rows++
+				help := runHere(append(cmd, "-h")...)
+				require.Equal(t, 0, help.code, "looprunner %q -h: exit %d\n%s", cmd, help.code, help)
+				own, _, _ := strings.Cut(help.stdout, "\nglobal flags")
+				has := map[string]bool{}
+				for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(own, -1) {
+					has[m[1]] = true
+				}
+				for _, m := range flagRe.FindAllStringSubmatch(sp[1], -1) {
+					require.True(t, has[m[1]], "README.md gives %q the flag -%s, which it does not have", cmd, m[1])
+				}
+				for f := range has {
+					require.True(t, rowFlags[f], "README.md's row of %q does not name its flag -%s", cmd, f)
+				}
 			}
 		}
 	}
+	require.Equal(t, len(everyCommand()), rows, "README.md's table has %d commands, want %d", rows, len(everyCommand()))
 }
 
 func readFile(t *testing.T, path string) string {
