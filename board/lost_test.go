@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/reexec"
+	"github.com/filetxn/filetxn/filetxntest"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -35,10 +35,10 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 				require.NoError(t, err)
 				return s
 			}
-			if c := reexec.Child(t); c != nil {
+			if c := filetxntest.Child(t); c != nil {
 				var once sync.Once
 				ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Check: func() {
-					once.Do(func() { c.Mark("inside"); reexec.WaitFor(t, filepath.Join(c.Dir, "resume")) })
+					once.Do(func() { c.Mark("inside"); filetxntest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
 				}})
 				got, err := open(c.Dir).Advance(ctx, "1-1-a", "in-progress", "")
 				require.ErrorIs(t, err, lock.ErrLockLost, "holder's Advance after its lock file was lost = %q, %v, want ErrLockLost", got, err)
@@ -49,7 +49,7 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 			require.NoError(t, os.WriteFile(s.Path(), []byte(lostBoard), 0o644))
 			lockPath, err := s.LockPath()
 			require.NoError(t, err)
-			g := reexec.Start(t, 1, dir)
+			g := filetxntest.Start(t, 1, dir)
 			g.WaitMark("inside")
 			switch how {
 			case "removed":
@@ -58,7 +58,7 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 				require.NoError(t, os.WriteFile(lockPath+".other", nil, 0o600))
 				require.NoError(t, os.Rename(lockPath+".other", lockPath))
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), reexec.Timeout)
+			ctx, cancel := context.WithTimeout(context.Background(), filetxntest.Timeout)
 			defer cancel()
 			got, err := s.Advance(ctx, "1-2-b", "review", "")
 			require.True(t, err == nil && got == "review", "second Advance(1-2-b, review) = %q, %v, want review", got, err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/reexec"
+	"github.com/filetxn/filetxn/filetxntest"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -29,10 +29,10 @@ import (
 func TestAppendWithLostLockPublishesNothing(t *testing.T) {
 	for _, how := range []string{"removed", "replaced"} {
 		t.Run(how, func(t *testing.T) {
-			if c := reexec.Child(t); c != nil {
+			if c := filetxntest.Child(t); c != nil {
 				var once sync.Once
 				ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Check: func() {
-					once.Do(func() { c.Mark("inside"); reexec.WaitFor(t, filepath.Join(c.Dir, "resume")) })
+					once.Do(func() { c.Mark("inside"); filetxntest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
 				}})
 				ids, err := openShared(c.Dir).Append(ctx, Spec{Title: "holder A", Origin: "oA", SourceSpec: "sA", Reason: "r"})
 				require.ErrorIs(t, err, lock.ErrLockLost, "holder's Append after its lock file was lost = %v, %v, want ErrLockLost", ids, err)
@@ -42,7 +42,7 @@ func TestAppendWithLostLockPublishesNothing(t *testing.T) {
 			s := openShared(dir)
 			lockPath, err := s.LockPath()
 			require.NoError(t, err)
-			g := reexec.Start(t, 1, dir)
+			g := filetxntest.Start(t, 1, dir)
 			g.WaitMark("inside")
 			switch how {
 			case "removed":
@@ -51,7 +51,7 @@ func TestAppendWithLostLockPublishesNothing(t *testing.T) {
 				require.NoError(t, os.WriteFile(lockPath+".other", nil, 0o600))
 				require.NoError(t, os.Rename(lockPath+".other", lockPath))
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), reexec.Timeout)
+			ctx, cancel := context.WithTimeout(context.Background(), filetxntest.Timeout)
 			defer cancel()
 			ids, err := s.Append(ctx, Spec{Title: "second B", Origin: "oB", SourceSpec: "sB", Reason: "r"})
 			require.True(t, err == nil && len(ids) == 1 && ids[0] == "DW-1", "second Append = %v, %v, want [DW-1]", ids, err)
