@@ -72,10 +72,11 @@ func TestBoardAdvance(t *testing.T) {
 func TestBoardAdvanceRefusesAnUnorderedStatus(t *testing.T) {
 	e := newEnv(t)
 	f := e.write("sprint-status.yaml", "development_status:\n  5-1-x: completed\n")
-	oneErrorLine(t, e.want(1, "board", "advance", "-file", f, "5-1-x", "done"), "board advance")
-	if r := e.want(0, "board", "advance", "-file", f, "-allow-unordered", "5-1-x", "done"); r.stdout != "done\n" {
-		t.Fatalf("board advance -allow-unordered = %q, want done", r.stdout)
-	}
+	r := e.want(1, "board", "advance", "-file", f, "5-1-x", "done")
+	want := "board advance: " + f + ":2: 5-1-x is \"completed\", outside the status order (backlog, ready-for-dev, in-progress, review, awaiting-operator, done); give -allow-unordered to overwrite it\n"
+	require.Equal(t, want, r.stderr, "board advance of a completed row: stderr = %q, want %q", r.stderr, want)
+	r = e.want(0, "board", "advance", "-file", f, "-allow-unordered", "5-1-x", "done")
+	require.Equal(t, "done\n", r.stdout, "board advance -allow-unordered = %q, want done", r.stdout)
 }
 
 func TestBoardShow(t *testing.T) {
