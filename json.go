@@ -1,0 +1,442 @@
+package filetxn
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"weak"
+)
+
+// JSON returns a codec for a JSON document of type T, for [NewStore]:
+//
+//	s := filetxn.NewStore(path, filetxn.JSON[Queue]()) // a *Store[*Queue]
+//
+// The documents are *T, so that a transaction's fn can change them in place.
+//
+//   - A missing file, or an empty one, decodes to a pointer to the zero T, and
+//     writes nothing while that document is left as it is.
+//   - An unchanged document publishes nothing: Encode gives back exactly the
+//     bytes decoded, however they were formatted (by hand, with tabs, keys in
+//     any order), so a no-op never rewrites the file. "Unchanged" means that
+//     the document marshals as it did when it was decoded (a comparison of
+//     encoding/json output, one marshal per Decode and per Encode).
+//   - A changed document is written as encoding/json marshals it, indented
+//     with two spaces, with a final newline, and without HTML escaping.
+//   - A file that is not JSON, is not JSON for T, or holds a field that T
+//     does not have (see [KeepUnknownFields]) is refused with a [*JSONError]
+//     naming the line and column; a [Store] wraps it in an [*fs.PathError]
+//     naming the file, and never rewrites it.
+//
+// Decode copies what it keeps. The codec remembers, for each document it
+// decoded and that is still reachable, the bytes it was decoded from (until
+// the garbage collector has freed the document), so a program that keeps
+// many decoded documents keeps their files' bytes too. It is safe for
+// concurrent use.
+func JSON[T any](opts ...JSONOption) Codec[*T] {
+	c := &jsonCodec[T]{docs: make(map[weak.Pointer[T]]jsonRead)}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c.o)
+		}
+	}
+	return c
+}
+
+// A JSONOption changes how the [JSON] codec reads documents.
+type JSONOption func(*jsonOptions)
+
+type jsonOptions struct {
+	keepUnknown bool // keep unknown top-level keys instead of refusing them
+}
+
+// KeepUnknownFields makes the [JSON] codec keep the keys of the top-level
+// object that T has no field for, instead of refusing the file: they are
+// written back with their values when the document changes, after T's own
+// fields (their values re-indented, otherwise byte for byte). This suits a
+// file that other programs also write, each knowing only its own keys.
+//
+// Unknown keys deeper in the document are refused all the same, since there
+// is nowhere to keep them. Without this option every unknown key is refused
+// (encoding/json would drop it on the next write, losing data): a typo in a
+// hand-edited file is reported, not ignored.
+func KeepUnknownFields() JSONOption {
+	return func(o *jsonOptions) { o.keepUnknown = true }
+}
+
+// A JSONError reports a file that the [JSON] codec refuses. Err is the
+// *json.SyntaxError or *json.UnmarshalTypeError of encoding/json, or an error
+// naming an unknown field.
+type JSONError struct {
+	Line   int // 1-based line of the offending byte
+	Column int // 1-based column of the offending byte, counted in bytes
+	Err    error
+}
+
+// Error returns "line L, column C: " and Err's message.
+func (e *JSONError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %v", e.Line, e.Column, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *JSONError) Unwrap() error { return e.Err }
+
+// jsonCodec is the codec JSON returns.
+type jsonCodec[T any] struct {
+	o    jsonOptions
+	mu   sync.Mutex                   // protects docs
+	docs map[weak.Pointer[T]]jsonRead // what each live decoded document was decoded from
+}
+
+// jsonRead is what a document was decoded from.
+type jsonRead struct {
+	raw   []byte    // a copy of the bytes decoded; nil for a missing or empty file
+	canon []byte    // the document's compact encoding when decoded, unknown keys included
+	extra []jsonKey // the unknown top-level keys kept, in file order
+}
+
+// jsonKey is one top-level key that T has no field for.
+type jsonKey struct {
+	name  string          // as written in the file, quotes and escapes included
+	value json.RawMessage // a copy of its value
+}
+
+func (c *jsonCodec[T]) Decode(data []byte) (*T, error) {
+	doc := new(T)
+	var read jsonRead
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, doc); err != nil {
+			return nil, jsonError(data, err)
+		}
+		extra, err := checkFields(data, reflect.TypeFor[T](), c.o.keepUnknown)
+		if err != nil {
+			return nil, err
+		}
+		read = jsonRead{raw: bytes.Clone(data), extra: extra}
+	}
+	canon, err := compactJSON(doc, read.extra)
+	if err != nil {
+		return nil, err
+	}
+	read.canon = canon
+	key := weak.Make(doc)
+	c.mu.Lock()
+	c.docs[key] = read
+	c.mu.Unlock()
+	runtime.AddCleanup(doc, c.forget, key)
+	return doc, nil
+}
+
+// forget drops what a document that has been freed was decoded from.
+func (c *jsonCodec[T]) forget(key weak.Pointer[T]) {
+	c.mu.Lock()
+	delete(c.docs, key)
+	c.mu.Unlock()
+}
+
+func (c *jsonCodec[T]) Encode(doc *T) ([]byte, error) {
+	if doc == nil {
+		return nil, errors.New("filetxn: JSON: Encode of a nil document")
+	}
+	c.mu.Lock()
+	read, ok := c.docs[weak.Make(doc)]
+	c.mu.Unlock()
+	canon, err := compactJSON(doc, read.extra)
+	if err != nil {
+		return nil, err
+	}
+	if ok && bytes.Equal(canon, read.canon) {
+		return bytes.Clone(read.raw), nil
+	}
+	var out bytes.Buffer
+	out.Grow(2 * len(canon))
+	if err := json.Indent(&out, canon, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// compactJSON is the compact encoding of doc, without HTML escaping, with
+// the keys of extra added at the end of its object.
+func compactJSON(doc any, extra []jsonKey) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	if len(extra) == 0 {
+		return out, nil
+	}
+	if len(out) < 2 || out[len(out)-1] != '}' {
+		return nil, fmt.Errorf("filetxn: JSON: %T does not marshal as an object, which its file's unknown keys need", doc)
+	}
+	out = out[:len(out)-1]
+	for i, k := range extra {
+		if i > 0 || len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, k.name...)
+		out = append(out, ':')
+		var v bytes.Buffer
+		if err := json.Compact(&v, k.value); err != nil {
+			return nil, err
+		}
+		out = append(out, v.Bytes()...)
+	}
+	return append(out, '}'), nil
+}
+
+// jsonError turns an error of json.Unmarshal on data into a *JSONError with
+// the line and column of its offset.
+func jsonError(data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		// Offset counts the bytes read, the offending one included; an
+		// input that ends too soon is at fault just past its end (json has
+		// no other sign of that case than its message).
+		pos := int(se.Offset) - 1
+		if strings.HasPrefix(se.Error(), "unexpected end") {
+			pos = len(data)
+		}
+		return newJSONError(data, pos, err)
+	case errors.As(err, &te):
+		// Offset is just past the value of the wrong type; the position
+		// given is the value's first byte.
+		return newJSONError(data, valueStart(data, int(te.Offset)), err)
+	}
+	return newJSONError(data, 0, err)
+}
+
+func newJSONError(data []byte, pos int, err error) *JSONError {
+	pos = max(0, min(pos, len(data)))
+	before := data[:pos]
+	line := 1 + bytes.Count(before, []byte("\n"))
+	col := pos - bytes.LastIndexByte(before, '\n')
+	return &JSONError{Line: line, Column: col, Err: err}
+}
+
+// valueStart returns where the JSON token ending at end starts, or end if no
+// token ends there.
+func valueStart(data []byte, end int) int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	prev := 0
+	for {
+		if _, err := dec.Token(); err != nil {
+			return end
+		}
+		off := int(dec.InputOffset())
+		if off == end {
+			start := prev
+			for start < end && strings.IndexByte(" \t\r\n:,", data[start]) >= 0 {
+				start++
+			}
+			return start
+		}
+		if off > end {
+			return end
+		}
+		prev = off
+	}
+}
+
+// checkFields walks the JSON value in data (which json.Unmarshal has
+// accepted into a t) and refuses the first object key that t has no field
+// for, except, when keep, those of the top-level object, which it returns.
+func checkFields(data []byte, t reflect.Type, keep bool) ([]jsonKey, error) {
+	w := fieldWalk{data: data, dec: json.NewDecoder(bytes.NewReader(data)), keep: keep}
+	if err := w.value(t, 0); err != nil {
+		return nil, err
+	}
+	return w.extra, nil
+}
+
+// fieldWalk is one walk of checkFields.
+type fieldWalk struct {
+	data  []byte
+	dec   *json.Decoder
+	keep  bool
+	extra []jsonKey
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// value walks one value that decodes into a t, at nesting depth.
+func (w *fieldWalk) value(t reflect.Type, depth int) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() == reflect.Interface ||
+		reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		// The value is the type's own business: skip it whole.
+		var skip json.RawMessage
+		return w.dec.Decode(&skip)
+	}
+	tok, err := w.dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('['):
+		for w.dec.More() {
+			var elem reflect.Type
+			if k := t.Kind(); k == reflect.Slice || k == reflect.Array {
+				elem = t.Elem()
+			}
+			if err := w.value(elem, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = w.dec.Token()
+		return err
+	case json.Delim('{'):
+		return w.object(t, depth)
+	}
+	return nil
+}
+
+// object walks the members of an object that decodes into a t, after its
+// opening brace, and its closing brace.
+func (w *fieldWalk) object(t reflect.Type, depth int) error {
+	var fields map[string]reflect.Type
+	if t.Kind() == reflect.Struct {
+		fields = jsonFields(t)
+	}
+	for w.dec.More() {
+		tok, err := w.dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		end := int(w.dec.InputOffset())
+		var ft reflect.Type
+		switch t.Kind() {
+		case reflect.Map:
+			ft = t.Elem()
+		case reflect.Struct:
+			var ok bool
+			if ft, ok = lookupField(fields, key); !ok {
+				start := keyStart(w.data, end)
+				if !w.keep || depth > 0 {
+					return newJSONError(w.data, start, fmt.Errorf("json: unknown field %q", key))
+				}
+				var v json.RawMessage
+				if err := w.dec.Decode(&v); err != nil {
+					return err
+				}
+				w.extra = append(w.extra, jsonKey{name: string(w.data[start:end]), value: bytes.Clone(v)})
+				continue
+			}
+		}
+		if err := w.value(ft, depth+1); err != nil {
+			return err
+		}
+	}
+	_, err := w.dec.Token()
+	return err
+}
+
+// keyStart returns where the quoted key ending at end (just past its closing
+// quote) starts: at the last quote before it that no backslash escapes.
+func keyStart(data []byte, end int) int {
+	for i := end - 2; i >= 0; i-- {
+		if data[i] != '"' {
+			continue
+		}
+		n := 0
+		for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
+			return i
+		}
+	}
+	return max(end-1, 0)
+}
+
+// lookupField finds the field of a JSON object key as encoding/json does: an
+// exact match first, then one that differs only in case.
+func lookupField(fields map[string]reflect.Type, key string) (reflect.Type, bool) {
+	if t, ok := fields[key]; ok {
+		return t, true
+	}
+	for name, t := range fields {
+		if strings.EqualFold(name, key) {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// jsonFieldCache holds jsonFields' answers, by struct type.
+var jsonFieldCache sync.Map // reflect.Type -> map[string]reflect.Type
+
+// jsonFields returns the object keys that encoding/json decodes into the
+// struct type t, with the type each decodes into: exported fields by name or
+// tag, "-" left out, and the fields of embedded structs without a tag name
+// promoted (a shallower field winning over a promoted one).
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := jsonFieldCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	fields := map[string]reflect.Type{}
+	addJSONFields(t, fields, map[reflect.Type]bool{})
+	jsonFieldCache.Store(t, fields)
+	return fields
+}
+
+func addJSONFields(t reflect.Type, fields map[string]reflect.Type, seen map[reflect.Type]bool) {
+	if seen[t] {
+		return
+	}
+	seen[t] = true
+	var embedded []reflect.Type
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if sf.Anonymous {
+			ft := sf.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if name == "" && ft.Kind() == reflect.Struct {
+				embedded = append(embedded, ft)
+				continue
+			}
+			if !sf.IsExported() {
+				continue
+			}
+		} else if !sf.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		fields[name] = sf.Type
+	}
+	for _, et := range embedded {
+		promoted := map[string]reflect.Type{}
+		addJSONFields(et, promoted, seen)
+		for name, ft := range promoted {
+			if _, ok := fields[name]; !ok {
+				fields[name] = ft
+			}
+		}
+	}
+}

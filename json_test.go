@@ -1,0 +1,262 @@
+package filetxn_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/filetxntest"
+)
+
+// handFormatted is a queue file as a person might write it: tabs, keys out
+// of order, no final newline.
+const handFormatted = "{\"jobs\":[\n\t{\"task\":\"a\", \"id\":0, \"state\":\"queued\"}\n],\n\"next\" : 1}"
+
+func isJSONError(err error) bool {
+	var je *filetxn.JSONError
+	return errors.As(err, &je)
+}
+
+// TestJSONKeepsTheCodecContract runs the contract checks of filetxntest on
+// the JSON codec, with and without KeepUnknownFields.
+func TestJSONKeepsTheCodecContract(t *testing.T) {
+	valid := [][]byte{
+		[]byte(handFormatted),
+		[]byte(`{"next":0,"jobs":[]}`),
+		[]byte("{\n  \"next\": 1,\n  \"jobs\": [\n    {\n      \"id\": 0,\n      \"task\": \"caf\\u00e9 <&>\",\n      \"state\": \"done\"\n    }\n  ]\n}\n"),
+		[]byte("null"),
+		[]byte("{}"),
+		{},
+	}
+	invalid := [][]byte{
+		[]byte(`{"next": 1,`),
+		[]byte(`{"next": "one"}`),
+		[]byte(`{"next": 1, "jbos": []}`),
+		[]byte(`{"jobs": [{"id": 1, "taks": "x"}]}`),
+		[]byte(`{} {}`),
+		[]byte(`[1]`),
+		[]byte(" "),
+	}
+	edit := func(q *Queue) { _ = enqueue("edited")(q) }
+	filetxntest.CheckCodec(t, filetxn.JSON[Queue](), filetxntest.CodecCases[*Queue]{
+		Valid: valid, Invalid: invalid, IsRefusal: isJSONError, Edit: edit,
+	})
+	filetxntest.CheckCodec(t, filetxn.JSON[Queue](filetxn.KeepUnknownFields()), filetxntest.CodecCases[*Queue]{
+		Valid: append(valid,
+			[]byte(`{"next": 1, "owner": {"team": "ops"}, "jobs": []}`),
+			[]byte("{\"jbos\": [1, 2],\n\"x\\\"y\": null}"),
+		),
+		Invalid:   append(invalid[:2:2], invalid[3:]...), // a top-level unknown field is kept
+		IsRefusal: isJSONError,
+		Edit:      edit,
+	})
+}
+
+// TestJSONNoOpRewritesNothing checks that a transaction that changes nothing
+// leaves a hand-formatted file alone, byte for byte, and writes nothing
+// where there was no file. Ablation: Encode always marshalling (never giving
+// back the bytes read) makes it red.
+func TestJSONNoOpRewritesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "queue.json")
+	s := filetxn.NewStore(path, filetxn.JSON[Queue]())
+
+	written, err := s.Update(ctx, func(*Queue) error { return nil })
+	require.NoError(t, err)
+	require.False(t, written, "Update(no-op) on a missing file = written, want nothing written")
+	_, err = os.Stat(path)
+	require.ErrorIs(t, err, fs.ErrNotExist, "Update(no-op) on a missing file created it")
+
+	require.NoError(t, os.WriteFile(path, []byte(handFormatted), 0o644))
+	for _, probed := range []bool{false, true} {
+		var c filetxn.Commit
+		if probed {
+			c, err = s.MutateProbed(ctx, func(q *Queue) error { q.Next = 1; return nil })
+		} else {
+			c, err = s.Mutate(ctx, func(q *Queue) error { q.Jobs[0].State = "queued"; return nil })
+		}
+		require.NoError(t, err)
+		require.False(t, c.Written, "Mutate(set what is there, probed %v) = written, want nothing written", probed)
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, handFormatted, string(got), "file after a no-op (probed %v)", probed)
+	}
+}
+
+// TestJSONChangedDocumentIsIndented checks the format of a changed document:
+// encoding/json's, indented by two spaces, a final newline, no HTML escapes.
+func TestJSONChangedDocumentIsIndented(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "queue.json")
+	require.NoError(t, os.WriteFile(path, []byte(handFormatted), 0o644))
+	s := filetxn.NewStore(path, filetxn.JSON[Queue]())
+	written, err := s.Update(context.Background(), enqueue("<b> & </b>"))
+	require.NoError(t, err)
+	require.True(t, written, "Update(enqueue) = not written, want written")
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	want := `{
+  "next": 2,
+  "jobs": [
+    {
+      "id": 0,
+      "task": "a",
+      "state": "queued"
+    },
+    {
+      "id": 1,
+      "task": "<b> & </b>",
+      "state": "queued"
+    }
+  ]
+}
+`
+	require.Equal(t, want, string(got), "file after Update(enqueue)")
+}
+
+// TestJSONRefusesWhatItDoesNotUnderstand checks that a file that is not
+// JSON for the document's type is refused with the path, line and column of
+// the fault, that fn never runs, and that the file is left as it was.
+// Ablation: dropping the unknown-field walk (checkFields) makes the two
+// unknown-field cases red, and reporting the type error's raw offset (the
+// end of the value) makes "wrong type" red.
+func TestJSONRefusesWhatItDoesNotUnderstand(t *testing.T) {
+	tests := []struct {
+		name      string
+		data      string
+		line, col int
+		msg       string
+	}{
+		{"syntax", "{\"next\": 1,\n \"jobs\": [}", 2, 11, "invalid character '}'"},
+		{"truncated", `{"next": 1`, 1, 11, "unexpected end of JSON input"},
+		{"trailing value", `{} {}`, 1, 4, "after top-level value"},
+		{"wrong type", `{"next": "one"}`, 1, 10, "cannot unmarshal string"},
+		{"array for an object", "\n\n  [1]", 3, 3, "cannot unmarshal array"},
+		{"unknown field", "{\n  \"next\": 1,\n  \"jbos\": []\n}", 3, 3, `unknown field "jbos"`},
+		{"unknown nested field", `{"jobs": [{"id": 1, "taks": "x"}]}`, 1, 21, `unknown field "taks"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "queue.json")
+			require.NoError(t, os.WriteFile(path, []byte(tt.data), 0o644))
+			s := filetxn.NewStore(path, filetxn.JSON[Queue]())
+			ran := false
+			_, err := s.Update(context.Background(), func(*Queue) error { ran = true; return nil })
+			var pe *fs.PathError
+			require.ErrorAs(t, err, &pe, "Update(%q) = %v, want an *fs.PathError", tt.data, err)
+			require.Equal(t, path, pe.Path, "Update(%q): PathError.Path", tt.data)
+			var je *filetxn.JSONError
+			require.ErrorAs(t, err, &je, "Update(%q) = %v, want a *filetxn.JSONError", tt.data, err)
+			require.Equal(t, [2]int{tt.line, tt.col}, [2]int{je.Line, je.Column}, "Update(%q) = %v: line and column", tt.data, err)
+			require.ErrorContains(t, err, tt.msg, "Update(%q)", tt.data)
+			require.False(t, ran, "Update(%q) ran fn, want it refused before", tt.data)
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, tt.data, string(got), "file after a refused Update")
+		})
+	}
+}
+
+// TestJSONKeepUnknownFieldsRoundTripsTopLevelKeys checks that with
+// KeepUnknownFields the top-level keys the type does not know survive a
+// change, with their values, after the known ones, while an unknown key
+// deeper down is still refused. Ablation: not appending the kept keys in
+// compactJSON makes it red.
+func TestJSONKeepUnknownFieldsRoundTripsTopLevelKeys(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "queue.json")
+	orig := "{\"owner\": {\"team\": \"ops\", \"on call\": [1, 2]},\n \"next\": 0, \"jobs\": [], \"x\\\"y\": null}"
+	require.NoError(t, os.WriteFile(path, []byte(orig), 0o644))
+	s := filetxn.NewStore(path, filetxn.JSON[Queue](filetxn.KeepUnknownFields()))
+
+	written, err := s.Update(ctx, enqueue("a"))
+	require.NoError(t, err)
+	require.True(t, written, "Update(enqueue) = not written, want written")
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	want := `{
+  "next": 1,
+  "jobs": [
+    {
+      "id": 0,
+      "task": "a",
+      "state": "queued"
+    }
+  ],
+  "owner": {
+    "team": "ops",
+    "on call": [
+      1,
+      2
+    ]
+  },
+  "x\"y": null
+}
+`
+	require.Equal(t, want, string(got), "file after Update(enqueue) with KeepUnknownFields")
+
+	written, err = s.Update(ctx, func(*Queue) error { return nil })
+	require.NoError(t, err)
+	require.False(t, written, "Update(no-op) after the rewrite = written, want nothing written")
+
+	nested := `{"jobs": [{"id": 1, "taks": "x"}]}`
+	require.NoError(t, os.WriteFile(path, []byte(nested), 0o644))
+	_, err = s.Update(ctx, func(*Queue) error { return nil })
+	require.True(t, isJSONError(err), "Update(%q) with KeepUnknownFields = %v, want a *filetxn.JSONError", nested, err)
+}
+
+// TestJSONQueueRaceLosesNothing runs 4 processes that each, 10 times,
+// enqueue a job, claim the oldest queued one and complete it, each step its
+// own transaction on one JSON file. At the end every job is there once,
+// with a distinct ID, and done. Ablation: the codec's Encode giving back the
+// bytes read whenever it knows the document, changed or not, makes it red
+// (no step is ever written).
+func TestJSONQueueRaceLosesNothing(t *testing.T) {
+	filetxntest.CheckRace(t, filetxntest.Race{
+		Procs: 4,
+		Txns:  10,
+		Step: func(ctx context.Context, dir string, proc, txn int) error {
+			s := filetxn.NewStore(filepath.Join(dir, "queue.json"), filetxn.JSON[Queue]())
+			worker := fmt.Sprintf("worker-%d", proc)
+			if _, err := s.Update(ctx, enqueue(fmt.Sprintf("task %d.%d", proc, txn))); err != nil {
+				return err
+			}
+			var job Job
+			if _, err := s.Update(ctx, claim(worker, &job)); err != nil {
+				return err // never errNoJob: this process has just enqueued one
+			}
+			_, err := s.Update(ctx, complete(job.ID))
+			return err
+		},
+		Invariant: func(dir string, procs, txns int) error {
+			q, err := filetxn.NewStore(filepath.Join(dir, "queue.json"), filetxn.JSON[Queue]()).View(context.Background())
+			if err != nil {
+				return err
+			}
+			n := procs * txns
+			var faults []string
+			if q.Next != n || len(q.Jobs) != n {
+				faults = append(faults, fmt.Sprintf("next = %d and %d jobs, want %d and %d", q.Next, len(q.Jobs), n, n))
+			}
+			tasks := map[string]bool{}
+			for i, j := range q.Jobs {
+				if j.ID != i || j.State != "done" || j.Worker == "" || tasks[j.Task] {
+					faults = append(faults, fmt.Sprintf("jobs[%d] = %+v, want ID %d, done by a worker, a task of its own", i, j, i))
+				}
+				tasks[j.Task] = true
+			}
+			if len(faults) > 0 {
+				return errors.New(strings.Join(faults, "; "))
+			}
+			return nil
+		},
+	})
+}
