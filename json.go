@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"runtime"
 	"strings"
 	"sync"
+	"unicode/utf8"
 	"weak"
 )
 
@@ -27,7 +29,10 @@ import (
 //     the document marshals as it did when it was decoded (a comparison of
 //     encoding/json output, one marshal per Decode and per Encode).
 //   - A changed document is written as encoding/json marshals it, indented
-//     with two spaces, with a final newline, and without HTML escaping.
+//     with two spaces, with a final newline, and without HTML escaping. A
+//     number decoded into an interface value (a field of type any, a
+//     map[string]any) is a json.Number, so it is written back with the
+//     digits it was read with, not rounded through a float64.
 //   - A file that is not JSON, is not JSON for T, or holds a field that T
 //     does not have (see [KeepUnknownFields]) is refused with a [*JSONError]
 //     naming the line and column; a [Store] wraps it in an [*fs.PathError]
@@ -110,8 +115,8 @@ func (c *jsonCodec[T]) Decode(data []byte) (*T, error) {
 	doc := new(T)
 	var read jsonRead
 	if len(data) > 0 {
-		if err := json.Unmarshal(data, doc); err != nil {
-			return nil, jsonError(data, err)
+		if err := unmarshalJSON(data, doc); err != nil {
+			return nil, err
 		}
 		extra, err := checkFields(data, reflect.TypeFor[T](), c.o.keepUnknown)
 		if err != nil {
@@ -194,6 +199,27 @@ func compactJSON(doc any, extra []jsonKey) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
+// unmarshalJSON is json.Unmarshal of the one JSON value in data into doc,
+// except that a number decoded into an interface is a json.Number, which
+// keeps its digits (a float64 would round an integer beyond 2^53, and the
+// next write would publish the rounded value). Its errors are *JSONError.
+func unmarshalJSON(data []byte, doc any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(doc); err != nil {
+		if errors.Is(err, io.EOF) { // nothing but white space
+			err = io.ErrUnexpectedEOF
+		}
+		return jsonError(data, err)
+	}
+	rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")
+	if len(rest) > 0 {
+		r, _ := utf8.DecodeRune(rest)
+		return newJSONError(data, len(data)-len(rest), fmt.Errorf("json: invalid character %q after top-level value", r))
+	}
+	return nil
+}
+
 // jsonError turns an error of json.Unmarshal on data into a *JSONError with
 // the line and column of its offset.
 func jsonError(data []byte, err error) error {
@@ -209,6 +235,9 @@ func jsonError(data []byte, err error) error {
 			pos = len(data)
 		}
 		return newJSONError(data, pos, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// The decoder's word for an input that ends inside its value.
+		return newJSONError(data, len(data), errors.New("json: unexpected end of JSON input"))
 	case errors.As(err, &te):
 		// Offset is just past the value of the wrong type; the position
 		// given is the value's first byte.

@@ -260,3 +260,19 @@ func TestJSONQueueRaceLosesNothing(t *testing.T) {
 		},
 	})
 }
+
+// TestJSONKeepsNumbersExactly checks that a number in a field of interface
+// type keeps its digits through a change elsewhere in the document.
+// Ablation: decoding without UseNumber (numbers as float64) makes it red:
+// 2^63-1 is written back as 9223372036854775807 rounded.
+func TestJSONKeepsNumbersExactly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"id": 9223372036854775807, "ratio": 0.1000000000000000055511151231257827}`), 0o644))
+	s := filetxn.NewStore(path, filetxn.JSON[map[string]any]())
+	_, err := s.Update(context.Background(), func(m *map[string]any) error { (*m)["seen"] = true; return nil })
+	require.NoError(t, err)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	want := "{\n  \"id\": 9223372036854775807,\n  \"ratio\": 0.1000000000000000055511151231257827,\n  \"seen\": true\n}\n"
+	require.Equal(t, want, string(got), "file after Update(set seen)")
+}
