@@ -164,6 +164,7 @@ func TestUsageErrorsSpeakTheCommandLine(t *testing.T) {
 		{[]string{"loop", "tick", "-root", dir, "-timeout", "5", "ci", "--", "true"}, `loop tick: -timeout "5": a duration needs a unit: 5s, 5ms or 5m; see 'looprunner loop tick -h'`},
 		{[]string{"loop", "create", "-root", dir, "-tick-timeout", "90", "ci"}, `loop create: -tick-timeout "90": want a duration with a unit, such as 90s or 30m; see 'looprunner loop create -h'`},
 		{[]string{"help", "ledger", "frob"}, `looprunner: help: ledger: unknown command "frob" (want add, archive, close, decide, list, reopen)`},
+		{[]string{"help", "demo", "x"}, `looprunner: help: demo has no commands`},
 	}
 	for _, tt := range tests {
 		r := runHere(tt.args...)

@@ -29,7 +29,10 @@ func (c *cli) help(args []string) error {
 	case len(args) > 2:
 		return usagef("help: want at most an area and a command, got %q", args)
 	}
-	if cmd, ok := topLevel[args[0]]; ok && len(args) == 1 {
+	if cmd, ok := topLevel[args[0]]; ok {
+		if len(args) > 1 {
+			return usagef("help: %s has no commands", args[0])
+		}
 		c.name, c.cmd = args[0], cmd
 		return cmd.run(c, []string{"-h"})
 	}
