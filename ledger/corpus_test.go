@@ -160,8 +160,9 @@ func TestCorpusCloseAndReopenIsLossless(t *testing.T) {
 }
 
 // TestCorpusArchive archives each real ledger and checks that every moved
-// body is in the archive, every id is still in the ledger, and a second run
-// moves nothing.
+// body is in the archive, every id is still in the ledger, every stub is one
+// bmad-loop's archiver reads as a stub (many real entries carry severity
+// lines, which a stub must not), and a second run moves nothing.
 func TestCorpusArchive(t *testing.T) {
 	for name, data := range readCorpus(t) {
 		t.Run(name, func(t *testing.T) {
@@ -178,6 +179,11 @@ func TestCorpusArchive(t *testing.T) {
 			}
 			if n := len(a.Entries()); n != len(moved) {
 				t.Errorf("archive holds %d entries, want %d", n, len(moved))
+			}
+			for _, id := range moved {
+				if e, _ := d.Entry(id); !isBmadStub(e.Body) {
+					t.Errorf("stub of %s = %q, want one bmad-loop's grammar accepts", id, e.Body)
+				}
 			}
 			if again, _ := d.ArchiveInto(a, "", "2026-08-25"); len(again) != 0 {
 				t.Errorf("second run moved %v", again)
