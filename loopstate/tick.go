@@ -94,7 +94,8 @@ type Result struct {
 // anything that would hold it is written.
 //
 // Tick returns the tick's log record, with a *HaltedError when the tick (or
-// its harness) halted the loop (exit code 4). If fn panics, the lock is
+// its harness) halted the loop (exit code 4). With any other error it
+// returns the zero TickRecord: the tick's result was not recorded. If fn panics, the lock is
 // released and the panic propagates; current_tick stays set, and the next
 // tick logs the tick as abandoned, as after a crash (a runner that is this
 // process is gone for the next tick: that tick holds the loop's lock). A
@@ -183,7 +184,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 			Trigger: trigger, PID: pid,
 		}
 		if err := l.commit(tx, d, data, append(pending, &rec)); err != nil {
-			return rec, err
+			return TickRecord{}, err
 		}
 		if reason == SkipGate {
 			return rec, &HaltedError{Loop: l.name, Halt: *d.Halted, New: true}
@@ -251,7 +252,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 		GatesTripped: gateKeys(trips), Trigger: trigger, PID: pid, Note: note,
 	}
 	if err := l.commit(tx, d, data, []*TickRecord{&rec}); err != nil {
-		return rec, err
+		return TickRecord{}, err
 	}
 	if d.Status == Halted {
 		return rec, &HaltedError{Loop: l.name, Halt: *d.Halted, New: true}
@@ -311,7 +312,10 @@ func (l *Loop) runnerAlive(tx *filetxn.Tx, d *Doc, trigger Trigger, now time.Tim
 			StatusBefore: d.Status, StatusAfter: d.Status, GatesTripped: []string{},
 			Trigger: trigger, PID: pid, Note: what,
 		}
-		return rec, l.appendLog(tx, &rec)
+		if err := l.appendLog(tx, &rec); err != nil {
+			return TickRecord{}, err
+		}
+		return rec, nil
 	}
 	return TickRecord{}, fmt.Errorf("%w: %s: %s; its lock file %s was replaced or removed while it held it (%w)",
 		ErrTickInProgress, l.name, what, l.lock, ErrBusy)
@@ -464,7 +468,7 @@ func (l *Loop) skipBusy(ctx context.Context, busy *BusyError) (TickRecord, error
 	// record that the lock holder appends at the same time. Like every
 	// tick-log line, it is not fsynced.
 	if err := atomicfile.AppendFile(l.log, appendRecord(nil, &rec), 0o644, atomicfile.WithoutSync()); err != nil {
-		return rec, err
+		return TickRecord{}, err
 	}
 	return rec, nil
 }
