@@ -6,10 +6,8 @@ import (
 	"testing"
 )
 
-// A Codec is what [CheckCodec] checks: the method set of filetxn.Codec, so
-// that any filetxn.Codec[D] is one (this package does not import filetxn,
-// which lets filetxn's own tests use it).
-type Codec[D any] interface {
+// codecOf is the method set of filetxn.Codec, as CheckCodec takes it.
+type codecOf[D any] interface {
 	Decode(data []byte) (D, error)
 	Encode(doc D) ([]byte, error)
 }
@@ -55,8 +53,13 @@ type CodecCases[D any] struct {
 //  6. Every Invalid file is refused with an error (one that IsRefusal
 //     accepts, when set), and no call panics.
 //
-// CheckCodec does no I/O and runs in the calling process.
-func CheckCodec[D any](t testing.TB, codec Codec[D], cases CodecCases[D]) {
+// codec is any filetxn.Codec[D] (its method set is spelled out here because
+// this package does not import filetxn, so that filetxn's own tests can use
+// it). CheckCodec does no I/O and runs in the calling process.
+func CheckCodec[D any](t testing.TB, codec interface {
+	Decode(data []byte) (D, error)
+	Encode(doc D) ([]byte, error)
+}, cases CodecCases[D]) {
 	t.Helper()
 	// 1. The document of a missing file.
 	if doc, err := decode(codec, nil); err != nil {
@@ -111,7 +114,7 @@ func CheckCodec[D any](t testing.TB, codec Codec[D], cases CodecCases[D]) {
 }
 
 // roundTrip is check 4 on doc, from the file called name.
-func roundTrip[D any](t testing.TB, codec Codec[D], edit func(D), name string, doc D) {
+func roundTrip[D any](t testing.TB, codec codecOf[D], edit func(D), name string, doc D) {
 	t.Helper()
 	if edit == nil {
 		return
@@ -142,7 +145,7 @@ type appendEncoder[D any] interface {
 
 // appendEncode is check 5: AppendEncode of doc after a prefix must append
 // want, what Encode returned.
-func appendEncode[D any](t testing.TB, codec Codec[D], name string, doc D, want []byte) {
+func appendEncode[D any](t testing.TB, codec codecOf[D], name string, doc D, want []byte) {
 	t.Helper()
 	ae, ok := codec.(appendEncoder[D])
 	if !ok {
@@ -165,14 +168,14 @@ func appendEncode[D any](t testing.TB, codec Codec[D], name string, doc D, want 
 }
 
 // decode and encode call the codec, turning a panic into an error.
-func decode[D any](codec Codec[D], data []byte) (doc D, err error) {
+func decode[D any](codec codecOf[D], data []byte) (doc D, err error) {
 	if perr := try(func() { doc, err = codec.Decode(data) }); perr != nil {
 		return doc, perr
 	}
 	return doc, err
 }
 
-func encode[D any](codec Codec[D], doc D) (out []byte, err error) {
+func encode[D any](codec codecOf[D], doc D) (out []byte, err error) {
 	if perr := try(func() { out, err = codec.Encode(doc) }); perr != nil {
 		return nil, perr
 	}
