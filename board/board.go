@@ -92,7 +92,8 @@ func (d *Doc) lineText(li int) string {
 	return d.lines[li].text
 }
 
-// Story is one story row of development_status (a key like 3-2-digest-delivery or 1-4a-x).
+// Story is one story row of development_status (a key like 3-2-digest-delivery or 1-4a-x),
+// with a status of its own or one read from its mapping's status key.
 type Story struct {
 	Key    string
 	Epic   int    // 3 in 3-2-digest-delivery
@@ -106,7 +107,7 @@ type Story struct {
 // Epic is one epic row of development_status (a key like epic-3).
 type Epic struct {
 	Key    string
-	Number int
+	Number int    // 3 in epic-3, 1 in epic-01 (the epic lift edits only an unpadded key)
 	Status string // as written, trimmed (an epic row repeated in the file reports its last value)
 	Line   int    // 1-based line of the key (of its last occurrence)
 }
