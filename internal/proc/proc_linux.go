@@ -14,14 +14,19 @@ import (
 // exited: only its exit status is left. Field 22, starttime, counts clock
 // ticks since boot, so it cannot move when the wall clock is set; the boot
 // id keeps a token from matching a process of another boot.
+//
+// A missing /proc/<pid> means a missing process only when kill(2) could
+// signal it: a process of another user (EPERM) is hidden from /proc under
+// hidepid=, yet alive.
 func query(pid int) (state, string) {
-	if err := unix.Kill(pid, 0); err == unix.ESRCH {
+	kerr := unix.Kill(pid, 0)
+	if kerr == unix.ESRCH {
 		return gone, ""
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		if os.IsNotExist(err) && procMounted() {
-			return gone, ""
+		if os.IsNotExist(err) && kerr == nil && procMounted() {
+			return gone, "" // it exited between the two calls
 		}
 		return alive, ""
 	}
