@@ -165,6 +165,12 @@ func TestUsageErrorsSpeakTheCommandLine(t *testing.T) {
 		{[]string{"loop", "create", "-root", dir, "-tick-timeout", "90", "ci"}, `loop create: -tick-timeout "90": want a duration with a unit, such as 90s or 30m; see 'looprunner loop create -h'`},
 		{[]string{"help", "ledger", "frob"}, `looprunner: help: ledger: unknown command "frob" (want add, archive, close, decide, list, reopen)`},
 		{[]string{"help", "demo", "x"}, `looprunner: help: demo has no commands`},
+		{[]string{"loop", "create", "-root", dir, "-max-ticks", "-3", "ci"}, `loop create: -max-ticks "-3": want an integer of at least 0; see 'looprunner loop create -h'`},
+		{[]string{"loop", "create", "-root", dir, "-checkpoint-every", "0", "ci"}, `loop create: -checkpoint-every "0": want an integer of at least 1; see 'looprunner loop create -h'`},
+		{[]string{"loop", "create", "-root", dir, "-budget-usd", "-1", "ci"}, `loop create: -budget-usd "-1": want a number of at least 0; see 'looprunner loop create -h'`},
+		{[]string{"loop", "create", "-root", dir, "-budget-seconds", "NaN", "ci"}, `loop create: -budget-seconds "NaN": want a number such as 2.5; see 'looprunner loop create -h'`},
+		{[]string{"loop", "create", "-root", dir, "-tick-timeout", "0s", "ci"}, `loop create: -tick-timeout "0s": want a positive duration; see 'looprunner loop create -h'`},
+		{[]string{"loop", "create", "-root", dir, "-expires-at", "2026-07-01T18:00:00.5Z", "ci"}, `loop create: -expires-at "2026-07-01T18:00:00.5Z": want whole seconds; see 'looprunner loop create -h'`},
 	}
 	for _, tt := range tests {
 		r := runHere(tt.args...)
@@ -174,6 +180,8 @@ func TestUsageErrorsSpeakTheCommandLine(t *testing.T) {
 	}
 	_, err := os.Stat(file)
 	require.ErrorIs(t, err, os.ErrNotExist, "a refused ledger add created %s", file)
+	_, err = os.Stat(filepath.Join(dir, loopstate.LoopsDir))
+	require.ErrorIs(t, err, os.ErrNotExist, "a refused loop create made %s", loopstate.LoopsDir)
 }
 
 // TestDidYouMean: a typo of a name suggests it, a word far from every name

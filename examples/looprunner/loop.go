@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"os/user"
@@ -102,11 +103,16 @@ func (c *cli) showState(l *loopstate.Loop, done string) error {
 }
 
 // Optional thresholds: a gate flag that is not given leaves the gate off.
+// Each refuses what the gate would refuse, so that the error names the flag
+// rather than the state file's key.
 type (
-	optInt   struct{ p **int64 }
-	optFloat struct{ p **float64 }
-	optTime  struct{ p **time.Time }
-	optDur   struct{ p **float64 } // a duration, stored in seconds
+	optInt struct {
+		p   **int64
+		min int64 // the least value allowed
+	}
+	optFloat struct{ p **float64 }  // a finite number, at least 0
+	optTime  struct{ p **time.Time } // whole seconds
+	optDur   struct{ p **float64 }   // a positive duration, stored in seconds
 )
 
 func (o optInt) String() string {
@@ -121,6 +127,9 @@ func (o optInt) Set(s string) error {
 	if err != nil {
 		return errors.New("want an integer such as 10")
 	}
+	if v < o.min {
+		return fmt.Errorf("want an integer of at least %d", o.min)
+	}
 	*o.p = &v
 	return nil
 }
@@ -134,8 +143,11 @@ func (o optFloat) String() string {
 
 func (o optFloat) Set(s string) error {
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return errors.New("want a number")
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return errors.New("want a number such as 2.5")
+	}
+	if v < 0 {
+		return errors.New("want a number of at least 0")
 	}
 	*o.p = &v
 	return nil
@@ -153,6 +165,9 @@ func (o optTime) Set(s string) error {
 	if err != nil {
 		return errors.New("want an RFC 3339 time such as 2026-07-01T18:00:00Z")
 	}
+	if v.Nanosecond() != 0 {
+		return errors.New("want whole seconds")
+	}
 	*o.p = &v
 	return nil
 }
@@ -168,6 +183,9 @@ func (o optDur) Set(s string) error {
 	v, err := time.ParseDuration(s)
 	if err != nil {
 		return errors.New("want a duration with a unit, such as 90s or 30m")
+	}
+	if v <= 0 {
+		return errors.New("want a positive duration")
 	}
 	secs := v.Seconds()
 	*o.p = &secs
@@ -193,14 +211,14 @@ func loopCreate(c *cli, args []string) error {
 	fset.BoolVar(&t.Schedule.Enabled, "schedule", false, "let scheduled ticks run from the start")
 	fset.StringVar(&t.Schedule.Every, "every", "", "the schedule's `PERIOD`, such as 15m, recorded for the external timer")
 	g := &t.Gates
-	fset.Var(optInt{&g.MaxTicks}, "max-ticks", "halt after `N` ticks in the window")
-	fset.Var(optInt{&g.MaxConsecutiveFailures}, "max-consecutive-failures", "halt after `N` failed ticks in a row")
-	fset.Var(optInt{&g.MaxFailuresTotal}, "max-failures-total", "halt after `N` failed ticks in all")
+	fset.Var(optInt{&g.MaxTicks, 0}, "max-ticks", "halt after `N` ticks in the window")
+	fset.Var(optInt{&g.MaxConsecutiveFailures, 0}, "max-consecutive-failures", "halt after `N` failed ticks in a row")
+	fset.Var(optInt{&g.MaxFailuresTotal, 0}, "max-failures-total", "halt after `N` failed ticks in all")
 	fset.Var(optFloat{&g.Budget.USD}, "budget-usd", "halt once the window has spent `USD` dollars")
-	fset.Var(optInt{&g.Budget.Tokens}, "budget-tokens", "halt once the window has spent `N` tokens")
+	fset.Var(optInt{&g.Budget.Tokens, 0}, "budget-tokens", "halt once the window has spent `N` tokens")
 	fset.Var(optFloat{&g.Budget.Seconds}, "budget-seconds", "halt once the window has spent `SECONDS` seconds of harness time")
 	fset.Var(optTime{&g.ExpiresAt}, "expires-at", "halt at `TIME` (RFC 3339, such as 2026-07-01T18:00:00Z)")
-	fset.Var(optInt{&g.CheckpointEvery}, "checkpoint-every", "halt for a review every `N` ticks of the window")
+	fset.Var(optInt{&g.CheckpointEvery, 1}, "checkpoint-every", "halt for a review every `N` ticks of the window")
 	fset.Var(optDur{&g.TickTimeout}, "tick-timeout", "the harness's wall timeout, a `DURATION` such as 90s (default 30m)")
 	name, err := c.parseOne(fset, args, "loop name", "root")
 	if err != nil {
