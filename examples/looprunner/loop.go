@@ -110,7 +110,7 @@ type (
 		p   **int64
 		min int64 // the least value allowed
 	}
-	optFloat struct{ p **float64 }  // a finite number, at least 0
+	optFloat struct{ p **float64 }   // a finite number, at least 0
 	optTime  struct{ p **time.Time } // whole seconds
 	optDur   struct{ p **float64 }   // a positive duration, stored in seconds
 )
