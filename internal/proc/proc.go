@@ -23,6 +23,7 @@ package proc
 
 import (
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -70,7 +71,33 @@ func Gone(pid int, start string) bool {
 	case gone:
 		return true
 	case alive:
-		return start != "" && tok != "" && tok != start
+		return start != "" && tok != "" && !sameStart(tok, start)
 	}
 	return false
+}
+
+// sameStart reports whether two start tokens stand for one start. A Linux
+// token made where the boot id could not be read ("linux::<ticks>") matches
+// on the start time alone: a process that could not read the boot id must
+// not make a live runner look like another process.
+func sameStart(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ab, at, ok1 := linuxToken(a)
+	bb, bt, ok2 := linuxToken(b)
+	return ok1 && ok2 && at == bt && (ab == "" || bb == "")
+}
+
+// linuxToken splits "linux:<boot id>:<ticks>".
+func linuxToken(tok string) (boot, ticks string, ok bool) {
+	rest, ok := strings.CutPrefix(tok, "linux:")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(rest, ':')
+	if i < 0 {
+		return "", "", false
+	}
+	return rest[:i], rest[i+1:], true
 }

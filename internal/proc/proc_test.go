@@ -65,3 +65,22 @@ func TestGoneAfterTheProcessExits(t *testing.T) {
 	g.Kill(0)
 	require.True(t, Gone(pid, tok), "Gone(killed child %d, %q) = false, want true", pid, tok)
 }
+
+func TestSameStartIgnoresAnUnknownBootID(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"linux:b1:100", "linux:b1:100", true},
+		{"linux:b1:100", "linux:b2:100", false},
+		{"linux:b1:100", "linux:b1:101", false},
+		{"linux::100", "linux:b1:100", true},
+		{"linux:b1:100", "linux::100", true},
+		{"linux::100", "linux::101", false},
+		{"darwin:1.2", "darwin:1.2", true},
+		{"darwin:1.2", "darwin:1.3", false},
+		{"linux::100", "darwin:100", false},
+	} {
+		require.Equal(t, tc.want, sameStart(tc.a, tc.b), "sameStart(%q, %q) = %v, want %v", tc.a, tc.b, !tc.want, tc.want)
+	}
+}
