@@ -41,9 +41,16 @@ import (
 // Decode copies what it keeps. The codec remembers, for each document it
 // decoded and that is still reachable, the bytes it was decoded from (until
 // the garbage collector has freed the document), so a program that keeps
-// many decoded documents keeps their files' bytes too. It is safe for
+// many decoded documents keeps their files' bytes too. A document that
+// Decode did not return is always encoded anew. The codec is safe for
 // concurrent use.
+//
+// JSON panics if T has size zero (struct{}, [0]int): every pointer to such a
+// value may be the same, so the codec could not tell two documents apart.
 func JSON[T any](opts ...JSONOption) Codec[*T] {
+	if reflect.TypeFor[T]().Size() == 0 {
+		panic(fmt.Sprintf("filetxn: JSON[%v]: a type of size zero, whose documents cannot be told apart", reflect.TypeFor[T]()))
+	}
 	c := &jsonCodec[T]{docs: make(map[weak.Pointer[T]]jsonRead)}
 	for _, opt := range opts {
 		if opt != nil {

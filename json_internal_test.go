@@ -30,3 +30,12 @@ func TestJSONForgetsFreedDocuments(t *testing.T) {
 	require.Eventually(t, func() bool { runtime.GC(); return remembered() == 0 }, 30*time.Second, 10*time.Millisecond,
 		"JSON codec remembers documents after all 100 were freed, want none")
 }
+
+// TestJSONPanicsOnAZeroSizeType checks that JSON refuses, as a programmer
+// error, a type whose documents all share one address (Go may give every
+// zero-size value the same pointer), under which it would hand one file's
+// bytes to another's unchanged document.
+func TestJSONPanicsOnAZeroSizeType(t *testing.T) {
+	require.PanicsWithValue(t, "filetxn: JSON[struct {}]: a type of size zero, whose documents cannot be told apart",
+		func() { JSON[struct{}]() }, "JSON[struct{}]() did not panic, want a panic")
+}
