@@ -51,8 +51,9 @@ var (
 	ErrNoLoop = errors.New("loopstate: no such loop")
 
 	// ErrDeleted is returned when the loop was deleted while the caller
-	// waited for its lock [3]: the lock file it holds is no longer the one in
-	// the loop's directory.
+	// waited for its lock [3]: the loop's directory is gone, or is another
+	// one (a loop of the same name created since), so the lock it got
+	// guards nothing it asked for.
 	ErrDeleted = errors.New("loopstate: loop deleted")
 
 	// ErrHalted is returned when the loop is halted: by CheckGate, finding it
