@@ -224,7 +224,11 @@ func TestVersionPrintsTheModuleVersion(t *testing.T) {
 
 // TestTickExitCodes: a scheduler can tell how a tick went from the exit
 // code alone, and with -json stdout is the tick's record and nothing else,
-// whatever the harness printed. The harness that cannot be started is a
+// whatever the harness printed.
+// Ablations: loopTick returning nil instead of tickExit's error makes every
+// row but the first and the last exit 0 (and TestTickTimeout with it);
+// the harness's stdout sent to stdout under -json puts the help text in
+// front of the record of the ok row. The harness that cannot be started is a
 // file without the execute bit on Unix, and on Windows (which has no such
 // bit) a .exe that is not a program.
 func TestTickExitCodes(t *testing.T) {
@@ -273,7 +277,10 @@ func TestTickExitCodes(t *testing.T) {
 // TestTickReportsAMalformedCostLine: a harness whose last line names
 // "cost" but is not a cost line is told so on stderr (the tick's cost is
 // zero); a good cost line is recorded, and a last line that is not about
-// cost is nobody's business.
+// cost is nobody's business. The harness prints a line before its last
+// one, which under -json goes to stderr.
+// Ablation: with the harness's stdout sent to stdout under -json, the first
+// line lands in front of the record, and decoding it fails.
 func TestTickReportsAMalformedCostLine(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {
@@ -310,7 +317,8 @@ func TestTickReportsAMalformedCostLine(t *testing.T) {
 
 // TestLoopRootThatDoesNotExist: every loop command but create refuses a
 // -root that does not exist with exit 3, and creates nothing; create makes
-// it.
+// it. Ablation: without openRoot's check, loop list prints an empty table
+// with exit 0.
 func TestLoopRootThatDoesNotExist(t *testing.T) {
 	e := newEnv(t)
 	typo := e.path("typo")
