@@ -20,15 +20,12 @@ import (
 // mode of an existing target (keepMeta), and the directory fsync after the
 // rename, without which the rename is not durable.
 //
-// Three cases stay with this package's own staging (stageOwn, publishOwn):
+// Two cases stay with this package's own staging (stageOwn, publishOwn):
 //   - WithoutSync: renameio always fsyncs before its rename, so the file it
 //     staged is closed and renamed here instead;
 //   - a target whose name is longer than maxRenameioBase bytes, for which
 //     renameio's temporary name would pass the usual 255-byte limit on a
-//     name; stageOwn's ".<base>.tmp-<random>" cuts the base short instead;
-//   - a new file whose perm has the setuid, setgid or sticky bit, which
-//     renameio's WithPermissions drops (it keeps only the permission bits)
-//     and which open(2) applies, as os.OpenFile does, under the umask.
+//     name; stageOwn's ".<base>.tmp-<random>" cuts the base short instead.
 
 // staging is the temporary file and how it was made.
 type staging struct {
@@ -44,7 +41,7 @@ const maxRenameioBase = 255 - 1 - 19
 // stage creates the temporary file in dir (the target's directory) with
 // perm, less the umask.
 func (pf *PendingFile) stage(dir string, perm fs.FileMode) error {
-	if len(filepath.Base(pf.target)) > maxRenameioBase || perm&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 {
+	if len(filepath.Base(pf.target)) > maxRenameioBase {
 		return pf.stageOwn(dir, perm)
 	}
 	tdir, err := tempDirFor(dir)
