@@ -13,11 +13,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/filetxn/filetxn"
@@ -44,23 +46,59 @@ func (counterCodec) Encode(n *int) ([]byte, error) {
 }
 
 func main() {
-	procs := flag.Int("procs", 4, "number of worker processes")
-	n := flag.Int("n", 200, "increments per process")
-	dir := flag.String("dir", "", "directory for the files (default: a temporary one, removed at the end)")
-	worker := flag.String("worker", "", "internal: run as a worker in this mode (naive or filetxn)")
-	flag.Parse()
+	os.Exit(cli(os.Args[1:]))
+}
+
+// cli runs the command line args and returns the exit code: 0 done (or help
+// asked for, printed on stdout), 1 a run that failed or lost an update
+// through filetxn, 2 a usage error (one line on stderr).
+func cli(args []string) int {
+	fs := flag.NewFlagSet("contend", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	procs := fs.Int("procs", 4, "the number `N` of worker processes")
+	n := fs.Int("n", 200, "`M` increments per process")
+	dir := fs.String("dir", "", "keep the files in `DIR` (default: a temporary directory, removed at the end)")
+	worker := fs.String("worker", "", "internal: run as a worker in this mode (naive or filetxn)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Println("usage: contend [-procs N] [-n M] [-dir DIR]")
+			fmt.Println("\nrace processes on one counter file, naively and through filetxn, and count the updates lost")
+			fmt.Println("\nflags:")
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fs.VisitAll(func(f *flag.Flag) {
+				if strings.HasPrefix(f.Usage, "internal:") {
+					return
+				}
+				name, usage := flag.UnquoteUsage(f)
+				if f.DefValue != "" {
+					usage += " (default " + f.DefValue + ")"
+				}
+				fmt.Fprintf(tw, "  -%s %s\t%s\n", f.Name, name, usage)
+			})
+			tw.Flush()
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, "contend:", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "contend: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *worker == "" && (*procs < 1 || *n < 1) {
+		fmt.Fprintln(os.Stderr, "contend: -procs and -n must be at least 1")
+		return 2
+	}
 	if err := run(*procs, *n, *dir, *worker); err != nil {
 		fmt.Fprintln(os.Stderr, "contend:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func run(procs, n int, dir, worker string) error {
 	if worker != "" {
 		return work(worker, dir, n)
-	}
-	if procs < 1 || n < 1 {
-		return errors.New("-procs and -n must be at least 1")
 	}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "filetxn-contend-")
