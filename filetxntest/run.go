@@ -22,7 +22,9 @@ import (
 // output, and does not return. In a child, Run does not return either: after
 // fn it ends the child's test as t.SkipNow does, so the rest of the test body
 // runs in the parent alone. Call Run first in the test (or subtest) whose t
-// it is given; see the package's caveats.
+// it is given, and once: a child runs the first Run of its test (child mode
+// is keyed by the test's name), so a second set of children needs a subtest
+// of its own. See the package's caveats.
 //
 //	func TestCounterLosesNothing(t *testing.T) {
 //		dir := t.TempDir() // the parent's; children get it as c.Dir
@@ -104,7 +106,7 @@ type Race struct {
 //
 // CheckRace blocks until the children are done and reports every failure
 // through t. As with [Run], the children run the calling test again and
-// CheckRace does not return in them; call it first in the test.
+// CheckRace does not return in them; call it first in the test, and once.
 func CheckRace(t testing.TB, r Race) {
 	t.Helper()
 	procs, txns := r.Procs, r.Txns
