@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 )
@@ -100,6 +102,71 @@ func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 			require.Equal(t, Abandoned, counted[0].Outcome, "line 1 = %+v, want the runner's tick abandoned", counted[0])
 			require.Equal(t, runner.Pid(0), counted[0].PID, "line 1's pid = %d, want the runner's %d", counted[0].PID, runner.Pid(0))
 			require.Equal(t, OK, counted[1].Outcome, "line 2 = %+v, want ok", counted[1])
+		})
+	}
+}
+
+// TestRunnerKilledAroundItsLogLineCountsTheTickOnce: a runner (a child
+// process) is SIGKILLed inside its tick's last step, just before it appends
+// the tick's line, or after the line and before the state that counts it
+// (a txhook at the engine's check before each publish picks the moment).
+// The next tick counts the killed tick exactly once: abandoned when its line
+// was never written, as its line says (ok, with its cost) when it was; the
+// log has one counted line per counted tick either way.
+// Ablation (run): commit writing the state before the line (the order
+// before this fix) counts the tick without any line when the kill lands
+// between the two: the state has no marker left and the log no line for
+// tick 1.
+func TestRunnerKilledAroundItsLogLineCountsTheTickOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		killAt  int // the engine's publish checks of a tick: 1 the marker, 2 the line, 3 the state
+		outcome Outcome
+	}{
+		{"before the line", 2, Abandoned},
+		{"between the line and the state", 3, OK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if c := filetxntest.Child(t); c != nil {
+				l := mustOpen(t, rootIn(c.Dir), "k")
+				c.Barrier()
+				checks := 0
+				ctx := txhook.With(ctx0, txhook.Hooks{txhook.Check: func() {
+					if checks++; checks == tc.killAt {
+						c.Mark("dying")
+						syscall.Kill(os.Getpid(), syscall.SIGKILL)
+						select {} // the signal is on its way
+					}
+				}})
+				l.Tick(ctx, TriggerManual, okHarness(Cost{USD: 0.25, Tokens: 10, Seconds: 1}))
+				t.Fatalf("the runner survived its tick")
+				return
+			}
+			dir := t.TempDir()
+			l := mustCreate(t, rootIn(dir), "k", Template{})
+			runner := filetxntest.Start(t, 1, dir)
+			runner.Release()
+			runner.WaitMark("dying")
+			runner.Kill(0) // the runner kills itself, or is killed here, where it waits in the hook
+			d := mustView(t, l)
+			require.NotNil(t, d.CurrentTick, "current_tick after the kill = nil, want the killed tick's marker")
+
+			rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+			require.NoError(t, err, "Tick after the kill = %+v, %v, want nil", rec, err)
+			d = mustView(t, l)
+			var counted []TickRecord
+			for _, r := range mustTicks(t, l) {
+				if r.Outcome != Skipped {
+					counted = append(counted, r)
+				}
+			}
+			require.Len(t, counted, int(d.TickCount), "counted lines %+v, want one per counted tick (tick_count %d)", counted, d.TickCount)
+			require.Equal(t, int64(2), d.TickCount, "tick_count = %d, want 2", d.TickCount)
+			require.Equal(t, tc.outcome, counted[0].Outcome, "line 1 = %+v, want %s", counted[0], tc.outcome)
+			require.Equal(t, int64(1), counted[0].N, "line 1's n = %d, want 1", counted[0].N)
+			if tc.outcome == OK {
+				require.Equal(t, Cost{USD: 0.25, Tokens: 10, Seconds: 1}, d.Spent, "spent = %+v, want the killed tick's cost", d.Spent)
+			}
 		})
 	}
 }
