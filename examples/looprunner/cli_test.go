@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -220,6 +221,29 @@ func TestVersionPrintsTheModuleVersion(t *testing.T) {
 	require.Regexp(t, `^(v\d+\.\d+\.\d+\S*|\(devel\))$`, bi.Version, "version -json: version = %q", bi.Version)
 	require.Contains(t, r.stdout, " "+bi.Version, "version = %q, want the version of -json, %q", r.stdout, bi.Version)
 	oneErrorLine(t, e.want(2, "version", "extra"), "version")
+}
+
+// TestVersionOfABuild: what version says for a release, a build in a
+// checkout and a build that knew nothing.
+func TestVersionOfABuild(t *testing.T) {
+	main := debug.Module{Path: "github.com/filetxn/filetxn"}
+	vcs := []debug.BuildSetting{{Key: "vcs.revision", Value: "4e3876d0c1f2a3b4c5d6e7f8091a2b3c4d5e6f70"}, {Key: "vcs.time", Value: "2026-12-01T08:11:00Z"}, {Key: "vcs.modified", Value: "true"}}
+	release, devel := main, main
+	release.Version, devel.Version = "v0.3.0", "(devel)"
+	tests := []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"a release", &debug.BuildInfo{GoVersion: "go1.26.8", Main: release}, "looprunner github.com/filetxn/filetxn v0.3.0 (go1.26.8)"},
+		{"a checkout with its commit", &debug.BuildInfo{GoVersion: "go1.26.8", Main: devel, Settings: vcs}, "looprunner github.com/filetxn/filetxn (devel) (commit 4e3876d0c1f2, modified, go1.26.8)"},
+		{"a checkout without", &debug.BuildInfo{GoVersion: "go1.26.8", Main: devel}, "looprunner github.com/filetxn/filetxn (devel) (go1.26.8)"},
+		{"no build information", nil, "looprunner github.com/filetxn/filetxn (devel)"},
+	}
+	for _, tt := range tests {
+		got := buildInfoOf(tt.bi, tt.bi != nil).String()
+		require.Equal(t, tt.want, got, "version of %s = %q, want %q", tt.name, got, tt.want)
+	}
 }
 
 // TestTickExitCodes: a scheduler can tell how a tick went from the exit

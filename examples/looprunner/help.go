@@ -325,13 +325,17 @@ type buildInfo struct {
 	Modified   bool   `json:"modified,omitempty"`
 }
 
-// readBuildInfo returns the build information of this binary. Its version
-// is the module's (v0.3.0 for a `go install ...@v0.3.0`, a pseudo-version
-// for a build in a checkout) or "(devel)" when the build did not know it.
-func readBuildInfo() buildInfo {
+// readBuildInfo returns the build information of this binary (see
+// buildInfoOf).
+func readBuildInfo() buildInfo { return buildInfoOf(debug.ReadBuildInfo()) }
+
+// buildInfoOf returns what version prints for the build information bi (ok
+// false: none). The version is the module's (v0.3.0 for a `go install
+// ...@v0.3.0`, a pseudo-version for a build in a checkout that stamped its
+// commit) or "(devel)" when the build did not know it.
+func buildInfoOf(bi *debug.BuildInfo, ok bool) buildInfo {
 	out := buildInfo{Module: "github.com/filetxn/filetxn", Version: "(devel)"}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
+	if !ok || bi == nil {
 		return out
 	}
 	out.Go = bi.GoVersion
@@ -354,16 +358,9 @@ func readBuildInfo() buildInfo {
 	return out
 }
 
-// version is "version": the module version this binary was built from.
-func version(c *cli, args []string) error {
-	fset := c.flagSet(c.name)
-	if err := c.parseNoArgs(fset, args); err != nil {
-		return err
-	}
-	bi := readBuildInfo()
-	if c.json {
-		return c.printJSON(bi)
-	}
+// String is the line version prints: "looprunner MODULE VERSION (GO)", with
+// the commit for a "(devel)" build that recorded one.
+func (bi buildInfo) String() string {
 	var extra []string
 	if bi.Version == "(devel)" && bi.Commit != "" {
 		commit := bi.Commit
@@ -378,10 +375,23 @@ func version(c *cli, args []string) error {
 	if bi.Go != "" {
 		extra = append(extra, bi.Go)
 	}
-	c.printf("looprunner %s %s", bi.Module, bi.Version)
+	s := "looprunner " + bi.Module + " " + bi.Version
 	if len(extra) > 0 {
-		c.printf(" (%s)", strings.Join(extra, ", "))
+		s += " (" + strings.Join(extra, ", ") + ")"
 	}
-	c.printf("\n")
+	return s
+}
+
+// version is "version": the module version this binary was built from.
+func version(c *cli, args []string) error {
+	fset := c.flagSet(c.name)
+	if err := c.parseNoArgs(fset, args); err != nil {
+		return err
+	}
+	bi := readBuildInfo()
+	if c.json {
+		return c.printJSON(bi)
+	}
+	c.printf("%s\n", bi)
 	return nil
 }
