@@ -125,7 +125,7 @@ func TestHelpOfAreas(t *testing.T) {
 			}
 		}
 	}
-	for _, args := range [][]string{{"-h"}, {"help"}, {"-json", "help"}} {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"help", "help"}, {"-json", "help"}} {
 		r := runHere(args...)
 		require.Equal(t, 0, r.code, "looprunner %q: exit %d, want 0\n%s", args, r.code, r)
 		require.Contains(t, r.stdout, "usage: looprunner ", "looprunner %q", args)

@@ -23,7 +23,7 @@ import (
 // command, on stdout.
 func (c *cli) help(args []string) error {
 	switch {
-	case len(args) == 0:
+	case len(args) == 0, len(args) == 1 && args[0] == "help":
 		c.mainUsage(c.stdout)
 		return errHelp
 	case len(args) > 2:
