@@ -13,6 +13,7 @@ import (
 
 	"github.com/filetxn/filetxn/internal/proc"
 	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 )
@@ -44,6 +45,18 @@ func deadPid(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
+// parentPid returns the pid of this process's parent: a live process that
+// is not this one.
+func parentPid(t *testing.T) int {
+	t.Helper()
+	ppid := os.Getppid()
+	if ppid == 0 {
+		wine.Skip(t, "a program started from Linux has no Windows parent process (os.Getppid() is 0)")
+	}
+	require.NotZero(t, ppid, "os.Getppid() = 0, want the parent's pid")
+	return ppid
+}
+
 // mustNotRun is a harness that fails the test if a tick runs it.
 func mustNotRun(t *testing.T) Harness {
 	return func(context.Context, *Run) (Result, error) {
@@ -62,7 +75,7 @@ func mustNotRun(t *testing.T) Harness {
 func TestTickLeavesALiveRunnersTickAlone(t *testing.T) {
 	r, _ := newTestRoot(t)
 	l := mustCreate(t, r, "x", Template{Schedule: Schedule{Enabled: true}})
-	ppid := os.Getppid()
+	ppid := parentPid(t)
 	markTick(t, l, ppid, proc.Start(ppid))
 	state := readFile(t, l.StatePath())
 
@@ -94,7 +107,7 @@ func TestTickTakesAnotherProcessBehindTheRunnersPidForGone(t *testing.T) {
 	}
 	r, _ := newTestRoot(t)
 	l := mustCreate(t, r, "x", Template{})
-	ppid := os.Getppid()
+	ppid := parentPid(t)
 	markTick(t, l, ppid, "a process that exited long ago")
 	rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
 	require.NoError(t, err, "Tick over a reused pid = %+v, %v, want nil", rec, err)

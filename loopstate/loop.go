@@ -95,7 +95,7 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 	// perhaps created again) while the caller waited from one whose lock file
 	// alone was replaced: lock.Acquire takes the lock on whatever file is at
 	// the path when it gets it.
-	dir0, _ := os.Stat(l.dir)
+	dir0 := statDir(l.dir)
 	var err error
 	for range 3 {
 		held, stale := false, false
@@ -132,7 +132,7 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 			continue
 		case !held && errors.Is(err, fs.ErrNotExist):
 			if dir0 == nil {
-				dir0, _ = os.Stat(l.dir)
+				dir0 = statDir(l.dir)
 			}
 			restored, rerr := l.restoreLock(ctx)
 			if rerr != nil {
@@ -146,6 +146,20 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 		return busyError(l.name, err)
 	}
 	return busyError(l.name, err)
+}
+
+// statDir returns os.Stat(dir) for a later os.SameFile, nil if it fails. On
+// Windows os.Stat leaves the file id to be read by path at the first
+// os.SameFile, which would then read the directory that has the name by
+// that time: a loop deleted and created again would look like the same
+// one. statDir has the id read at once.
+func statDir(dir string) os.FileInfo {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil
+	}
+	os.SameFile(fi, fi)
+	return fi
 }
 
 // restoreLock creates the loop's missing lock file, exclusively and only

@@ -463,7 +463,9 @@ func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 // guards nothing now. Afterwards the name is free and operations give
 // ErrNoLoop.
 // Ablation (run): dropping the Current check in locked makes the waiter
-// pause the new loop without holding its lock.
+// pause the new loop without holding its lock. On Windows (run under Wine),
+// statDir without its os.SameFile, which reads the directory's id by path
+// only at the comparison, takes the new loop for the old: the waiter gets nil.
 func TestDeleteMakesWaitersFail(t *testing.T) {
 	waiting := make(chan struct{})
 	var once sync.Once
