@@ -276,3 +276,39 @@ func TestJSONKeepsNumbersExactly(t *testing.T) {
 	want := "{\n  \"id\": 9223372036854775807,\n  \"ratio\": 0.1000000000000000055511151231257827,\n  \"seen\": true\n}\n"
 	require.Equal(t, want, string(got), "file after Update(set seen)")
 }
+
+// FuzzJSON checks, for any file, that the JSON codec either refuses it with
+// a *JSONError whose line and column lie within the file, or decodes it to a
+// document that, unchanged, gives back the file byte for byte and, changed,
+// is written in a form it reads back to the same bytes.
+func FuzzJSON(f *testing.F) {
+	for _, seed := range []string{handFormatted, `{"next": 1, "jbos": []}`, `{"jobs": [{"id": 1, "taks": "x"}]}`,
+		"{\"next\": \"one\"}", "[1]", "{} {}", "{\"next\": 1,\n \"jobs\": [}", "\"\\\"\"", "{\"x\\\"y\": 1}"} {
+		f.Add([]byte(seed))
+	}
+	codecs := []filetxn.Codec[*Queue]{filetxn.JSON[Queue](), filetxn.JSON[Queue](filetxn.KeepUnknownFields())}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, c := range codecs {
+			doc, err := c.Decode(data)
+			if err != nil {
+				var je *filetxn.JSONError
+				require.ErrorAs(t, err, &je, "Decode(%q) = %v, want a *filetxn.JSONError", data, err)
+				lines := 1 + strings.Count(string(data), "\n")
+				require.True(t, je.Line >= 1 && je.Line <= lines && je.Column >= 1 && je.Column <= len(data)+1,
+					"Decode(%q) = %v: position outside the file (%d lines)", data, err, lines)
+				continue
+			}
+			out, err := c.Encode(doc)
+			require.NoError(t, err, "Encode(Decode(%q))", data)
+			require.Equal(t, string(data), string(out), "Encode(Decode(%q)) of the unchanged document", data)
+			_ = enqueue("fuzz")(doc)
+			out, err = c.Encode(doc)
+			require.NoError(t, err, "Encode(edited Decode(%q))", data)
+			again, err := c.Decode(out)
+			require.NoError(t, err, "Decode(Encode(edited Decode(%q))) of %q", data, out)
+			out2, err := c.Encode(again)
+			require.NoError(t, err)
+			require.Equal(t, string(out), string(out2), "Encode(Decode(%q)) of the codec's own output", out)
+		}
+	})
+}
