@@ -100,9 +100,10 @@ func (e *JSONError) Unwrap() error { return e.Err }
 
 // jsonCodec is the codec JSON returns.
 type jsonCodec[T any] struct {
-	o    jsonOptions
-	mu   sync.Mutex                   // protects docs
-	docs map[weak.Pointer[T]]jsonRead // what each live decoded document was decoded from
+	o      jsonOptions
+	fields jsonFields                   // the fields of the struct types within T
+	mu     sync.Mutex                   // protects docs
+	docs   map[weak.Pointer[T]]jsonRead // what each live decoded document was decoded from
 }
 
 // jsonRead is what a document was decoded from.
@@ -125,7 +126,7 @@ func (c *jsonCodec[T]) Decode(data []byte) (*T, error) {
 		if err := unmarshalJSON(data, doc); err != nil {
 			return nil, err
 		}
-		extra, err := checkFields(data, reflect.TypeFor[T](), c.o.keepUnknown)
+		extra, err := c.fields.check(data, reflect.TypeFor[T](), c.o.keepUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -285,11 +286,11 @@ func valueStart(data []byte, end int) int {
 	}
 }
 
-// checkFields walks the JSON value in data (which json.Unmarshal has
-// accepted into a t) and refuses the first object key that t has no field
-// for, except, when keep, those of the top-level object, which it returns.
-func checkFields(data []byte, t reflect.Type, keep bool) ([]jsonKey, error) {
-	w := fieldWalk{data: data, dec: json.NewDecoder(bytes.NewReader(data)), keep: keep}
+// check walks the JSON value in data (which json.Unmarshal has accepted
+// into a t) and refuses the first object key that t has no field for,
+// except, when keep, those of the top-level object, which it returns.
+func (f *jsonFields) check(data []byte, t reflect.Type, keep bool) ([]jsonKey, error) {
+	w := fieldWalk{fields: f, data: data, dec: json.NewDecoder(bytes.NewReader(data)), keep: keep}
 	if err := w.value(t, 0); err != nil {
 		return nil, err
 	}
@@ -298,10 +299,11 @@ func checkFields(data []byte, t reflect.Type, keep bool) ([]jsonKey, error) {
 
 // fieldWalk is one walk of checkFields.
 type fieldWalk struct {
-	data  []byte
-	dec   *json.Decoder
-	keep  bool
-	extra []jsonKey
+	fields *jsonFields
+	data   []byte
+	dec    *json.Decoder
+	keep   bool
+	extra  []jsonKey
 }
 
 var (
@@ -348,7 +350,7 @@ func (w *fieldWalk) value(t reflect.Type, depth int) error {
 func (w *fieldWalk) object(t reflect.Type, depth int) error {
 	var fields map[string]reflect.Type
 	if t.Kind() == reflect.Struct {
-		fields = jsonFields(t)
+		fields = w.fields.of(t)
 	}
 	for w.dec.More() {
 		tok, err := w.dec.Token()
@@ -416,20 +418,28 @@ func lookupField(fields map[string]reflect.Type, key string) (reflect.Type, bool
 	return nil, false
 }
 
-// jsonFieldCache holds jsonFields' answers, by struct type.
-var jsonFieldCache sync.Map // reflect.Type -> map[string]reflect.Type
+// jsonFields knows the JSON fields of struct types, working each out once.
+type jsonFields struct {
+	mu    sync.Mutex                               // protects known
+	known map[reflect.Type]map[string]reflect.Type // by struct type
+}
 
-// jsonFields returns the object keys that encoding/json decodes into the
-// struct type t, with the type each decodes into: exported fields by name or
-// tag, "-" left out, and the fields of embedded structs without a tag name
+// of returns the object keys that encoding/json decodes into the struct
+// type t, with the type each decodes into: exported fields by name or tag,
+// "-" left out, and the fields of embedded structs without a tag name
 // promoted (a shallower field winning over a promoted one).
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if f, ok := jsonFieldCache.Load(t); ok {
-		return f.(map[string]reflect.Type)
+func (f *jsonFields) of(t reflect.Type) map[string]reflect.Type {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fields, ok := f.known[t]; ok {
+		return fields
 	}
 	fields := map[string]reflect.Type{}
 	addJSONFields(t, fields, map[reflect.Type]bool{})
-	jsonFieldCache.Store(t, fields)
+	if f.known == nil {
+		f.known = map[reflect.Type]map[string]reflect.Type{}
+	}
+	f.known[t] = fields
 	return fields
 }
 
