@@ -15,6 +15,7 @@ import (
 
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/staletemp"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -532,6 +533,11 @@ func (tx *Tx) write(path string, data []byte, digest bool, opts ...WriteOption) 
 	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return Digest{}, err
 	}
+	// Under the lock, every other temporary file for path is a dead
+	// writer's (killed between its staging and its rename): remove them, so
+	// that a crash leaves litter only until the next write. Best effort: the
+	// write is done, and a file that cannot go now can go next time.
+	_, _ = staletemp.Remove(path)
 	tx.hooks.Call(txhook.Replaced)
 	return d, nil
 }

@@ -1,0 +1,169 @@
+// Package staletemp removes the temporary files that package atomicfile
+// leaves beside a target when its writer dies between staging and rename.
+//
+// atomicfile stages a replacement under a hidden name in the target's
+// directory and renames it over the target; a process killed in between (by
+// SIGKILL, a power loss, an OOM kill) leaves that temporary file behind, and
+// nothing else ever removes it. Only the holder of the lock that every writer
+// of a target takes can be writing a temporary file for that target, so the
+// holder may remove the others: [Remove] is called by the engine, under the
+// lock, after each write it publishes.
+//
+// The naming matched here is atomicfile's (see its package doc), and the
+// tests of this package check it against temporary files atomicfile really
+// makes:
+//
+//   - renameio's, outside Windows: "." + name + a non-negative int64 in
+//     decimal, such as ".deferred-work.md4982630124857716";
+//   - atomicfile's own, on Windows and for a name longer than renameio can
+//     stage: "." + the name's first 200 bytes (cut at a rune boundary) +
+//     ".tmp-" + a uint64 in base 36.
+package staletemp
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxTempBase is atomicfile's maxTempBase: how many bytes of a long target
+// name its own temporary names keep.
+const maxTempBase = 200
+
+// Remove removes, from the directory of the file path finally names (path's
+// symbolic links followed), every regular file whose name is one of
+// atomicfile's temporary names for that file and could not be a temporary
+// file of any other name in the directory. It returns how many it removed.
+//
+// The caller must hold the lock that every writer of path holds (and have
+// checked that it still holds it): a writer of path that is alive holds that
+// lock, so every temporary file for path is then a dead writer's. A file of
+// any other name is never touched, nor a temporary name that another entry
+// of the directory could own: ".log21" is a temporary name of "log" but also
+// of "log2", and is left alone while "log2" exists. What this cannot see is a
+// file that does not exist yet: while "log2" is being created for the first
+// time, its writer's ".log2<n>" looks like a stale temporary file of "log"
+// and is removed, so that first write fails (its rename finds no file) and
+// nothing is lost or torn. Name files so that none is another's name
+// followed by digits, or by ".tmp-", to rule that out.
+//
+// Removal is best effort: a file that cannot be removed (on Windows, one a
+// process still holds open) is skipped, and the first error is returned
+// after the rest have been tried. A path that cannot be resolved, or whose
+// directory cannot be read, gives that error and removes nothing.
+func Remove(path string) (int, error) {
+	target, err := resolve(path)
+	if err != nil {
+		return 0, err
+	}
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return 0, err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var first error
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !isTemp(name, base) || claimed(name, base, entries) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			if first == nil && !errors.Is(err, fs.ErrNotExist) {
+				first = err
+			}
+			continue
+		}
+		n++
+	}
+	return n, first
+}
+
+// claimed reports whether name is a temporary name of an entry of the
+// directory other than base.
+func claimed(name, base string, entries []os.DirEntry) bool {
+	for _, e := range entries {
+		if other := e.Name(); other != base && other != name && isTemp(name, other) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve returns path with its symbolic links followed, the file atomicfile
+// replaces; a path that is not a link (or does not exist) is itself.
+func resolve(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return path, nil
+	}
+	return filepath.EvalSymlinks(path)
+}
+
+// isTemp reports whether name is one of atomicfile's temporary names for a
+// target named base (either naming; see the package doc).
+func isTemp(name, base string) bool {
+	if base == "" || !strings.HasPrefix(name, ".") {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(name[1:], base); ok && isInt63(rest) {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name[1:], cut(base)+".tmp-")
+	return ok && isUint64Base36(rest)
+}
+
+// cut is atomicfile's cut of a long name: its first maxTempBase bytes, less
+// a rune split there.
+func cut(base string) string {
+	if len(base) <= maxTempBase {
+		return base
+	}
+	n := maxTempBase
+	for n > 0 && !utf8.RuneStart(base[n]) {
+		n--
+	}
+	return base[:n]
+}
+
+// isInt63 reports whether s is a non-negative int64 as strconv.FormatInt
+// writes it in decimal: digits, no sign, no leading zero.
+func isInt63(s string) bool {
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
+}
+
+// isUint64Base36 reports whether s is a uint64 as strconv.FormatUint writes
+// it in base 36: digits and lower-case letters, no leading zero.
+func isUint64Base36(s string) bool {
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	_, err := strconv.ParseUint(s, 36, 64)
+	return err == nil
+}
