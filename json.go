@@ -297,7 +297,7 @@ func (f *jsonFields) check(data []byte, t reflect.Type, keep bool) ([]jsonKey, e
 	return w.extra, nil
 }
 
-// fieldWalk is one walk of checkFields.
+// fieldWalk is one walk of jsonFields.check.
 type fieldWalk struct {
 	fields *jsonFields
 	data   []byte

@@ -2,6 +2,7 @@ package filetxn_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -311,4 +312,57 @@ func FuzzJSON(f *testing.F) {
 			require.Equal(t, string(out), string(out2), "Encode(Decode(%q)) of the codec's own output", out)
 		}
 	})
+}
+
+// Base is embedded in tagged, to test promoted fields.
+type Base struct {
+	Created string `json:"created"`
+}
+
+// tagged has the kinds of fields encoding/json treats specially.
+type tagged struct {
+	Base                    // promoted: "created" is a key of tagged
+	Name    string          `json:"name,omitempty"`
+	Hidden  string          `json:"-"`
+	Plain   int             // the key "Plain", any case
+	Nested  *Base           `json:"nested"`
+	Raw     json.RawMessage `json:"raw"` // anything goes inside
+	Any     any             `json:"any"`
+	ByKey   map[string]Base `json:"by_key"`
+	private int             //nolint:unused // not a key
+}
+
+// TestJSONKnowsTheFieldsEncodingJSONKnows checks that the unknown-field
+// check takes a key as encoding/json would: promoted fields of embedded
+// structs, tag names, "-" (left out), keys matched
+// whatever their case, and values the type decodes itself or takes as they
+// are. Ablation: not promoting the fields of embedded structs makes
+// "promoted" red.
+func TestJSONKnowsTheFieldsEncodingJSONKnows(t *testing.T) {
+	tests := []struct {
+		name, data string
+		known      bool
+	}{
+		{"promoted", `{"created": "today"}`, true},
+		{"tag name", `{"name": "x"}`, true},
+		{"field name under a tag", `{"Name": "x"}`, true}, // case-insensitive match of "name"
+		{"any case", `{"PLAIN": 1, "plain": 2}`, true},
+		{"left out", `{"Hidden": "x"}`, false},
+		{"embedded struct itself", `{"Base": {}}`, false},
+		{"nested", `{"nested": {"created": "x"}}`, true},
+		{"nested unknown", `{"nested": {"name": "x"}}`, false},
+		{"raw value", `{"raw": {"whatever": [1, {"x": 2}]}}`, true},
+		{"interface value", `{"any": {"whatever": 1}}`, true},
+		{"map values", `{"by_key": {"a": {"created": "x"}}}`, true},
+		{"map value unknown", `{"by_key": {"a": {"name": "x"}}}`, false},
+	}
+	c := filetxn.JSON[tagged]()
+	for _, tt := range tests {
+		_, err := c.Decode([]byte(tt.data))
+		if tt.known {
+			require.NoError(t, err, "%s: Decode(%q)", tt.name, tt.data)
+		} else {
+			require.ErrorContains(t, err, "unknown field", "%s: Decode(%q) = %v, want an unknown field", tt.name, tt.data, err)
+		}
+	}
 }
