@@ -321,15 +321,14 @@ type Base struct {
 
 // tagged has the kinds of fields encoding/json treats specially.
 type tagged struct {
-	Base                    // promoted: "created" is a key of tagged
-	Name    string          `json:"name,omitempty"`
-	Hidden  string          `json:"-"`
-	Plain   int             // the key "Plain", any case
-	Nested  *Base           `json:"nested"`
-	Raw     json.RawMessage `json:"raw"` // anything goes inside
-	Any     any             `json:"any"`
-	ByKey   map[string]Base `json:"by_key"`
-	private int             //nolint:unused // not a key
+	Base                   // promoted: "created" is a key of tagged
+	Name   string          `json:"name,omitempty"`
+	Hidden string          `json:"-"`
+	Plain  int             // the key "Plain", any case
+	Nested *Base           `json:"nested"`
+	Raw    json.RawMessage `json:"raw"` // anything goes inside
+	Any    any             `json:"any"`
+	ByKey  map[string]Base `json:"by_key"`
 }
 
 // TestJSONKnowsTheFieldsEncodingJSONKnows checks that the unknown-field
