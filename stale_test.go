@@ -20,9 +20,13 @@ func abandon(t *testing.T, target string) string {
 	t.Helper()
 	pf, err := atomicfile.Create(target, 0o644)
 	require.NoError(t, err, "atomicfile.Create(%q)", target)
-	_, err = pf.Write([]byte("a version that was never published"))
-	require.NoError(t, err)
-	return filepath.Base(pf.TempPath()) // no Cleanup: the writer "died"
+	tmp := pf.TempPath()
+	// What a killed writer leaves is the file without its descriptor: the
+	// same name is made again after Cleanup, so no descriptor stays open
+	// (Windows could not remove the file while one did).
+	require.NoError(t, pf.Cleanup())
+	require.NoError(t, os.WriteFile(tmp, []byte("a version that was never published"), 0o644))
+	return filepath.Base(tmp)
 }
 
 // TestWriteRemovesADeadWritersTemporaryFiles: the next write of a file,

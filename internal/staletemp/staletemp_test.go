@@ -18,13 +18,12 @@ func stage(t *testing.T, target string) string {
 	t.Helper()
 	pf, err := atomicfile.Create(target, 0o644)
 	require.NoError(t, err, "atomicfile.Create(%q)", target)
-	_, err = pf.Write([]byte("half of a new version"))
-	require.NoError(t, err)
 	tmp := pf.TempPath()
-	// A killed writer closes nothing; closing the descriptor here leaves the
-	// file exactly as one would, since the test never calls Cleanup.
-	t.Cleanup(func() { pf.Cleanup() })
-	require.FileExists(t, tmp)
+	// What a killed writer leaves is the file without its descriptor: the
+	// same name is made again after Cleanup, so no descriptor stays open
+	// (Windows could not remove the file while one did).
+	require.NoError(t, pf.Cleanup())
+	require.NoError(t, os.WriteFile(tmp, []byte("half of a new version"), 0o644))
 	return filepath.Base(tmp)
 }
 
@@ -81,7 +80,11 @@ func TestRemoveRemovesADeadWritersTempOnly(t *testing.T) {
 	target := filepath.Join(dir, "log")
 	require.NoError(t, os.WriteFile(target, []byte("v1\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "log2"), []byte("other\n"), 0o644))
-	stale := stage(t, target)
+	// A temporary name of atomicfile's (TestIsTempMatchesAtomicfilesOwnNames
+	// checks the naming), fixed so that no other entry could own it: a random
+	// one starting with 2 would be log2's too, and stay.
+	stale := ".log9182736450123"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, stale), []byte("half"), 0o644))
 	other := stage(t, filepath.Join(dir, "log2"))
 	keep := []string{
 		"log", "log2", other,
