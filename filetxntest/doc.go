@@ -30,7 +30,8 @@
 //     when the test fails.
 //   - Processes are coordinated through files in a shared directory, never by
 //     sleeping: a child that reaches the barrier says so with a file, and
-//     waits for the parent's.
+//     waits for the parent's. The harness's own files there are named
+//     ".filetxntest-*"; everything else in it is the test's.
 //
 // # Caveats
 //
