@@ -13,7 +13,6 @@
 // writes it for the filetxn engine. A [Loop] runs the operator commands
 // under the loop's lock, and [Loop.Tick] runs a whole tick, harness
 // included, under it; [Command] is the harness that runs a child process.
-// [ExitCode] maps errors to the exit codes of the format's section 6.
 //
 // # Guarantees
 //
@@ -43,7 +42,7 @@
 //     for abandoned only when its runner is gone: no live process has the
 //     pid, or the one that has it started at another time (where the
 //     system tells: Linux, macOS, Windows). A live runner's tick is left
-//     alone (the next manual tick is refused as busy, exit 75).
+//     alone (the next manual tick is refused as busy).
 //   - One log line per counted tick: a tick appends its line before it
 //     writes the state that counts it, and the next tick after a runner
 //     died between the two counts that tick from its line, without a
@@ -62,8 +61,8 @@
 //     operator command's state, is fsynced (file and directory) before the
 //     lock is released, unless the Root was opened WithoutSync.
 //   - Bounded waits: operator commands wait for the lock only as long as
-//     their context allows and then return a *BusyError naming the holder
-//     (exit 75); a manual tick likewise, with [WithLockTimeout] bounding
+//     their context allows and then return a *lock.BusyError naming the
+//     holder; a manual tick likewise, with [WithLockTimeout] bounding
 //     its wait apart from its harness; scheduled ticks never wait
 //     (skipped/busy); a harness has a wall timeout after which its process
 //     group is killed.

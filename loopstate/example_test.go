@@ -18,7 +18,7 @@ func ptr[T any](v T) *T { return &v }
 func clock() time.Time { return time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC) }
 
 // Create claims a name atomically: the second create of the same name is
-// refused (exit code 1), and List reads every loop without a lock.
+// refused, and List reads every loop without a lock.
 func ExampleRoot_Create() {
 	dir, _ := os.MkdirTemp("", "loopstate-example")
 	defer os.RemoveAll(dir)
@@ -35,17 +35,17 @@ func ExampleRoot_Create() {
 		return
 	}
 	_, err := root.Create(ctx, "ci-triage-main", tpl)
-	fmt.Println(errors.Is(err, loopstate.ErrExists), loopstate.ExitCode(err))
+	fmt.Println(errors.Is(err, loopstate.ErrExists))
 	_, err = root.Create(ctx, "../escape", tpl)
-	fmt.Println(errors.Is(err, loopstate.ErrInvalidName), loopstate.ExitCode(err))
+	fmt.Println(errors.Is(err, loopstate.ErrInvalidName))
 
 	loops, _ := root.List(ctx)
 	for _, l := range loops {
 		fmt.Println(l.Name, l.State.Status, l.State.TickCount, l.State.Schedule.Enabled)
 	}
 	// Output:
-	// true 1
-	// true 2
+	// true
+	// true
 	// ci-triage-main running 0 true
 }
 
@@ -63,19 +63,19 @@ func ExampleLoop_Approve() {
 	}
 	for range 2 {
 		rec, err := l.Tick(ctx, loopstate.TriggerManual, work)
-		fmt.Println(rec.N, rec.Outcome, rec.StatusAfter, loopstate.ExitCode(err))
+		fmt.Println(rec.N, rec.Outcome, rec.StatusAfter, rec.GatesTripped, err)
 	}
 	err := l.Pause(ctx, "alice", "look at it")
-	fmt.Println(err, loopstate.ExitCode(err))
+	fmt.Println(err, errors.Is(err, loopstate.ErrNotRunning))
 	fmt.Println(l.Approve(ctx, "alice", "reviewed"))
 	fmt.Println(l.CheckGate(ctx))
 
 	d, _ := l.View(ctx)
 	fmt.Println(d.Status, d.ResumedCount, d.Epoch.Tick, d.LastApproval.Note)
 	// Output:
-	// 1 ok running 0
-	// 2 ok halted 4
-	// nightly: not running (status halted) 1
+	// 1 ok running [] <nil>
+	// 2 ok halted [max_ticks] <nil>
+	// nightly: not running (status halted) true
 	// <nil>
 	// <nil>
 	// running 1 2 reviewed
@@ -113,7 +113,7 @@ func ExampleLoop_Tick() {
 
 // WithLockTimeout bounds a manual tick's wait for the loop's lock, and only
 // the wait: while an operator command holds the lock, the tick gives up
-// after the bound (exit code 75) naming the holder, having recorded
+// after the bound (a *lock.BusyError) naming the holder, having recorded
 // nothing; once it has the lock, its harness runs as long as it needs.
 func ExampleWithLockTimeout() {
 	dir, _ := os.MkdirTemp("", "loopstate-example")
@@ -140,9 +140,9 @@ func ExampleWithLockTimeout() {
 	}()
 	<-held
 	rec, err := l.Tick(ctx, loopstate.TriggerManual, work, loopstate.WithLockTimeout(10*time.Millisecond))
-	var busy *loopstate.BusyError
+	var busy *lock.BusyError
 	if errors.As(err, &busy) {
-		fmt.Println(rec.Outcome == "", busy.Lock.Holder.Purpose, loopstate.ExitCode(err))
+		fmt.Println(rec.Outcome == "", busy.Holder.Purpose, errors.Is(err, context.DeadlineExceeded))
 	}
 	close(release)
 	<-done
@@ -150,7 +150,7 @@ func ExampleWithLockTimeout() {
 	rec, err = l.Tick(ctx, loopstate.TriggerManual, work, loopstate.WithLockTimeout(10*time.Millisecond))
 	fmt.Println(rec.N, rec.Outcome, err)
 	// Output:
-	// true approve triage 75
+	// true approve triage true
 	// 1 ok <nil>
 }
 
@@ -167,27 +167,12 @@ func ExampleDoc_CheckGates() {
 	fmt.Println(d.Status, d.Halted.Gates)
 	fmt.Println(d.Halted.Reason)
 	_, err = d.CheckGates(clock())
-	fmt.Println(loopstate.ExitCode(err))
+	fmt.Println(errors.Is(err, loopstate.ErrHalted))
 	// Output:
 	// 2 <nil>
 	// halted [max_ticks max_consecutive_failures]
 	// max_ticks: 20 ticks in window >= 20; max_consecutive_failures: 3 consecutive failures >= 3
-	// 4
-}
-
-// ExitCode maps errors to the exit codes of the format's section 6.
-func ExampleExitCode() {
-	for _, err := range []error{nil, loopstate.ErrNotHalted, loopstate.ErrInvalidName, loopstate.ErrNoLoop, loopstate.ErrHalted, loopstate.ErrPaused, loopstate.ErrBusy} {
-		fmt.Println(loopstate.ExitCode(err))
-	}
-	// Output:
-	// 0
-	// 1
-	// 2
-	// 3
-	// 4
-	// 5
-	// 75
+	// true
 }
 
 // A state that is not changed is written back byte for byte; a changed one

@@ -68,7 +68,7 @@ func mustNotRun(t *testing.T) Harness {
 // TestTickLeavesALiveRunnersTickAlone: current_tick names a process that is
 // alive and is the same process (this test's parent, with its start token),
 // as when the runner's lock file was replaced or removed under it. A manual
-// tick refuses with ErrTickInProgress and ErrBusy (exit 75) and changes
+// tick refuses with ErrTickInProgress and lock.ErrWouldBlock (exit 75) and changes
 // nothing; a scheduled one logs skipped/busy and changes no state.
 // Ablation (run): runnerGone reporting every runner gone counts the live
 // runner's tick as abandoned, and the manual tick succeeds.
@@ -81,8 +81,8 @@ func TestTickLeavesALiveRunnersTickAlone(t *testing.T) {
 
 	_, err := l.Tick(ctx0, TriggerManual, mustNotRun(t))
 	require.ErrorIs(t, err, ErrTickInProgress, "Tick(manual) with a live runner = %v, want ErrTickInProgress", err)
-	require.ErrorIs(t, err, ErrBusy, "Tick(manual) with a live runner = %v, want ErrBusy too", err)
-	require.Equal(t, ExitBusy, ExitCode(err), "ExitCode(%v) = %d, want %d", err, ExitCode(err), ExitBusy)
+	require.ErrorIs(t, err, lock.ErrWouldBlock, "Tick(manual) with a live runner = %v, want lock.ErrWouldBlock too", err)
+	require.Equal(t, exitBusy, exitCode(err), "exitCode(%v) = %d, want %d", err, exitCode(err), exitBusy)
 	require.Equal(t, string(state), string(readFile(t, l.StatePath())), "state after the refused tick changed")
 	require.Empty(t, mustTicks(t, l), "tick log after the refused tick, want empty")
 

@@ -2,10 +2,13 @@ package loopstate
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/filetxn/filetxn/lock"
 )
 
 // testClock is a clock that tests move by hand. It is safe for concurrent
@@ -101,4 +104,43 @@ func okHarness(c Cost) Harness {
 // failHarness is an in-process harness that fails at no cost.
 func failHarness(ctx context.Context, run *Run) (Result, error) {
 	return Result{Failed: true, Cost: &Cost{}, Note: "failed on purpose"}, nil
+}
+
+// tickHalted reports whether a tick's record says that the tick halted the
+// loop (by a gate before or after its harness, or by its harness).
+func tickHalted(rec TickRecord) bool {
+	return rec.StatusAfter == Halted && rec.StatusBefore != Halted
+}
+
+// The exit codes of the format (docs/formats/loopstate.md), as the tests
+// of the cross-process properties record a command's result.
+const (
+	exitOK      = 0
+	exitRefused = 1
+	exitUsage   = 2
+	exitNoLoop  = 3
+	exitHalted  = 4
+	exitPaused  = 5
+	exitBusy    = 75
+)
+
+// exitCode maps an error of this package to the format's exit code, as a
+// command line would.
+func exitCode(err error) int {
+	var busy *lock.BusyError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &busy), errors.Is(err, lock.ErrWouldBlock):
+		return exitBusy
+	case errors.Is(err, ErrNoLoop), errors.Is(err, ErrDeleted):
+		return exitNoLoop
+	case errors.Is(err, ErrHalted):
+		return exitHalted
+	case errors.Is(err, ErrPaused):
+		return exitPaused
+	case errors.Is(err, ErrInvalid), errors.Is(err, ErrInvalidName):
+		return exitUsage
+	}
+	return exitRefused
 }

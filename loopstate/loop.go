@@ -27,9 +27,9 @@ import (
 // as ctx allows), checks that the lock file it holds is still the loop's
 // (the loop may have been deleted meanwhile: ErrDeleted), reads the state,
 // checks its guard on what it read, writes the state atomically if it
-// changed, and releases the lock. A wait ended by ctx returns a *BusyError
-// naming the holder (exit code 75); a ctx that is already done tries the
-// lock once (a lock timeout of 0). Nothing read before the lock is used to
+// changed, and releases the lock. A wait ended by ctx returns a
+// *lock.BusyError naming the lock file and its holder; a ctx that is
+// already done tries the lock once. Nothing read before the lock is used to
 // decide. Calling a method from inside a Mutate callback on the same loop
 // returns an error matching lock.ErrReentrant instead of deadlocking.
 type Loop struct {
@@ -143,9 +143,9 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 			}
 			continue
 		}
-		return busyError(l.name, err)
+		return err
 	}
-	return busyError(l.name, err)
+	return err
 }
 
 // statDir returns os.Stat(dir) for a later os.SameFile, nil if it fails. On

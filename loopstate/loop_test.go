@@ -83,7 +83,7 @@ func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
 		t.Fatalf("initial state = %+v", d)
 	}
 	before := readFile(t, l.StatePath())
-	if _, err := r.Create(ctx0, "ci", Template{Name: "other"}); !errors.Is(err, ErrExists) || ExitCode(err) != ExitRefused {
+	if _, err := r.Create(ctx0, "ci", Template{Name: "other"}); !errors.Is(err, ErrExists) || exitCode(err) != exitRefused {
 		t.Fatalf("second Create(ci) = %v, want ErrExists (exit 1)", err)
 	}
 	if after := readFile(t, l.StatePath()); !bytes.Equal(before, after) {
@@ -99,7 +99,7 @@ func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
 			t.Fatalf("a staging directory was left behind: %s", e.Name())
 		}
 	}
-	if _, err := r.Open(ctx0, "missing"); !errors.Is(err, ErrNoLoop) || ExitCode(err) != ExitNoLoop {
+	if _, err := r.Open(ctx0, "missing"); !errors.Is(err, ErrNoLoop) || exitCode(err) != exitNoLoop {
 		t.Fatalf("Open(missing) = %v, want ErrNoLoop (exit 3)", err)
 	}
 	if _, err := r.Create(ctx0, "bad", Template{Gates: Gates{CheckpointEvery: i64(0)}}); !errors.Is(err, ErrInvalid) {
@@ -171,16 +171,16 @@ func TestOperatorCommandsGuards(t *testing.T) {
 					t.Fatal(err)
 				}
 			case Halted:
-				if _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); !errors.Is(err, ErrHalted) {
-					t.Fatalf("setup tick = %v, want a halt at max_ticks 1", err)
+				if rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); err != nil || !tickHalted(rec) {
+					t.Fatalf("setup tick = %+v, %v, want a halt at max_ticks 1", rec, err)
 				}
 			}
 			before := mustView(t, l)
 			beforeBytes := readFile(t, l.StatePath())
 			c.add(time.Minute)
 			err := tc.cmd(l)
-			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) || ExitCode(err) != tc.exit {
-				t.Fatalf("%s = %v (exit %d), want %v (exit %d)", tc.name, err, ExitCode(err), tc.want, tc.exit)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) || exitCode(err) != tc.exit {
+				t.Fatalf("%s = %v (exit %d), want %v (exit %d)", tc.name, err, exitCode(err), tc.want, tc.exit)
 			}
 			var ge *GuardError
 			if errors.As(err, &ge) && (ge.Loop != "x" || ge.Status != tc.status || !strings.HasPrefix(ge.Error(), "x: ")) {
@@ -219,9 +219,9 @@ func TestApproveOpensANewWindow(t *testing.T) {
 	r, _ := newTestRoot(t)
 	l := mustCreate(t, r, "x", Template{Gates: Gates{MaxTicks: i64(3)}})
 	for i := range 3 {
-		_, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{USD: 0.5}))
-		if (i == 2) != errors.Is(err, ErrHalted) {
-			t.Fatalf("tick %d = %v", i+1, err)
+		rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{USD: 0.5}))
+		if err != nil || (i == 2) != tickHalted(rec) {
+			t.Fatalf("tick %d = %+v, %v", i+1, rec, err)
 		}
 	}
 	if err := l.CheckGate(ctx0); !errors.Is(err, ErrHalted) {
@@ -234,9 +234,9 @@ func TestApproveOpensANewWindow(t *testing.T) {
 		t.Fatalf("CheckGate after approve = %v, want nil (new window)", err)
 	}
 	for i := range 3 {
-		_, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
-		if (i == 2) != errors.Is(err, ErrHalted) {
-			t.Fatalf("tick %d after approve = %v", i+1, err)
+		rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+		if err != nil || (i == 2) != tickHalted(rec) {
+			t.Fatalf("tick %d after approve = %+v, %v", i+1, rec, err)
 		}
 	}
 	d := mustView(t, l)
@@ -276,8 +276,7 @@ func TestTickRecordsEveryOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, err := step(TriggerManual, failHarness)
-	var he *HaltedError
-	if !errors.As(err, &he) || !he.New || rec.StatusAfter != Halted || !slices.Equal(rec.GatesTripped, []string{GateMaxConsecutiveFailures}) {
+	if err != nil || !tickHalted(rec) || !slices.Equal(rec.GatesTripped, []string{GateMaxConsecutiveFailures}) {
 		t.Fatalf("second failure = %+v, %v, want a halt by max_consecutive_failures", rec, err)
 	}
 	if rec, err := step(TriggerManual, okHarness(Cost{})); err != nil || rec.SkipReason != SkipHalted {
@@ -286,7 +285,7 @@ func TestTickRecordsEveryOutcome(t *testing.T) {
 	if err := l.Approve(ctx0, "me", ""); err != nil {
 		t.Fatal(err)
 	}
-	if rec, err := step(TriggerManual, okHarness(Cost{USD: 1})); !errors.Is(err, ErrHalted) || !slices.Equal(rec.GatesTripped, []string{GateBudgetUSD}) {
+	if rec, err := step(TriggerManual, okHarness(Cost{USD: 1})); err != nil || !tickHalted(rec) || !slices.Equal(rec.GatesTripped, []string{GateBudgetUSD}) {
 		t.Fatalf("tick spending the window's budget = %+v, %v", rec, err)
 	}
 	d := mustView(t, l)
@@ -305,7 +304,7 @@ func TestTickRecordsEveryOutcome(t *testing.T) {
 	if err := l.SetGates(ctx0, Gates{Budget: Budget{USD: f64(0.5)}}); err != nil {
 		t.Fatal(err)
 	}
-	if rec, err := step(TriggerManual, okHarness(Cost{})); !errors.Is(err, ErrHalted) || rec.SkipReason != SkipGate || rec.Outcome != Skipped {
+	if rec, err := step(TriggerManual, okHarness(Cost{})); err != nil || !tickHalted(rec) || rec.SkipReason != SkipGate || rec.Outcome != Skipped {
 		t.Fatalf("tick over a lowered budget = %+v, %v, want skipped/gate", rec, err)
 	}
 	var outcomes []string
@@ -486,7 +485,7 @@ func TestDeleteMakesWaitersFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := <-res; !errors.Is(err, ErrDeleted) || ExitCode(err) != ExitNoLoop {
+	if err := <-res; !errors.Is(err, ErrDeleted) || exitCode(err) != exitNoLoop {
 		t.Fatalf("Pause that waited across a delete = %v, want ErrDeleted (exit 3)", err)
 	}
 	l2 := mustOpen(t, r, "x")
@@ -539,7 +538,7 @@ func TestLateCallersDoNotRecreateADeletedLoop(t *testing.T) {
 	loops := filepath.Join(r.Dir(), LoopsDir)
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
-			if err := c.call(); !errors.Is(err, ErrNoLoop) || ExitCode(err) != ExitNoLoop {
+			if err := c.call(); !errors.Is(err, ErrNoLoop) || exitCode(err) != exitNoLoop {
 				t.Errorf("%s on a deleted loop = %v, want ErrNoLoop (exit 3)", c.name, err)
 			}
 			if ents, _ := os.ReadDir(loops); len(ents) != 0 {
@@ -552,7 +551,7 @@ func TestLateCallersDoNotRecreateADeletedLoop(t *testing.T) {
 
 // TestLockTimeoutZeroTriesOnce: with a context that is already done, an
 // operator command still takes a free lock, and on a busy one returns at
-// once a *BusyError (exit 75) that names the holder and matches the
+// once a *lock.BusyError (exit 75) that names the holder and matches the
 // context's error.
 func TestLockTimeoutZeroTriesOnce(t *testing.T) {
 	r, _ := newTestRoot(t)
@@ -566,10 +565,10 @@ func TestLockTimeoutZeroTriesOnce(t *testing.T) {
 	if _, err := l.Mutate(ctx0, func(*Doc) error {
 		go func() { res <- l.Resume(done) }()
 		err := <-res
-		var be *BusyError
-		if !errors.As(err, &be) || !errors.Is(err, context.Canceled) || ExitCode(err) != ExitBusy ||
-			be.Lock.Holder == nil || be.Lock.Holder.PID != os.Getpid() || be.Lock.Holder.Purpose != "mutate x" {
-			t.Errorf("Resume(done ctx) on a held lock = %v, want a *BusyError naming this process's mutate", err)
+		var be *lock.BusyError
+		if !errors.As(err, &be) || !errors.Is(err, context.Canceled) || exitCode(err) != exitBusy ||
+			be.Holder == nil || be.Holder.PID != os.Getpid() || be.Holder.Purpose != "mutate x" || be.Path != l.LockPath() {
+			t.Errorf("Resume(done ctx) on a held lock = %v, want a *lock.BusyError naming this process's mutate", err)
 		}
 		return nil
 	}); err != nil {

@@ -68,7 +68,7 @@ func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 			defer cancel()
 			_, err := l.Tick(ctx, TriggerManual, mustNotRun(t))
 			require.ErrorIs(t, err, ErrTickInProgress, "second Tick(manual) = %v, want ErrTickInProgress", err)
-			require.Equal(t, ExitBusy, ExitCode(err), "ExitCode(second Tick(manual)) = %d, want %d", ExitCode(err), ExitBusy)
+			require.Equal(t, exitBusy, exitCode(err), "exitCode(second Tick(manual)) = %d, want %d", exitCode(err), exitBusy)
 			rec, err := l.Tick(ctx, TriggerSchedule, mustNotRun(t))
 			require.NoError(t, err, "second Tick(schedule) = %v, want nil", err)
 			require.Equal(t, SkipBusy, rec.SkipReason, "second Tick(schedule) = %+v, want skipped/busy", rec)

@@ -102,7 +102,7 @@ func runHarness(mode, dir string) int {
 		defer cancel()
 		errCheck := l.CheckGate(ctx)
 		errPause := l.Pause(ctx, "harness", "asks for a review")
-		mark("harness-ops", fmt.Sprintf("%d %d\n%v\n%v", ExitCode(errCheck), ExitCode(errPause), errCheck, errPause))
+		mark("harness-ops", fmt.Sprintf("%d %d\n%v\n%v", exitCode(errCheck), exitCode(errPause), errCheck, errPause))
 		return 0
 	case "fail":
 		fmt.Println("something broke")

@@ -34,7 +34,7 @@ func rootIn(dir string, opts ...Option) *Root {
 }
 
 // result is what a child recorded about one command: its exit code (see
-// ExitCode) and error text.
+// exitCode) and error text.
 type result struct {
 	code int
 	msg  string
@@ -46,7 +46,7 @@ func writeResult(t testing.TB, dir, name string, err error) {
 	if err != nil {
 		msg = err.Error()
 	}
-	data := fmt.Sprintf("%d\n%s", ExitCode(err), msg)
+	data := fmt.Sprintf("%d\n%s", exitCode(err), msg)
 	if err := atomicfile.WriteFile(filepath.Join(dir, name), []byte(data), 0o644, atomicfile.WithoutSync()); err != nil {
 		t.Fatal(err)
 	}
@@ -146,11 +146,11 @@ func TestConcurrentApprovesHaveOneWinner(t *testing.T) {
 		winner := -1
 		for i, rs := range res {
 			switch {
-			case rs.code == ExitOK && winner < 0:
+			case rs.code == exitOK && winner < 0:
 				winner = i
-			case rs.code == ExitOK:
+			case rs.code == exitOK:
 				t.Errorf("round %d: approves %d and %d both succeeded", round, winner, i)
-			case rs.code != ExitRefused || !strings.Contains(rs.msg, "not halted"):
+			case rs.code != exitRefused || !strings.Contains(rs.msg, "not halted"):
 				t.Errorf("round %d: approve %d = exit %d %q, want exit 1 not halted", round, i, rs.code, rs.msg)
 			}
 		}
@@ -188,9 +188,9 @@ func TestConcurrentPausesHaveOneWinner(t *testing.T) {
 	}, func(round int, res []result) {
 		var winners []int
 		for i, rs := range res {
-			if rs.code == ExitOK {
+			if rs.code == exitOK {
 				winners = append(winners, i)
-			} else if rs.code != ExitRefused || !strings.Contains(rs.msg, "not running") {
+			} else if rs.code != exitRefused || !strings.Contains(rs.msg, "not running") {
 				t.Errorf("round %d: pause %d = exit %d %q, want exit 1 not running", round, i, rs.code, rs.msg)
 			}
 		}
@@ -335,13 +335,13 @@ func TestCheckGateAndApproveRace(t *testing.T) {
 		d := mustView(t, mustOpen(t, r, roundName(round)))
 		check, approve := res[0], res[1]
 		switch {
-		case check.code == ExitHalted && approve.code == ExitOK:
+		case check.code == exitHalted && approve.code == exitOK:
 			checkFirst++
 			if d.Status != Running || d.Epoch.Tick != d.TickCount || len(d.TrippedGates(d.UpdatedAt)) != 0 || d.ResumedCount != 1 {
 				t.Errorf("round %d: approved after the halt, but state %s epoch.tick %d tick_count %d trips %v",
 					round, d.Status, d.Epoch.Tick, d.TickCount, d.TrippedGates(d.UpdatedAt))
 			}
-		case check.code == ExitHalted && approve.code == ExitRefused:
+		case check.code == exitHalted && approve.code == exitRefused:
 			if d.Status != Halted || d.ResumedCount != 0 {
 				t.Errorf("round %d: approve refused, check-gate halted, but state %s", round, d.Status)
 			}
@@ -380,7 +380,7 @@ func TestResumeRefusesAHalt(t *testing.T) {
 		l.CheckGate(ctx0)
 	}, func(round int, res []result) {
 		for i, rs := range res {
-			if rs.code != ExitRefused || !strings.Contains(rs.msg, "not paused") {
+			if rs.code != exitRefused || !strings.Contains(rs.msg, "not paused") {
 				t.Errorf("round %d: resume %d of a halted loop = %+v, want exit 1 not paused", round, i, rs)
 			}
 		}
@@ -416,9 +416,9 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 	raceParent(t, g, dir, 2, rounds, func(int) {}, func(round int, res []result) {
 		var winners []int
 		for i, rs := range res {
-			if rs.code == ExitOK {
+			if rs.code == exitOK {
 				winners = append(winners, i)
-			} else if rs.code != ExitRefused || !strings.Contains(rs.msg, "exists") {
+			} else if rs.code != exitRefused || !strings.Contains(rs.msg, "exists") {
 				t.Errorf("round %d: create %d = %+v, want exit 1 exists", round, i, rs)
 			}
 		}
@@ -509,7 +509,7 @@ func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 
 // TestHungHarnessBusyThenTimeout is T9: a harness hangs (ignoring SIGTERM,
 // with a child of its own). A pause from another process with a 200ms lock
-// timeout gets a *BusyError naming the runner's pid and purpose (exit 75);
+// timeout gets a *lock.BusyError naming the runner's pid and purpose (exit 75);
 // once the tick's wall timeout (gates.tick_timeout_s 2) has killed the
 // harness's whole process group (SIGTERM, then SIGKILL after the grace), a
 // pause that waits succeeds. The tick is logged as timeout and counted as a
@@ -534,10 +534,10 @@ func TestHungHarnessBusyThenTimeout(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx0, 200*time.Millisecond)
 	err := l.Pause(short, "ops", "")
 	cancel()
-	var be *BusyError
-	if !errors.As(err, &be) || ExitCode(err) != ExitBusy || be.Lock.Holder == nil || be.Lock.Holder.PID != runner.Pid(0) ||
-		be.Lock.Holder.Purpose != "tick t9" || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", runner.Pid(0))) {
-		t.Fatalf("pause during a hung tick = %v, want a *BusyError (exit 75) naming pid %d, tick t9", err, runner.Pid(0))
+	var be *lock.BusyError
+	if !errors.As(err, &be) || exitCode(err) != exitBusy || be.Holder == nil || be.Holder.PID != runner.Pid(0) ||
+		be.Holder.Purpose != "tick t9" || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", runner.Pid(0))) {
+		t.Fatalf("pause during a hung tick = %v, want a *lock.BusyError (exit 75) naming pid %d, tick t9", err, runner.Pid(0))
 	}
 	long, cancel := context.WithTimeout(ctx0, 60*time.Second)
 	defer cancel()
@@ -579,7 +579,7 @@ func TestOverlappingScheduledTicksSkipBusy(t *testing.T) {
 	first.Release()
 	waitTight(t, filepath.Join(dir, "harness-running-1"))
 	rec, err := l.Tick(ctx0, TriggerSchedule, okHarness(Cost{}))
-	if err != nil || rec.Outcome != Skipped || rec.SkipReason != SkipBusy || ExitCode(err) != ExitOK || rec.N != 0 {
+	if err != nil || rec.Outcome != Skipped || rec.SkipReason != SkipBusy || exitCode(err) != exitOK || rec.N != 0 {
 		t.Fatalf("overlapping scheduled tick = %+v, %v, want skipped/busy, exit 0", rec, err)
 	}
 	os.WriteFile(filepath.Join(dir, "harness-release-1"), nil, 0o644)
@@ -597,7 +597,7 @@ func TestOverlappingScheduledTicksSkipBusy(t *testing.T) {
 // TestTickLockTimeoutBoundsOnlyTheWait: another process holds the loop's
 // lock (as an operator command would, with its purpose). A manual tick
 // with WithLockTimeout(300ms), and a ctx without a deadline, gives up after
-// the bound with a *BusyError carrying the holder record (pid, purpose;
+// the bound with a *lock.BusyError carrying the holder record (pid, purpose;
 // exit code 75) and has run no harness and recorded nothing. With a bound
 // of 0 it gives up at once, the same way. With a generous bound it waits,
 // and runs once the holder lets go. On a free lock, a harness that outlasts
@@ -633,10 +633,10 @@ func TestTickLockTimeoutBoundsOnlyTheWait(t *testing.T) {
 	holder.WaitMark("holding")
 	for _, d := range []time.Duration{300 * time.Millisecond, 0} {
 		rec, err := l.Tick(ctx0, TriggerManual, harness, WithLockTimeout(d))
-		var be *BusyError
-		if !errors.As(err, &be) || ExitCode(err) != ExitBusy || be.Lock.Holder == nil ||
-			be.Lock.Holder.PID != holder.Pid(0) || be.Lock.Holder.Purpose != "approve lt" {
-			t.Fatalf("Tick(WithLockTimeout(%v)) on a lock held by pid %d = %+v, %v, want a *BusyError naming it (exit 75)", d, holder.Pid(0), rec, err)
+		var be *lock.BusyError
+		if !errors.As(err, &be) || exitCode(err) != exitBusy || be.Holder == nil ||
+			be.Holder.PID != holder.Pid(0) || be.Holder.Purpose != "approve lt" {
+			t.Fatalf("Tick(WithLockTimeout(%v)) on a lock held by pid %d = %+v, %v, want a *lock.BusyError naming it (exit 75)", d, holder.Pid(0), rec, err)
 		}
 		if d > 0 && !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Tick(WithLockTimeout(%v)) = %v, want it to match context.DeadlineExceeded", d, err)
@@ -730,7 +730,7 @@ func TestForgedEnvironmentGrantsNothing(t *testing.T) {
 	forgers.Release()
 	forgers.Wait()
 	for i, f := range forgeries {
-		if rs := readResult(t, dir, fmt.Sprintf("res-%d", i)); rs.code != ExitBusy {
+		if rs := readResult(t, dir, fmt.Sprintf("res-%d", i)); rs.code != exitBusy {
 			t.Errorf("forger %s: pause during the tick = %+v, want exit 75 (busy)", f, rs)
 		}
 	}
@@ -817,9 +817,9 @@ func TestApproveThenCheckGate(t *testing.T) {
 		writeResult(t, c.Dir, "res-approve", l.Approve(ctx0, "ops", ""))
 		writeResult(t, c.Dir, "res-check", l.CheckGate(ctx0))
 		for i := 1; i <= 3; i++ {
-			_, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
-			if (i == 3) != errors.Is(err, ErrHalted) {
-				t.Fatalf("tick %d after approve = %v", i, err)
+			rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+			if err != nil || (i == 3) != tickHalted(rec) {
+				t.Fatalf("tick %d after approve = %+v, %v", i, rec, err)
 			}
 		}
 		return
@@ -835,10 +835,10 @@ func TestApproveThenCheckGate(t *testing.T) {
 	g := filetxntest.Start(t, 1, dir)
 	g.Release()
 	g.Wait()
-	if rs := readResult(t, dir, "res-approve"); rs.code != ExitOK {
+	if rs := readResult(t, dir, "res-approve"); rs.code != exitOK {
 		t.Fatalf("approve = %+v", rs)
 	}
-	if rs := readResult(t, dir, "res-check"); rs.code != ExitOK {
+	if rs := readResult(t, dir, "res-check"); rs.code != exitOK {
 		t.Fatalf("check-gate after approve = %+v, want exit 0", rs)
 	}
 	if d := mustView(t, l); d.Status != Halted || d.TickCount != 6 || d.Halted.Tick != 6 {

@@ -55,22 +55,22 @@ type Result struct {
 //     busy it appends a skipped/busy line (without the lock, in one
 //     O_APPEND write) and returns it with a nil error. A TriggerManual tick
 //     waits as long as ctx allows, and no longer than WithLockTimeout if
-//     given, then returns a *BusyError naming the holder (exit code 75),
+//     given, then returns the *lock.BusyError that names the holder,
 //     having run and recorded nothing.
 //  2. If current_tick is set, a tick was marked and never settled. If its
 //     runner still runs (a live process with its pid and, where the system
 //     tells it, its start time: internal/proc), this tick holds the lock
 //     only because the runner's lock file was replaced or removed under it:
 //     a TriggerManual tick returns an error matching ErrTickInProgress and
-//     ErrBusy (exit code 75), a TriggerSchedule one logs skipped/busy, and
+//     lock.ErrWouldBlock, a TriggerSchedule one logs skipped/busy, and
 //     neither changes the state. If the runner is gone, the tick is
 //     settled: counted as completed and failed and logged abandoned, or,
 //     when its line is in the log already (its runner died after logging
 //     it), counted as that line says, without a second line.
 //  3. If the loop is not running, or the trigger is the schedule and the
 //     schedule is disabled, log a skipped line and return it (nil error).
-//  4. Evaluate the gates; if any trips, halt, log skipped/gate and return a
-//     *HaltedError.
+//  4. Evaluate the gates; if any trips, halt, log skipped/gate and return
+//     the record (nil error).
 //  5. Set current_tick (with this process's pid and start token) and write
 //     the state (atomically, but without the directory fsync that would
 //     make it survive a power loss: see the package's Caveats).
@@ -93,9 +93,14 @@ type Result struct {
 // sum of spent that would overflow fails the tick with ErrOverflow before
 // anything that would hold it is written.
 //
-// Tick returns the tick's log record, with a *HaltedError when the tick (or
-// its harness) halted the loop (exit code 4). With any other error it
-// returns the zero TickRecord: the tick's result was not recorded. If fn panics, the lock is
+// Tick returns the tick's log record and a nil error whenever it recorded
+// the tick, whatever the outcome: a halt is a normal outcome, not an error.
+// A tick that halted the loop (a gate before or after its harness, or the
+// harness itself through check-gate) has StatusAfter Halted and
+// StatusBefore not, and GatesTripped lists the gates that tripped (empty
+// when the harness halted it); a tick skipped because the loop was halted
+// already has SkipReason SkipHalted. With an error Tick returns the zero
+// TickRecord: the tick's result was not recorded. If fn panics, the lock is
 // released and the panic propagates; current_tick stays set, and the next
 // tick logs the tick as abandoned, as after a crash (a runner that is this
 // process is gone for the next tick: that tick holds the loop's lock). A
@@ -126,7 +131,7 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 		rec, err = l.tick(ctx, tx, trigger, fn)
 		return err
 	})
-	var busy *BusyError
+	var busy *lock.BusyError
 	if noWait && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
 		return l.skipBusy(ctx, busy)
 	}
@@ -143,7 +148,7 @@ type tickOptions struct {
 // WithLockTimeout bounds a TriggerManual tick's wait for the loop's lock to
 // d, apart from the ctx given to Tick, which still bounds the wait too and
 // goes on bounding the harness. When d passes first, Tick returns a
-// *BusyError naming the holder (exit code 75) and runs and records nothing;
+// *lock.BusyError naming the holder and runs and records nothing;
 // a d of 0 or less tries the lock once. Once the lock is taken, d no longer
 // matters: a harness may run for as long as its own timeout allows. A
 // TriggerSchedule tick never waits, whatever d. This is the --lock-timeout
@@ -185,9 +190,6 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 		}
 		if err := l.commit(tx, d, data, append(pending, &rec)); err != nil {
 			return TickRecord{}, err
-		}
-		if reason == SkipGate {
-			return rec, &HaltedError{Loop: l.name, Halt: *d.Halted, New: true}
 		}
 		return rec, nil
 	}
@@ -254,9 +256,6 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	if err := l.commit(tx, d, data, []*TickRecord{&rec}); err != nil {
 		return TickRecord{}, err
 	}
-	if d.Status == Halted {
-		return rec, &HaltedError{Loop: l.name, Halt: *d.Halted, New: true}
-	}
 	return rec, nil
 }
 
@@ -318,7 +317,7 @@ func (l *Loop) runnerAlive(tx *filetxn.Tx, d *Doc, trigger Trigger, now time.Tim
 		return rec, nil
 	}
 	return TickRecord{}, fmt.Errorf("%w: %s: %s; its lock file %s was replaced or removed while it held it (%w)",
-		ErrTickInProgress, l.name, what, l.lock, ErrBusy)
+		ErrTickInProgress, l.name, what, l.lock, lock.ErrWouldBlock)
 }
 
 // settleAbandoned settles the tick that current_tick marks, whose runner is
@@ -452,12 +451,12 @@ func (l *Loop) appendLog(tx *filetxn.Tx, recs ...*TickRecord) error {
 // the line is appended in one O_APPEND write, which the kernel does not
 // interleave with the holder's own append, and a reader skips a line that
 // does not parse anyway. n and the status come from a lock-free snapshot.
-func (l *Loop) skipBusy(ctx context.Context, busy *BusyError) (TickRecord, error) {
+func (l *Loop) skipBusy(ctx context.Context, busy *lock.BusyError) (TickRecord, error) {
 	now := l.now()
 	rec := TickRecord{
 		StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: SkipBusy,
 		GatesTripped: []string{}, Trigger: TriggerSchedule, PID: os.Getpid(),
-		Note: "lock held by " + busy.Lock.Holder.String(),
+		Note: "lock held by " + busy.Holder.String(),
 	}
 	if d, err := l.View(ctx); err == nil {
 		rec.N, rec.StatusBefore, rec.StatusAfter = d.TickCount, d.Status, d.Status

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 
 	"github.com/filetxn/filetxn/atomicfile"
@@ -13,19 +14,19 @@ import (
 	"github.com/filetxn/filetxn/loopstate"
 )
 
-// Exit codes. They are those of the loop format (loopstate.Exit*), extended
-// with 65 for a file the command does not understand and with the codes of a
-// tick whose harness did not succeed (those of timeout(1) and the shell
-// where they have one).
+// Exit codes: those of the loop format (docs/formats/loopstate.md),
+// extended with 65 for a file the command does not understand and with the
+// codes of a tick whose harness did not succeed (those of timeout(1) and the
+// shell where they have one).
 const (
-	exitOK        = loopstate.ExitOK      // done
-	exitRefused   = loopstate.ExitRefused // refused by a guard, and any other failure
-	exitUsage     = loopstate.ExitUsage   // usage error
-	exitNotFound  = loopstate.ExitNoLoop  // no such file, entry, row or loop
-	exitHalted    = loopstate.ExitHalted  // the loop is (or was just) halted
-	exitPaused    = loopstate.ExitPaused  // check-gate finds the loop paused
-	exitDataError = 65                    // EX_DATAERR: a file it does not understand
-	exitBusy      = loopstate.ExitBusy    // EX_TEMPFAIL: the lock was busy past -lock-timeout
+	exitOK        = 0  // done
+	exitRefused   = 1  // refused by a guard, and any other failure
+	exitUsage     = 2  // usage error
+	exitNotFound  = 3  // no such file, entry, row or loop
+	exitHalted    = 4  // the loop is (or was just) halted
+	exitPaused    = 5  // check-gate finds the loop paused
+	exitDataError = 65 // EX_DATAERR: a file it does not understand
+	exitBusy      = 75 // EX_TEMPFAIL: the lock was busy past -lock-timeout
 
 	exitHarnessFailed   = 6   // a tick's harness ran and failed
 	exitHarnessTimeout  = 124 // a tick's harness ran past its timeout and was killed, as timeout(1)
@@ -106,7 +107,7 @@ func exitCode(err error) int {
 		errors.Is(err, board.ErrInvalidArgument),
 		errors.Is(err, loopstate.ErrInvalid), errors.Is(err, loopstate.ErrInvalidName):
 		return exitUsage
-	case errors.As(err, &lbusy), errors.Is(err, loopstate.ErrBusy), errors.Is(err, lock.ErrWouldBlock),
+	case errors.As(err, &lbusy), errors.Is(err, lock.ErrWouldBlock),
 		errors.Is(err, lock.ErrLockLost): // nothing was written: running it again is safe
 		return exitBusy
 	case errors.As(err, &data), errors.As(err, &lparse), errors.As(err, &ldup),
@@ -123,7 +124,7 @@ func exitCode(err error) int {
 	case errors.As(err, &refused):
 		return exitRefused
 	}
-	return loopstate.ExitCode(err)
+	return exitRefused // a refused loop transition, and any other failure
 }
 
 // fail prints err as one line on stderr, starting with the command's name,
@@ -157,9 +158,8 @@ func message(err error) string {
 		if lbusy.Waited > 0 {
 			s += fmt.Sprintf("; gave up after %s", roundDuration(lbusy.Waited))
 		}
-		var loop *loopstate.BusyError
-		if errors.As(err, &loop) {
-			s = loop.Loop + ": " + s
+		if filepath.Base(lbusy.Path) == loopstate.LockFile {
+			s = filepath.Base(filepath.Dir(lbusy.Path)) + ": " + s // a loop's own lock
 		}
 		return s
 	}

@@ -605,6 +605,14 @@ func loopTick(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if rec.StatusAfter == loopstate.Halted && rec.StatusBefore != loopstate.Halted {
+		// The tick halted the loop: exit 4, with the halt's reasons.
+		why := strings.Join(rec.GatesTripped, ", ")
+		if d, verr := l.View(context.Background()); verr == nil && d.Halted != nil {
+			why = d.Halted.Reason
+		}
+		return &codeError{exitHalted, fmt.Sprintf("%s: halted (%s)", l.Name(), why)}
+	}
 	return tickExit(l.Name(), rec, startErr, timedOut)
 }
 
