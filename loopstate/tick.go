@@ -291,10 +291,34 @@ func runnerGone(ct *CurrentTick, pid int, self string) (string, bool) {
 	switch {
 	case ct.PID == pid && (ct.PIDStart == "" || ct.PIDStart == self):
 		return fmt.Sprintf("runner pid %d (this process) left tick %d unfinished", ct.PID, ct.N), true
-	case proc.Gone(ct.PID, ct.PIDStart):
+	case goneSoon(ct.PID, ct.PIDStart):
 		return fmt.Sprintf("runner pid %d died during tick %d", ct.PID, ct.N), true
 	}
 	return "", false
+}
+
+// dyingRunner bounds how long goneSoon waits for a runner to finish dying.
+const dyingRunner = time.Second
+
+// goneSoon is proc.Gone, asked again for up to dyingRunner while the
+// answer is no. A runner killed while it holds the loop's lock lets go of
+// the lock when the kernel closes its descriptors, a moment before it
+// becomes a zombie, which is when proc.Gone sees it gone; a tick that takes
+// the lock in that moment would find a dead runner "still running" and
+// refuse (the torture test met it, 1 run in 2). Since this tick holds the
+// lock, the marked runner is dying, or has lost its lock file (then the
+// wait only delays the refusal).
+func goneSoon(pid int, start string) bool {
+	deadline := time.Now().Add(dyingRunner)
+	for wait := 50 * time.Microsecond; ; wait = min(2*wait, 20*time.Millisecond) {
+		if proc.Gone(pid, start) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(wait)
+	}
 }
 
 // runnerAlive answers a tick that holds the loop's lock and yet finds the
