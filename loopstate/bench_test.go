@@ -164,7 +164,7 @@ func BenchmarkTickVsFloor(b *testing.B) {
 }
 
 // BenchmarkTickCommandOverhead runs a tick whose harness is the program
-// true(1) through Command (process group, lock hand-over, last-line reader,
+// true(1) through harness.Command (process group, lock hand-over, last-line reader,
 // timeout watch) and, interleaved, true(1) alone through os/exec, and
 // reports the tick's time beyond the bare process (overhead-ns/op) and that
 // overhead over the floor.
@@ -177,7 +177,7 @@ func BenchmarkTickCommandOverhead(b *testing.B) {
 		b.Run(m.name, func(b *testing.B) {
 			l := benchLoop(b, m.opts...)
 			f := newFloor(b, benchLoop(b))
-			cmd := &Command{Path: path}
+			cmd := NewCommandHarness(path, nil, 0)
 			var tick, bare, floor time.Duration
 			for b.Loop() {
 				t0 := time.Now()
@@ -187,7 +187,7 @@ func BenchmarkTickCommandOverhead(b *testing.B) {
 					b.Fatal(err)
 				}
 				t2 := time.Now()
-				if rec, err := l.Tick(context.Background(), TriggerManual, cmd.Run); err != nil || rec.Outcome != OK {
+				if rec, err := l.Tick(context.Background(), TriggerManual, cmd); err != nil || rec.Outcome != OK {
 					b.Fatal(rec, err)
 				}
 				tick += time.Since(t2)

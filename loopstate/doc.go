@@ -12,7 +12,8 @@
 // [Doc.DisableSchedule]) and gates ([Doc.TrippedGates]); [Codec] reads and
 // writes it for the filetxn engine. A [Loop] runs the operator commands
 // under the loop's lock, and [Loop.Tick] runs a whole tick, harness
-// included, under it; [Command] is the harness that runs a child process.
+// included, under it; package loopstate/harness runs a harness as a child
+// process.
 //
 // # Guarantees
 //
@@ -92,7 +93,7 @@
 //     lock.ErrReentrant. An in-process Harness runs while its tick holds the
 //     lock, so it must not call its loop's methods at all (from another
 //     goroutine they would wait for the tick, which waits for the harness):
-//     it reports through its Result. A Command harness is another process
+//     it reports through its Result. A harness.Command is another process
 //     and may, since the lock is handed over to it.
 //   - A runner killed mid-tick releases the lock only once every process
 //     that inherited the lock's descriptor has exited. On Linux the harness
@@ -126,7 +127,7 @@
 //     decoder knows no such key).
 //   - The skipped/busy line of a scheduled tick is appended without the lock
 //     (it cannot wait for it), in a single O_APPEND write.
-//   - Windows: the lock is not handed over to a Command (the child must not
+//   - Windows: the lock is not handed over to a harness.Command (the child must not
 //     take the loop's lock), a timeout terminates only the child, and Delete
 //     fails while the loop's lock file is open.
 package loopstate

@@ -41,7 +41,7 @@ func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 			if c := filetxntest.Child(t); c != nil {
 				l := mustOpen(t, rootIn(c.Dir), "lost")
 				c.Barrier()
-				_, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir).Run)
+				_, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir))
 				writeResult(t, c.Dir, "runner-result", err)
 				c.Mark("runner-lost-" + strconv.FormatBool(errors.Is(err, lock.ErrLockLost)))
 				return

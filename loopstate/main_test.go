@@ -15,11 +15,19 @@ import (
 )
 
 // The test binary doubles as the harness of the cross-process tests: a
-// Command started with envHarness set runs runHarness instead of the tests.
+// harness started with envHarness set runs runHarness instead of the tests.
 // envTestDir is the directory the harness and the test share for marks.
 const (
 	envHarness = "LOOPSTATE_TEST_HARNESS"
 	envTestDir = "LOOPSTATE_TEST_DIR"
+)
+
+// The variables harness.Command sets for its child (harness.EnvRoot,
+// EnvLoop, EnvTick).
+const (
+	envRoot = "LOOPSTATE_ROOT"
+	envLoop = "LOOPSTATE_LOOP"
+	envTick = "LOOPSTATE_TICK"
 )
 
 func TestMain(m *testing.M) {
@@ -39,17 +47,18 @@ func TestMain(m *testing.M) {
 // behind by a broken test exits on its own.
 const harnessBound = 90 * time.Second
 
-// testHarness returns a Command that runs this test binary as the harness
-// in the given mode, sharing dir with the test. Its standard error is
+// testHarness returns a harness.Command's Run (see NewCommandHarness) that
+// runs this test binary as the harness in the given mode, sharing dir with
+// the test. Its standard error is
 // discarded: inheriting the runner's would keep the runner's output pipe
 // open after the runner is killed, and the test's wait for the runner would
 // wait for the harness too.
-func testHarness(t testing.TB, mode, dir string) *Command {
+func testHarness(t testing.TB, mode, dir string) Harness {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Command{Path: exe, Env: []string{envHarness + "=" + mode, envTestDir + "=" + dir}, KillGrace: 200 * time.Millisecond}
+	return NewCommandHarness(exe, []string{envHarness + "=" + mode, envTestDir + "=" + dir}, 200*time.Millisecond)
 }
 
 // runHarness is the harness process. Its modes:
@@ -63,7 +72,7 @@ func testHarness(t testing.TB, mode, dir string) *Command {
 //	            record both exit codes in "harness-ops", exit 0
 //	fail        print a line that is not a cost line and exit 3
 func runHarness(mode, dir string) int {
-	tick := os.Getenv(EnvTick)
+	tick := os.Getenv(envTick)
 	mark := func(name, content string) {
 		os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
 	}
@@ -93,7 +102,7 @@ func runHarness(mode, dir string) int {
 		time.Sleep(harnessBound)
 		return 1
 	case "ops":
-		l, err := NewRoot(os.Getenv(EnvRoot), WithoutSync()).Open(context.Background(), os.Getenv(EnvLoop))
+		l, err := NewRoot(os.Getenv(envRoot), WithoutSync()).Open(context.Background(), os.Getenv(envLoop))
 		if err != nil {
 			mark("harness-ops", err.Error())
 			return 1

@@ -218,7 +218,7 @@ func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
 	if c := filetxntest.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t3")
 		c.Barrier()
-		if _, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir).Run); err != nil {
+		if _, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir)); err != nil {
 			t.Fatalf("Tick = %v", err)
 		}
 		return
@@ -444,7 +444,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 // still written without fsync (doc.go, Caveats), and the test shows that
 // this is enough against a SIGKILL, which ends the process but keeps the
 // page cache; only a power loss or kernel crash could lose the marker.
-// Ablations (run): no Pdeathsig in setGroup leaves the orphaned harness
+// Ablations (run): no Pdeathsig in harness.setGroup leaves the orphaned harness
 // holding the lock (the Acquire runs into its deadline); not writing
 // current_tick before the harness loses the abandoned line and the failure.
 func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
@@ -453,7 +453,7 @@ func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 	if c := filetxntest.Child(t); c != nil {
 		l := mustOpen(t, durable(c.Dir), "t8")
 		c.Barrier()
-		l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir).Run)
+		l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir))
 		t.Fatalf("the runner survived its tick")
 		return
 	}
@@ -514,13 +514,13 @@ func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 // harness's whole process group (SIGTERM, then SIGKILL after the grace), a
 // pause that waits succeeds. The tick is logged as timeout and counted as a
 // failure; both the harness and its child are gone.
-// Ablation (run): signalGroup signalling only the harness (p.Signal), not
+// Ablation (run): harness.signalGroup signalling only the harness (p.Signal), not
 // its group: the harness's child survives.
 func TestHungHarnessBusyThenTimeout(t *testing.T) {
 	if c := filetxntest.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t9")
 		c.Barrier()
-		rec, err := l.Tick(ctx0, TriggerManual, testHarness(t, "hang", c.Dir).Run)
+		rec, err := l.Tick(ctx0, TriggerManual, testHarness(t, "hang", c.Dir))
 		if err != nil || rec.Outcome != Timeout {
 			t.Fatalf("tick with a hung harness = %+v, %v, want timeout", rec, err)
 		}
@@ -568,7 +568,7 @@ func TestOverlappingScheduledTicksSkipBusy(t *testing.T) {
 	if c := filetxntest.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t10")
 		c.Barrier()
-		if rec, err := l.Tick(ctx0, TriggerSchedule, testHarness(t, "block", c.Dir).Run); err != nil || rec.Outcome != OK {
+		if rec, err := l.Tick(ctx0, TriggerSchedule, testHarness(t, "block", c.Dir)); err != nil || rec.Outcome != OK {
 			t.Fatalf("first tick = %+v, %v", rec, err)
 		}
 		return
@@ -692,7 +692,7 @@ func TestForgedEnvironmentGrantsNothing(t *testing.T) {
 		l := mustOpen(t, rootIn(c.Dir), "t11")
 		if c.Args == "runner" {
 			c.Barrier()
-			if _, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir).Run); err != nil {
+			if _, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir)); err != nil {
 				t.Fatal(err)
 			}
 			return
@@ -854,14 +854,14 @@ func TestApproveThenCheckGate(t *testing.T) {
 // the loop ends paused by the harness with the tick counted. (A process
 // that merely sets the hand-over variable gets nothing: see
 // TestForgedEnvironmentGrantsNothing.)
-// Ablations (run): Command not calling HandOver: the harness's check-gate
+// Ablations (run): harness.Command not calling HandOver: the harness's check-gate
 // waits for its own parent until its 10s deadline (exit 75). Tick recording
 // on the Doc read before the harness: the harness's pause is lost.
 func TestHarnessRunsOperatorCommandsOnItsLoop(t *testing.T) {
 	if c := filetxntest.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t14")
 		c.Barrier()
-		rec, err := l.Tick(ctx0, TriggerManual, testHarness(t, "ops", c.Dir).Run)
+		rec, err := l.Tick(ctx0, TriggerManual, testHarness(t, "ops", c.Dir))
 		if err != nil || rec.Outcome != OK || rec.StatusAfter != Paused {
 			t.Fatalf("tick whose harness pauses = %+v, %v", rec, err)
 		}

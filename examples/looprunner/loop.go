@@ -20,13 +20,14 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/loopstate"
+	"github.com/filetxn/filetxn/loopstate/harness"
 )
 
 // loopFlags registers -root, which defaults to $LOOPSTATE_ROOT (set for a
 // tick's harness, so that a harness can run loop commands on its own loop).
 // Every loop command requires it.
 func loopFlags(fset *flag.FlagSet) *string {
-	return fset.String("root", os.Getenv(loopstate.EnvRoot), "the root `DIR`, which holds the loops in DIR/"+loopstate.LoopsDir+"/NAME (default $"+loopstate.EnvRoot+", which a tick sets for its harness)")
+	return fset.String("root", os.Getenv(harness.EnvRoot), "the root `DIR`, which holds the loops in DIR/"+loopstate.LoopsDir+"/NAME (default $"+harness.EnvRoot+", which a tick sets for its harness)")
 }
 
 // openRoot returns the Root in dir, with the wait message on every lock.
@@ -566,7 +567,7 @@ func loopTick(c *cli, args []string) error {
 		out = c.stderr
 	}
 	last := &lastLineWriter{w: out}
-	cmd := &loopstate.Command{Path: argv[0], Args: argv[1:], Stdout: last, Stderr: c.stderr}
+	cmd := &harness.Command{Path: argv[0], Args: argv[1:], Stdout: last, Stderr: c.stderr}
 	var startErr error // the harness could not be started
 	timedOut := false  // the harness ran past -timeout
 	harness := func(hctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
@@ -685,7 +686,7 @@ func (l *lastLineWriter) line() []byte {
 }
 
 // badCostLine says what is wrong with a harness's last line that names
-// "cost" but is not the cost line loopstate.Command reads (a JSON object
+// "cost" but is not the cost line harness.Command reads (a JSON object
 // whose "cost" holds non-negative finite usd, tokens and seconds); "" for a
 // good cost line or a line that does not try to be one.
 func badCostLine(line []byte) string {

@@ -1,4 +1,4 @@
-package loopstate
+package harness
 
 import (
 	"bytes"
@@ -10,29 +10,30 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/filetxn/filetxn/lock"
+	"github.com/filetxn/filetxn/loopstate"
 )
 
-// DefaultKillGrace is how long a harness process group has, after SIGTERM at
-// the tick's timeout, before it gets SIGKILL.
-const DefaultKillGrace = 10 * time.Second
+// defaultKillGrace is how long a harness process group has, after SIGTERM
+// at the tick's timeout, before it gets SIGKILL.
+const defaultKillGrace = 10 * time.Second
 
-// Environment variables a [Command] harness is started with. They are
-// information, not authority: the lock is handed over through an inherited
-// descriptor that the child verifies (lock.Handle.HandOver), never through
-// a variable.
+// Environment variables a [Command] is started with. They are information,
+// not authority: the lock is handed over through an inherited descriptor
+// that the child verifies (lock.Handle.HandOver), never through a variable.
 const (
 	EnvRoot = "LOOPSTATE_ROOT" // the loops' root directory
 	EnvLoop = "LOOPSTATE_LOOP" // the loop's name
 	EnvTick = "LOOPSTATE_TICK" // the tick's number
 )
 
-// Command is a harness that runs a program as a child process, the
-// first-class way to run a tick's work: pass its Run method to Loop.Tick.
+// Command runs a program as a child process for one tick: pass its Run
+// method to loopstate's Loop.Tick.
 //
 // The child is started in its own process group (Unix), in the loop's
 // directory unless Dir says otherwise, with the loop's lock handed over (see
@@ -50,9 +51,13 @@ const (
 //
 // The child reports its cost as its last line on standard output, a JSON
 // object {"cost": {"usd": 0.09, "tokens": 21000, "seconds": 63.0}} with an
-// optional "note". Without such a line the cost is zero and its seconds are
-// the child's wall time; a missing "seconds" is the wall time too. Exit code
-// 0 is an ok tick, anything else a failed one.
+// optional "note"; each key of "cost" is optional, and a missing "seconds"
+// is the child's wall time. Without such a line the cost is zero and its
+// seconds are the wall time. A last line that names "cost" but is not such
+// an object (not JSON, "cost" not an object, a negative, fractional or
+// non-finite value) counts as no cost and is reported: the tick's note
+// starts with "malformed cost line". Exit code 0 is an ok tick, anything
+// else a failed one.
 //
 // A Command may be shared by concurrent ticks; it is not modified.
 type Command struct {
@@ -60,7 +65,7 @@ type Command struct {
 	Args      []string      // its arguments, without the program name
 	Dir       string        // the working directory; "" is the loop's directory
 	Env       []string      // added to this process's environment, KEY=VALUE
-	KillGrace time.Duration // between SIGTERM and SIGKILL at the timeout; 0 is DefaultKillGrace
+	KillGrace time.Duration // between SIGTERM and SIGKILL at the timeout; 0 is 10 seconds
 	Stdout    io.Writer     // if set, receives a copy of the child's standard output
 	Stderr    io.Writer     // if set, receives the child's standard error; else it is discarded
 }
@@ -71,13 +76,13 @@ const maxLine = 64 << 10
 // Run runs the command for one tick; it is a Harness. It returns an error
 // only when the child could not be started; a child that exits non-zero, is
 // killed or times out gives a Result with Failed set.
-func (c *Command) Run(ctx context.Context, run *Run) (Result, error) {
+func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 	if c.Path == "" {
-		return Result{}, fmt.Errorf("%w: Command without a Path", ErrInvalid)
+		return loopstate.Result{}, fmt.Errorf("%w: Command without a Path", loopstate.ErrInvalid)
 	}
 	grace := c.KillGrace
 	if grace <= 0 {
-		grace = DefaultKillGrace
+		grace = defaultKillGrace
 	}
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Dir = c.Dir
@@ -86,7 +91,9 @@ func (c *Command) Run(ctx context.Context, run *Run) (Result, error) {
 	}
 	cmd.Env = os.Environ()
 	if run.Loop != nil {
-		cmd.Env = append(cmd.Env, EnvRoot+"="+run.Loop.root.dir, EnvLoop+"="+run.Loop.name)
+		// A loop's directory is <root>/loops/<name>.
+		root := filepath.Dir(filepath.Dir(run.Loop.Dir()))
+		cmd.Env = append(cmd.Env, EnvRoot+"="+root, EnvLoop+"="+run.Loop.Name())
 	}
 	cmd.Env = append(cmd.Env, EnvTick+"="+strconv.FormatInt(run.N, 10))
 	cmd.Env = append(cmd.Env, c.Env...)
@@ -99,7 +106,7 @@ func (c *Command) Run(ctx context.Context, run *Run) (Result, error) {
 	setGroup(cmd)
 	if run.Lock != nil {
 		if err := run.Lock.HandOver(cmd); err != nil && !errors.Is(err, lock.ErrNotSupported) {
-			return Result{}, err
+			return loopstate.Result{}, err
 		}
 	}
 
@@ -143,7 +150,7 @@ func (c *Command) Run(ctx context.Context, run *Run) (Result, error) {
 		exited <- err
 	}()
 	if err := <-started; err != nil {
-		return Result{}, err
+		return loopstate.Result{}, err
 	}
 	var werr error
 	select {
@@ -161,15 +168,22 @@ func (c *Command) Run(ctx context.Context, run *Run) (Result, error) {
 	}
 	wall := time.Since(start)
 
-	var res Result
+	var res loopstate.Result
 	if ps := cmd.ProcessState; ps != nil {
 		if code := ps.ExitCode(); code >= 0 {
 			res.ExitCode = &code
 		}
 	}
 	res.Failed = werr != nil
-	if cost, note, ok := parseCostLine(out.line(), wall); ok {
-		res.Cost, res.Note = &cost, note
+	cost, note, err := parseCostLine(out.line(), wall)
+	switch {
+	case err != nil:
+		res.Note = "malformed cost line (" + err.Error() + "), counted as no cost"
+		if res.Failed {
+			res.Note = werr.Error() + "; " + res.Note
+		}
+	case cost != nil:
+		res.Cost, res.Note = cost, note
 	}
 	if res.Failed && res.Note == "" {
 		res.Note = werr.Error()
@@ -178,9 +192,15 @@ func (c *Command) Run(ctx context.Context, run *Run) (Result, error) {
 }
 
 // parseCostLine reads the harness's last line, {"cost": {...}, "note": ...}.
-// A missing usd or tokens is 0 and a missing seconds is wall; a line that is
-// not such an object, or has a negative or non-finite value, is no cost.
-func parseCostLine(line []byte, wall time.Duration) (Cost, string, bool) {
+// A missing usd or tokens is 0 and a missing seconds is wall. A line that
+// does not name "cost" is no cost line: nil, "", nil. A line that names it
+// but is not such an object, or has a negative or non-finite value, gives
+// an error that says what is wrong.
+func parseCostLine(line []byte, wall time.Duration) (*loopstate.Cost, string, error) {
+	line = bytes.TrimSpace(line)
+	if !bytes.Contains(line, []byte(`"cost"`)) {
+		return nil, "", nil
+	}
 	var v struct {
 		Cost *struct {
 			USD     *float64 `json:"usd"`
@@ -189,11 +209,24 @@ func parseCostLine(line []byte, wall time.Duration) (Cost, string, bool) {
 		} `json:"cost"`
 		Note string `json:"note"`
 	}
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &v) != nil || v.Cost == nil {
-		return Cost{}, "", false
+	if err := json.Unmarshal(line, &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, "", errors.New("not JSON")
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field == "" {
+			return nil, "", errors.New("not a JSON object")
+		}
+		if errors.As(err, &te) {
+			return nil, "", fmt.Errorf("%s is %s, want %s", te.Field, te.Value, wantOf(te.Field))
+		}
+		return nil, "", err
 	}
-	c := Cost{Seconds: math.Round(wall.Seconds()*1000) / 1000}
+	if v.Cost == nil {
+		return nil, "", errors.New(`"cost" is not an object`)
+	}
+	c := loopstate.Cost{Seconds: math.Round(wall.Seconds()*1000) / 1000}
 	if v.Cost.USD != nil {
 		c.USD = *v.Cost.USD
 	}
@@ -203,10 +236,28 @@ func parseCostLine(line []byte, wall time.Duration) (Cost, string, bool) {
 	if v.Cost.Seconds != nil {
 		c.Seconds = *v.Cost.Seconds
 	}
-	if !validCost(c) {
-		return Cost{}, "", false
+	switch {
+	case c.USD < 0:
+		return nil, "", fmt.Errorf("cost.usd %v is negative", c.USD)
+	case c.Tokens < 0:
+		return nil, "", fmt.Errorf("cost.tokens %d is negative", c.Tokens)
+	case c.Seconds < 0:
+		return nil, "", fmt.Errorf("cost.seconds %v is negative", c.Seconds)
 	}
-	return c, v.Note, true
+	return &c, v.Note, nil
+}
+
+// wantOf says what a key of the cost line holds.
+func wantOf(field string) string {
+	switch field {
+	case "cost":
+		return "an object"
+	case "cost.tokens":
+		return "a whole number"
+	case "note":
+		return "a string"
+	}
+	return "a number"
 }
 
 // lastLine is a Writer that keeps only the last non-blank line written to

@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package loopstate
+package harness
 
 import (
 	"errors"

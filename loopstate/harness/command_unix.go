@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package loopstate
+package harness
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package loopstate
+package harness
 
 import (
 	"errors"

@@ -1,14 +1,19 @@
 //go:build unix
 
-package loopstate_test
+package harness_test
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/filetxn/filetxn/loopstate"
+	"github.com/filetxn/filetxn/loopstate/harness"
 )
+
+// clock is a fixed time, so that the example's output does not change.
+func clock() time.Time { return time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC) }
 
 // A Command harness runs a program for the tick, in its own process group,
 // with the loop's lock handed over and a wall timeout; its last line on
@@ -18,17 +23,17 @@ func ExampleCommand() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	root := loopstate.NewRoot(dir, loopstate.WithClock(clock))
-	l, _ := root.Create(ctx, "triage", loopstate.Template{Gates: loopstate.Gates{TickTimeout: ptr(60.0)}})
+	l, _ := root.Create(ctx, "triage", loopstate.Template{Gates: loopstate.Gates{TickTimeout: new(60.0)}})
 
-	harness := &loopstate.Command{
+	h := &harness.Command{
 		Path: "sh",
 		Args: []string{"-c", `echo "tick $LOOPSTATE_TICK of $LOOPSTATE_LOOP"; echo '{"cost": {"usd": 0.09, "tokens": 21000}, "note": "3 failing checks classified"}'`},
 	}
-	rec, err := l.Tick(ctx, loopstate.TriggerManual, harness.Run)
+	rec, err := l.Tick(ctx, loopstate.TriggerManual, h.Run)
 	fmt.Println(rec.Outcome, *rec.ExitCode, rec.Cost.USD, rec.Cost.Tokens, rec.Note, err)
 
-	harness = &loopstate.Command{Path: "sh", Args: []string{"-c", "exit 3"}}
-	rec, _ = l.Tick(ctx, loopstate.TriggerManual, harness.Run)
+	h = &harness.Command{Path: "sh", Args: []string{"-c", "exit 3"}}
+	rec, _ = l.Tick(ctx, loopstate.TriggerManual, h.Run)
 	fmt.Println(rec.Outcome, *rec.ExitCode, rec.Note)
 	// Output:
 	// ok 0 0.09 21000 3 failing checks classified <nil>

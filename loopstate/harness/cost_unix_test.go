@@ -1,0 +1,40 @@
+//go:build unix
+
+package harness
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/filetxn/filetxn/loopstate"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMalformedCostLineIsInTheTicksNote: a harness whose last line names
+// "cost" but is not a cost line has its tick recorded with no cost and a
+// note that says what is wrong, ok or failed; a good cost line is counted.
+// Ablation (run): Run ignoring parseCostLine's error (the old behaviour)
+// leaves the note empty and the first two cases go red.
+func TestMalformedCostLineIsInTheTicksNote(t *testing.T) {
+	ctx := context.Background()
+	l, err := loopstate.NewRoot(t.TempDir()).Create(ctx, "x", loopstate.Template{})
+	require.NoError(t, err, "Create(x) = %v", err)
+	for _, tc := range []struct {
+		script  string
+		outcome loopstate.Outcome
+		note    string
+		usd     float64
+	}{
+		{`echo '{"cost": {"usd": -1}}'`, loopstate.OK, "malformed cost line (cost.usd -1 is negative), counted as no cost", 0},
+		{`echo '{"cost": {"usd": 1}'; exit 2`, loopstate.Fail, "exit status 2; malformed cost line (not JSON), counted as no cost", 0},
+		{`echo '{"cost": {"usd": 0.5}, "note": "fine"}'`, loopstate.OK, "fine", 0.5},
+	} {
+		rec, err := l.Tick(ctx, loopstate.TriggerManual, (&Command{Path: "sh", Args: []string{"-c", tc.script}}).Run)
+		require.NoError(t, err, "Tick(%s) = %v", tc.script, err)
+		require.Equal(t, tc.outcome, rec.Outcome, "Tick(%s).Outcome = %s, want %s", tc.script, rec.Outcome, tc.outcome)
+		require.Equal(t, tc.note, rec.Note, "Tick(%s).Note = %q, want %q", tc.script, rec.Note, tc.note)
+		require.Equal(t, tc.usd, rec.Cost.USD, "Tick(%s).Cost.USD = %v, want %v", tc.script, rec.Cost.USD, tc.usd)
+		require.False(t, strings.Contains(rec.Note, "malformed") && rec.Cost.Seconds <= 0, "Tick(%s).Cost.Seconds = %v, want the wall time", tc.script, rec.Cost.Seconds)
+	}
+}
