@@ -19,8 +19,8 @@ import (
 // with ctx bounded by the tick's wall timeout (gates.tick_timeout_s); it must
 // return when ctx is done. An error means the harness could not do its work
 // (the tick counts as failed, with the error as its note); a Result with
-// Failed set is a tick that ran and failed. See [Command] for a harness that
-// runs a child process.
+// Failed set is a tick that ran and failed. Package harness's Command is a
+// harness that runs a child process.
 type Harness func(ctx context.Context, run *Run) (Result, error)
 
 // Run is what a harness is told about its tick.
