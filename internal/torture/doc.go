@@ -5,6 +5,8 @@
 // test then checks that nothing acknowledged was lost and nothing was left
 // behind. It has no API.
 //
-// go test ./internal/torture runs 300 kills; FILETXN_TORTURE=N runs N and
-// prints the figures.
+// go test ./internal/torture runs 300 kills; FILETXN_TORTURE=N runs N, and
+// -v prints the figures:
+//
+//	FILETXN_TORTURE=10000 go test -v -run Torture ./internal/torture
 package torture
