@@ -38,7 +38,7 @@ func BenchmarkMutate(b *testing.B) {
 		opts []Option
 	}{{"durable", nil}, {"nosync", []Option{WithoutSync()}}} {
 		b.Run(tc.name, func(b *testing.B) {
-			s := NewStore[*lines](seed(b), linesCodec{}, tc.opts...)
+			s := must(NewStore[*lines](seed(b), linesCodec{}, tc.opts...))
 			ctx := context.Background()
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {

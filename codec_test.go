@@ -2,8 +2,12 @@ package filetxn
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -64,11 +68,37 @@ type lines struct{ ls [][]byte }
 
 type linesCodec struct{}
 
+// Decode copies data before splitting it, as the Codec contract asks: the
+// engine reuses the buffer it read data into.
 func (linesCodec) Decode(data []byte) (*lines, error) {
 	if len(data) == 0 {
 		return &lines{}, nil
 	}
-	return &lines{ls: bytes.SplitAfter(data, []byte("\n"))}, nil
+	return &lines{ls: bytes.SplitAfter(bytes.Clone(data), []byte("\n"))}, nil
 }
 
 func (linesCodec) Encode(d *lines) ([]byte, error) { return bytes.Join(d.ls, nil), nil }
+
+// must returns s, and panics if NewStore refused its arguments: the tests'
+// stores are all valid.
+func must[D any](s *Store[D], err error) *Store[D] {
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// digestOf is the digest that Commit.Digest gives for bytes b.
+func digestOf(b []byte) Digest { return sha256.Sum256(b) }
+
+// sum returns c's digest, or the zero Digest when c published nothing.
+func sum(c Commit) Digest { d, _ := c.Digest(); return d }
+
+// readOrNil returns the bytes of the file at path, or nil when it is missing.
+func readOrNil(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}

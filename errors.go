@@ -13,7 +13,9 @@ var (
 	// written.
 	ErrDiverged = errors.New("filetxn: file has diverged from the versions the caller owns")
 
-	// ErrTxDone is returned by a Tx method called after the Locked callback
-	// that received it has returned.
-	ErrTxDone = errors.New("filetxn: transaction has already ended")
+	// ErrInvalidArgument is returned by NewStore, before any I/O, for an
+	// empty path, a nil codec or an invalid option (a relative state root, an
+	// empty lock path, a mode with more than permission bits). The error
+	// names the store's path and the option.
+	ErrInvalidArgument = errors.New("filetxn: invalid argument")
 )

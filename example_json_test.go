@@ -68,21 +68,25 @@ func ExampleJSON() {
 	dir, _ := os.MkdirTemp("", "filetxn-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	queue := filetxn.NewStore(filepath.Join(dir, "queue.json"), filetxn.JSON[Queue]())
+	queue, err := filetxn.NewStore(filepath.Join(dir, "queue.json"), filetxn.JSON[Queue]())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	for _, task := range []string{"resize a.jpg", "resize b.jpg"} {
-		if _, err := queue.Update(ctx, enqueue(task)); err != nil {
+		if _, err := queue.Mutate(ctx, enqueue(task)); err != nil {
 			fmt.Println(err)
 			return
 		}
 	}
 	var job Job
-	if _, err := queue.Update(ctx, claim("worker-1", &job)); err != nil {
+	if _, err := queue.Mutate(ctx, claim("worker-1", &job)); err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println("worker-1 works on", job.Task) // outside the transaction
-	if _, err := queue.Update(ctx, complete(job.ID)); err != nil {
+	if _, err := queue.Mutate(ctx, complete(job.ID)); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -2,6 +2,7 @@ package filetxn_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/atomicfile"
 )
 
 // countCodec stores one integer as decimal text; a missing file is 0.
@@ -37,8 +39,12 @@ func (countCodec) Encode(n *int) ([]byte, error) {
 func ExampleStore_Mutate() {
 	dir, _ := os.MkdirTemp("", "filetxn-example")
 	defer os.RemoveAll(dir)
-	s := filetxn.NewStore[*int](filepath.Join(dir, "count.txt"), countCodec{},
+	s, err := filetxn.NewStore(filepath.Join(dir, "count.txt"), countCodec{},
 		filetxn.WithStateRoot(filepath.Join(dir, "state"))) // lock outside the data directory
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	for range 3 {
 		if _, err := s.Mutate(context.Background(), func(n *int) error { *n++; return nil }); err != nil {
@@ -52,33 +58,17 @@ func ExampleStore_Mutate() {
 	// Output: 3 false
 }
 
-// AppendEncode makes countCodec a filetxn.AppendEncoder: a store made with
-// WithBufferReuse encodes into a buffer it reuses.
-func (countCodec) AppendEncode(dst []byte, n *int) ([]byte, error) {
-	if *n == 0 {
-		return dst, nil
-	}
-	return append(strconv.AppendInt(dst, int64(*n), 10), '\n'), nil
-}
-
-// Update is the transaction of Mutate for a caller that only needs to know
-// whether the file was written. With WithBufferReuse (countCodec keeps
-// nothing of the bytes it decodes) every transaction reads, and encodes
-// through AppendEncode, into buffers the store reuses.
-func ExampleStore_Update() {
-	dir, _ := os.MkdirTemp("", "filetxn-example")
-	defer os.RemoveAll(dir)
-	ctx := context.Background()
-	s := filetxn.NewStore[*int](filepath.Join(dir, "count.txt"), countCodec{}, filetxn.WithBufferReuse())
-
-	setTo := func(v int) func(*int) error { return func(n *int) error { *n = v; return nil } }
-	written, err := s.Update(ctx, setTo(4))
-	fmt.Println(written, err)
-	written, err = s.Update(ctx, setTo(4)) // the same bytes: nothing written
-	fmt.Println(written, err)
+// A store refuses a document type that fn would get a copy of: the changes
+// would be lost, and Mutate would succeed without writing.
+func ExampleNewStore() {
+	type Counter struct{ N int }
+	_, err := filetxn.NewStore("count.json", filetxn.Codec[Counter](nil))
+	fmt.Println(errors.Is(err, filetxn.ErrInvalidArgument))
+	s, err := filetxn.NewStore("count.json", filetxn.JSON[Counter]()) // a *Store[*Counter]
+	fmt.Println(s.LockPath())
 	// Output:
-	// true <nil>
-	// false <nil>
+	// true
+	// count.json.lock <nil>
 }
 
 // Restore puts a snapshot back only over versions the caller wrote itself.
@@ -86,14 +76,15 @@ func ExampleStore_Restore() {
 	dir, _ := os.MkdirTemp("", "filetxn-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	s := filetxn.NewStore[*int](filepath.Join(dir, "count.txt"), countCodec{})
+	s, _ := filetxn.NewStore(filepath.Join(dir, "count.txt"), countCodec{})
 
-	before, _ := s.ReadBytes(ctx) // nil: no file yet
+	var before []byte // nil: no file yet
 	mine, _ := s.Mutate(ctx, func(n *int) error { *n = 1; return nil })
+	owned, _ := mine.Digest()                                // the bytes this call published
 	s.Mutate(ctx, func(n *int) error { *n = 2; return nil }) // a rival's write
 
-	_, err := s.Restore(ctx, before, mine.Digest)
-	fmt.Println(err != nil)
+	_, err := s.Restore(ctx, before, owned)
+	fmt.Println(errors.Is(err, filetxn.ErrDiverged))
 	// Output: true
 }
 
@@ -107,7 +98,7 @@ func ExampleStore_MutateProbed() {
 	path := filepath.Join(dir, "count.txt")
 	os.WriteFile(path, []byte("5\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "not-a-dir"), nil, 0o644)
-	s := filetxn.NewStore[*int](path, countCodec{},
+	s, _ := filetxn.NewStore(path, countCodec{},
 		filetxn.WithLockPath(filepath.Join(dir, "not-a-dir", "count.lock")))
 
 	atLeast := func(min int) func(*int) error {
@@ -123,9 +114,9 @@ func ExampleStore_MutateProbed() {
 }
 
 // Locked holds the store's lock across several files: here a job marks itself
-// running (NotDurable: a power loss may undo the marker, a crash of the
-// process cannot), appends to a log, and then writes its result durably. A read buffer kept
-// between transactions saves an allocation per read.
+// running (atomicfile.WithoutDirSync: a power loss may undo the marker, a
+// crash of the process cannot), appends to a log, and then writes its result
+// durably.
 func ExampleStore_Locked() {
 	dir, _ := os.MkdirTemp("", "filetxn-example")
 	defer os.RemoveAll(dir)
@@ -133,17 +124,15 @@ func ExampleStore_Locked() {
 	result := filepath.Join(dir, "result.txt")
 	marker := filepath.Join(dir, "running")
 	log := filepath.Join(dir, "jobs.log")
-	s := filetxn.NewStore[*int](result, countCodec{})
+	s, _ := filetxn.NewStore(result, countCodec{})
 
-	var buf []byte
 	for job := 1; job <= 2; job++ {
 		err := s.Locked(ctx, func(tx *filetxn.Tx) error {
-			data, err := tx.ReadInto(result, buf)
+			data, err := tx.Read(result)
 			if err != nil {
 				return err
 			}
-			buf = data
-			if _, err := tx.Write(marker, []byte(strconv.Itoa(job)), filetxn.NotDurable()); err != nil {
+			if _, err := tx.Write(marker, []byte(strconv.Itoa(job)), atomicfile.WithoutDirSync()); err != nil {
 				return err
 			}
 			if err := tx.Append(log, fmt.Appendf(nil, "job %d read %q\n", job, data)); err != nil {

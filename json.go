@@ -17,7 +17,7 @@ import (
 
 // JSON returns a codec for a JSON document of type T, for [NewStore]:
 //
-//	s := filetxn.NewStore(path, filetxn.JSON[Queue]()) // a *Store[*Queue]
+//	s, err := filetxn.NewStore(path, filetxn.JSON[Queue]()) // a *Store[*Queue]
 //
 // The documents are *T, so that a transaction's fn can change them in place.
 //

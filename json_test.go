@@ -69,13 +69,13 @@ func TestJSONNoOpRewritesNothing(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "queue.json")
-	s := filetxn.NewStore(path, filetxn.JSON[Queue]())
+	s := must(filetxn.NewStore(path, filetxn.JSON[Queue]()))
 
-	written, err := s.Update(ctx, func(*Queue) error { return nil })
+	c, err := s.Mutate(ctx, func(*Queue) error { return nil })
 	require.NoError(t, err)
-	require.False(t, written, "Update(no-op) on a missing file = written, want nothing written")
+	require.False(t, c.Written, "Mutate(no-op) on a missing file = written, want nothing written")
 	_, err = os.Stat(path)
-	require.ErrorIs(t, err, fs.ErrNotExist, "Update(no-op) on a missing file created it")
+	require.ErrorIs(t, err, fs.ErrNotExist, "Mutate(no-op) on a missing file created it")
 
 	require.NoError(t, os.WriteFile(path, []byte(handFormatted), 0o644))
 	for _, probed := range []bool{false, true} {
@@ -98,10 +98,10 @@ func TestJSONNoOpRewritesNothing(t *testing.T) {
 func TestJSONChangedDocumentIsIndented(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "queue.json")
 	require.NoError(t, os.WriteFile(path, []byte(handFormatted), 0o644))
-	s := filetxn.NewStore(path, filetxn.JSON[Queue]())
-	written, err := s.Update(context.Background(), enqueue("<b> & </b>"))
+	s := must(filetxn.NewStore(path, filetxn.JSON[Queue]()))
+	c, err := s.Mutate(context.Background(), enqueue("<b> & </b>"))
 	require.NoError(t, err)
-	require.True(t, written, "Update(enqueue) = not written, want written")
+	require.True(t, c.Written, "Mutate(enqueue) = not written, want written")
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	want := `{
@@ -120,7 +120,7 @@ func TestJSONChangedDocumentIsIndented(t *testing.T) {
   ]
 }
 `
-	require.Equal(t, want, string(got), "file after Update(enqueue)")
+	require.Equal(t, want, string(got), "file after Mutate(enqueue)")
 }
 
 // TestJSONRefusesWhatItDoesNotUnderstand checks that a file that is not
@@ -148,20 +148,20 @@ func TestJSONRefusesWhatItDoesNotUnderstand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "queue.json")
 			require.NoError(t, os.WriteFile(path, []byte(tt.data), 0o644))
-			s := filetxn.NewStore(path, filetxn.JSON[Queue]())
+			s := must(filetxn.NewStore(path, filetxn.JSON[Queue]()))
 			ran := false
-			_, err := s.Update(context.Background(), func(*Queue) error { ran = true; return nil })
+			_, err := s.Mutate(context.Background(), func(*Queue) error { ran = true; return nil })
 			var pe *fs.PathError
-			require.ErrorAs(t, err, &pe, "Update(%q) = %v, want an *fs.PathError", tt.data, err)
-			require.Equal(t, path, pe.Path, "Update(%q): PathError.Path", tt.data)
+			require.ErrorAs(t, err, &pe, "Mutate(%q) = %v, want an *fs.PathError", tt.data, err)
+			require.Equal(t, path, pe.Path, "Mutate(%q): PathError.Path", tt.data)
 			var je *filetxn.JSONError
-			require.ErrorAs(t, err, &je, "Update(%q) = %v, want a *filetxn.JSONError", tt.data, err)
-			require.Equal(t, [2]int{tt.line, tt.col}, [2]int{je.Line, je.Column}, "Update(%q) = %v: line and column", tt.data, err)
-			require.ErrorContains(t, err, tt.msg, "Update(%q)", tt.data)
-			require.False(t, ran, "Update(%q) ran fn, want it refused before", tt.data)
+			require.ErrorAs(t, err, &je, "Mutate(%q) = %v, want a *filetxn.JSONError", tt.data, err)
+			require.Equal(t, [2]int{tt.line, tt.col}, [2]int{je.Line, je.Column}, "Mutate(%q) = %v: line and column", tt.data, err)
+			require.ErrorContains(t, err, tt.msg, "Mutate(%q)", tt.data)
+			require.False(t, ran, "Mutate(%q) ran fn, want it refused before", tt.data)
 			got, err := os.ReadFile(path)
 			require.NoError(t, err)
-			require.Equal(t, tt.data, string(got), "file after a refused Update")
+			require.Equal(t, tt.data, string(got), "file after a refused Mutate")
 		})
 	}
 }
@@ -176,11 +176,11 @@ func TestJSONKeepUnknownFieldsRoundTripsTopLevelKeys(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "queue.json")
 	orig := "{\"owner\": {\"team\": \"ops\", \"on call\": [1, 2]},\n \"next\": 0, \"jobs\": [], \"x\\\"y\": null}"
 	require.NoError(t, os.WriteFile(path, []byte(orig), 0o644))
-	s := filetxn.NewStore(path, filetxn.JSON[Queue](filetxn.KeepUnknownFields()))
+	s := must(filetxn.NewStore(path, filetxn.JSON[Queue](filetxn.KeepUnknownFields())))
 
-	written, err := s.Update(ctx, enqueue("a"))
+	c, err := s.Mutate(ctx, enqueue("a"))
 	require.NoError(t, err)
-	require.True(t, written, "Update(enqueue) = not written, want written")
+	require.True(t, c.Written, "Mutate(enqueue) = not written, want written")
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	want := `{
@@ -202,16 +202,16 @@ func TestJSONKeepUnknownFieldsRoundTripsTopLevelKeys(t *testing.T) {
   "x\"y": null
 }
 `
-	require.Equal(t, want, string(got), "file after Update(enqueue) with KeepUnknownFields")
+	require.Equal(t, want, string(got), "file after Mutate(enqueue) with KeepUnknownFields")
 
-	written, err = s.Update(ctx, func(*Queue) error { return nil })
+	c, err = s.Mutate(ctx, func(*Queue) error { return nil })
 	require.NoError(t, err)
-	require.False(t, written, "Update(no-op) after the rewrite = written, want nothing written")
+	require.False(t, c.Written, "Mutate(no-op) after the rewrite = written, want nothing written")
 
 	nested := `{"jobs": [{"id": 1, "taks": "x"}]}`
 	require.NoError(t, os.WriteFile(path, []byte(nested), 0o644))
-	_, err = s.Update(ctx, func(*Queue) error { return nil })
-	require.True(t, isJSONError(err), "Update(%q) with KeepUnknownFields = %v, want a *filetxn.JSONError", nested, err)
+	_, err = s.Mutate(ctx, func(*Queue) error { return nil })
+	require.True(t, isJSONError(err), "Mutate(%q) with KeepUnknownFields = %v, want a *filetxn.JSONError", nested, err)
 }
 
 // TestJSONQueueRaceLosesNothing runs 4 processes that each, 10 times,
@@ -225,20 +225,20 @@ func TestJSONQueueRaceLosesNothing(t *testing.T) {
 		Procs: 4,
 		Txns:  10,
 		Step: func(ctx context.Context, dir string, proc, txn int) error {
-			s := filetxn.NewStore(filepath.Join(dir, "queue.json"), filetxn.JSON[Queue]())
+			s := must(filetxn.NewStore(filepath.Join(dir, "queue.json"), filetxn.JSON[Queue]()))
 			worker := fmt.Sprintf("worker-%d", proc)
-			if _, err := s.Update(ctx, enqueue(fmt.Sprintf("task %d.%d", proc, txn))); err != nil {
+			if _, err := s.Mutate(ctx, enqueue(fmt.Sprintf("task %d.%d", proc, txn))); err != nil {
 				return err
 			}
 			var job Job
-			if _, err := s.Update(ctx, claim(worker, &job)); err != nil {
+			if _, err := s.Mutate(ctx, claim(worker, &job)); err != nil {
 				return err // never errNoJob: this process has just enqueued one
 			}
-			_, err := s.Update(ctx, complete(job.ID))
+			_, err := s.Mutate(ctx, complete(job.ID))
 			return err
 		},
 		Invariant: func(dir string, procs, txns int) error {
-			q, err := filetxn.NewStore(filepath.Join(dir, "queue.json"), filetxn.JSON[Queue]()).View(context.Background())
+			q, err := must(filetxn.NewStore(filepath.Join(dir, "queue.json"), filetxn.JSON[Queue]())).View(context.Background())
 			if err != nil {
 				return err
 			}
@@ -269,13 +269,13 @@ func TestJSONQueueRaceLosesNothing(t *testing.T) {
 func TestJSONKeepsNumbersExactly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"id": 9223372036854775807, "ratio": 0.1000000000000000055511151231257827}`), 0o644))
-	s := filetxn.NewStore(path, filetxn.JSON[map[string]any]())
-	_, err := s.Update(context.Background(), func(m *map[string]any) error { (*m)["seen"] = true; return nil })
+	s := must(filetxn.NewStore(path, filetxn.JSON[map[string]any]()))
+	_, err := s.Mutate(context.Background(), func(m *map[string]any) error { (*m)["seen"] = true; return nil })
 	require.NoError(t, err)
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	want := "{\n  \"id\": 9223372036854775807,\n  \"ratio\": 0.1000000000000000055511151231257827,\n  \"seen\": true\n}\n"
-	require.Equal(t, want, string(got), "file after Update(set seen)")
+	require.Equal(t, want, string(got), "file after Mutate(set seen)")
 }
 
 // FuzzJSON checks, for any file, that the JSON codec either refuses it with

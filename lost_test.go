@@ -87,7 +87,7 @@ func TestLostLockPublishesNothing(t *testing.T) {
 				loseLock(t, how, path+".lock")
 
 				// The second writer: it locks the file now at the lock path.
-				s := NewStore[*counter](path, counterCodec{})
+				s := must(NewStore[*counter](path, counterCodec{}))
 				ctx, cancel := context.WithTimeout(context.Background(), reexec.Timeout)
 				defer cancel()
 				if op == "append" {
@@ -127,7 +127,7 @@ func TestLostLockPublishesNothing(t *testing.T) {
 func lostHolder(c *reexec.C, op string) {
 	t := c.T
 	path := filepath.Join(c.Dir, "count.txt")
-	s := NewStore[*counter](path, counterCodec{})
+	s := must(NewStore[*counter](path, counterCodec{}))
 	ctx := stopAtCheck(c)
 	var err error
 	var commit Commit
@@ -144,7 +144,7 @@ func lostHolder(c *reexec.C, op string) {
 	case "append":
 		err = s.Locked(ctx, func(tx *Tx) error { return tx.Append(filepath.Join(c.Dir, "log"), []byte("holder\n")) })
 	case "restore-remove":
-		commit, err = s.Restore(ctx, nil, DigestOf([]byte("41\n")))
+		commit, err = s.Restore(ctx, nil, digestOf([]byte("41\n")))
 	}
 	require.ErrorIs(t, err, lock.ErrLockLost, "holder's %s after its lock file was lost = %+v, %v, want ErrLockLost", op, commit, err)
 	require.False(t, commit.Written, "holder's %s = %+v, want nothing written", op, commit)

@@ -26,13 +26,10 @@ func TestEntryPointsRefuseNonRegularFiles(t *testing.T) {
 	ctx := context.Background()
 	set := func(d *counter) error { d.n = 7; return nil }
 	calls := map[string]func(s *Store[*counter]) error{
-		"Mutate":        func(s *Store[*counter]) error { _, err := s.Mutate(ctx, set); return err },
-		"Update":        func(s *Store[*counter]) error { _, err := s.Update(ctx, set); return err },
-		"MutateProbed":  func(s *Store[*counter]) error { _, err := s.MutateProbed(ctx, set); return err },
-		"View":          func(s *Store[*counter]) error { _, err := s.View(ctx); return err },
-		"ReadBytes":     func(s *Store[*counter]) error { _, err := s.ReadBytes(ctx); return err },
-		"ReadBytesInto": func(s *Store[*counter]) error { _, err := s.ReadBytesInto(ctx, make([]byte, 0, 64<<10)); return err },
-		"Restore":       func(s *Store[*counter]) error { _, err := s.Restore(ctx, []byte("7\n"), DigestOf(nil)); return err },
+		"Mutate":       func(s *Store[*counter]) error { _, err := s.Mutate(ctx, set); return err },
+		"MutateProbed": func(s *Store[*counter]) error { _, err := s.MutateProbed(ctx, set); return err },
+		"View":         func(s *Store[*counter]) error { _, err := s.View(ctx); return err },
+		"Restore":      func(s *Store[*counter]) error { _, err := s.Restore(ctx, []byte("7\n"), digestOf(nil)); return err },
 		"Tx.Read": func(s *Store[*counter]) error {
 			return s.Locked(ctx, func(tx *Tx) error { _, err := tx.Read(s.Path()); return err })
 		},
@@ -42,16 +39,14 @@ func TestEntryPointsRefuseNonRegularFiles(t *testing.T) {
 		require.NoError(t, err)
 		for name, call := range calls {
 			t.Run(kind+"/"+name, func(t *testing.T) {
-				for _, opts := range [][]Option{nil, {WithBufferReuse()}} {
-					s := NewStore[*counter](path, counterCodec{}, opts...)
-					err := oddfile.Within(t, func() error { return call(s) })
-					var pe *fs.PathError
-					require.ErrorIs(t, err, atomicfile.ErrNotRegular, "%s(%s) = %v, want an error wrapping atomicfile.ErrNotRegular", name, kind, err)
-					require.True(t, errors.As(err, &pe) && pe.Path == path, "%s(%s) = %v, want an *fs.PathError naming %s", name, kind, err, path)
-					after, err := os.Lstat(path)
-					require.True(t, err == nil && after.Mode().Type() == before.Mode().Type() && os.SameFile(before, after),
-						"%s(%s) left %v, %v at the path, want the %s untouched", name, kind, after, err, kind)
-				}
+				s := must(NewStore[*counter](path, counterCodec{}))
+				err := oddfile.Within(t, func() error { return call(s) })
+				var pe *fs.PathError
+				require.ErrorIs(t, err, atomicfile.ErrNotRegular, "%s(%s) = %v, want an error wrapping atomicfile.ErrNotRegular", name, kind, err)
+				require.True(t, errors.As(err, &pe) && pe.Path == path, "%s(%s) = %v, want an *fs.PathError naming %s", name, kind, err, path)
+				after, err := os.Lstat(path)
+				require.True(t, err == nil && after.Mode().Type() == before.Mode().Type() && os.SameFile(before, after),
+					"%s(%s) left %v, %v at the path, want the %s untouched", name, kind, after, err, kind)
 			})
 		}
 	}

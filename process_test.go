@@ -21,11 +21,14 @@ const (
 	rounds = 100
 )
 
-// incrementAll runs rounds increments of the counter in dir through s.
-func incrementAll(c *reexec.C, s *Store[*counter]) {
+// incrementAll runs rounds increments of the counter in dir through s. With
+// tolerate, a failed increment is skipped rather than fatal: without a
+// shared lock, a rival may remove a temporary file it takes for a dead
+// writer's, and the failed write is one more lost update.
+func incrementAll(c *reexec.C, s *Store[*counter], tolerate bool) {
 	c.Barrier()
 	for i := range rounds {
-		if _, err := s.Mutate(context.Background(), func(d *counter) error { d.n++; return nil }); err != nil {
+		if _, err := s.Mutate(context.Background(), func(d *counter) error { d.n++; return nil }); err != nil && !tolerate {
 			c.T.Fatalf("Mutate #%d: %v", i, err)
 		}
 	}
@@ -37,7 +40,7 @@ func incrementAll(c *reexec.C, s *Store[*counter]) {
 // TestMutateWithoutSharedLockLosesUpdates, which runs exactly that).
 func TestMutateCountsAcrossProcesses(t *testing.T) {
 	if c := reexec.Child(t); c != nil {
-		incrementAll(c, NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{}))
+		incrementAll(c, must(NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{})), false)
 		return
 	}
 	dir := t.TempDir()
@@ -56,7 +59,7 @@ func TestMutateCountsAcrossProcesses(t *testing.T) {
 func TestMutateWithoutSharedLockLosesUpdates(t *testing.T) {
 	if c := reexec.Child(t); c != nil {
 		own := filepath.Join(c.Dir, fmt.Sprintf("own-%d.lock", c.Index))
-		incrementAll(c, NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{}, WithLockPath(own), WithoutSync()))
+		incrementAll(c, must(NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{}, WithLockPath(own), WithoutSync())), true)
 		return
 	}
 	dir := t.TempDir()
@@ -98,7 +101,7 @@ func TestKilledWriterLeavesOldOrNewFile(t *testing.T) {
 				case "replaced":
 					h[txhook.Replaced] = stop
 				}
-				s := NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{})
+				s := must(NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{}))
 				s.Mutate(txhook.With(context.Background(), h), func(d *counter) error {
 					d.n++
 					if p.name == "in-fn" {
@@ -129,7 +132,7 @@ func TestKilledWriterLeavesOldOrNewFile(t *testing.T) {
 			if got := readCount(t, path); got != p.want {
 				t.Fatalf("file after a kill at %s = %q, want %q", p.name, got, p.want)
 			}
-			s := NewStore[*counter](path, counterCodec{})
+			s := must(NewStore[*counter](path, counterCodec{}))
 			if _, err := s.Mutate(context.Background(), func(d *counter) error { d.n++; return nil }); err != nil {
 				t.Fatalf("Mutate after the kill = %v", err)
 			}

@@ -46,8 +46,9 @@ func TestWriteRemovesADeadWritersTemporaryFiles(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte("keep"), 0o644))
 	}
 
-	s := filetxn.NewStore[*int](path, countCodec{}, filetxn.WithStateRoot(t.TempDir()))
-	_, err := s.Mutate(context.Background(), func(n *int) error { *n++; return nil })
+	s, err := filetxn.NewStore(path, countCodec{}, filetxn.WithStateRoot(t.TempDir()))
+	require.NoError(t, err)
+	_, err = s.Mutate(context.Background(), func(n *int) error { *n++; return nil })
 	require.NoError(t, err, "Mutate(%s)", path)
 
 	es, err := os.ReadDir(dir)

@@ -332,10 +332,10 @@ func syncFile(f *os.File) error {
 	return f.Sync()
 }
 
-// syncDir fsyncs the directory dir (see syncDirOS).
+// syncDir fsyncs the directory dir (see osfile.SyncDir).
 func syncDir(dir string) error {
 	if synced != nil {
 		synced(dir)
 	}
-	return syncDirOS(dir)
+	return osfile.SyncDir(dir)
 }

@@ -10,8 +10,8 @@ import (
 
 // This file serves the systems that are neither Unix nor Windows (Plan 9,
 // WebAssembly hosts) with what the standard library offers: the mode clause of
-// the read-only check, a plain rename, and a directory sync that is attempted
-// but whose failure is ignored, since these systems may not support it.
+// the read-only check, a plain rename (the directory sync, attempted with its failure
+// ignored, is internal/osfile's).
 
 func checkWritable(path string, fi fs.FileInfo) error {
 	if fi.Mode().Perm()&0o222 == 0 {
@@ -31,12 +31,4 @@ func keepMeta(f *os.File, fi fs.FileInfo) error {
 
 func replace(from, to string, durable bool) error {
 	return os.Rename(from, to)
-}
-
-func syncDirOS(dir string) error {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }

@@ -5,7 +5,9 @@ package board
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"github.com/filetxn/filetxn/internal/osfile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,7 +49,7 @@ func benchStore(b *testing.B) (s *Store, dir, src string, keys []string) {
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	s, err := Open(path, WithStateRoot(filepath.Join(dir, "state")))
+	s, err := Open(path, filetxn.WithStateRoot(filepath.Join(dir, "state")))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -242,26 +244,27 @@ func (r *rawFloor) writeRaw(b *testing.B, data []byte) {
 	d.Close()
 }
 
-// flipCodec is about the least a codec can do: the document is a copy of the bytes, so
-// the store may reuse its buffers, and it encodes into the store's buffer.
+// flipCodec is about the least a codec can do: the document is a copy of the bytes (the
+// engine reuses its read buffers), and Encode gives it back.
 type flipCodec struct{}
 
 func (flipCodec) Decode(b []byte) (*[]byte, error) { c := bytes.Clone(b); return &c, nil }
 func (flipCodec) Encode(b *[]byte) ([]byte, error) { return *b, nil }
-func (flipCodec) AppendEncode(dst []byte, b *[]byte) ([]byte, error) {
-	return append(dst, *b...), nil
-}
 
 // newEngine returns an engine store for the board at path, configured as board.Open
-// configures its own (buffers reused, lock under stateRoot) plus opts.
+// configures its own (lock under stateRoot) plus opts.
 func newEngine(path, stateRoot string, opts ...filetxn.Option) *filetxn.Store[*[]byte] {
-	opts = append([]filetxn.Option{filetxn.WithBufferReuse(), filetxn.WithStateRoot(stateRoot)}, opts...)
-	return filetxn.NewStore[*[]byte](path, flipCodec{}, opts...)
+	opts = append([]filetxn.Option{filetxn.WithStateRoot(stateRoot)}, opts...)
+	s, err := filetxn.NewStore[*[]byte](path, flipCodec{}, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 // BenchmarkEngineFloor is one durable engine transaction on the same board and lock
 // placement, made as Store.Advance makes its own but with no parsing: a lock-free read
-// into a reused buffer, then Update, which flips one byte. BenchmarkAdvance minus this is
+// into a reused buffer, then Mutate, which flips one byte. BenchmarkAdvance minus this is
 // about what package board adds.
 func BenchmarkEngineFloor(b *testing.B) {
 	src, _ := benchBoard()
@@ -357,7 +360,7 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	s, err := Open(advPath, WithStateRoot(stateRoot))
+	s, err := Open(advPath, filetxn.WithStateRoot(stateRoot))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -389,7 +392,7 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	hash := func(data []byte) { _, _ = filetxn.DigestOf(data), filetxn.DigestOf(data) }
+	hash := func(data []byte) { _, _ = sha256.Sum256(data), sha256.Sum256(data) }
 	probe := func(r *rawFloor) {
 		if _, err := os.ReadFile(r.path); err != nil {
 			b.Fatal(err)
@@ -440,17 +443,17 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 // lock-free read reuses, as Advance's probe reuses one.
 func engineTx(b *testing.B, s *filetxn.Store[*[]byte], buf *[]byte) {
 	ctx := context.Background()
-	data, err := s.ReadBytesInto(ctx, *buf)
+	data, err := osfile.ReadState(s.Path(), "Read", *buf, 1)
 	if err != nil {
-		b.Fatalf("ReadBytesInto = %v", err)
+		b.Fatalf("ReadState = %v", err)
 	}
 	*buf = data[:0]
-	written, err := s.Update(ctx, func(p *[]byte) error {
+	c, err := s.Mutate(ctx, func(p *[]byte) error {
 		(*p)[0] ^= 1 // '#' <-> '"'
 		return nil
 	})
-	if err != nil || !written {
-		b.Fatalf("Update = %v, %v", written, err)
+	if err != nil || !c.Written {
+		b.Fatalf("Mutate = %+v, %v", c, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package board
 import (
 	"context"
 	"errors"
+	"github.com/filetxn/filetxn"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,7 +24,7 @@ func TestAdvanceWithDoneContextTriesOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	dir := t.TempDir()
-	s, err := Open(filepath.Join(dir, "sprint-status.yaml"), WithStateRoot(filepath.Join(dir, "state")))
+	s, err := Open(filepath.Join(dir, "sprint-status.yaml"), filetxn.WithStateRoot(filepath.Join(dir, "state")))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(s.Path(), []byte(lostBoard), 0o644))
 

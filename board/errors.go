@@ -3,6 +3,8 @@ package board
 import (
 	"errors"
 	"fmt"
+
+	"github.com/filetxn/filetxn/internal/bmadloop"
 )
 
 // Load-time refusals. Each is returned wrapped in a *ParseError that names the path and line.
@@ -45,8 +47,15 @@ var (
 
 // ErrInvalidArgument is returned, before any I/O and before any lock, when a key, target or
 // timestamp could not be written as a single plain YAML value, or a target is outside the
-// status order without AllowUnordered.
+// status order without AllowUnordered; and by Open for an empty path or an invalid
+// engine option.
 var ErrInvalidArgument = errors.New("board: invalid argument")
+
+// ErrNoStateRoot is returned, wrapped in an *fs.PathError naming the board, by a write
+// that needs the board's default lock when bmad-loop's state root cannot be derived from
+// the environment (see Open). Advances that write nothing still succeed. It is the
+// ledger's ErrNoStateRoot too.
+var ErrNoStateRoot = bmadloop.ErrNoStateRoot
 
 // ParseError reports a board that was refused as a whole. It unwraps to one of
 // ErrInvalidYAML, ErrNotBoard or ErrDuplicateKey.

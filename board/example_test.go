@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"os"
 	"path/filepath"
 
@@ -115,7 +116,7 @@ func ExampleStore_Advance() {
 		return
 	}
 	// Share bmad-loop's state root to serialize with it; any absolute directory works.
-	s, err := board.Open(path, board.WithStateRoot(filepath.Join(dir, "state")))
+	s, err := board.Open(path, filetxn.WithStateRoot(filepath.Join(dir, "state")))
 	if err != nil {
 		fmt.Println(err)
 		return

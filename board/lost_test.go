@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"github.com/filetxn/filetxn"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -32,7 +33,7 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 	for _, how := range []string{"removed", "replaced"} {
 		t.Run(how, func(t *testing.T) {
 			open := func(dir string) *Store {
-				s, err := Open(filepath.Join(dir, "sprint-status.yaml"), WithStateRoot(filepath.Join(dir, "state")))
+				s, err := Open(filepath.Join(dir, "sprint-status.yaml"), filetxn.WithStateRoot(filepath.Join(dir, "state")))
 				require.NoError(t, err)
 				return s
 			}

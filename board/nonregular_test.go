@@ -37,7 +37,7 @@ func TestStoreRefusesNonRegularFiles(t *testing.T) {
 		require.NoError(t, err)
 		for name, op := range ops {
 			t.Run(kind+"/"+name, func(t *testing.T) {
-				s, err := Open(path, WithEngineOptions(filetxn.WithLockPath(filepath.Join(t.TempDir(), "l.lock"))))
+				s, err := Open(path, filetxn.WithLockPath(filepath.Join(t.TempDir(), "l.lock")))
 				require.NoError(t, err)
 				err = oddfile.Within(t, func() error { return op(s) })
 				var pe *fs.PathError

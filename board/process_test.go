@@ -3,6 +3,7 @@ package board
 import (
 	"context"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +49,7 @@ func procKey(e, s int) string { return fmt.Sprintf("%d-%d-story-%d-%d", e, s, e,
 func TestStoreAdvanceAcrossProcesses(t *testing.T) {
 	if c := reexec.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "sprint-status.yaml")
-		s, err := Open(path, WithStateRoot(filepath.Join(c.Dir, "state")))
+		s, err := Open(path, filetxn.WithStateRoot(filepath.Join(c.Dir, "state")))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,10 +3,12 @@ package board
 import (
 	"context"
 	"fmt"
-	"log/slog"
+	"io/fs"
 	"sync"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/bmadloop"
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // Store is a sprint-status board on disk, read and written through the filetxn engine:
@@ -18,68 +20,70 @@ import (
 // anything but a regular file (a named pipe, a directory) is refused without blocking,
 // with an error wrapping atomicfile.ErrNotRegular.
 type Store struct {
-	path  string
-	codec Codec
-	s     *filetxn.Store[*Doc]
+	path    string
+	codec   Codec
+	s       *filetxn.Store[*Doc]
+	rootErr error // the default lock's state root could not be derived: writes fail with this
 }
 
-// Option configures Open.
-type Option func(*config)
+// unplaced is the lock path that Open puts first to learn whether the caller's options
+// place the lock: no real path contains a NUL byte.
+const unplaced = "\x00board: the lock is not placed"
 
-type config struct {
-	engine []filetxn.Option
-}
-
-// WithStateRoot places the lock in a sidecar under dir (dir/locks/<hash>-<name>.lock), the
-// placement bmad-loop uses: a Go process and a bmad-loop process that share a state root
-// serialize against each other. dir must be absolute.
-func WithStateRoot(dir string) Option {
-	return func(c *config) { c.engine = append(c.engine, filetxn.WithStateRoot(dir)) }
-}
-
-// WithoutSync skips fsync: faster, but a power loss may lose the last write.
-func WithoutSync() Option {
-	return func(c *config) { c.engine = append(c.engine, filetxn.WithoutSync()) }
-}
-
-// WithLogger reports the engine's waits and writes to l.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) { c.engine = append(c.engine, filetxn.WithLogger(l)) }
-}
-
-// WithEngineOptions passes options to the engine unchanged (an explicit lock path, lock
-// options, ...).
-func WithEngineOptions(opts ...filetxn.Option) Option {
-	return func(c *config) { c.engine = append(c.engine, opts...) }
-}
-
-// Open returns the Store for the board at path. It touches no file: the board may be
-// missing (it then reads as empty, and Advance answers ""). Without WithStateRoot the
-// lock is the engine's default, a .lock file beside the board.
-func Open(path string, opts ...Option) (*Store, error) {
+// Open returns the Store for the board at path. opts are the engine's options
+// (filetxn.WithStateRoot, filetxn.WithLockPath, filetxn.WithoutSync,
+// filetxn.WithLockOptions, ...), applied after the board's default, so that the caller's
+// win. The default lock is bmad-loop's sidecar under bmad-loop's state root (as for the
+// ledger: $BMAD_LOOP_STATE_DIR, else $XDG_STATE_HOME/bmad-loop, else
+// ~/.local/state/bmad-loop; on Windows %LOCALAPPDATA%\bmad-loop\state), so that a Go
+// process and a bmad-loop process exclude each other without configuration.
+//
+// Open refuses an empty path and invalid options (a relative state root, an empty lock
+// path) with an error matching ErrInvalidArgument (and filetxn.ErrInvalidArgument for an
+// option). It touches no file: the board may be missing (it then reads as empty). When
+// the caller does not place the lock and no state root can be derived, Open still
+// succeeds: the Store reads and answers advances that write nothing, and a write fails
+// with an error wrapping ErrNoStateRoot.
+func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: empty path", ErrInvalidArgument)
 	}
-	var c config
-	for _, o := range opts {
-		o(&c)
+	s, err := openWith(path, NewCodec(path), append([]filetxn.Option{filetxn.WithLockPath(unplaced)}, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
-	return openWith(path, NewCodec(path), c.engine...), nil
+	if lp, _ := s.s.LockPath(); lp != unplaced {
+		return s, nil
+	}
+	root, err := bmadloop.StateRoot()
+	if err != nil {
+		s.rootErr = &fs.PathError{Op: "Lock", Path: path, Err: err}
+		return s, nil
+	}
+	if s.s, err = filetxn.NewStore[*Doc](path, s.codec, append([]filetxn.Option{filetxn.WithStateRoot(root)}, opts...)...); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	return s, nil
 }
 
-func openWith(path string, codec Codec, opts ...filetxn.Option) *Store {
-	// The Codec keeps none of the bytes it decodes or appends to (Parse and the cache
-	// copy what they keep), so the engine may read and encode every transaction in
-	// buffers it reuses.
-	opts = append([]filetxn.Option{filetxn.WithBufferReuse()}, opts...)
-	return &Store{path: path, codec: codec, s: filetxn.NewStore[*Doc](path, codec, opts...)}
+func openWith(path string, codec Codec, opts ...filetxn.Option) (*Store, error) {
+	eng, err := filetxn.NewStore[*Doc](path, codec, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{path: path, codec: codec, s: eng}, nil
 }
 
 // Path returns the board's path as given to Open.
 func (s *Store) Path() string { return s.path }
 
 // LockPath returns the lock file that guards the board. It creates nothing.
-func (s *Store) LockPath() (string, error) { return s.s.LockPath() }
+func (s *Store) LockPath() (string, error) {
+	if s.rootErr != nil {
+		return "", s.rootErr
+	}
+	return s.s.LockPath()
+}
 
 // Mutate takes the lock, reads and parses the board, calls fn once with the Doc, and
 // writes the board atomically if fn changed it; then it releases the lock. Batch several
@@ -90,6 +94,9 @@ func (s *Store) LockPath() (string, error) { return s.s.LockPath() }
 // the same board from inside fn fails with lock.ErrReentrant. Mutate blocks until the
 // lock is held or ctx is done.
 func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	if s.rootErr != nil {
+		return filetxn.Commit{}, s.rootErr
+	}
 	return s.s.Mutate(ctx, fn)
 }
 
@@ -124,8 +131,11 @@ func (s *Store) Advance(ctx context.Context, key, target, now string, opts ...Ad
 	if status, ok := s.probe(ctx, key, target, cfg); ok {
 		return status, nil
 	}
+	if s.rootErr != nil {
+		return "", s.rootErr
+	}
 	var status string
-	_, err := s.s.Update(ctx, func(d *Doc) error {
+	_, err := s.s.Mutate(ctx, func(d *Doc) error {
 		var err error
 		status, err = d.advance(key, target, cfg)
 		return err
@@ -155,7 +165,7 @@ func (s *Store) Status(ctx context.Context, key string) (status string, ok bool,
 func (s *Store) probe(ctx context.Context, key, target string, cfg advanceConfig) (string, bool) {
 	buf := probeBuffers.Get().(*[]byte)
 	defer probeBuffers.Put(buf)
-	data, err := s.s.ReadBytesInto(ctx, *buf)
+	data, err := osfile.ReadState(s.path, "Read", *buf, 1)
 	if data != nil && cap(data) <= maxProbeBuffer {
 		*buf = data[:0]
 	}

@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -35,7 +36,7 @@ func newBoard(t *testing.T, src string) (path, stateRoot string) {
 	return path, filepath.Join(root, "state")
 }
 
-func open(t *testing.T, path string, opts ...Option) *Store {
+func open(t *testing.T, path string, opts ...filetxn.Option) *Store {
 	t.Helper()
 	s, err := Open(path, opts...)
 	if err != nil {
@@ -80,7 +81,7 @@ func dirNames(t *testing.T, dir string) []string {
 
 func TestStoreAdvanceWritesWhatAdvancedBytesSays(t *testing.T) {
 	path, state := newBoard(t, sprint)
-	s := open(t, path, WithStateRoot(state))
+	s := open(t, path, filetxn.WithStateRoot(state))
 	want, err := AdvancedBytes([]byte(sprint), "3-2-digest-delivery", InProgress, Stamp("02-06-2026 09:30"))
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +123,7 @@ func TestStoreNoOpsTakeNoLock(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path, _ := newBoard(t, tt.src)
-			s := open(t, path, WithStateRoot(unlockable(t)))
+			s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
 			got, err := s.Advance(context.Background(), tt.key, tt.target, "x")
 			if got != tt.want || err != nil {
 				t.Fatalf("Advance(%q, %q) = %q, %v, want %q, nil", tt.key, tt.target, got, err, tt.want)
@@ -145,7 +146,7 @@ func TestStoreNoOpsTakeNoLock(t *testing.T) {
 	t.Run("drafted is already drafted", func(t *testing.T) {
 		src := "last_updated: then\ndevelopment_status:\n  epic-1: in-progress\n  1-1-a: drafted\n"
 		path, _ := newBoard(t, src)
-		s := open(t, path, WithStateRoot(unlockable(t)))
+		s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
 		if got, err := s.Advance(context.Background(), "1-1-a", "drafted", "now", AllowUnordered()); got != "drafted" || err != nil {
 			t.Fatalf("Advance(1-1-a, drafted) on a drafted row = %q, %v, want %q, nil", got, err, "drafted")
 		}
@@ -155,7 +156,7 @@ func TestStoreNoOpsTakeNoLock(t *testing.T) {
 	})
 	t.Run("a real write needs the lock", func(t *testing.T) {
 		path, _ := newBoard(t, sprint)
-		s := open(t, path, WithStateRoot(unlockable(t)))
+		s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
 		if got, err := s.Advance(context.Background(), "4-1-thing", Done, ""); err == nil {
 			t.Fatalf("Advance without a lock = %q, nil, want an error", got)
 		}
@@ -174,9 +175,9 @@ func TestStoreRefusesAMalformedBoardFromUnderTheLock(t *testing.T) {
 	src := "generated: x\ndevelopment_status: []\n"
 	path, state := newBoard(t, src)
 	var decodes []bool // whether the lock was held at each Decode
-	s := openWith(path, Codec{Path: path}, filetxn.WithStateRoot(state))
+	s := mustOpenWith(path, Codec{Path: path}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
-	s = openWith(path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	s = mustOpenWith(path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
 	_, err := s.Advance(context.Background(), "1-1-a", Done, "")
 	var pe *ParseError
 	if !errors.As(err, &pe) || !errors.Is(err, ErrNotBoard) || pe.Line != 2 || pe.Path != path {
@@ -217,9 +218,9 @@ func lockHeld(t *testing.T, lp string) bool {
 func TestStoreDecidesUnderTheLock(t *testing.T) {
 	path, state := newBoard(t, sprint)
 	var decodes []bool
-	s := openWith(path, Codec{Path: path}, filetxn.WithStateRoot(state))
+	s := mustOpenWith(path, Codec{Path: path}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
-	s = openWith(path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	s = mustOpenWith(path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
 	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress, ""); got != InProgress || err != nil {
 		t.Fatalf("Advance = %q, %v", got, err)
 	}
@@ -240,7 +241,7 @@ func TestStoreDecidesUnderTheLock(t *testing.T) {
 func rivalAtProbe(t *testing.T, path, state string, rival func()) *Store {
 	t.Helper()
 	n := 0
-	return openWith(path, Codec{Path: path, onDecode: func() {
+	return mustOpenWith(path, Codec{Path: path, onDecode: func() {
 		if n++; n == 1 {
 			rival()
 		}
@@ -252,7 +253,7 @@ func rivalAtProbe(t *testing.T, path, state string, rival func()) *Store {
 // the bytes computed from the probe's read loses the rival's flip.
 func TestStoreKeepsARivalsFlip(t *testing.T) {
 	path, state := newBoard(t, sprint)
-	rival := open(t, path, WithStateRoot(state))
+	rival := open(t, path, filetxn.WithStateRoot(state))
 	s := rivalAtProbe(t, path, state, func() {
 		if got, err := rival.Advance(context.Background(), "4-1-thing", Done, ""); got != Done || err != nil {
 			t.Errorf("rival Advance = %q, %v", got, err)
@@ -277,7 +278,7 @@ func TestStoreKeepsARivalsFlip(t *testing.T) {
 // re-reading) turns this red.
 func TestStoreNeverRegressIsDecidedUnderTheLock(t *testing.T) {
 	path, state := newBoard(t, sprint)
-	rival := open(t, path, WithStateRoot(state))
+	rival := open(t, path, filetxn.WithStateRoot(state))
 	s := rivalAtProbe(t, path, state, func() {
 		if _, err := rival.Advance(context.Background(), "4-1-thing", Done, ""); err != nil {
 			t.Error(err)
@@ -296,7 +297,7 @@ func TestStoreRefusesAReadOnlyBoard(t *testing.T) {
 	if err := os.Chmod(path, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	s := open(t, path, WithStateRoot(state))
+	s := open(t, path, filetxn.WithStateRoot(state))
 	_, err := s.Advance(context.Background(), "4-1-thing", Done, "")
 	if !errors.Is(err, fs.ErrPermission) {
 		t.Fatalf("Advance on a 0444 board = %v, want an error wrapping fs.ErrPermission", err)
@@ -322,8 +323,8 @@ func TestStoreKeepsASymlinkedBoard(t *testing.T) {
 	if err := os.Symlink(path, link); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
-	s := open(t, link, WithStateRoot(state))
-	direct := open(t, path, WithStateRoot(state))
+	s := open(t, link, filetxn.WithStateRoot(state))
+	direct := open(t, path, filetxn.WithStateRoot(state))
 	lpLink, err1 := s.LockPath()
 	lpDirect, err2 := direct.LockPath()
 	if err1 != nil || err2 != nil || lpLink != lpDirect {
@@ -345,7 +346,7 @@ func TestStoreKeepsASymlinkedBoard(t *testing.T) {
 // non-blocking acquisition of the same sidecar fails.
 func TestStoreLockExcludesASecondAcquirer(t *testing.T) {
 	path, state := newBoard(t, sprint)
-	s := open(t, path, WithStateRoot(state))
+	s := open(t, path, filetxn.WithStateRoot(state))
 	lp, err := s.LockPath()
 	if err != nil {
 		t.Fatal(err)
@@ -366,7 +367,7 @@ func TestStoreLockExcludesASecondAcquirer(t *testing.T) {
 
 func TestStoreMutateBatchesAdvances(t *testing.T) {
 	path, state := newBoard(t, sprint)
-	s := open(t, path, WithStateRoot(state))
+	s := open(t, path, filetxn.WithStateRoot(state))
 	// The serial result, computed on bytes.
 	want := []byte(sprint)
 	for _, step := range [][2]string{{"3-2-digest-delivery", InProgress}, {"4-1-thing", Done}, {"3-1-login", Review}} {
@@ -384,7 +385,7 @@ func TestStoreMutateBatchesAdvances(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil || !c.Written || c.Digest != filetxn.DigestOf(want) {
+	if d, ok := c.Digest(); err != nil || !c.Written || !ok || d != filetxn.Digest(sha256.Sum256(want)) {
 		t.Fatalf("Mutate = %+v, %v, want one write of the serial result", c, err)
 	}
 	if b := readString(t, path); b != string(want) {
@@ -417,7 +418,7 @@ func TestStoreMutateBatchesAdvances(t *testing.T) {
 
 func TestStoreViewAndStatus(t *testing.T) {
 	path, state := newBoard(t, sprint)
-	s := open(t, path, WithStateRoot(unlockable(t)))
+	s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
 	d, err := s.View(context.Background())
 	if err != nil || !d.Exists() {
 		t.Fatalf("View = %v, %v", d, err)
@@ -425,7 +426,7 @@ func TestStoreViewAndStatus(t *testing.T) {
 	if st, ok, err := s.Status(context.Background(), "4-1-thing"); st != Review || !ok || err != nil {
 		t.Errorf("Status(4-1-thing) = %q, %v, %v, want review, true, nil", st, ok, err)
 	}
-	missing := open(t, filepath.Join(filepath.Dir(path), "none.yaml"), WithStateRoot(state))
+	missing := open(t, filepath.Join(filepath.Dir(path), "none.yaml"), filetxn.WithStateRoot(state))
 	if d, err := missing.View(context.Background()); err != nil || d.Exists() {
 		t.Errorf("View of a missing board = %v, %v, want an empty Doc", d, err)
 	}
@@ -437,7 +438,7 @@ func TestStoreViewAndStatus(t *testing.T) {
 func TestStoreChecksArgumentsBeforeAnyIO(t *testing.T) {
 	// The board path is a directory: any read would fail. Invalid arguments must be
 	// refused before that.
-	s := open(t, t.TempDir(), WithStateRoot(unlockable(t)))
+	s := open(t, t.TempDir(), filetxn.WithStateRoot(unlockable(t)))
 	for _, tt := range []struct{ key, target, now string }{
 		{"", Done, ""}, {"1-1-a", "completed", ""}, {"1-1-a", Done, "a: b"},
 	} {
@@ -463,7 +464,7 @@ func TestStoreSteadyStateAdvanceParsesNothing(t *testing.T) {
 	parses := 0
 	c := NewCodec(path)
 	c.onParse = func() { parses++ }
-	s := openWith(path, c, filetxn.WithStateRoot(state))
+	s := mustOpenWith(path, c, filetxn.WithStateRoot(state))
 	ctx := context.Background()
 	advance := func(key, target string) {
 		t.Helper()
@@ -517,7 +518,7 @@ func TestStoreAdvanceReportsRefusals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path, state := newBoard(t, tc.src)
-			s, err := Open(path, WithStateRoot(state))
+			s, err := Open(path, filetxn.WithStateRoot(state))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -544,7 +545,7 @@ func TestStoreProbeBuffersAreNotShared(t *testing.T) {
 	for i, st := range statuses {
 		src := fmt.Sprintf("development_status:\n  epic-1: in-progress\n  1-1-story-%d: %s\n", i, st)
 		path, stateRoot := newBoard(t, src)
-		s := openWith(path, Codec{Path: path}, filetxn.WithStateRoot(stateRoot))
+		s := mustOpenWith(path, Codec{Path: path}, filetxn.WithStateRoot(stateRoot))
 		stores = append(stores, s)
 	}
 	var wg sync.WaitGroup
@@ -568,5 +569,56 @@ func TestStoreProbeBuffersAreNotShared(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// mustOpenWith is openWith for arguments that are valid.
+func mustOpenWith(path string, codec Codec, opts ...filetxn.Option) *Store {
+	s, err := openWith(path, codec, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// TestOpenPlacesTheLockWhereBmadLoopDoes: with no placement among the options, the lock
+// is bmad-loop's sidecar under its state root, the ledger's default too, so that a Go
+// process and a bmad-loop process exclude each other without configuration; a caller's
+// filetxn.WithLockPath wins over that default; a relative state root is refused at Open;
+// and without a derivable state root the board still answers a no-op while a write fails
+// with ErrNoStateRoot, writing nothing. Ablation: applying the board's default after the
+// caller's options (so that it wins) turns the second check red.
+func TestOpenPlacesTheLockWhereBmadLoopDoes(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	t.Setenv("BMAD_LOOP_STATE_DIR", root)
+	path, _ := newBoard(t, sprint)
+	want, err := lock.SidecarPath(root, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := open(t, path).LockPath(); got != want || err != nil {
+		t.Errorf("Open(%s).LockPath() = %q, %v, want %q", path, got, err, want)
+	}
+	if got, err := open(t, path, filetxn.WithLockPath(path+".lock")).LockPath(); got != path+".lock" || err != nil {
+		t.Errorf("Open(%s, WithLockPath).LockPath() = %q, %v, want %q", path, got, err, path+".lock")
+	}
+	if _, err := Open(path, filetxn.WithStateRoot("relative")); !errors.Is(err, ErrInvalidArgument) || !errors.Is(err, filetxn.ErrInvalidArgument) {
+		t.Errorf("Open(%s, WithStateRoot(relative)) = %v, want ErrInvalidArgument", path, err)
+	}
+
+	t.Setenv("BMAD_LOOP_STATE_DIR", "relative")
+	s := open(t, path)
+	if _, err := s.LockPath(); !errors.Is(err, ErrNoStateRoot) {
+		t.Errorf("LockPath() without a state root = %v, want ErrNoStateRoot", err)
+	}
+	if got, err := s.Advance(ctx, "3-1-login", Review, ""); got != Done || err != nil {
+		t.Errorf("Advance(no-op) without a state root = %q, %v, want %q, nil", got, err, Done)
+	}
+	if _, err := s.Advance(ctx, "3-2-digest-delivery", InProgress, ""); !errors.Is(err, ErrNoStateRoot) {
+		t.Errorf("Advance(write) without a state root = %v, want ErrNoStateRoot", err)
+	}
+	if b := readString(t, path); b != sprint {
+		t.Errorf("board changed by a refused Advance")
 	}
 }

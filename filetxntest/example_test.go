@@ -64,13 +64,17 @@ func ExampleCheckCodec() {
 
 	dir, _ := os.MkdirTemp("", "filetxntest-example")
 	defer os.RemoveAll(dir)
-	s := filetxn.NewStore(filepath.Join(dir, "todo.txt"), todoCodec{})
+	s, err := filetxn.NewStore(filepath.Join(dir, "todo.txt"), todoCodec{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	ctx := context.Background()
 	add := func(item string) func(*[]string) error {
 		return func(items *[]string) error { *items = append(*items, item); return nil }
 	}
-	s.Update(ctx, add("buy milk"))
-	s.Update(ctx, add("call Bob"))
+	s.Mutate(ctx, add("buy milk"))
+	s.Mutate(ctx, add("call Bob"))
 	items, err := s.View(ctx)
 	fmt.Println(*items, err)
 	// Output:

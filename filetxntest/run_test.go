@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/filetxntest"
 )
@@ -123,8 +124,11 @@ func TestCheckRacePassesALockedStore(t *testing.T) {
 		Procs: 4,
 		Txns:  20,
 		Step: func(ctx context.Context, dir string, proc, txn int) error {
-			s := filetxn.NewStore(filepath.Join(dir, "count"), counterCodec{})
-			_, err := s.Update(ctx, func(n *int) error { *n++; return nil })
+			s, err := filetxn.NewStore(filepath.Join(dir, "count"), counterCodec{})
+			if err != nil {
+				return err
+			}
+			_, err = s.Mutate(ctx, func(n *int) error { *n++; return nil })
 			return err
 		},
 		Invariant: countIs,
@@ -140,13 +144,13 @@ type perProcessCounter struct {
 }
 
 // add increments the counter, calling between after reading it. It reads
-// with the engine's lock-free read, which on Windows waits out another
+// as the engine's lock-free read does (internal/osfile), which on Windows waits out another
 // process's replace of the file (os.ReadFile fails there with a sharing
 // violation), so that the only fault is the broken lock.
 func (s *perProcessCounter) add(between func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	data, err := filetxn.NewStore(s.path, counterCodec{}).ReadBytes(context.Background())
+	data, err := osfile.ReadState(s.path, "Read", nil, 1)
 	if err != nil {
 		return err
 	}

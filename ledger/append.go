@@ -57,6 +57,11 @@ const maxPooledBuffer = 64 << 20
 // reads, enough for a few appended entries without growing.
 var readBuffers sync.Pool // of *[]byte
 
+// appendSpare is the room a read for an append leaves after the file's
+// bytes (the extra byte is the one that lets the read see the end of the
+// file), so that the new entries usually fit in place.
+const appendSpare = 4<<10 + 1
+
 func getReadBuffer() *[]byte {
 	if p, ok := readBuffers.Get().(*[]byte); ok {
 		return p

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,7 +72,7 @@ func BenchmarkAppend(b *testing.B) {
 		seed := []byte(syntheticLedger(n))
 		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
 			dir := b.TempDir()
-			s := Open(filepath.Join(dir, "deferred-work.md"), WithStateRoot(filepath.Join(dir, "state")))
+			s := must(Open(filepath.Join(dir, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(dir, "state"))))
 			floor := newFloor(b, seed)
 			const block = 10
 			var floorTime time.Duration
@@ -124,7 +125,7 @@ func BenchmarkBatch(b *testing.B) {
 		specs[i].Origin = fmt.Sprintf("batch origin %d", i)
 	}
 	dir := b.TempDir()
-	s := Open(filepath.Join(dir, "deferred-work.md"), WithStateRoot(filepath.Join(dir, "state")))
+	s := must(Open(filepath.Join(dir, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(dir, "state"))))
 	reset := func(b *testing.B) {
 		if err := os.WriteFile(s.Path(), seed, 0o644); err != nil {
 			b.Fatal(err)

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ const (
 )
 
 func openShared(dir string) *Store {
-	return Open(filepath.Join(dir, "deferred-work.md"), WithStateRoot(filepath.Join(dir, crossProcState)), WithoutSync())
+	return must(Open(filepath.Join(dir, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(dir, crossProcState)), filetxn.WithoutSync()))
 }
 
 func writeLines(t testing.TB, path string, lines []string) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/filetxn/filetxn/internal/bmadloop"
 )
 
 // Errors returned by this package, matched with errors.Is. Argument errors are
@@ -46,7 +48,7 @@ var (
 	// lock lives under bmad-loop's state root, which cannot be derived from the
 	// environment (see [BmadLoopStateRoot]). Operations that write nothing
 	// still succeed.
-	ErrNoStateRoot = errors.New("ledger: no bmad-loop state root")
+	ErrNoStateRoot = bmadloop.ErrNoStateRoot
 )
 
 // ArgError reports an argument refused before any I/O. Op is the operation

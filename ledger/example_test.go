@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/ledger"
 )
 
@@ -140,7 +141,11 @@ func ExampleStore() {
 
 	// The lock is bmad-loop's sidecar under the state root; a bmad-loop run
 	// with the same state root excludes this process and vice versa.
-	s := ledger.Open(filepath.Join(dir, "artifacts", "deferred-work.md"), ledger.WithStateRoot(filepath.Join(dir, "state")))
+	s, err := ledger.Open(filepath.Join(dir, "artifacts", "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(dir, "state")))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	ids, _ := s.Append(ctx,
 		ledger.Spec{Title: "Harden unicode handling", Origin: "code review of spec-3-2.md", SourceSpec: "spec-3-2.md", Reason: "out of scope"},

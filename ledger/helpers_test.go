@@ -1,5 +1,21 @@
 package ledger
 
-import "encoding/hex"
+import (
+	"encoding/hex"
+
+	"github.com/filetxn/filetxn"
+)
 
 func hexString(s string) string { return hex.EncodeToString([]byte(s)) }
+
+// must returns s, and panics if Open refused its arguments: the tests'
+// stores are all valid.
+func must(s *Store, err error) *Store {
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// digest returns the digest of the bytes c published, or the zero Digest.
+func digest(c filetxn.Commit) filetxn.Digest { d, _ := c.Digest(); return d }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"github.com/filetxn/filetxn"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -57,7 +58,7 @@ func TestStoreRefusesNonRegularFiles(t *testing.T) {
 					continue
 				}
 				t.Run(kind+"/"+at+"/"+name, func(t *testing.T) {
-					s := Open(odd, WithLockPath(filepath.Join(t.TempDir(), "l.lock")))
+					s := must(Open(odd, filetxn.WithLockPath(filepath.Join(t.TempDir(), "l.lock"))))
 					err := oddfile.Within(t, func() error { return op(s) })
 					var pe *fs.PathError
 					require.ErrorIs(t, err, atomicfile.ErrNotRegular, "%s(%s at the %s) = %v, want an error wrapping atomicfile.ErrNotRegular", name, kind, at, err)

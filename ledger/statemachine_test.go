@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"os"
 	"path/filepath"
 	"slices"
@@ -634,5 +635,5 @@ func (s *storeTarget) CrashArchive(t *rapid.T, before, stamp string) {
 	}
 }
 func (s *storeTarget) Reopen(*rapid.T) {
-	s.s = Open(filepath.Join(s.dir, "deferred-work.md"), WithStateRoot(filepath.Join(s.dir, "state")), WithoutSync())
+	s.s = must(Open(filepath.Join(s.dir, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(s.dir, "state")), filetxn.WithoutSync()))
 }

@@ -1,15 +1,11 @@
 package ledger
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
-)
+import "github.com/filetxn/filetxn/internal/bmadloop"
 
 // BmadLoopStateRoot returns the state root bmad-loop derives (its
 // runs.state_root), under whose locks/ directory it keeps the sidecar lock of
-// every ledger it writes. The first answer wins:
+// every ledger it writes, and where [Open] places the ledger's lock by
+// default. The first answer wins:
 //
 //  1. $BMAD_LOOP_STATE_DIR, used as the root itself, when set and non-empty;
 //     it must be absolute.
@@ -22,30 +18,4 @@ import (
 // When no candidate is left, or $BMAD_LOOP_STATE_DIR is relative, the error
 // wraps [ErrNoStateRoot]. BmadLoopStateRoot reads only the environment; it
 // creates nothing.
-func BmadLoopStateRoot() (string, error) {
-	if dir := os.Getenv("BMAD_LOOP_STATE_DIR"); dir != "" {
-		if !filepath.IsAbs(dir) {
-			return "", fmt.Errorf("%w: BMAD_LOOP_STATE_DIR is relative (%q); set it to an absolute path", ErrNoStateRoot, dir)
-		}
-		return dir, nil
-	}
-	usable := func(base string) bool {
-		return base != "" && filepath.IsAbs(base) && filepath.Dir(base) != base
-	}
-	if runtime.GOOS == "windows" {
-		if base := os.Getenv("LOCALAPPDATA"); usable(base) {
-			return filepath.Join(base, "bmad-loop", "state"), nil
-		}
-		if base := os.Getenv("USERPROFILE"); usable(base) {
-			return filepath.Join(base, "AppData", "Local", "bmad-loop", "state"), nil
-		}
-		return "", fmt.Errorf("%w: set BMAD_LOOP_STATE_DIR or LOCALAPPDATA to an absolute path", ErrNoStateRoot)
-	}
-	if base := os.Getenv("XDG_STATE_HOME"); usable(base) {
-		return filepath.Join(base, "bmad-loop"), nil
-	}
-	if home := os.Getenv("HOME"); usable(home) {
-		return filepath.Join(home, ".local", "state", "bmad-loop"), nil
-	}
-	return "", fmt.Errorf("%w: set BMAD_LOOP_STATE_DIR, XDG_STATE_HOME or HOME to an absolute path", ErrNoStateRoot)
-}
+func BmadLoopStateRoot() (string, error) { return bmadloop.StateRoot() }

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/lock"
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // Store is a ledger file, with its archive sibling, shared between goroutines
@@ -55,97 +54,51 @@ func (s *Store) probe(ctx context.Context) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return s.eng.ReadBytes(ctx)
+	return osfile.ReadState(s.path, "Read", nil, 1)
 }
 
-// Option configures a [Store].
-type Option func(*config)
-
-type config struct {
-	placed    bool // a lock placement was chosen
-	stateRoot string
-	rootErr   error
-	eng       []filetxn.Option
-}
-
-// WithStateRoot places the lock at lock.SidecarPath(dir, path), the lock file
-// bmad-loop uses for the ledger when its state root is dir.
-func WithStateRoot(dir string) Option {
-	return func(c *config) {
-		c.placed, c.stateRoot, c.rootErr = true, dir, nil
-		c.eng = append(c.eng, filetxn.WithStateRoot(dir))
-	}
-}
-
-// WithBmadLoopStateRoot places the lock under [BmadLoopStateRoot], derived
-// when the Store is opened. It is the default. When no root can be derived,
-// the Store still reads and still answers operations that write nothing; a
-// write fails with an error wrapping [ErrNoStateRoot].
-func WithBmadLoopStateRoot() Option {
-	return func(c *config) {
-		root, err := BmadLoopStateRoot()
-		c.placed, c.stateRoot, c.rootErr = true, root, err
-		c.eng = append(c.eng, filetxn.WithStateRoot(root))
-	}
-}
-
-// WithLockPath uses the lock file at path.
-func WithLockPath(path string) Option {
-	return func(c *config) {
-		c.placed, c.stateRoot, c.rootErr = true, "", nil
-		c.eng = append(c.eng, filetxn.WithLockPath(path))
-	}
-}
-
-// WithLockBeside uses <ledger>.lock beside the ledger. Such a file can end up
-// in a "git add -A" of the ledger's directory, and bmad-loop does not take it.
-func WithLockBeside() Option {
-	return func(c *config) {
-		c.placed, c.stateRoot, c.rootErr = true, "", nil
-		c.eng = append(c.eng, filetxn.WithLockBeside())
-	}
-}
-
-// WithoutSync skips fsync on writes (see filetxn.WithoutSync).
-func WithoutSync() Option { return WithEngineOptions(filetxn.WithoutSync()) }
-
-// WithLogger reports long lock waits to l (see filetxn.WithLogger).
-func WithLogger(l *slog.Logger) Option { return WithEngineOptions(filetxn.WithLogger(l)) }
-
-// WithLockOptions passes options to every lock acquisition (see
-// filetxn.WithLockOptions), such as lock.WithPurpose.
-func WithLockOptions(opts ...lock.Option) Option {
-	return WithEngineOptions(filetxn.WithLockOptions(opts...))
-}
-
-// WithEngineOptions passes options to the underlying filetxn.Store. Lock
-// placement is better chosen with WithStateRoot, WithLockPath or
-// WithLockBeside, which this package knows about.
-func WithEngineOptions(opts ...filetxn.Option) Option {
-	return func(c *config) { c.eng = append(c.eng, opts...) }
-}
+// unplaced is the lock path that Open puts first to learn whether the
+// caller's options place the lock: no real path contains a NUL byte.
+const unplaced = "\x00ledger: the lock is not placed"
 
 // Open returns the Store for the ledger at path; the archive is
-// [ArchiveName] in the same directory. Unless an option places it elsewhere,
-// the lock is bmad-loop's sidecar under [BmadLoopStateRoot]. Open does no I/O
-// and creates nothing; a missing ledger is an empty one, created by the first
-// append.
-func Open(path string, opts ...Option) *Store {
-	var c config
-	for _, opt := range opts {
-		opt(&c)
+// [ArchiveName] in the same directory. opts are the engine's options
+// (filetxn.WithStateRoot, filetxn.WithLockPath, filetxn.WithoutSync,
+// filetxn.WithLockOptions, ...), applied after the ledger's default, so that
+// the caller's win. The default lock is bmad-loop's sidecar under
+// [BmadLoopStateRoot], so that a Go process and a bmad-loop process exclude
+// each other without configuration; a lock beside the ledger
+// (filetxn.WithLockPath(path+".lock")) would end up in a "git add -A" of its
+// directory, and bmad-loop does not take it.
+//
+// Open refuses an empty path and invalid options (a relative state root, an
+// empty lock path) with an error matching filetxn.ErrInvalidArgument. It does
+// no I/O and creates nothing; a missing ledger is an empty one, created by
+// the first append. When the caller does not place the lock and no state
+// root can be derived, Open still succeeds: the Store reads and answers
+// operations that write nothing, and a write fails with an error wrapping
+// [ErrNoStateRoot].
+func Open(path string, opts ...filetxn.Option) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("ledger: Open: empty path: %w", filetxn.ErrInvalidArgument)
 	}
-	if !c.placed {
-		var def config
-		WithBmadLoopStateRoot()(&def)
-		c.rootErr, c.eng = def.rootErr, append(def.eng, c.eng...)
+	eng, err := filetxn.NewStore[*Doc](path, Codec{}, append([]filetxn.Option{filetxn.WithLockPath(unplaced)}, opts...)...)
+	if err != nil {
+		return nil, err
 	}
-	return &Store{
-		path:    path,
-		archive: filepath.Join(filepath.Dir(path), ArchiveName),
-		eng:     filetxn.NewStore[*Doc](path, Codec{}, c.eng...),
-		rootErr: c.rootErr,
+	s := &Store{path: path, archive: filepath.Join(filepath.Dir(path), ArchiveName), eng: eng}
+	if lp, _ := eng.LockPath(); lp != unplaced {
+		return s, nil
 	}
+	root, err := BmadLoopStateRoot()
+	if err != nil {
+		s.rootErr = err
+		return s, nil
+	}
+	if s.eng, err = filetxn.NewStore[*Doc](path, Codec{}, append([]filetxn.Option{filetxn.WithStateRoot(root)}, opts...)...); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Path returns the ledger's path as given to Open.
@@ -173,8 +126,11 @@ func (s *Store) noRoot() error {
 func (s *Store) View(ctx context.Context) (*Doc, error) { return s.eng.View(ctx) }
 
 // ReadBytes returns the ledger's bytes without taking the lock, or nil when it
-// does not exist.
-func (s *Store) ReadBytes(ctx context.Context) ([]byte, error) { return s.eng.ReadBytes(ctx) }
+// does not exist. Like View it does not block, and refuses anything but a
+// regular file with an error wrapping atomicfile.ErrNotRegular.
+func (s *Store) ReadBytes(ctx context.Context) ([]byte, error) {
+	return osfile.ReadState(s.path, "Read", nil, 1)
+}
 
 // Mutate runs fn on the ledger under its lock, as filetxn.Store.Mutate: it
 // waits for the lock (or ctx), reads and parses the ledger, calls fn once, and
@@ -182,7 +138,7 @@ func (s *Store) ReadBytes(ctx context.Context) ([]byte, error) { return s.eng.Re
 // unchanged and nothing is written; a panic in fn releases the lock and
 // propagates. Calling the Store from inside fn fails with an error matching
 // lock.ErrReentrant. The Commit's Digest proves which bytes this call
-// published (see [Store.Restore]).
+// published, if it published any (see [Store.Restore]).
 func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
 	if s.rootErr != nil {
 		return filetxn.Commit{}, s.noRoot()
@@ -208,8 +164,7 @@ func (s *Store) MutateProbed(ctx context.Context, fn func(*Doc) error) (filetxn.
 func (s *Store) probed(ctx context.Context, data []byte, err error, fn func(*Doc) error) (filetxn.Commit, error) {
 	if err == nil {
 		if doc, perr := Parse(data); perr == nil && fn(doc) == nil && !doc.Changed() {
-			d := filetxn.DigestOf(data)
-			return filetxn.Commit{Digest: d, Before: d}, nil
+			return filetxn.Commit{}, nil
 		}
 	}
 	return s.Mutate(ctx, fn)
@@ -217,7 +172,7 @@ func (s *Store) probed(ctx context.Context, data []byte, err error, fn func(*Doc
 
 // Restore puts snapshot back as the whole ledger, under the lock, only if the
 // ledger's current bytes are a version the caller owns (their digest is among
-// owned, e.g. Commit.Digest values of the caller's writes) or already equal
+// owned: the Commit.Digest of the caller's own writes) or already equal
 // snapshot; otherwise it writes nothing and returns an error matching
 // filetxn.ErrDiverged. It never merges; see [Store.Merge] for that.
 func (s *Store) Restore(ctx context.Context, snapshot []byte, owned ...filetxn.Digest) (filetxn.Commit, error) {
@@ -295,7 +250,7 @@ func (s *Store) probeInto(ctx context.Context, buf *[]byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	data, err := s.eng.ReadBytesInto(ctx, *buf)
+	data, err := osfile.ReadState(s.path, "Read", *buf, appendSpare)
 	if data != nil {
 		*buf = data
 	}
@@ -310,7 +265,10 @@ func (s *Store) appendLocked(ctx context.Context, specs []Spec, buf *[]byte, ids
 		return s.noRoot()
 	}
 	return s.eng.Locked(ctx, func(tx *filetxn.Tx) error {
-		data, err := tx.ReadInto(s.path, *buf)
+		// Read into buf, with room for the new entries, rather than with
+		// tx.Read's new slice: the lock is held, so these are the bytes the
+		// write replaces.
+		data, err := osfile.ReadState(s.path, "Read", *buf, appendSpare)
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ import (
 
 // newStore writes text (unless it is "<missing>") as deferred-work.md in a
 // fresh directory and opens it with a sidecar lock under a private state root.
-func newStore(t *testing.T, text string, opts ...Option) *Store {
+func newStore(t *testing.T, text string, opts ...filetxn.Option) *Store {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "artifacts", "deferred-work.md")
@@ -29,7 +29,7 @@ func newStore(t *testing.T, text string, opts ...Option) *Store {
 			t.Fatal(err)
 		}
 	}
-	return Open(path, append([]Option{WithStateRoot(filepath.Join(dir, "state"))}, opts...)...)
+	return must(Open(path, append([]filetxn.Option{filetxn.WithStateRoot(filepath.Join(dir, "state"))}, opts...)...))
 }
 
 func readOrNil(t *testing.T, path string) []byte {
@@ -181,7 +181,7 @@ func TestEveryWriteNeedsTheLock(t *testing.T) {
 			continue // an eligible dry run does take the lock, but writes nothing either way
 		}
 		t.Run(m.name, func(t *testing.T) {
-			s := newStore(t, m.seed, WithEngineOptions(filetxn.WithNoWait()))
+			s := newStore(t, m.seed, filetxn.WithNoWait())
 			holdLock(t, s)
 			before := readOrNil(t, s.Path())
 			err := m.call(ctx, s)
@@ -250,7 +250,7 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 			func(s *Store) (any, error) { r, err := s.Merge(ctx, []byte(ledgerFixture)); return r.Carried, err }, []string(nil)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newStore(t, tc.seed, WithEngineOptions(filetxn.WithNoWait()))
+			s := newStore(t, tc.seed, filetxn.WithNoWait())
 			holdLock(t, s)
 			before := readOrNil(t, s.Path())
 			got, err := tc.call(s)
@@ -292,7 +292,7 @@ func TestNoStateRoot(t *testing.T) {
 	if err := os.WriteFile(path, []byte(ledgerFixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := Open(path)
+	s := must(Open(path))
 	if _, err := s.LockPath(); !errors.Is(err, ErrNoStateRoot) {
 		t.Errorf("LockPath() = %v, want ErrNoStateRoot", err)
 	}
@@ -363,8 +363,8 @@ func TestLockPathIsBmadLoopsSidecar(t *testing.T) {
 	if err := os.MkdirAll(art, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	direct := Open(filepath.Join(art, "deferred-work.md"), WithStateRoot(root))
-	dotted := Open(filepath.Join(art, "..", "artifacts", "deferred-work.md"), WithStateRoot(root))
+	direct := must(Open(filepath.Join(art, "deferred-work.md"), filetxn.WithStateRoot(root)))
+	dotted := must(Open(filepath.Join(art, "..", "artifacts", "deferred-work.md"), filetxn.WithStateRoot(root)))
 	a, err1 := direct.LockPath()
 	b, err2 := dotted.LockPath()
 	want, err3 := lock.SidecarPath(root, filepath.Join(art, "deferred-work.md"))
@@ -378,7 +378,7 @@ func TestLockPathIsBmadLoopsSidecar(t *testing.T) {
 		t.Errorf("LockPath created the locks directory")
 	}
 	t.Setenv("BMAD_LOOP_STATE_DIR", root)
-	if c, _ := Open(filepath.Join(art, "deferred-work.md")).LockPath(); c != a {
+	if c, _ := must(Open(filepath.Join(art, "deferred-work.md"))).LockPath(); c != a {
 		t.Errorf("default LockPath() = %q, want %q", c, a)
 	}
 }
@@ -389,7 +389,7 @@ func TestStoreValidatesBeforeAnyIO(t *testing.T) {
 	dir := t.TempDir()
 	block := filepath.Join(dir, "file")
 	os.WriteFile(block, nil, 0o644)
-	s := Open(filepath.Join(block, "deferred-work.md"), WithStateRoot(filepath.Join(block, "state")))
+	s := must(Open(filepath.Join(block, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(block, "state"))))
 	checks := map[string]error{}
 	_, checks["Append"] = s.Append(ctx, Spec{Title: "a"}, Spec{Title: "b", Severity: "urgent"})
 	_, checks["MarkDone"] = s.MarkDone(ctx, []string{"DW-1"}, "2026-02-30", "n")
@@ -448,14 +448,14 @@ func TestRestoreOnlyOverOwnedVersions(t *testing.T) {
 		t.Fatal(c, err)
 	}
 	// Nobody else wrote: the snapshot goes back.
-	if _, err := s.Restore(ctx, snapshot, c.Digest); err != nil || string(readOrNil(t, s.Path())) != ledgerFixture {
+	if _, err := s.Restore(ctx, snapshot, digest(c)); err != nil || string(readOrNil(t, s.Path())) != ledgerFixture {
 		t.Fatalf("Restore over our own write = %v", err)
 	}
 	// A rival appended after our write: the restore is refused.
 	c, _ = s.Mutate(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n"); return err })
 	rival := newStoreAt(t, s)
 	rival.Append(ctx, Spec{Title: "rival", Origin: "r"})
-	if _, err := s.Restore(ctx, snapshot, c.Digest); !errors.Is(err, filetxn.ErrDiverged) {
+	if _, err := s.Restore(ctx, snapshot, digest(c)); !errors.Is(err, filetxn.ErrDiverged) {
 		t.Errorf("Restore over a rival's write = %v, want ErrDiverged", err)
 	}
 	if !strings.Contains(string(readOrNil(t, s.Path())), "### DW-4: rival") {
@@ -474,7 +474,7 @@ func newStoreAt(t *testing.T, s *Store) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Open(s.Path(), WithLockPath(lp))
+	return must(Open(s.Path(), filetxn.WithLockPath(lp)))
 }
 
 // TestArchiveWritesBothFilesUnderOneHold: between the archive write and the
@@ -539,7 +539,7 @@ func TestStoreView(t *testing.T) {
 // held elsewhere, the same Store writes normally once it is free.
 func TestAFailedAcquisitionLeavesNothingBehind(t *testing.T) {
 	ctx := context.Background()
-	s := newStore(t, ledgerFixture, WithEngineOptions(filetxn.WithNoWait()))
+	s := newStore(t, ledgerFixture, filetxn.WithNoWait())
 	t.Run("held", func(t *testing.T) {
 		holdLock(t, s)
 		if _, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n"); !errors.Is(err, lock.ErrWouldBlock) {
@@ -564,12 +564,12 @@ func TestLockPathFollowsSymlinkedDirectories(t *testing.T) {
 		t.Skipf("no symlinks here: %v", err)
 	}
 	root := filepath.Join(dir, "state")
-	a, _ := Open(filepath.Join(real, "deferred-work.md"), WithStateRoot(root)).LockPath()
-	b, _ := Open(filepath.Join(dir, "link", "deferred-work.md"), WithStateRoot(root)).LockPath()
+	a, _ := must(Open(filepath.Join(real, "deferred-work.md"), filetxn.WithStateRoot(root))).LockPath()
+	b, _ := must(Open(filepath.Join(dir, "link", "deferred-work.md"), filetxn.WithStateRoot(root))).LockPath()
 	if a != b || a == "" {
 		t.Errorf("LockPath via the link = %q, direct = %q", b, a)
 	}
-	other, _ := Open(filepath.Join(real, ArchiveName), WithStateRoot(root)).LockPath()
+	other, _ := must(Open(filepath.Join(real, ArchiveName), filetxn.WithStateRoot(root))).LockPath()
 	if other == a {
 		t.Errorf("the archive file has the ledger's lock name %q", other)
 	}
@@ -646,7 +646,7 @@ func TestAppendCreatesTheLedgersDirectory(t *testing.T) {
 	for _, cross := range []bool{false, true} {
 		t.Run(fmt.Sprintf("CrossSpecDedupe=%v", cross), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "a", "b", "deferred-work.md")
-			s := Open(path, WithLockBeside())
+			s := must(Open(path, filetxn.WithLockPath(path+".lock")))
 			spec := Spec{Title: "t", Origin: "o", SourceSpec: "s.md", Reason: "r", CrossSpecDedupe: cross}
 			ids, err := s.Append(context.Background(), spec)
 			if err != nil || len(ids) != 1 || ids[0] == "" {

@@ -92,8 +92,11 @@ func BenchmarkPauseVsFloor(b *testing.B) {
 			if !m.sync {
 				eopts = append(eopts, filetxn.WithoutSync())
 			}
-			eng := filetxn.NewStore[[]byte](e.StatePath(), copyCodec{}, eopts...)
-			flip := func(d []byte) error { d[len(d)-3] ^= 1; return nil }
+			eng, err := filetxn.NewStore[*[]byte](e.StatePath(), copyCodec{}, eopts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			flip := func(d *[]byte) error { (*d)[len(*d)-3] ^= 1; return nil }
 			var op, floor, engine time.Duration
 			steps := []func(i int) *time.Duration{
 				func(int) *time.Duration { f.op(b, m.sync); return &floor },
@@ -207,8 +210,8 @@ func BenchmarkTickCommandOverhead(b *testing.B) {
 // copyCodec hands fn a copy of the bytes, so that a change to it is a change.
 type copyCodec struct{}
 
-func (copyCodec) Decode(data []byte) ([]byte, error) { return bytes.Clone(data), nil }
-func (copyCodec) Encode(data []byte) ([]byte, error) { return data, nil }
+func (copyCodec) Decode(data []byte) (*[]byte, error) { c := bytes.Clone(data); return &c, nil }
+func (copyCodec) Encode(data *[]byte) ([]byte, error) { return *data, nil }
 
 // BenchmarkCodec is the CPU cost of reading and writing a state: Decode
 // (validate, scan, check the invariants) and Encode of a changed Doc.

@@ -68,12 +68,16 @@ func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
 		opts = append(opts, filetxn.WithoutSync())
 	}
 	if o.logger != nil {
-		opts = append(opts, filetxn.WithLogger(o.logger))
+		opts = append(opts, filetxn.WithLockOptions(lock.WithLogger(o.logger)))
 	}
 	if noWait {
 		opts = append(opts, filetxn.WithNoWait())
 	}
-	return filetxn.NewStore[*Doc](l.state, Codec{Path: l.state, Name: l.name}, opts...)
+	s, err := filetxn.NewStore[*Doc](l.state, Codec{Path: l.state, Name: l.name}, opts...)
+	if err != nil { // the loop's own paths and options: never invalid
+		panic("loopstate: " + err.Error())
+	}
+	return s
 }
 
 // locked runs fn with the loop's lock held, after checking that the lock
@@ -167,7 +171,7 @@ func statDir(dir string) os.FileInfo {
 // reports whether a lock file is there now (made by this call or by a
 // racing one); false means that there is no loop.
 func (l *Loop) restoreLock(ctx context.Context) (bool, error) {
-	data, err := l.engine("open", false).ReadBytes(ctx)
+	data, err := osfile.ReadState(l.state, "Read", nil, 1)
 	if err != nil || data == nil {
 		return false, err
 	}
@@ -231,8 +235,6 @@ func (l *Loop) mutate(ctx context.Context, op string, fn func(*Doc) error) (file
 		if err != nil {
 			return err
 		}
-		c.Before = filetxn.DigestOf(data)
-		c.Digest = c.Before
 		if err := fn(d); err != nil {
 			return err
 		}
@@ -247,11 +249,8 @@ func (l *Loop) mutate(ctx context.Context, op string, fn func(*Doc) error) (file
 				return err
 			}
 		}
-		if c.Digest, err = tx.Write(l.state, out); err != nil {
-			return err
-		}
-		c.Written = true
-		return nil
+		c, err = tx.Write(l.state, out)
+		return err
 	})
 	return c, err
 }
@@ -393,15 +392,9 @@ func (l *Loop) Delete(ctx context.Context) error {
 // Ticks returns the tick log, read without the lock, skipping lines that do
 // not parse (a crash can leave a partial last line). It does not block.
 func (l *Loop) Ticks(ctx context.Context) ([]TickRecord, error) {
-	data, err := filetxn.NewStore[[]byte](l.log, rawCodec{}).ReadBytes(ctx)
+	data, err := osfile.ReadState(l.log, "Read", nil, 1)
 	if err != nil {
 		return nil, err
 	}
 	return parseLog(data), nil
 }
-
-// rawCodec is the identity codec, for files read as bytes.
-type rawCodec struct{}
-
-func (rawCodec) Decode(data []byte) ([]byte, error) { return data, nil }
-func (rawCodec) Encode(data []byte) ([]byte, error) { return data, nil }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -44,7 +45,7 @@ type options struct {
 // lose the last writes (see filetxn.WithoutSync).
 func WithoutSync() Option { return func(o *options) { o.noSync = true } }
 
-// WithLogger reports long lock waits to l (see filetxn.WithLogger).
+// WithLogger reports long lock waits to l (see lock.WithLogger).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithLockOptions passes options to every acquisition of a loop's lock, such
@@ -147,7 +148,7 @@ func (r *Root) Open(ctx context.Context, name string) (*Loop, error) {
 		return nil, err
 	}
 	l := r.loop(name)
-	data, err := l.engine("open", false).ReadBytes(ctx)
+	data, err := osfile.ReadState(l.state, "Read", nil, 1)
 	if err != nil {
 		return nil, err
 	}

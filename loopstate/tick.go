@@ -210,7 +210,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 		// A tick settled above is owed its line and its count all the same.
 		return TickRecord{}, errors.Join(err, l.commit(tx, d, data, pending))
 	}
-	// The running marker is written NotDurable: its bytes are fsynced before
+	// The running marker is written WithoutDirSync: its bytes are fsynced before
 	// the rename, so the state file is never torn or empty, but the
 	// directory is not, so a power loss may undo it. It guards against the
 	// death of the runner's process during the harness, which cannot undo it
@@ -218,9 +218,9 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	// tick is not counted as abandoned, and its cost was never recorded in
 	// any case. A write that carries a recovered tick's counts stays
 	// durable.
-	var mark []filetxn.WriteOption
+	var mark []atomicfile.Option
 	if len(pending) == 0 {
-		mark = append(mark, filetxn.NotDurable())
+		mark = append(mark, atomicfile.WithoutDirSync())
 	}
 	if err := l.commit(tx, d, data, pending, mark...); err != nil {
 		return TickRecord{}, err
@@ -267,7 +267,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 // line and counts what it says (settleAbandoned) instead of logging the
 // tick again. Both writes go through the engine, which publishes nothing
 // once the loop's lock file is no longer the one held (lock.ErrLockLost).
-func (l *Loop) commit(tx *filetxn.Tx, d *Doc, old []byte, recs []*TickRecord, opts ...filetxn.WriteOption) error {
+func (l *Loop) commit(tx *filetxn.Tx, d *Doc, old []byte, recs []*TickRecord, opts ...atomicfile.Option) error {
 	out, err := Codec{Path: l.state, Name: l.name}.Encode(d)
 	if err != nil {
 		return err
@@ -468,7 +468,7 @@ func (l *Loop) appendLog(tx *filetxn.Tx, recs ...*TickRecord) error {
 	for _, r := range recs {
 		b = appendRecord(b, r)
 	}
-	return tx.Append(l.log, b, filetxn.NotDurable())
+	return tx.Append(l.log, b, atomicfile.WithoutSync())
 }
 
 // skipBusy logs a scheduled tick that found the lock busy. It holds no lock:

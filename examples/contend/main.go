@@ -183,7 +183,10 @@ func work(mode, dir string, n int) error {
 			}
 		}
 	case "filetxn":
-		s := filetxn.NewStore[*int](path, counterCodec{}, filetxn.WithoutSync())
+		s, err := filetxn.NewStore[*int](path, counterCodec{}, filetxn.WithoutSync())
+		if err != nil {
+			return err
+		}
 		for range n {
 			if _, err := s.Mutate(context.Background(), func(v *int) error { *v++; return nil }); err != nil {
 				return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -18,7 +19,7 @@ func (c *cli) openBoard(file string) (*board.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return board.Open(file, board.WithStateRoot(root), board.WithEngineOptions(c.engineOptions()...))
+	return board.Open(file, append([]filetxn.Option{filetxn.WithStateRoot(root)}, c.engineOptions()...)...)
 }
 
 // boardAdvanceDetails is the help of board advance after its flags.

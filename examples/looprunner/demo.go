@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"io"
 	"os"
 	"os/exec"
@@ -458,7 +459,11 @@ func verify(p project, procs, rounds int, res raced) (verdict, error) {
 
 	// The ledger: every minted id is in the file with its worker's title,
 	// no id is carried twice, and every close is still there.
-	d, err := ledger.Open(p.Ledger, ledger.WithStateRoot(p.State)).View(ctx)
+	ls, err := ledger.Open(p.Ledger, filetxn.WithStateRoot(p.State))
+	if err != nil {
+		return v, err
+	}
+	d, err := ls.View(ctx)
 	if err != nil {
 		return v, err
 	}
@@ -494,7 +499,7 @@ func verify(p project, procs, rounds int, res raced) (verdict, error) {
 
 	// The board: every story stands exactly at the highest status asked of
 	// it (never lower: a lost move; never higher: nobody asked).
-	bs, err := board.Open(p.Board, board.WithStateRoot(p.State))
+	bs, err := board.Open(p.Board, filetxn.WithStateRoot(p.State))
 	if err != nil {
 		return v, err
 	}

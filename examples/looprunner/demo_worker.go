@@ -87,12 +87,15 @@ func demoWorker(c *cli, p project, w, rounds int) error {
 	m := &waitMeter{}
 	purpose := lock.WithPurpose(fmt.Sprintf("demo worker %d", w))
 
-	ls := ledger.Open(p.Ledger, ledger.WithStateRoot(p.State), ledger.WithLockOptions(purpose, m.option()))
+	ls, err := ledger.Open(p.Ledger, filetxn.WithStateRoot(p.State), filetxn.WithLockOptions(purpose, m.option()))
+	if err != nil {
+		return err
+	}
 	ledgerLock, err := ls.LockPath()
 	if err != nil {
 		return err
 	}
-	bs, err := board.Open(p.Board, board.WithStateRoot(p.State), board.WithEngineOptions(filetxn.WithLockOptions(purpose, m.option())))
+	bs, err := board.Open(p.Board, filetxn.WithStateRoot(p.State), filetxn.WithLockOptions(purpose, m.option()))
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -19,7 +20,7 @@ func (c *cli) openLedger(file string) (*ledger.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ledger.Open(file, ledger.WithStateRoot(root), ledger.WithEngineOptions(c.engineOptions()...)), nil
+	return ledger.Open(file, append([]filetxn.Option{filetxn.WithStateRoot(root)}, c.engineOptions()...)...)
 }
 
 // ledgerError adds the ledger's path to an error that names lines but not

@@ -127,3 +127,38 @@ func readFileOS(path string, buf []byte, spare int) ([]byte, error) {
 		}
 	}
 }
+
+// ReadState is ReadFileInto for a state file that may be missing: it returns
+// nil for a missing file, a non-nil empty slice for an empty one, and
+// otherwise an *fs.PathError with Op op naming path (wrapping ErrNotRegular
+// for a file that is not a regular one).
+func ReadState(path, op string, buf []byte, spare int) ([]byte, error) {
+	data, err := ReadFileInto(path, buf, spare)
+	switch {
+	case err == nil:
+		if data == nil {
+			data = []byte{}
+		}
+		return data, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	default:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &fs.PathError{Op: op, Path: path, Err: err}
+	}
+}
+
+// OnSyncDir, set by tests, is called with the directory before each SyncDir.
+var OnSyncDir func(dir string)
+
+// SyncDir fsyncs the directory dir, which makes a rename or a removal inside
+// it durable (see syncDir for each system).
+func SyncDir(dir string) error {
+	if OnSyncDir != nil {
+		OnSyncDir(dir)
+	}
+	return syncDir(dir)
+}

@@ -1,25 +1,23 @@
 //go:build unix
 
-package atomicfile
+package osfile
 
 import (
 	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/filetxn/filetxn/internal/osfile"
 )
 
-// syncDirOS fsyncs the directory dir, which makes a rename inside it durable.
-// [os.File.Sync] retries EINTR and uses F_FULLFSYNC on Darwin.
+// syncDir fsyncs the directory dir. [os.File.Sync] retries EINTR and uses
+// F_FULLFSYNC on Darwin.
 //
 // Some file systems (several FUSE ones, some network ones) cannot fsync a
 // directory and say so with EINVAL or ENOTSUP. There is nothing stronger to
 // ask of them, so that is not an error; PostgreSQL's fsync_fname makes the same
 // call for directories.
-func syncDirOS(dir string) error {
-	d, err := osfile.OpenFile(dir, os.O_RDONLY, 0)
+func syncDir(dir string) error {
+	d, err := OpenFile(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,97 @@
+package filetxn
+
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// An Option configures a Store. Options apply in order, so a later one wins
+// over an earlier one that sets the same thing: a typed store puts its
+// defaults first and its caller's options after them.
+type Option func(*options)
+
+type options struct {
+	stateRoot string
+	lockPath  string
+	noSync    bool
+	noWait    bool
+	perm      fs.FileMode
+	lockOpts  []lock.Option
+	err       error // the first invalid option, reported by NewStore
+}
+
+// validate returns the first invalid option seen, wrapping ErrInvalidArgument.
+func (o *options) validate() error { return o.err }
+
+func (o *options) invalid(format string, args ...any) {
+	if o.err == nil {
+		o.err = fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrInvalidArgument)
+	}
+}
+
+// writeOptions returns the atomicfile options of one write or append made
+// with opts: the store's durability first, then opts.
+func (o *options) writeOptions(opts []atomicfile.Option) []atomicfile.Option {
+	if !o.noSync {
+		return opts
+	}
+	return append([]atomicfile.Option{atomicfile.WithoutSync()}, opts...)
+}
+
+// WithStateRoot places the lock file under dir, at lock.SidecarPath(dir,
+// path): outside the data directory, and the same file that bmad-loop locks
+// when its state root is dir. dir must be absolute; NewStore refuses a
+// relative or empty one.
+func WithStateRoot(dir string) Option {
+	return func(o *options) {
+		if !filepath.IsAbs(dir) {
+			o.invalid("WithStateRoot(%q): the state root must be an absolute path", dir)
+		}
+		o.stateRoot, o.lockPath = dir, ""
+	}
+}
+
+// WithLockPath uses the lock file at path (NewStore refuses an empty one).
+// Every writer of the data file must use the same lock file.
+func WithLockPath(path string) Option {
+	return func(o *options) {
+		if path == "" {
+			o.invalid("WithLockPath(%q): empty lock path", path)
+		}
+		o.lockPath, o.stateRoot = path, ""
+	}
+}
+
+// WithoutSync skips every fsync of the store's writes, appends and removals:
+// faster, but a power loss or kernel crash may undo a write or leave an
+// empty file. A process crash still leaves the old or the new version. It
+// suits files that can be rebuilt, and tests.
+func WithoutSync() Option { return func(o *options) { o.noSync = true } }
+
+// WithNoWait makes every transaction fail at once, with an error matching
+// lock.ErrWouldBlock, when another holder has the lock, instead of waiting.
+// Unlike a done ctx, it leaves ctx free to bound the rest of the caller's
+// work.
+func WithNoWait() Option { return func(o *options) { o.noWait = true } }
+
+// WithPerm sets the permission bits (before the umask) of a file the store
+// creates. The default is 0644. An existing file keeps its own. NewStore
+// refuses bits other than the permission bits (0777).
+func WithPerm(perm fs.FileMode) Option {
+	return func(o *options) {
+		if perm&^fs.ModePerm != 0 {
+			o.invalid("WithPerm(%v): only permission bits (0777) may be set", perm)
+		}
+		o.perm = perm
+	}
+}
+
+// WithLockOptions passes options to every lock acquisition, such as
+// lock.WithPurpose, or lock.WithLogger to report long waits.
+func WithLockOptions(opts ...lock.Option) Option {
+	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
+}
