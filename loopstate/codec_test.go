@@ -164,7 +164,7 @@ func TestDecodeRefusesWithTheKeyAtFault(t *testing.T) {
 		{"timestamp with offset", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": "2025-05-01T10:00:00+01:00"`), ErrMalformed, "created_at", ""},
 		{"timestamp with fraction", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": "2025-05-01T09:00:00.5Z"`), ErrMalformed, "created_at", ""},
 		{"null timestamp", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": null`), ErrMalformed, "created_at", ""},
-		{"unknown status", edit(`"status": "running"`, `"status": "sleeping"`), ErrInvariant, "", InvStatus},
+		{"unknown status", edit(`"status": "running"`, `"status": "sleeping"`), ErrInvariant, "", invStatus},
 		{"unknown gate", edit(`"max_ticks": null`, `"max_tick": 3`), ErrMalformed, "gates.max_tick", ""},
 		{"negative gate", edit(`"max_ticks": null`, `"max_ticks": -3`), ErrMalformed, "gates.max_ticks", ""},
 		{"checkpoint zero", edit(`"checkpoint_every": null`, `"checkpoint_every": 0`), ErrMalformed, "gates", ""},
@@ -172,9 +172,9 @@ func TestDecodeRefusesWithTheKeyAtFault(t *testing.T) {
 		{"unknown nested key", edit(`"spent": {"usd": 0.0,`, `"spent": {"eur": 1, "usd": 0.0,`), ErrMalformed, "spent.eur", ""},
 		{"negative spent", edit(`"spent": {"usd": 0.0,`, `"spent": {"usd": -1.0,`), ErrMalformed, "spent.usd", ""},
 		{"empty template", edit(`"template": null`, `"template": ""`), ErrMalformed, "template", ""},
-		{"pause while running", edit(`"pause": null`, `"pause": {"at": "2025-05-01T09:00:00Z", "by": "a", "reason": "b"}`), ErrInvariant, "", InvPaused},
-		{"halt of unknown gate", strings.Replace(edit(`"status": "running"`, `"status": "halted"`), `"halt": null`, `"halt": {"at": "2025-05-01T09:00:00Z", "gates": ["moon"], "reason": "", "tick": 0}`, 1), ErrInvariant, "", InvHalted},
-		{"epoch spent above spent", edit(`"tick": 0, "spent": {"usd": 0.0`, `"tick": 0, "spent": {"usd": 1.0`), ErrInvariant, "", InvEpochSpent},
+		{"pause while running", edit(`"pause": null`, `"pause": {"at": "2025-05-01T09:00:00Z", "by": "a", "reason": "b"}`), ErrInvariant, "", invPaused},
+		{"halt of unknown gate", strings.Replace(edit(`"status": "running"`, `"status": "halted"`), `"halt": null`, `"halt": {"at": "2025-05-01T09:00:00Z", "gates": ["moon"], "reason": "", "tick": 0}`, 1), ErrInvariant, "", invHalted},
+		{"epoch spent above spent", edit(`"tick": 0, "spent": {"usd": 0.0`, `"tick": 0, "spent": {"usd": 1.0`), ErrInvariant, "", invEpochSpent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Codec{Path: "/p/.state.loop"}.Decode([]byte(tc.doc))
@@ -211,7 +211,7 @@ func TestEncodeRefusesABrokenDoc(t *testing.T) {
 // and both read back to the same values.
 func TestFloatsAndStringsRoundTrip(t *testing.T) {
 	for _, f := range []float64{0, 1, 0.1, 0.30000000000000004, 1.84, 3110.5, 1e20, 1e21, 1.5e-7, 123456789.125} {
-		b := appendFloat(nil, f)
+		b, _ := number(f).MarshalJSON()
 		d, _ := New("x", epoch0, Template{})
 		d.Spent = Cost{USD: f}
 		d2, err := Codec{}.Decode([]byte(d.String()))
@@ -219,8 +219,8 @@ func TestFloatsAndStringsRoundTrip(t *testing.T) {
 			t.Fatalf("float %v written as %s reads back as %v, %v", f, b, d2, err)
 		}
 	}
-	if got := string(appendFloat(nil, 5)); got != "5.0" {
-		t.Fatalf("appendFloat(5) = %s, want 5.0", got)
+	if got, _ := number(5).MarshalJSON(); string(got) != "5.0" {
+		t.Fatalf("number(5).MarshalJSON() = %s, want 5.0", got)
 	}
 	for _, s := range []string{"plain", `q"uote`, `back\slash`, "new\nline\ttab\x01", "ünï 中文 \u2028", "<&>"} {
 		d, _ := New("x", epoch0, Template{Name: s})
@@ -229,8 +229,8 @@ func TestFloatsAndStringsRoundTrip(t *testing.T) {
 			t.Fatalf("template %q reads back as %q, %v", s, d2.Template, err)
 		}
 	}
-	if got := string(appendString(nil, "<&>\x7f")); got != "\"<&>\x7f\"" {
-		t.Fatalf("appendString escapes HTML: %s", got)
+	if got := string(appendLine(nil, "<&>\x7f")); got != "\"<&>\x7f\"" {
+		t.Fatalf("appendLine(%q) = %s, want it unescaped", "<&>\x7f", got)
 	}
 }
 

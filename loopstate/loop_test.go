@@ -374,12 +374,12 @@ func TestRefusedStateIsNeverRewritten(t *testing.T) {
 		want  error
 		inv   string
 	}{
-		{"paused without pause", canon(func(d *Doc) { d.Status = Paused }), ErrInvariant, InvPaused},
-		{"pause while running", canon(func(d *Doc) { d.Paused = &Pause{At: epoch0} }), ErrInvariant, InvPaused},
-		{"halted without halt", canon(func(d *Doc) { d.Status = Halted }), ErrInvariant, InvHalted},
-		{"epoch ahead", canon(func(d *Doc) { d.Epoch.Tick = 1 }), ErrInvariant, InvEpochTick},
-		{"stale current tick", canon(func(d *Doc) { d.CurrentTick = &CurrentTick{N: 5, StartedAt: epoch0, PID: 1} }), ErrInvariant, InvCurrentTick},
-		{"other name", canon(func(d *Doc) { d.Name = "y" }), ErrInvariant, InvName},
+		{"paused without pause", canon(func(d *Doc) { d.Status = Paused }), ErrInvariant, invPaused},
+		{"pause while running", canon(func(d *Doc) { d.Paused = &Pause{At: epoch0} }), ErrInvariant, invPaused},
+		{"halted without halt", canon(func(d *Doc) { d.Status = Halted }), ErrInvariant, invHalted},
+		{"epoch ahead", canon(func(d *Doc) { d.Epoch.Tick = 1 }), ErrInvariant, invEpochTick},
+		{"stale current tick", canon(func(d *Doc) { d.CurrentTick = &CurrentTick{N: 5, StartedAt: epoch0, PID: 1} }), ErrInvariant, invCurrentTick},
+		{"other name", canon(func(d *Doc) { d.Name = "y" }), ErrInvariant, invName},
 		{"schema 2", `{"schema": 2, "whatever": true}`, ErrSchema, ""},
 		{"not json", `{"schema": 1,`, ErrMalformed, ""},
 		{"misspelt gate", strings.Replace(canon(func(*Doc) {}), `"max_ticks"`, `"max_tick"`, 1), ErrMalformed, ""},

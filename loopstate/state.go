@@ -323,15 +323,15 @@ func (d *Doc) Clone() *Doc {
 // The invariants of the format's section 3, as StateError.Invariant names
 // them.
 const (
-	InvPaused      = `status=="paused" <=> pause is set`
-	InvHalted      = `status=="halted" <=> halt is set`
-	InvCurrentTick = `current_tick is set only while a tick is in progress (current_tick.n == tick_count+1)`
-	InvEpochTick   = `epoch.tick <= tick_count`
-	InvEpochSpent  = `epoch.spent <= spent`
-	InvName        = `name is a valid loop name (and the directory's)`
-	InvStatus      = `status is "running", "paused" or "halted"`
-	InvGates       = `gates are well-formed`
-	InvSchema      = `schema is 1`
+	invPaused      = `status=="paused" <=> pause is set`
+	invHalted      = `status=="halted" <=> halt is set`
+	invCurrentTick = `current_tick is set only while a tick is in progress (current_tick.n == tick_count+1)`
+	invEpochTick   = `epoch.tick <= tick_count`
+	invEpochSpent  = `epoch.spent <= spent`
+	invName        = `name is a valid loop name (and the directory's)`
+	invStatus      = `status is "running", "paused" or "halted"`
+	invGates       = `gates are well-formed`
+	invSchema      = `schema is 1`
 )
 
 // Validate checks d against the format: the invariants of section 3 (paused
@@ -348,40 +348,40 @@ func (d *Doc) Validate() error {
 	case d.Schema != SchemaVersion:
 		return &StateError{Key: "schema", Detail: fmt.Sprintf("major %d, this reader knows %d", d.Schema, SchemaVersion), Err: ErrSchema}
 	case !ValidName(d.Name):
-		return inv(InvName, "name %q", d.Name)
+		return inv(invName, "name %q", d.Name)
 	case d.Status != Running && d.Status != Paused && d.Status != Halted:
-		return inv(InvStatus, "status %q", d.Status)
+		return inv(invStatus, "status %q", d.Status)
 	case (d.Status == Paused) != (d.Paused != nil):
-		return inv(InvPaused, "status is %q and pause is %s", d.Status, setOrNull(d.Paused != nil))
+		return inv(invPaused, "status is %q and pause is %s", d.Status, setOrNull(d.Paused != nil))
 	case (d.Status == Halted) != (d.Halted != nil):
-		return inv(InvHalted, "status is %q and halt is %s", d.Status, setOrNull(d.Halted != nil))
+		return inv(invHalted, "status is %q and halt is %s", d.Status, setOrNull(d.Halted != nil))
 	case d.TickCount < 0 || d.ResumedCount < 0 || d.ConsecutiveFailures < 0 || d.FailuresTotal < 0 || d.Epoch.Tick < 0:
 		return inv("counters are non-negative", "tick_count %d, resumed_count %d, consecutive_failures %d, failures_total %d, epoch.tick %d",
 			d.TickCount, d.ResumedCount, d.ConsecutiveFailures, d.FailuresTotal, d.Epoch.Tick)
 	case !validCost(d.Spent) || !validCost(d.Epoch.Spent):
 		return inv("spent is finite and non-negative", "spent %+v, epoch.spent %+v", d.Spent, d.Epoch.Spent)
 	case d.CurrentTick != nil && (d.TickCount == math.MaxInt64 || d.CurrentTick.N != d.TickCount+1):
-		return inv(InvCurrentTick, "current_tick.n is %d, tick_count is %d", d.CurrentTick.N, d.TickCount)
+		return inv(invCurrentTick, "current_tick.n is %d, tick_count is %d", d.CurrentTick.N, d.TickCount)
 	case d.Epoch.Tick > d.TickCount:
-		return inv(InvEpochTick, "epoch.tick is %d, tick_count is %d", d.Epoch.Tick, d.TickCount)
+		return inv(invEpochTick, "epoch.tick is %d, tick_count is %d", d.Epoch.Tick, d.TickCount)
 	case d.Epoch.Spent.USD > d.Spent.USD || d.Epoch.Spent.Tokens > d.Spent.Tokens || d.Epoch.Spent.Seconds > d.Spent.Seconds:
-		return inv(InvEpochSpent, "epoch.spent %+v, spent %+v", d.Epoch.Spent, d.Spent)
+		return inv(invEpochSpent, "epoch.spent %+v, spent %+v", d.Epoch.Spent, d.Spent)
 	}
 	if err := d.Gates.Validate(); err != nil {
-		return inv(InvGates, "%v", err)
+		return inv(invGates, "%v", err)
 	}
 	if d.Halted != nil {
 		if len(d.Halted.Gates) == 0 {
-			return inv(InvHalted, "halt.gates is empty")
+			return inv(invHalted, "halt.gates is empty")
 		}
 		for _, g := range d.Halted.Gates {
 			if !slices.Contains(gateOrder, g) {
-				return inv(InvHalted, "halt.gates names unknown gate %q", g)
+				return inv(invHalted, "halt.gates names unknown gate %q", g)
 			}
 		}
 	}
 	if d.CurrentTick != nil && d.CurrentTick.PID <= 0 {
-		return inv(InvCurrentTick, "current_tick.pid is %d", d.CurrentTick.PID)
+		return inv(invCurrentTick, "current_tick.pid is %d", d.CurrentTick.PID)
 	}
 	return nil
 }

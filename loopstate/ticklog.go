@@ -2,7 +2,7 @@ package loopstate
 
 import (
 	"bytes"
-	"strconv"
+	"reflect"
 	"time"
 	"unicode/utf8"
 )
@@ -67,31 +67,35 @@ type TickRecord struct {
 	Note         string     // "note": a short summary, at most MaxNote bytes
 }
 
+// wireRecord is a tick-log line, its keys in the format's order.
+type wireRecord struct {
+	N            count     `json:"n"`
+	StartedAt    timestamp `json:"started_at"`
+	EndedAt      timestamp `json:"ended_at"`
+	Outcome      str       `json:"outcome"`
+	SkipReason   *nonEmpty `json:"skip_reason"`
+	StatusBefore str       `json:"status_before"`
+	StatusAfter  str       `json:"status_after"`
+	ExitCode     *int      `json:"exit_code"`
+	Cost         wireCost  `json:"cost"`
+	GatesTripped []str     `json:"gates_tripped"`
+	Trigger      str       `json:"trigger"`
+	PID          count     `json:"pid"`
+	Note         str       `json:"note"`
+}
+
 // appendRecord appends r as one JSON line, keys in the format's order.
 func appendRecord(b []byte, r *TickRecord) []byte {
-	w := objWriter{b: b}
-	w.key("n").b = strconv.AppendInt(w.b, r.N, 10)
-	w.key("started_at").b = appendTime(w.b, r.StartedAt)
-	w.key("ended_at").b = appendTime(w.b, r.EndedAt)
-	w.key("outcome").b = appendString(w.b, string(r.Outcome))
-	w.key("skip_reason").b = appendOptString(w.b, string(r.SkipReason))
-	w.key("status_before").b = appendString(w.b, string(r.StatusBefore))
-	w.key("status_after").b = appendString(w.b, string(r.StatusAfter))
-	if r.ExitCode == nil {
-		w.key("exit_code").b = append(w.b, "null"...)
-	} else {
-		w.key("exit_code").b = strconv.AppendInt(w.b, int64(*r.ExitCode), 10)
+	w := wireRecord{
+		N: count(r.N), StartedAt: timestamp(r.StartedAt), EndedAt: timestamp(r.EndedAt), Outcome: str(r.Outcome),
+		SkipReason: optNonEmpty(string(r.SkipReason)), StatusBefore: str(r.StatusBefore), StatusAfter: str(r.StatusAfter),
+		ExitCode: r.ExitCode, Cost: wireCostOf(r.Cost), GatesTripped: make([]str, len(r.GatesTripped)),
+		Trigger: str(r.Trigger), PID: count(r.PID), Note: str(truncNote(r.Note)),
 	}
-	w.key("cost").b = appendCost(w.b, r.Cost)
-	gates := r.GatesTripped
-	if gates == nil {
-		gates = []string{}
+	for i, g := range r.GatesTripped {
+		w.GatesTripped[i] = str(g)
 	}
-	w.key("gates_tripped").b = appendStrings(w.b, gates)
-	w.key("trigger").b = appendString(w.b, string(r.Trigger))
-	w.key("pid").b = strconv.AppendInt(w.b, int64(r.PID), 10)
-	w.key("note").b = appendString(w.b, truncNote(r.Note))
-	return append(w.end(), '\n')
+	return append(appendLine(b, w), '\n')
 }
 
 // truncNote cuts s to at most MaxNote bytes at a character boundary.
@@ -109,37 +113,31 @@ func truncNote(s string) string {
 // parseRecord reads one tick-log line. It is lenient about what it does not
 // need (unknown keys are ignored) and strict about what it reads.
 func parseRecord(line []byte) (TickRecord, error) {
+	var w wireRecord
 	if err := checkJSON("tick", line); err != nil {
 		return TickRecord{}, err
 	}
-	o, err := readObj("tick", line)
+	kvs, err := objectKeys("tick", line)
 	if err != nil {
 		return TickRecord{}, err
 	}
-	r := reader{o: o}
-	var t TickRecord
-	t.N = r.int("n")
-	t.StartedAt = r.time("started_at", false)
-	t.EndedAt = r.time("ended_at", false)
-	t.Outcome = Outcome(r.str("outcome", false))
-	t.SkipReason = SkipReason(r.str("skip_reason", true))
-	t.StatusBefore = Status(r.str("status_before", false))
-	t.StatusAfter = Status(r.str("status_after", false))
-	if v, err := o.get("exit_code"); err != nil {
-		r.take(err)
-	} else if !isNull(v) {
-		n, err := strconv.Atoi(string(v))
-		if err != nil {
-			r.take(malformed("tick.exit_code", "want an integer or null, got %.40s", v))
-		}
-		t.ExitCode = &n
+	var ignored []field
+	if err := checkObject("tick", kvs, reflect.TypeFor[wireRecord](), &ignored); err != nil {
+		return TickRecord{}, err
 	}
-	t.Cost = r.cost("cost")
-	t.GatesTripped = r.strs("gates_tripped")
-	t.Trigger = Trigger(r.str("trigger", false))
-	t.PID = int(r.int("pid"))
-	t.Note = r.str("note", false)
-	return t, r.err
+	if err := unmarshal(line, &w); err != nil {
+		return TickRecord{}, err
+	}
+	t := TickRecord{
+		N: int64(w.N), StartedAt: time.Time(w.StartedAt), EndedAt: time.Time(w.EndedAt), Outcome: Outcome(w.Outcome),
+		SkipReason: SkipReason(optString(w.SkipReason)), StatusBefore: Status(w.StatusBefore), StatusAfter: Status(w.StatusAfter),
+		ExitCode: w.ExitCode, Cost: w.Cost.cost(), GatesTripped: make([]string, len(w.GatesTripped)),
+		Trigger: Trigger(w.Trigger), PID: int(w.PID), Note: string(w.Note),
+	}
+	for i, g := range w.GatesTripped {
+		t.GatesTripped[i] = string(g)
+	}
+	return t, nil
 }
 
 // parseLog reads a tick log, skipping lines that do not parse (a crash can

@@ -123,7 +123,7 @@ func (d *Doc) SetGates(now time.Time, g Gates) error {
 	if err := g.Validate(); err != nil {
 		return err
 	}
-	if bytes.Equal(appendGates(nil, g), appendGates(nil, d.Gates)) {
+	if bytes.Equal(appendLine(nil, g.wire()), appendLine(nil, d.Gates.wire())) {
 		return nil
 	}
 	d.Gates = g.clone()
