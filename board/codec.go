@@ -53,20 +53,6 @@ func (c Codec) Encode(d *Doc) ([]byte, error) {
 	return b, nil
 }
 
-// AppendEncode appends what Encode returns to dst and returns the extended slice: with
-// it, a store made with filetxn.WithBufferReuse encodes into a buffer it reuses. It keeps
-// nothing of dst.
-func (c Codec) AppendEncode(dst []byte, d *Doc) ([]byte, error) {
-	if !d.exists {
-		return dst, nil
-	}
-	b := d.appendBytes(dst)
-	if d.changed {
-		c.cache.put(b[len(dst):], d)
-	}
-	return b, nil
-}
-
 // lastParse remembers the two boards most recently parsed or encoded, as their Docs: a
 // remembered Doc is its own key (hasBytes), so no copy of the bytes is kept beside it.
 // Two, because one transaction handles two versions: the probe decodes the old bytes and

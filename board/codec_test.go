@@ -109,8 +109,7 @@ func TestCodecIsSafeForConcurrentUse(t *testing.T) {
 // cached Doc's edits onto its old bytes (rebased(d.src) instead of rebased(string(src)))
 // makes this red (the folded Doc no longer answers for its bytes, so they are parsed
 // again); so does a hasBytes that compares lengths only (wrong bytes are published), and
-// so does an AppendEncode, used every other round, that caches what dst held before too,
-// and a fold that leaves the lines' offsets as they were (checkLines).
+// a fold that leaves the lines' offsets as they were (checkLines).
 func TestCodecCacheMatchesParsing(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("development_status:\n  epic-1: in-progress\n")
@@ -137,15 +136,7 @@ func TestCodecCacheMatchesParsing(t *testing.T) {
 			if _, err := d.Advance(key, target, AllowRegression()); err != nil {
 				t.Fatal(err)
 			}
-			if i%2 == 0 {
-				out, err = c.Encode(d)
-			} else { // as a store with filetxn.WithBufferReuse encodes, into a used buffer
-				out, err = c.AppendEncode([]byte("used"), d)
-				if !bytes.HasPrefix(out, []byte("used")) {
-					t.Fatalf("round %d: AppendEncode dropped what dst held: %q", i, out)
-				}
-				out = out[len("used"):]
-			}
+			out, err = c.Encode(d)
 			if err != nil {
 				t.Fatal(err)
 			}
