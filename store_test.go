@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -489,3 +490,101 @@ func testBufferReuse(t *testing.T, codec Codec[*run]) {
 		t.Error(err)
 	}
 }
+
+// TestRestoreRefusesARivalsBytesAfterANoOp is the authorship hole of issue
+// 12, step by step: A writes, a rival appends, A runs a Mutate that changes
+// nothing and keeps what its Commit reports, and A's Restore of the snapshot
+// from before its write must be refused with ErrDiverged, keeping the
+// rival's line. Ablation: a Commit whose Digest reports the bytes a no-op
+// read (what Commit.Digest was before) lets the Restore through, and the
+// rival's line is gone.
+func TestRestoreRefusesARivalsBytesAfterANoOp(t *testing.T) {
+	ctx := context.Background()
+	s := must(NewStore[*[]byte](filepath.Join(t.TempDir(), "log.txt"), bytesCodec{}))
+	snapshot, _ := readOrNil(s.Path()) // nil: before A's write
+	a, err := s.Mutate(ctx, func(b *[]byte) error { *b = append(*b, "A's line\n"...); return nil })
+	require.NoError(t, err, "Mutate(A writes)")
+	mine, ok := a.Digest()
+	require.True(t, ok, "Mutate(A writes).Digest() = _, false, want the digest of A's bytes")
+	rival := must(NewStore[*[]byte](s.Path(), bytesCodec{}))
+	_, err = rival.Mutate(ctx, func(b *[]byte) error { *b = append(*b, "the rival's line\n"...); return nil })
+	require.NoError(t, err, "Mutate(the rival appends)")
+	noop, err := s.Mutate(ctx, func(*[]byte) error { return nil })
+	require.NoError(t, err, "Mutate(A's no-op)")
+	owned := []Digest{mine}
+	if d, ok := noop.Digest(); ok {
+		owned = append(owned, d)
+	}
+	_, err = s.Restore(ctx, snapshot, owned...)
+	require.ErrorIs(t, err, ErrDiverged, "Restore(snapshot, A's digests) after a rival's append = %v, want ErrDiverged", err)
+	got, _ := os.ReadFile(s.Path())
+	require.Equal(t, "A's line\nthe rival's line\n", string(got), "file after the refused Restore")
+}
+
+// TestRestoreRemovalSyncsTheDirectory: Restore(nil) removes the file and
+// fsyncs its directory, as a write fsyncs it after the rename; WithoutSync
+// skips that fsync. Ablation: dropping the SyncDir call after the removal
+// turns it red.
+func TestRestoreRemovalSyncsTheDirectory(t *testing.T) {
+	for _, sync := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sync=%v", sync), func(t *testing.T) {
+			var opts []Option
+			if !sync {
+				opts = append(opts, WithoutSync())
+			}
+			s := newCounter(t, opts...)
+			ctx := context.Background()
+			c, err := s.Mutate(ctx, func(c *counter) error { c.n = 1; return nil })
+			require.NoError(t, err)
+			var synced []string
+			osfile.OnSyncDir = func(dir string) { synced = append(synced, dir) }
+			t.Cleanup(func() { osfile.OnSyncDir = nil })
+			c, err = s.Restore(ctx, nil, sum(c))
+			osfile.OnSyncDir = nil
+			require.NoError(t, err, "Restore(nil)")
+			require.True(t, c.Written, "Restore(nil).Written = false, want true")
+			_, err = os.Stat(s.Path())
+			require.ErrorIs(t, err, fs.ErrNotExist, "Restore(nil) left the file")
+			dir := filepath.Dir(s.Path())
+			if sync {
+				require.Equal(t, []string{dir}, synced, "directories fsynced by Restore(nil)")
+			} else {
+				require.Empty(t, synced, "directories fsynced by Restore(nil) WithoutSync")
+			}
+		})
+	}
+}
+
+// TestNewStoreRefusesWhatWouldDoNothing: a document type that fn would get
+// a copy of (a struct, an int, a slice it may append to) is refused, as are
+// an empty path, a nil codec and invalid options, all with an error matching
+// ErrInvalidArgument that names the path. Ablation: dropping the kind check
+// lets Store[counter] through, whose Mutate succeeds without writing.
+func TestNewStoreRefusesWhatWouldDoNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	for name, err := range map[string]error{
+		"struct document": second(NewStore[counter](path, valueCodec[counter]{})),
+		"int document":    second(NewStore[int](path, valueCodec[int]{})),
+		"slice document":  second(NewStore[[]byte](path, valueCodec[[]byte]{})),
+		"empty path":      second(NewStore[*counter]("", counterCodec{})),
+		"nil codec":       second(NewStore[*counter](path, nil)),
+		"relative root":   second(NewStore[*counter](path, counterCodec{}, WithStateRoot("state"))),
+		"empty lock path": second(NewStore[*counter](path, counterCodec{}, WithLockPath(""))),
+		"setuid perm":     second(NewStore[*counter](path, counterCodec{}, WithPerm(0o4755))),
+	} {
+		require.ErrorIs(t, err, ErrInvalidArgument, "NewStore(%s) = %v, want ErrInvalidArgument", name, err)
+		if name != "empty path" {
+			require.ErrorContains(t, err, path, "NewStore(%s) = %v, want the path named", name, err)
+		}
+	}
+	_, err := NewStore[map[string]int](path, valueCodec[map[string]int]{})
+	require.NoError(t, err, "NewStore(map document) = %v, want nil", err)
+}
+
+func second[T any](_ T, err error) error { return err }
+
+// valueCodec is a codec of any document type that writes nothing.
+type valueCodec[D any] struct{}
+
+func (valueCodec[D]) Decode([]byte) (D, error) { var d D; return d, nil }
+func (valueCodec[D]) Encode(D) ([]byte, error) { return nil, nil }
