@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // TestRunCollectsEveryChildsResult checks that Run runs fn in n distinct
