@@ -92,7 +92,7 @@ func BenchmarkPauseVsFloor(b *testing.B) {
 			if !m.sync {
 				eopts = append(eopts, filetxn.WithoutSync())
 			}
-			eng, err := filetxn.NewStore[*[]byte](e.StatePath(), copyCodec{}, eopts...)
+			eng, err := filetxn.NewStore[*[]byte](e.state, copyCodec{}, eopts...)
 			if err != nil {
 				b.Fatal(err)
 			}

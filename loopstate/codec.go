@@ -34,7 +34,7 @@ func (c Codec) Decode(data []byte) (*Doc, error) {
 	}
 	d, err := decode(data)
 	if err == nil {
-		err = d.Validate()
+		err = d.validate()
 	}
 	if err == nil && c.Name != "" && d.Name != c.Name {
 		err = &StateError{Invariant: invName, Detail: fmt.Sprintf("name is %q in the directory of %q", d.Name, c.Name), Err: ErrInvariant}
@@ -52,7 +52,7 @@ func (c Codec) Decode(data []byte) (*Doc, error) {
 // breaks an invariant (or its name is not c.Name), and then nothing must be
 // written.
 func (c Codec) Encode(d *Doc) ([]byte, error) {
-	if err := d.Validate(); err != nil {
+	if err := d.validate(); err != nil {
 		return nil, c.withPath(err)
 	}
 	if c.Name != "" && d.Name != c.Name {
@@ -316,8 +316,8 @@ func decode(data []byte) (*Doc, error) {
 	if err != nil {
 		return nil, malformed("schema", "want an integer, got %.40s", keys[i].val)
 	}
-	if schema != SchemaVersion {
-		return nil, &StateError{Key: "schema", Detail: fmt.Sprintf("major %d, this reader knows %d", schema, SchemaVersion), Err: ErrSchema}
+	if schema != schemaVersion {
+		return nil, &StateError{Key: "schema", Detail: fmt.Sprintf("major %d, this reader knows %d", schema, schemaVersion), Err: ErrSchema}
 	}
 	if err := checkObject("", keys, reflect.TypeFor[wireDoc](), &extra); err != nil {
 		return nil, err
@@ -330,7 +330,7 @@ func decode(data []byte) (*Doc, error) {
 	}
 	d := w.doc()
 	d.extra = extra
-	if err := d.Gates.Validate(); err != nil {
+	if err := d.Gates.validate(); err != nil {
 		return nil, &StateError{Key: "gates", Detail: err.Error(), Err: ErrMalformed}
 	}
 	return d, nil

@@ -278,7 +278,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if err := d.Validate(); err != nil {
+		if err := d.validate(); err != nil {
 			t.Fatalf("Decode(%q) accepted a state that fails Validate: %v", data, err)
 		}
 		if out, err := (Codec{}).Encode(d); err != nil || !bytes.Equal(out, data) {

@@ -6,8 +6,8 @@ import (
 )
 
 // Errors returned by this package, matched with errors.Is. A refused
-// transition is a [*GuardError], a halt found by CheckGate a [*HaltedError]
-// and a state file this package will not use a [*StateError]; each unwraps
+// transition is a [*GuardError], a halt found by CheckGate an error
+// matching ErrHalted that gives the halt's reasons, and a state file this package will not use a [*StateError]; each unwraps
 // to one sentinel below. A lock that stays busy past the caller's context
 // is the lock package's *lock.BusyError, naming the lock file and its
 // holder.
@@ -116,21 +116,19 @@ func reason(err error) string {
 	return s
 }
 
-// A HaltedError reports a halted loop: halted now by the gates listed in
-// Halt.Gates, or found halted. It unwraps to ErrHalted.
-type HaltedError struct {
-	Loop string
-	Halt Halt // the halt record of the state
-	New  bool // the call halted the loop (false: it was halted before)
+// haltedError reports a halted loop, with the reasons of its halt. It
+// unwraps to ErrHalted.
+type haltedError struct {
+	loop   string
+	reason string // halt.reason
 }
 
 // Error returns "<loop>: halted (max_ticks: 20 ticks in window >= 20)".
-func (e *HaltedError) Error() string {
-	return fmt.Sprintf("%s: halted (%s)", e.Loop, e.Halt.Reason)
+func (e *haltedError) Error() string {
+	return fmt.Sprintf("%s: halted (%s)", e.loop, e.reason)
 }
 
-// Unwrap returns ErrHalted.
-func (e *HaltedError) Unwrap() error { return ErrHalted }
+func (e *haltedError) Unwrap() error { return ErrHalted }
 
 // A StateError reports a state file (or state bytes) that this package refuses
 // to use: an unknown schema major, a malformed document, or a broken

@@ -77,20 +77,20 @@ func TestTickLeavesALiveRunnersTickAlone(t *testing.T) {
 	l := mustCreate(t, r, "x", Template{Schedule: Schedule{Enabled: true}})
 	ppid := parentPid(t)
 	markTick(t, l, ppid, proc.Start(ppid))
-	state := readFile(t, l.StatePath())
+	state := readFile(t, l.state)
 
 	_, err := l.Tick(ctx0, TriggerManual, mustNotRun(t))
 	require.ErrorIs(t, err, ErrTickInProgress, "Tick(manual) with a live runner = %v, want ErrTickInProgress", err)
 	require.ErrorIs(t, err, lock.ErrWouldBlock, "Tick(manual) with a live runner = %v, want lock.ErrWouldBlock too", err)
 	require.Equal(t, exitBusy, exitCode(err), "exitCode(%v) = %d, want %d", err, exitCode(err), exitBusy)
-	require.Equal(t, string(state), string(readFile(t, l.StatePath())), "state after the refused tick changed")
+	require.Equal(t, string(state), string(readFile(t, l.state)), "state after the refused tick changed")
 	require.Empty(t, mustTicks(t, l), "tick log after the refused tick, want empty")
 
 	rec, err := l.Tick(ctx0, TriggerSchedule, mustNotRun(t))
 	require.NoError(t, err, "Tick(schedule) with a live runner = %v, want nil", err)
 	require.Equal(t, Skipped, rec.Outcome, "Tick(schedule).Outcome = %s, want skipped", rec.Outcome)
 	require.Equal(t, SkipBusy, rec.SkipReason, "Tick(schedule).SkipReason = %s, want busy", rec.SkipReason)
-	require.Equal(t, string(state), string(readFile(t, l.StatePath())), "state after the skipped tick changed")
+	require.Equal(t, string(state), string(readFile(t, l.state)), "state after the skipped tick changed")
 	recs := mustTicks(t, l)
 	require.Len(t, recs, 1, "tick log = %+v, want one skipped/busy line", recs)
 	require.Equal(t, SkipBusy, recs[0].SkipReason, "tick log = %+v, want one skipped/busy line", recs)
@@ -139,7 +139,7 @@ func TestTickCountsADeadRunnersLoggedTickFromItsLine(t *testing.T) {
 			if outcome == Abandoned {
 				line.Cost = Cost{}
 			}
-			require.NoError(t, os.WriteFile(l.TickLogPath(), appendRecord(nil, &line), 0o644))
+			require.NoError(t, os.WriteFile(l.log, appendRecord(nil, &line), 0o644))
 
 			rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
 			require.NoError(t, err, "Tick after a logged, uncounted tick = %+v, %v, want nil", rec, err)
@@ -205,7 +205,7 @@ func TestRemovedLockFileIsRecreated(t *testing.T) {
 	require.Equal(t, int64(1), d.TickCount, "tick_count = %d, want 1", d.TickCount)
 
 	// A directory without a state is no loop: nothing is created in it.
-	empty := filepath.Join(r.Dir(), LoopsDir, "empty")
+	empty := filepath.Join(r.dir, LoopsDir, "empty")
 	require.NoError(t, os.Mkdir(empty, 0o755))
 	el := r.loop("empty")
 	err := el.Pause(ctx0, "ops", "")
@@ -260,10 +260,10 @@ func TestCountersNeverOverflow(t *testing.T) {
 			l := mustCreate(t, r, "x", Template{})
 			_, err := l.Mutate(ctx0, func(d *Doc) error { tc.set(d); return nil })
 			require.NoError(t, err, "Mutate(%s at its largest) = %v, want nil", tc.name, err)
-			before := readFile(t, l.StatePath())
+			before := readFile(t, l.state)
 			err = tc.op(l)
 			require.ErrorIs(t, err, ErrOverflow, "the operation on %s at its largest = %v, want ErrOverflow", tc.name, err)
-			after := readFile(t, l.StatePath())
+			after := readFile(t, l.state)
 			if !tc.writes {
 				require.Equal(t, string(before), string(after), "the state changed although the operation failed")
 			}
@@ -281,7 +281,7 @@ func TestDecodeRefusesACurrentTickPastTheLargestCount(t *testing.T) {
 	require.NoError(t, err)
 	d.TickCount = math.MaxInt64
 	d.CurrentTick = &CurrentTick{N: math.MinInt64, StartedAt: epoch0, PID: 1}
-	err = d.Validate()
+	err = d.validate()
 	require.ErrorIs(t, err, ErrInvariant, "Validate(tick_count max, current_tick.n min) = %v, want ErrInvariant", err)
 }
 

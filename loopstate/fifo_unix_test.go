@@ -22,21 +22,21 @@ import (
 func TestFIFOAtTheStateFileIsRefusedAtOnce(t *testing.T) {
 	r, _ := newTestRoot(t)
 	l := mustCreate(t, r, "x", Template{})
-	require.NoError(t, os.Remove(l.StatePath()))
-	require.NoError(t, unix.Mkfifo(l.StatePath(), 0o644), "mkfifo %s", l.StatePath())
-	require.NoError(t, os.Remove(l.TickLogPath()))
-	require.NoError(t, unix.Mkfifo(l.TickLogPath(), 0o644), "mkfifo %s", l.TickLogPath())
+	require.NoError(t, os.Remove(l.state))
+	require.NoError(t, unix.Mkfifo(l.state, 0o644), "mkfifo %s", l.state)
+	require.NoError(t, os.Remove(l.log))
+	require.NoError(t, unix.Mkfifo(l.log, 0o644), "mkfifo %s", l.log)
 	for _, op := range []struct {
 		name string
 		path string
 		run  func() error
 	}{
-		{"Open", l.StatePath(), func() error { _, err := r.Open(ctx0, "x"); return err }},
-		{"View", l.StatePath(), func() error { _, err := l.View(ctx0); return err }},
-		{"Pause", l.StatePath(), func() error { return l.Pause(ctx0, "ops", "") }},
-		{"Tick", l.StatePath(), func() error { _, err := l.Tick(ctx0, TriggerManual, mustNotRun(t)); return err }},
-		{"Tick(schedule)", l.StatePath(), func() error { _, err := l.Tick(ctx0, TriggerSchedule, mustNotRun(t)); return err }},
-		{"Ticks", l.TickLogPath(), func() error { _, err := l.Ticks(ctx0); return err }},
+		{"Open", l.state, func() error { _, err := r.Open(ctx0, "x"); return err }},
+		{"View", l.state, func() error { _, err := l.View(ctx0); return err }},
+		{"Pause", l.state, func() error { return l.Pause(ctx0, "ops", "") }},
+		{"Tick", l.state, func() error { _, err := l.Tick(ctx0, TriggerManual, mustNotRun(t)); return err }},
+		{"Tick(schedule)", l.state, func() error { _, err := l.Tick(ctx0, TriggerSchedule, mustNotRun(t)); return err }},
+		{"Ticks", l.log, func() error { _, err := l.Ticks(ctx0); return err }},
 	} {
 		done := make(chan error, 1)
 		go func() { done <- op.run() }()

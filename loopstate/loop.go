@@ -47,14 +47,8 @@ func (l *Loop) Name() string { return l.name }
 // Dir returns the loop's directory, <root>/loops/<name>.
 func (l *Loop) Dir() string { return l.dir }
 
-// StatePath returns the path of the state file.
-func (l *Loop) StatePath() string { return l.state }
-
 // LockPath returns the path of the lock file.
 func (l *Loop) LockPath() string { return l.lock }
-
-// TickLogPath returns the path of the tick log.
-func (l *Loop) TickLogPath() string { return l.log }
 
 func (l *Loop) now() time.Time { return stamp(l.root.o.now()) }
 
@@ -298,13 +292,13 @@ func (l *Loop) Approve(ctx context.Context, by, note string) error {
 	return err
 }
 
-// CheckGate is --check-gate, under the lock. On a running loop it evaluates
-// the gates and returns nil if none trips, or halts the loop and returns a
-// *HaltedError listing every tripped gate (exit 4). On a halted loop it
-// returns a *HaltedError, on a paused one a *GuardError wrapping ErrPaused
-// (exit 5), writing nothing. Run from a tick's harness (a child process that
-// was handed the lock), it borrows the runner's lock instead of waiting for
-// it.
+// CheckGate is check-gate, under the lock. On a running loop it evaluates
+// the gates and returns nil if none trips, or halts the loop and returns an
+// error matching ErrHalted that gives every tripped gate's reason. On a
+// halted loop it returns such an error too, and on a paused one a
+// *GuardError wrapping ErrPaused, writing nothing. Run from a tick's
+// harness (a child process that was handed the lock), it borrows the
+// runner's lock instead of waiting for it.
 func (l *Loop) CheckGate(ctx context.Context) error {
 	var res error
 	_, err := l.mutate(ctx, "check-gate", func(d *Doc) error {
@@ -313,7 +307,7 @@ func (l *Loop) CheckGate(ctx context.Context) error {
 		case err != nil:
 			res = err
 		case len(trips) > 0:
-			res = &HaltedError{Loop: l.name, Halt: *d.Halted, New: true}
+			res = &haltedError{loop: l.name, reason: d.Halted.Reason}
 		}
 		return nil
 	})
@@ -326,7 +320,7 @@ func (l *Loop) CheckGate(ctx context.Context) error {
 // SetGates replaces the loop's thresholds (set-gates; see [Doc.SetGates]).
 // Invalid thresholds are refused with ErrInvalid before any I/O.
 func (l *Loop) SetGates(ctx context.Context, g Gates) error {
-	if err := g.Validate(); err != nil {
+	if err := g.validate(); err != nil {
 		return err
 	}
 	_, err := l.mutate(ctx, "set-gates", func(d *Doc) error { return d.SetGates(l.now(), g) })

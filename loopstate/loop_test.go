@@ -43,8 +43,8 @@ func TestNamesAreValidatedBeforeAnyIO(t *testing.T) {
 		{"ünï", false},
 	} {
 		t.Run(fmt.Sprintf("%q", tc.name), func(t *testing.T) {
-			if got := ValidName(tc.name); got != tc.ok {
-				t.Fatalf("ValidName(%q) = %v, want %v", tc.name, got, tc.ok)
+			if got := validName(tc.name); got != tc.ok {
+				t.Fatalf("validName(%q) = %v, want %v", tc.name, got, tc.ok)
 			}
 			r, _ := newTestRoot(t)
 			_, cerr := r.Create(ctx0, tc.name, Template{})
@@ -61,7 +61,7 @@ func TestNamesAreValidatedBeforeAnyIO(t *testing.T) {
 			if !errors.Is(cerr, ErrInvalidName) || !errors.Is(oerr, ErrInvalidName) {
 				t.Fatalf("Create, Open(%q) = %v, %v, want ErrInvalidName", tc.name, cerr, oerr)
 			}
-			if _, err := os.Stat(filepath.Join(r.Dir(), LoopsDir)); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(filepath.Join(r.dir, LoopsDir)); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("an invalid name created %s: %v", LoopsDir, err)
 			}
 		})
@@ -82,18 +82,18 @@ func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
 		!d.CreatedAt.Equal(c.now()) || !d.Epoch.StartedAt.Equal(c.now()) || d.TickCount != 0 {
 		t.Fatalf("initial state = %+v", d)
 	}
-	before := readFile(t, l.StatePath())
+	before := readFile(t, l.state)
 	if _, err := r.Create(ctx0, "ci", Template{Name: "other"}); !errors.Is(err, ErrExists) || exitCode(err) != exitRefused {
 		t.Fatalf("second Create(ci) = %v, want ErrExists (exit 1)", err)
 	}
-	if after := readFile(t, l.StatePath()); !bytes.Equal(before, after) {
+	if after := readFile(t, l.state); !bytes.Equal(before, after) {
 		t.Fatalf("a refused Create changed the state:\n%s", after)
 	}
 	p := mustCreate(t, r, "paused-one", Template{Paused: true})
 	if d := mustView(t, p); d.Status != Paused || d.Paused == nil || d.Paused.By != "create" {
 		t.Fatalf("Create with Paused: status %s, pause %+v", d.Status, d.Paused)
 	}
-	ents, _ := os.ReadDir(filepath.Join(r.Dir(), LoopsDir))
+	ents, _ := os.ReadDir(filepath.Join(r.dir, LoopsDir))
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Fatalf("a staging directory was left behind: %s", e.Name())
@@ -116,10 +116,10 @@ func TestListReadsSnapshotsAndReportsRefusedStates(t *testing.T) {
 		mustCreate(t, r, n, Template{})
 	}
 	bad, _ := r.Open(ctx0, "c")
-	if err := os.WriteFile(bad.StatePath(), []byte(`{"schema": 2}`), 0o644); err != nil {
+	if err := os.WriteFile(bad.state, []byte(`{"schema": 2}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	os.Mkdir(filepath.Join(r.Dir(), LoopsDir, ".x.tmp-123"), 0o755)
+	os.Mkdir(filepath.Join(r.dir, LoopsDir, ".x.tmp-123"), 0o755)
 	got, err := r.List(ctx0)
 	if err != nil || len(got) != 3 {
 		t.Fatalf("List = %v, %v", got, err)
@@ -176,7 +176,7 @@ func TestOperatorCommandsGuards(t *testing.T) {
 				}
 			}
 			before := mustView(t, l)
-			beforeBytes := readFile(t, l.StatePath())
+			beforeBytes := readFile(t, l.state)
 			c.add(time.Minute)
 			err := tc.cmd(l)
 			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) || exitCode(err) != tc.exit {
@@ -190,7 +190,7 @@ func TestOperatorCommandsGuards(t *testing.T) {
 			if after.Status != tc.after {
 				t.Fatalf("status after %s = %s, want %s", tc.name, after.Status, tc.after)
 			}
-			if err != nil && !bytes.Equal(beforeBytes, readFile(t, l.StatePath())) {
+			if err != nil && !bytes.Equal(beforeBytes, readFile(t, l.state)) {
 				t.Fatalf("a refused %s wrote the state", tc.name)
 			}
 			switch tc.name {
@@ -387,7 +387,7 @@ func TestRefusedStateIsNeverRewritten(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := newTestRoot(t)
 			l := mustCreate(t, r, "x", Template{})
-			if err := os.WriteFile(l.StatePath(), []byte(tc.state), 0o644); err != nil {
+			if err := os.WriteFile(l.state, []byte(tc.state), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			ops := map[string]func() error{
@@ -400,14 +400,14 @@ func TestRefusedStateIsNeverRewritten(t *testing.T) {
 			for name, op := range ops {
 				err := op()
 				var se *StateError
-				if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.Path != l.StatePath() || se.Invariant != tc.inv {
-					t.Fatalf("%s on %s = %v, want a *StateError %v for %s, invariant %q", name, tc.name, err, tc.want, l.StatePath(), tc.inv)
+				if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.Path != l.state || se.Invariant != tc.inv {
+					t.Fatalf("%s on %s = %v, want a *StateError %v for %s, invariant %q", name, tc.name, err, tc.want, l.state, tc.inv)
 				}
-				if !strings.Contains(err.Error(), l.StatePath()) {
+				if !strings.Contains(err.Error(), l.state) {
 					t.Fatalf("%s error %q does not name the path", name, err)
 				}
 			}
-			if got := string(readFile(t, l.StatePath())); got != tc.state {
+			if got := string(readFile(t, l.state)); got != tc.state {
 				t.Fatalf("refused state was rewritten:\n%s", got)
 			}
 			if recs := mustTicks(t, l); len(recs) != 0 {
@@ -423,13 +423,13 @@ func TestRefusedStateIsNeverRewritten(t *testing.T) {
 func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 	r, c := newTestRoot(t)
 	l := mustCreate(t, r, "x", Template{})
-	withExtra := strings.Replace(string(readFile(t, l.StatePath())), "\n}\n", `, "x_future": {"a": [1, 2]}}`+"\n", 1)
-	os.WriteFile(l.StatePath(), []byte(withExtra), 0o644)
+	withExtra := strings.Replace(string(readFile(t, l.state)), "\n}\n", `, "x_future": {"a": [1, 2]}}`+"\n", 1)
+	os.WriteFile(l.state, []byte(withExtra), 0o644)
 	c.add(time.Hour)
 	if cm, err := l.Mutate(ctx0, func(d *Doc) error { return nil }); err != nil || cm.Written {
 		t.Fatalf("no-op Mutate = %+v, %v, want nothing written", cm, err)
 	}
-	if got := string(readFile(t, l.StatePath())); got != withExtra {
+	if got := string(readFile(t, l.state)); got != withExtra {
 		t.Fatalf("a no-op Mutate rewrote the file")
 	}
 	if cm, err := l.Mutate(ctx0, func(d *Doc) error { d.Template = "t2"; return nil }); err != nil || !cm.Written {
@@ -439,12 +439,12 @@ func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 	if !d.UpdatedAt.Equal(c.now()) || d.Template != "t2" {
 		t.Fatalf("after Mutate: updated_at %s, template %q", d.UpdatedAt, d.Template)
 	}
-	if !strings.HasSuffix(string(readFile(t, l.StatePath())), "\"last_approval\": null,\n  \"x_future\": {\"a\":[1,2]}\n}\n") {
-		t.Fatalf("unknown key lost or misplaced:\n%s", readFile(t, l.StatePath()))
+	if !strings.HasSuffix(string(readFile(t, l.state)), "\"last_approval\": null,\n  \"x_future\": {\"a\":[1,2]}\n}\n") {
+		t.Fatalf("unknown key lost or misplaced:\n%s", readFile(t, l.state))
 	}
-	before := readFile(t, l.StatePath())
+	before := readFile(t, l.state)
 	_, err := l.Mutate(ctx0, func(d *Doc) error { d.Status = Halted; return nil })
-	if !errors.Is(err, ErrInvariant) || !bytes.Equal(before, readFile(t, l.StatePath())) {
+	if !errors.Is(err, ErrInvariant) || !bytes.Equal(before, readFile(t, l.state)) {
 		t.Fatalf("Mutate breaking an invariant = %v, want ErrInvariant and nothing written", err)
 	}
 	sentinel := errors.New("mine")
@@ -495,7 +495,7 @@ func TestDeleteMakesWaitersFail(t *testing.T) {
 	if err := l2.Delete(ctx0); err != nil {
 		t.Fatalf("Delete = %v", err)
 	}
-	ents, _ := os.ReadDir(filepath.Join(r.Dir(), LoopsDir))
+	ents, _ := os.ReadDir(filepath.Join(r.dir, LoopsDir))
 	if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), ".x.deleted-") {
 		t.Fatalf("after Delete the loops directory holds %v, want only the first test's tombstone", ents)
 	}
@@ -535,7 +535,7 @@ func TestLateCallersDoNotRecreateADeletedLoop(t *testing.T) {
 		{"Tick schedule", func() error { _, err := l.Tick(ctx0, TriggerSchedule, okHarness(Cost{})); return err }},
 		{"Delete", func() error { return l.Delete(ctx0) }},
 	}
-	loops := filepath.Join(r.Dir(), LoopsDir)
+	loops := filepath.Join(r.dir, LoopsDir)
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
 			if err := c.call(); !errors.Is(err, ErrNoLoop) || exitCode(err) != exitNoLoop {

@@ -218,7 +218,7 @@ func (mc *machine) Clock(t *rapid.T) {
 // Reopen drops every in-memory value and reopens the loop from disk.
 func (mc *machine) Reopen(t *rapid.T) {
 	mc.reopen()
-	data, err := os.ReadFile(mc.loop.StatePath())
+	data, err := os.ReadFile(mc.loop.state)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func (mc *machine) Tick(t *rapid.T) {
 	})
 	mc.modelTick(t, trigger, rec, err, func() {
 		mc.m.ticks++
-		mc.m.spent = mc.m.spent.Add(cost)
+		mc.m.spent = mc.m.spent.add(cost)
 		outcome := OK
 		if fail {
 			outcome = Fail
@@ -330,7 +330,7 @@ func (mc *machine) Check(t *rapid.T) {
 	if err != nil {
 		t.Fatalf("View = %v", err)
 	}
-	if err := d.Validate(); err != nil {
+	if err := d.validate(); err != nil {
 		t.Fatalf("Validate = %v", err)
 	}
 	m := &mc.m
@@ -469,8 +469,7 @@ func newDocMachine(t *rapid.T) *docMachine {
 // typed reports whether err is one of the package's typed refusals.
 func typed(err error) bool {
 	var ge *GuardError
-	var he *HaltedError
-	if errors.As(err, &ge) || errors.As(err, &he) {
+	if errors.As(err, &ge) {
 		return true
 	}
 	for _, s := range []error{ErrNotRunning, ErrNotPaused, ErrNotHalted, ErrTickInProgress, ErrInvalid, ErrHalted, ErrPaused, ErrOverflow} {
@@ -562,7 +561,7 @@ func (dm *docMachine) Clock(t *rapid.T) {
 
 // Check: the state keeps every invariant, and its encoding decodes.
 func (dm *docMachine) Check(t *rapid.T) {
-	if err := dm.d.Validate(); err != nil {
+	if err := dm.d.validate(); err != nil {
 		t.Fatalf("Validate = %v", err)
 	}
 }

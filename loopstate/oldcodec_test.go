@@ -354,8 +354,8 @@ func oldDecode(data []byte) (*Doc, error) {
 	if err != nil {
 		return nil, oldMalformed("schema", "want an integer, got %.40s", sv)
 	}
-	if schema != SchemaVersion {
-		return nil, &StateError{Key: "schema", Detail: fmt.Sprintf("major %d, this oldReader knows %d", schema, SchemaVersion), Err: ErrSchema}
+	if schema != schemaVersion {
+		return nil, &StateError{Key: "schema", Detail: fmt.Sprintf("major %d, this oldReader knows %d", schema, schemaVersion), Err: ErrSchema}
 	}
 	d := &Doc{Schema: schema}
 	r := oldReader{o: o}
@@ -580,7 +580,7 @@ func (r *oldReader) gates(o *oldObj) Gates {
 	g.TickTimeout = optNum(o, "tick_timeout_s")
 	r.take(gr.done())
 	if r.err == nil {
-		if err := g.Validate(); err != nil {
+		if err := g.validate(); err != nil {
 			r.take(&StateError{Key: "gates", Detail: err.Error(), Err: ErrMalformed})
 		}
 	}

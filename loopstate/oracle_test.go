@@ -18,7 +18,7 @@ import (
 func oldCodecDecode(data []byte) (*Doc, error) {
 	d, err := oldDecode(data)
 	if err == nil {
-		err = d.Validate()
+		err = d.validate()
 	}
 	return d, err
 }

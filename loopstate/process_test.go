@@ -409,7 +409,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 	}
 	dir := t.TempDir()
 	r := rootIn(dir)
-	if err := os.MkdirAll(filepath.Join(r.Dir(), LoopsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(r.dir, LoopsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	g := filetxntest.Start(t, 2, dir)
@@ -427,7 +427,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 			t.Errorf("round %d: winners %v, template %q, %v", round, winners, d.Template, err)
 		}
 	})
-	ents, _ := os.ReadDir(filepath.Join(r.Dir(), LoopsDir))
+	ents, _ := os.ReadDir(filepath.Join(r.dir, LoopsDir))
 	if len(ents) != rounds {
 		t.Fatalf("loops directory holds %d entries, want %d (staging left behind?)", len(ents), rounds)
 	}
@@ -716,7 +716,7 @@ func TestForgedEnvironmentGrantsNothing(t *testing.T) {
 	runner := filetxntest.StartWith(t, 1, dir, filetxntest.Options{Args: "runner"})
 	runner.Release()
 	waitTight(t, filepath.Join(dir, "harness-running-1"))
-	before := readFile(t, l.StatePath())
+	before := readFile(t, l.state)
 	forgers := filetxntest.StartWith(t, len(forgeries), dir, filetxntest.Options{
 		Args: "forger",
 		Env:  []string{"NO_LOOP_LOCK=1", "LOOPSTATE_NO_LOCK=1"},
@@ -734,7 +734,7 @@ func TestForgedEnvironmentGrantsNothing(t *testing.T) {
 			t.Errorf("forger %s: pause during the tick = %+v, want exit 75 (busy)", f, rs)
 		}
 	}
-	if after := readFile(t, l.StatePath()); string(after) != string(before) {
+	if after := readFile(t, l.state); string(after) != string(before) {
 		t.Fatalf("a forger changed the state during the tick:\n%s", after)
 	}
 	os.WriteFile(filepath.Join(dir, "harness-release-1"), nil, 0o644)
@@ -779,7 +779,7 @@ func TestReaderSeesOnlyWholeStates(t *testing.T) {
 			if err != nil || len(ls) != 1 || ls[0].Err != nil {
 				t.Fatalf("List after %d reads = %+v, %v", reads, ls, err)
 			}
-			if err := ls[0].State.Validate(); err != nil {
+			if err := ls[0].State.validate(); err != nil {
 				t.Fatalf("listed state: %v", err)
 			}
 			if _, err := l.View(ctx0); err != nil {

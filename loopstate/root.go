@@ -69,9 +69,6 @@ func NewRoot(dir string, opts ...Option) *Root {
 	return r
 }
 
-// Dir returns the root directory as given to NewRoot.
-func (r *Root) Dir() string { return r.dir }
-
 func (r *Root) loopDir(name string) string { return filepath.Join(r.dir, LoopsDir, name) }
 
 // loop returns the Loop for a valid name, without I/O.
@@ -181,7 +178,7 @@ func (r *Root) List(ctx context.Context) ([]Listing, error) {
 	}
 	var out []Listing
 	for _, e := range ents {
-		if !e.IsDir() || !ValidName(e.Name()) {
+		if !e.IsDir() || !validName(e.Name()) {
 			continue // staging and tombstone directories are hidden names
 		}
 		l := r.loop(e.Name())

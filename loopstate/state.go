@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// SchemaVersion is the schema major this package reads and writes. A state
+// schemaVersion is the schema major this package reads and writes. A state
 // file with another major is refused with ErrSchema.
-const SchemaVersion = 1
+const schemaVersion = 1
 
 // Status is a loop's lifecycle state.
 type Status string
@@ -30,8 +30,8 @@ type Cost struct {
 	Seconds float64 // "seconds"
 }
 
-// Add returns c plus o.
-func (c Cost) Add(o Cost) Cost {
+// add returns c plus o.
+func (c Cost) add(o Cost) Cost {
 	return Cost{USD: c.USD + o.USD, Tokens: c.Tokens + o.Tokens, Seconds: c.Seconds + o.Seconds}
 }
 
@@ -61,18 +61,18 @@ type Gates struct {
 	Budget                 Budget     // "budget"
 	ExpiresAt              *time.Time // "expires_at": absolute deadline
 	CheckpointEvery        *int64     // "checkpoint_every": a forced review every N ticks of the window; at least 1
-	TickTimeout            *float64   // "tick_timeout_s": the harness's wall timeout in seconds, > 0; nil means DefaultTickTimeout
+	TickTimeout            *float64   // "tick_timeout_s": the harness's wall timeout in seconds, > 0; nil means defaultTickTimeout
 }
 
-// DefaultTickTimeout is the harness's wall timeout when gates.tick_timeout_s
+// defaultTickTimeout is the harness's wall timeout when gates.tick_timeout_s
 // is null.
-const DefaultTickTimeout = 30 * time.Minute
+const defaultTickTimeout = 30 * time.Minute
 
 // Timeout returns the harness's wall timeout: TickTimeout, or
-// DefaultTickTimeout when it is nil.
+// defaultTickTimeout when it is nil.
 func (g Gates) Timeout() time.Duration {
 	if g.TickTimeout == nil {
-		return DefaultTickTimeout
+		return defaultTickTimeout
 	}
 	return time.Duration(*g.TickTimeout * float64(time.Second))
 }
@@ -127,12 +127,12 @@ type Approval struct {
 // Doc is the state of one loop: the contents of its .state.loop file. Its
 // fields may be read and set freely; the transitions (Pause, Resume,
 // Approve, CheckGates, SetGates, EnableSchedule, DisableSchedule) keep the
-// invariants, and [Doc.Validate] checks them, as Decode does on every read
+// invariants, and the Codec checks them, as Decode does on every read
 // and Encode on every write. Times are UTC with second precision; a zero
 // time is null in the file. The zero Doc is not valid: start from [New] or
 // [Codec.Decode].
 type Doc struct {
-	Schema              int          // "schema": SchemaVersion
+	Schema              int          // "schema": schemaVersion
 	Name                string       // "name": the directory name
 	Template            string       // "template"; "" is null
 	Status              Status       // "status"
@@ -174,13 +174,13 @@ type Template struct {
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
-// ValidName reports whether name may name a loop: it matches
+// validName reports whether name may name a loop: it matches
 // ^[a-z0-9][a-z0-9-]{0,62}$, which rules out path separators, "." and "..",
 // and names Windows reserves only by case-sensitive accident.
-func ValidName(name string) bool { return nameRE.MatchString(name) }
+func validName(name string) bool { return nameRE.MatchString(name) }
 
 func checkName(name string) error {
-	if !ValidName(name) {
+	if !validName(name) {
 		return fmt.Errorf("%w: %q does not match %s", ErrInvalidName, name, nameRE)
 	}
 	return nil
@@ -194,7 +194,7 @@ func New(name string, now time.Time, t Template) (*Doc, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	if err := t.Gates.Validate(); err != nil {
+	if err := t.Gates.validate(); err != nil {
 		return nil, err
 	}
 	if err := checkOptString("template name", t.Name); err != nil {
@@ -205,7 +205,7 @@ func New(name string, now time.Time, t Template) (*Doc, error) {
 	}
 	now = stamp(now)
 	d := &Doc{
-		Schema:    SchemaVersion,
+		Schema:    schemaVersion,
 		Name:      name,
 		Template:  t.Name,
 		Status:    Running,
@@ -236,10 +236,10 @@ const maxString = 4096
 // stamp normalizes a time to what the file holds: UTC, whole seconds.
 func stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
 
-// Validate checks the thresholds: counts non-negative (checkpoint_every at
+// validate checks the thresholds: counts non-negative (checkpoint_every at
 // least 1), money, tokens and seconds finite and non-negative, tick_timeout_s
 // positive. It returns an error wrapping ErrInvalid.
-func (g Gates) Validate() error {
+func (g Gates) validate() error {
 	bad := func(key, why string) error { return fmt.Errorf("%w: gates.%s %s", ErrInvalid, key, why) }
 	for _, c := range []struct {
 		key string
@@ -304,22 +304,6 @@ func clonePtr[T any](p *T) *T {
 // changed Doc, whether or not it keeps the invariants.
 func (d *Doc) String() string { return string(d.appendCanonical(nil)) }
 
-// Clone returns a deep copy of d.
-func (d *Doc) Clone() *Doc {
-	c := *d
-	c.Gates = d.Gates.clone()
-	c.CurrentTick = clonePtr(d.CurrentTick)
-	c.Paused = clonePtr(d.Paused)
-	if d.Halted != nil {
-		h := *d.Halted
-		h.Gates = slices.Clone(d.Halted.Gates)
-		c.Halted = &h
-	}
-	c.LastApproval = clonePtr(d.LastApproval)
-	c.extra = slices.Clone(d.extra)
-	return &c
-}
-
 // The invariants of the format's section 3, as StateError.Invariant names
 // them.
 const (
@@ -334,20 +318,20 @@ const (
 	invSchema      = `schema is 1`
 )
 
-// Validate checks d against the format: the invariants of section 3 (paused
+// validate checks d against the format: the invariants of section 3 (paused
 // exactly when pause is set, halted exactly when halt is set, current_tick
 // only for the tick after tick_count, epoch.tick <= tick_count, and the
 // window's spent not above the lifetime's), a valid name and status,
 // non-negative counters and well-formed gates. It returns a *StateError
 // wrapping ErrInvariant (or ErrSchema), without a path.
-func (d *Doc) Validate() error {
+func (d *Doc) validate() error {
 	inv := func(name, format string, args ...any) error {
 		return &StateError{Invariant: name, Detail: fmt.Sprintf(format, args...), Err: ErrInvariant}
 	}
 	switch {
-	case d.Schema != SchemaVersion:
-		return &StateError{Key: "schema", Detail: fmt.Sprintf("major %d, this reader knows %d", d.Schema, SchemaVersion), Err: ErrSchema}
-	case !ValidName(d.Name):
+	case d.Schema != schemaVersion:
+		return &StateError{Key: "schema", Detail: fmt.Sprintf("major %d, this reader knows %d", d.Schema, schemaVersion), Err: ErrSchema}
+	case !validName(d.Name):
 		return inv(invName, "name %q", d.Name)
 	case d.Status != Running && d.Status != Paused && d.Status != Halted:
 		return inv(invStatus, "status %q", d.Status)
@@ -367,7 +351,7 @@ func (d *Doc) Validate() error {
 	case d.Epoch.Spent.USD > d.Spent.USD || d.Epoch.Spent.Tokens > d.Spent.Tokens || d.Epoch.Spent.Seconds > d.Spent.Seconds:
 		return inv(invEpochSpent, "epoch.spent %+v, spent %+v", d.Epoch.Spent, d.Spent)
 	}
-	if err := d.Gates.Validate(); err != nil {
+	if err := d.Gates.validate(); err != nil {
 		return inv(invGates, "%v", err)
 	}
 	if d.Halted != nil {

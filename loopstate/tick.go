@@ -44,7 +44,7 @@ type Result struct {
 	Failed   bool   // the tick failed; false (with a nil error) is ok
 	ExitCode *int   // the harness process's exit code, if it had one
 	Cost     *Cost  // what the tick cost; nil means unknown: zero, with the wall time as seconds
-	Note     string // a short summary; the log keeps MaxNote bytes
+	Note     string // a short summary; the log keeps maxNote bytes
 }
 
 // Tick runs one tick of the loop (the format's section 6.1) under the loop's

@@ -44,9 +44,9 @@ const (
 	SkipGate             SkipReason = "gate"
 )
 
-// MaxNote is the longest note, in bytes, that a tick record keeps; a longer
+// maxNote is the longest note, in bytes, that a tick record keeps; a longer
 // one is cut at a character boundary.
-const MaxNote = 500
+const maxNote = 500
 
 // TickRecord is one line of the tick log, ticks.jsonl. Every tick writes
 // exactly one: when it ends, when it is skipped, or (as abandoned) when the
@@ -64,7 +64,7 @@ type TickRecord struct {
 	GatesTripped []string   // "gates_tripped": gates that tripped (and halted the loop)
 	Trigger      Trigger    // "trigger"
 	PID          int        // "pid": the runner's process id
-	Note         string     // "note": a short summary, at most MaxNote bytes
+	Note         string     // "note": a short summary, at most maxNote bytes
 }
 
 // wireRecord is a tick-log line, its keys in the format's order.
@@ -98,12 +98,12 @@ func appendRecord(b []byte, r *TickRecord) []byte {
 	return append(appendLine(b, w), '\n')
 }
 
-// truncNote cuts s to at most MaxNote bytes at a character boundary.
+// truncNote cuts s to at most maxNote bytes at a character boundary.
 func truncNote(s string) string {
-	if len(s) <= MaxNote {
+	if len(s) <= maxNote {
 		return s
 	}
-	n := MaxNote
+	n := maxNote
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}

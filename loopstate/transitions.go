@@ -95,7 +95,7 @@ func (d *Doc) Approve(now time.Time, by, note string) error {
 // (see [Doc.TrippedGates]); if any trips it halts the loop, listing every
 // tripped gate in halt.gates, and returns them; if none trips it changes
 // nothing and returns nil, nil. On a paused loop it returns a *GuardError
-// wrapping ErrPaused, on a halted one a *HaltedError (ErrHalted); neither
+// wrapping ErrPaused, on a halted one an error matching ErrHalted; neither
 // changes anything.
 func (d *Doc) CheckGates(now time.Time) ([]Trip, error) {
 	switch d.Status {
@@ -105,7 +105,7 @@ func (d *Doc) CheckGates(now time.Time) ([]Trip, error) {
 		if d.Halted == nil {
 			return nil, &GuardError{Loop: d.Name, Op: "check-gate", Status: d.Status, Err: ErrHalted}
 		}
-		return nil, &HaltedError{Loop: d.Name, Halt: *d.Halted}
+		return nil, &haltedError{loop: d.Name, reason: d.Halted.Reason}
 	}
 	now = stamp(now)
 	trips := d.TrippedGates(now)
@@ -120,7 +120,7 @@ func (d *Doc) CheckGates(now time.Time) ([]Trip, error) {
 // halt, only Approve does. Invalid thresholds are refused with an error
 // wrapping ErrInvalid.
 func (d *Doc) SetGates(now time.Time, g Gates) error {
-	if err := g.Validate(); err != nil {
+	if err := g.validate(); err != nil {
 		return err
 	}
 	if bytes.Equal(appendLine(nil, g.wire()), appendLine(nil, d.Gates.wire())) {
@@ -159,7 +159,7 @@ func checkInc(key string, v int64) error {
 // would not be a finite number (money, seconds) or would pass the largest
 // int64 (tokens). Both are valid costs: finite and non-negative.
 func addCost(key string, a, b Cost) (Cost, error) {
-	sum := a.Add(b)
+	sum := a.add(b)
 	switch {
 	case a.Tokens > math.MaxInt64-b.Tokens:
 		return a, fmt.Errorf("%w: %s.tokens %d + %d", ErrOverflow, key, a.Tokens, b.Tokens)
