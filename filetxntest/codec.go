@@ -48,9 +48,7 @@ type CodecCases[D any] struct {
 //  4. Round trip: the edited document (with Edit) encodes to bytes that
 //     decode again, and the document decoded from them encodes to the same
 //     bytes.
-//  5. If the codec is also a filetxn.AppendEncoder, AppendEncode appends
-//     exactly what Encode returns and leaves the bytes before it alone.
-//  6. Every Invalid file is refused with an error (one that IsRefusal
+//  5. Every Invalid file is refused with an error (one that IsRefusal
 //     accepts, when set), and no call panics.
 //
 // codec is any filetxn.Codec[D] (its method set is spelled out here because
@@ -94,11 +92,10 @@ func CheckCodec[D any](t testing.TB, codec interface {
 			}
 			t.Errorf("Encode(Decode(%s)) = %q, want %q (%s)", name, clip(out), clip(want), why)
 		}
-		appendEncode(t, codec, name, doc, out)
 		roundTrip(t, codec, cases.Edit, name, doc)
 	}
 
-	// 6. Refusals.
+	// 5. Refusals.
 	for i, bad := range cases.Invalid {
 		name := fmt.Sprintf("Invalid[%d] %q", i, clip(bad))
 		_, err := decode(codec, bytes.Clone(bad))
@@ -135,35 +132,6 @@ func roundTrip[D any](t testing.TB, codec codecOf[D], edit func(D), name string,
 	}
 	if out2, err := encode(codec, again); err != nil || !bytes.Equal(out2, out) {
 		t.Errorf("Encode(Decode(%q)) = %q, %v; want the same bytes, nil", clip(out), clip(out2), err)
-	}
-}
-
-// appendEncoder is the method set of filetxn.AppendEncoder.
-type appendEncoder[D any] interface {
-	AppendEncode(dst []byte, doc D) ([]byte, error)
-}
-
-// appendEncode is check 5: AppendEncode of doc after a prefix must append
-// want, what Encode returned.
-func appendEncode[D any](t testing.TB, codec codecOf[D], name string, doc D, want []byte) {
-	t.Helper()
-	ae, ok := codec.(appendEncoder[D])
-	if !ok {
-		return
-	}
-	prefix := []byte("prefix that AppendEncode must keep\n")
-	dst := make([]byte, len(prefix), len(prefix)+len(want)+64)
-	copy(dst, prefix)
-	var out []byte
-	var err error
-	if perr := try(func() { out, err = ae.AppendEncode(dst, doc) }); perr != nil {
-		err = perr
-	}
-	switch {
-	case err != nil:
-		t.Errorf("AppendEncode(prefix, Decode(%s)) = %v, want nil", name, err)
-	case !bytes.HasPrefix(out, prefix) || !bytes.Equal(out[len(prefix):], want):
-		t.Errorf("AppendEncode(prefix, Decode(%s)) = %q, want prefix + %q (what Encode returns)", name, clip(out), clip(want))
 	}
 }
 

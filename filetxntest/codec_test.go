@@ -19,22 +19,10 @@ var counterCases = filetxntest.CodecCases[*int]{
 }
 
 // TestCheckCodecPassesAGoodCodec checks that a codec that keeps the contract
-// passes, as a codec and as an AppendEncoder.
+// passes.
 func TestCheckCodecPassesAGoodCodec(t *testing.T) {
 	require.Empty(t, failures(t, func(tb testing.TB) { filetxntest.CheckCodec(tb, counterCodec{}, counterCases) }),
 		"CheckCodec(counterCodec) failures")
-	require.Empty(t, failures(t, func(tb testing.TB) { filetxntest.CheckCodec(tb, appendingCounter{}, counterCases) }),
-		"CheckCodec(appendingCounter) failures")
-}
-
-// appendingCounter is counterCodec with a correct AppendEncode.
-type appendingCounter struct{ counterCodec }
-
-func (appendingCounter) AppendEncode(dst []byte, n *int) ([]byte, error) {
-	if *n == 0 {
-		return dst, nil
-	}
-	return append(strconv.AppendInt(dst, int64(*n), 10), '\n'), nil
 }
 
 // The broken codecs below each break one clause of the contract.
@@ -78,13 +66,6 @@ func (panics) Decode(data []byte) (*int, error) {
 		panic(err)
 	}
 	return n, nil
-}
-
-// appendsWrong appends the number without its newline.
-type appendsWrong struct{ counterCodec }
-
-func (appendsWrong) AppendEncode(dst []byte, n *int) ([]byte, error) {
-	return strconv.AppendInt(dst, int64(*n), 10), nil
 }
 
 // writesZero writes "0\n" for the document of a missing file, so a no-op
@@ -138,9 +119,6 @@ func TestCheckCodecCatchesEachBrokenClause(t *testing.T) {
 			c.Invalid = [][]byte{[]byte("5\n")}
 			filetxntest.CheckCodec(tb, counterCodec{}, c)
 		}, "want a refusal"},
-		{"AppendEncode differs from Encode", func(tb testing.TB) {
-			filetxntest.CheckCodec(tb, appendsWrong{}, counterCases)
-		}, "AppendEncode(prefix"},
 		{"edit not read back", func(tb testing.TB) {
 			c := counterCases
 			c.Edit = func(n *int) { *n += 1000 }
