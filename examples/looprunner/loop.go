@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -519,8 +518,8 @@ line on standard output, a JSON object:
 
 Every key is optional (a missing seconds is the wall time). Without such a
 line the cost is zero and the seconds are the wall time; a last line that
-names "cost" but is not such an object is reported on stderr and counts as
-no cost. With -json, CMD's standard output goes to stderr, so that stdout
+names "cost" but is not such an object counts as no cost and is reported,
+in the tick's note and on stderr. With -json, CMD's standard output goes to stderr, so that stdout
 holds only the tick's record.
 
 Exit codes: 0 the tick ran and CMD succeeded, or the tick was skipped because
@@ -560,17 +559,15 @@ func loopTick(c *cli, args []string) error {
 		return err
 	}
 	// The harness's standard output goes to ours, or to stderr with -json,
-	// where stdout holds the one JSON document. Its last line is kept, to
-	// report a cost line the harness got wrong.
+	// where stdout holds the one JSON document.
 	var out io.Writer = c.stdout
 	if c.json {
 		out = c.stderr
 	}
-	last := &lastLineWriter{w: out}
-	cmd := &harness.Command{Path: argv[0], Args: argv[1:], Stdout: last, Stderr: c.stderr}
+	cmd := &harness.Command{Path: argv[0], Args: argv[1:], Stdout: out, Stderr: c.stderr}
 	var startErr error // the harness could not be started
 	timedOut := false  // the harness ran past -timeout
-	harness := func(hctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
+	fn := func(hctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 		tctx := hctx
 		if timeout > 0 {
 			var stop context.CancelFunc
@@ -588,7 +585,7 @@ func loopTick(c *cli, args []string) error {
 	}
 	// -lock-timeout bounds the wait for the lock alone; the harness is
 	// bounded by the loop's tick timeout (and -timeout).
-	rec, err := l.Tick(context.Background(), trig, harness, loopstate.WithLockTimeout(c.lockTimeout))
+	rec, err := l.Tick(context.Background(), trig, fn, loopstate.WithLockTimeout(c.lockTimeout))
 	if rec.Outcome != "" {
 		if c.json {
 			if perr := c.printJSON(tickRecordJSON(rec)); perr != nil {
@@ -598,10 +595,10 @@ func loopTick(c *cli, args []string) error {
 			c.printf("%s\n", tickText(l.Name(), rec))
 		}
 	}
-	if rec.Outcome != loopstate.Skipped {
-		if why := badCostLine(last.line()); why != "" {
-			fmt.Fprintf(c.stderr, "%s: %s: the harness's last line names \"cost\" but is not a cost line (%s); the tick's cost is recorded as zero\n", c.name, l.Name(), why)
-		}
+	if _, malformed, ok := strings.Cut(rec.Note, malformedCost); ok && rec.Outcome != loopstate.Skipped {
+		// The harness got its cost line wrong: the record's note says so,
+		// and so does stderr, where a person sees it.
+		fmt.Fprintf(c.stderr, "%s: %s: tick %d: %s%s\n", c.name, l.Name(), rec.N, malformedCost, malformed)
 	}
 	if err != nil {
 		return err
@@ -643,84 +640,9 @@ func tickExit(name string, rec loopstate.TickRecord, startErr error, timedOut bo
 	return nil
 }
 
-// lastLineWriter passes everything on to w and keeps the last non-blank
-// line written (up to 64 KiB), the harness's cost line if it has one.
-type lastLineWriter struct {
-	w    io.Writer
-	last []byte // the last complete non-blank line
-	cur  []byte // the line being written
-}
-
-func (l *lastLineWriter) Write(p []byte) (int, error) {
-	n, err := l.w.Write(p)
-	for rest := p; len(rest) > 0; {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			l.cur = appendBounded(l.cur, rest)
-			break
-		}
-		l.cur = appendBounded(l.cur, rest[:i])
-		if len(bytes.TrimSpace(l.cur)) > 0 {
-			l.last = append(l.last[:0], l.cur...)
-		}
-		l.cur = l.cur[:0]
-		rest = rest[i+1:]
-	}
-	return n, err
-}
-
-func appendBounded(b, p []byte) []byte {
-	const max = 64 << 10
-	if len(b)+len(p) > max {
-		return append(b, p[:max-min(max, len(b))]...)
-	}
-	return append(b, p...)
-}
-
-// line returns the last non-blank line, the unterminated tail included.
-func (l *lastLineWriter) line() []byte {
-	if len(bytes.TrimSpace(l.cur)) > 0 {
-		return l.cur
-	}
-	return l.last
-}
-
-// badCostLine says what is wrong with a harness's last line that names
-// "cost" but is not the cost line harness.Command reads (a JSON object
-// whose "cost" holds non-negative finite usd, tokens and seconds); "" for a
-// good cost line or a line that does not try to be one.
-func badCostLine(line []byte) string {
-	line = bytes.TrimSpace(line)
-	if !bytes.Contains(line, []byte(`"cost"`)) {
-		return ""
-	}
-	var v struct {
-		Cost *struct {
-			USD     *float64 `json:"usd"`
-			Tokens  *int64   `json:"tokens"`
-			Seconds *float64 `json:"seconds"`
-		} `json:"cost"`
-		Note *string `json:"note"`
-	}
-	if err := json.Unmarshal(line, &v); err != nil {
-		return strings.TrimPrefix(err.Error(), "json: ")
-	}
-	if v.Cost == nil {
-		return `"cost" is not an object`
-	}
-	for _, f := range []struct {
-		key string
-		v   *float64
-	}{{"usd", v.Cost.USD}, {"seconds", v.Cost.Seconds}} {
-		if f.v != nil && *f.v < 0 {
-			return fmt.Sprintf("%s %g is negative", f.key, *f.v)
-		}
-	}
-	if v.Cost.Tokens != nil && *v.Cost.Tokens < 0 {
-		return fmt.Sprintf("tokens %d is negative", *v.Cost.Tokens)
-	}
-	return ""
-}
+// malformedCost starts what harness.Command adds to a tick's note when the
+// harness's last line names "cost" but is not a cost line.
+const malformedCost = "malformed cost line"
 
 func tickText(name string, r loopstate.TickRecord) string {
 	s := fmt.Sprintf("%s: tick %d: %s", name, r.N, r.Outcome)
