@@ -5,7 +5,7 @@
 // A lock lives in a dedicated lock file, never in the data it guards: data is
 // replaced by rename, which gives it a new inode, and a lock on the old inode
 // would guard nothing. SidecarPath names a lock file for a data file under a
-// per-user state directory (UserStateDir), outside the data directory.
+// state directory, outside the data directory.
 //
 // # Guarantees
 //

@@ -28,8 +28,4 @@ var (
 	// a lock on the file now at the path, so a holder that finds its lock lost
 	// must publish nothing. The error wrapping it names the lock file.
 	ErrLockLost = errors.New("lock: lock file deleted or replaced while held")
-
-	// ErrNoStateDir is returned by UserStateDir when no absolute base
-	// directory can be derived from the environment.
-	ErrNoStateDir = errors.New("lock: no state directory")
 )

@@ -91,7 +91,7 @@ func ExampleSidecarPath() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	root := filepath.Join(dir, "state") // in real use: lock.UserStateDir("myapp")
+	root := filepath.Join(dir, "state") // in real use: a per-user state directory
 	data := filepath.Join(dir, "project", "deferred-work.md")
 
 	p1, err := lock.SidecarPath(root, data)

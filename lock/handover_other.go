@@ -4,10 +4,8 @@ package lock
 
 import "os/exec"
 
-// HandOver passes the held lock to the child process that cmd will start. It
-// is implemented only on systems with flock(2); here it returns an error
-// wrapping ErrNotSupported.
-func (h *Handle) HandOver(cmd *exec.Cmd) error {
+// handOver is HandOver where it is not implemented (no flock(2)).
+func (h *Handle) handOver(cmd *exec.Cmd) error {
 	return pathError("HandOver", h.path, ErrNotSupported)
 }
 

@@ -15,37 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// HandOver passes the held lock to the child process that cmd will start, so
-// that when the child (or a library in it) asks for the same lock file it gets
-// a borrowed handle at once instead of waiting for its own parent forever.
-//
-// Call it before cmd.Start and keep holding the lock until the child has
-// exited: the child borrows the lock, it does not own it. The child inherits
-// one descriptor of the lock file (appended to cmd.ExtraFiles) and the
-// HandoverEnv variable naming it (cmd.Env is set to the current environment
-// if it was nil). The borrowed handle's Release leaves the lock held; the
-// parent's Release ends the lock for both, and retires the descriptor the
-// child inherited: the parent's next acquisition opens a fresh one, so a
-// child (or something it left running) that outlives the hold cannot pass
-// the hand-over check against a later hold of the parent's.
-//
-// The child borrows only with proof that the lock is held for it at that
-// moment: the descriptor must be open on the same file (device and inode),
-// must hold its exclusive lock (flock(2) grants it again only to the open
-// file description that already holds it), and the holder record must still
-// carry the random nonce that HandOver wrote into it (with this process's
-// pid) and passed in the variable. A holder clears its record before it lets
-// the lock go, so a lock released before the child looks fails the proof,
-// and the child then takes the lock as its own: its Release unlocks it. A
-// variable set by hand, or a descriptor opened by the child itself, grants
-// nothing.
-//
-// HandOver writes the holder record even for a lock taken WithoutHolder (the
-// proof lives there), and fails if it cannot. A borrowed handle hands on its
-// parent's proof. Only exclusive locks are handed over (a shared lock needs
-// no hand-over: a child can share it anyway). HandOver returns
-// ErrNotSupported on Windows and other systems without flock(2).
-func (h *Handle) HandOver(cmd *exec.Cmd) error {
+// handOver is HandOver on a system with flock(2).
+func (h *Handle) handOver(cmd *exec.Cmd) error {
 	if h.mode != Exclusive {
 		return pathError("HandOver", h.path, errors.New("only an exclusive lock can be handed over"))
 	}

@@ -48,7 +48,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/filetxn/filetxn/lock"
+	"github.com/filetxn/filetxn/ledger"
 )
 
 // defaultLockTimeout is how long a command waits for a busy lock by default.
@@ -185,7 +185,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&c.stateDir, "state-dir", c.stateDir, "the `DIR` of the sidecar lock files of ledgers and boards, DIR/locks/<hash>-<name>.lock (default $"+envStateDir+", else the per-user state directory of filetxn)")
+	fs.StringVar(&c.stateDir, "state-dir", c.stateDir, "the `DIR` of the sidecar lock files of ledgers and boards, DIR/locks/<hash>-<name>.lock (default $"+envStateDir+", else bmad-loop's state root: $BMAD_LOOP_STATE_DIR, else $XDG_STATE_HOME/bmad-loop, else ~/.local/state/bmad-loop)")
 	fs.Var(durationValue{&c.lockTimeout}, "lock-timeout", "how long to wait for a busy lock, a `DURATION` such as 30s or 2m (0 tries once)")
 	fs.BoolVar(&c.json, "json", c.json, "print one JSON document on stdout")
 	fs.Usage = func() {} // help is printed by parse, for -h only
@@ -262,14 +262,16 @@ func (c *cli) parseDashDash(fs *flag.FlagSet, args []string, required ...string)
 }
 
 // stateRoot returns the root for sidecar lock files: -state-dir, else
-// $FILETXN_STATE_DIR, else lock.UserStateDir("filetxn"), made absolute.
+// $FILETXN_STATE_DIR, else bmad-loop's state root (ledger.BmadLoopStateRoot:
+// the stores' own default, so that the command excludes bmad-loop without
+// configuration), made absolute.
 func (c *cli) stateRoot() (string, error) {
 	dir := c.stateDir
 	if dir == "" {
 		dir = os.Getenv(envStateDir)
 	}
 	if dir == "" {
-		d, err := lock.UserStateDir("filetxn")
+		d, err := ledger.BmadLoopStateRoot()
 		if err != nil {
 			return "", fmt.Errorf("no state directory (give -state-dir or set $%s): %w", envStateDir, err)
 		}
