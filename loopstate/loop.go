@@ -262,7 +262,7 @@ func (l *Loop) View(ctx context.Context) (*Doc, error) {
 	return d, err
 }
 
-// Pause pauses a running loop (--pause-loop), recording by and reason. A
+// Pause pauses a running loop (loop pause), recording by and reason. A
 // paused or halted loop is refused with a *GuardError wrapping ErrNotRunning
 // (exit 1).
 func (l *Loop) Pause(ctx context.Context, by, reason string) error {
@@ -273,7 +273,7 @@ func (l *Loop) Pause(ctx context.Context, by, reason string) error {
 	return err
 }
 
-// Resume resumes a paused loop (--resume-loop). A running or halted loop is
+// Resume resumes a paused loop (loop resume). A running or halted loop is
 // refused with a *GuardError wrapping ErrNotPaused (exit 1); only Approve
 // releases a halt.
 func (l *Loop) Resume(ctx context.Context) error {
@@ -281,7 +281,7 @@ func (l *Loop) Resume(ctx context.Context) error {
 	return err
 }
 
-// Approve releases a halted loop and opens a new gate window (--approve; see
+// Approve releases a halted loop and opens a new gate window (loop approve; see
 // [Doc.Approve]). A loop that is not halted is refused with a *GuardError
 // wrapping ErrNotHalted (exit 1).
 func (l *Loop) Approve(ctx context.Context, by, note string) error {
@@ -327,7 +327,7 @@ func (l *Loop) SetGates(ctx context.Context, g Gates) error {
 	return err
 }
 
-// EnableSchedule turns the automatic trigger on (--enable-schedule). It
+// EnableSchedule turns the automatic trigger on (loop enable-schedule). It
 // takes the lock, re-reads and writes only if something changes; status is
 // left alone and no tick-log line is written.
 func (l *Loop) EnableSchedule(ctx context.Context) error {
@@ -335,7 +335,7 @@ func (l *Loop) EnableSchedule(ctx context.Context) error {
 	return err
 }
 
-// DisableSchedule turns the automatic trigger off (--disable-schedule), as
+// DisableSchedule turns the automatic trigger off (loop disable-schedule), as
 // EnableSchedule.
 func (l *Loop) DisableSchedule(ctx context.Context) error {
 	_, err := l.mutate(ctx, "disable-schedule", func(d *Doc) error { d.DisableSchedule(l.now()); return nil })

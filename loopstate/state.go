@@ -52,7 +52,7 @@ type Budget struct {
 	Seconds *float64 // "seconds"
 }
 
-// Gates holds the thresholds of the gates (the format's section 7) and the
+// Gates holds the thresholds of the gates (docs/formats/loopstate.md) and the
 // per-tick wall timeout. A nil threshold disables that gate.
 type Gates struct {
 	MaxTicks               *int64     // "max_ticks": ticks in the window
@@ -164,7 +164,7 @@ type field struct {
 }
 
 // Template is what a loop is created from: the name of its template, its
-// gates and schedule, and the create-time flag --paused.
+// gates and schedule, and whether it starts paused.
 type Template struct {
 	Name     string // recorded as "template"; "" is null
 	Gates    Gates
@@ -304,7 +304,7 @@ func clonePtr[T any](p *T) *T {
 // changed Doc, whether or not it keeps the invariants.
 func (d *Doc) String() string { return string(d.appendCanonical(nil)) }
 
-// The invariants of the format's section 3, as StateError.Invariant names
+// The invariants of the format, as StateError.Invariant names
 // them.
 const (
 	invPaused      = `status=="paused" <=> pause is set`
@@ -318,7 +318,7 @@ const (
 	invSchema      = `schema is 1`
 )
 
-// validate checks d against the format: the invariants of section 3 (paused
+// validate checks d against the format: the invariants of the format (paused
 // exactly when pause is set, halted exactly when halt is set, current_tick
 // only for the tick after tick_count, epoch.tick <= tick_count, and the
 // window's spent not above the lifetime's), a valid name and status,

@@ -47,7 +47,7 @@ type Result struct {
 	Note     string // a short summary; the log keeps maxNote bytes
 }
 
-// Tick runs one tick of the loop (the format's section 6.1) under the loop's
+// Tick runs one tick of the loop under the loop's
 // lock, held from before the state is read until after the log line is
 // written, harness included:
 //
@@ -151,8 +151,8 @@ type tickOptions struct {
 // *lock.BusyError naming the holder and runs and records nothing;
 // a d of 0 or less tries the lock once. Once the lock is taken, d no longer
 // matters: a harness may run for as long as its own timeout allows. A
-// TriggerSchedule tick never waits, whatever d. This is the --lock-timeout
-// of an interactive tick.
+// TriggerSchedule tick never waits, whatever d. (It is looprunner's
+// -lock-timeout.)
 func WithLockTimeout(d time.Duration) TickOption {
 	return func(o *tickOptions) { o.lockTimeout = &d }
 }
