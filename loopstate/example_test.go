@@ -12,8 +12,6 @@ import (
 	"github.com/filetxn/filetxn/loopstate"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 // clock is a fixed time, so that the examples' output does not change.
 func clock() time.Time { return time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC) }
 
@@ -27,7 +25,7 @@ func ExampleRoot_Create() {
 
 	tpl := loopstate.Template{
 		Name:     "ci-triage",
-		Gates:    loopstate.Gates{MaxTicks: ptr[int64](20), Budget: loopstate.Budget{USD: ptr(5.0)}},
+		Gates:    loopstate.Gates{MaxTicks: new(int64(20)), Budget: loopstate.Budget{USD: new(5.0)}},
 		Schedule: loopstate.Schedule{Enabled: true, Every: "15m"},
 	}
 	if _, err := root.Create(ctx, "ci-triage-main", tpl); err != nil {
@@ -56,7 +54,7 @@ func ExampleLoop_Approve() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	root := loopstate.NewRoot(dir, loopstate.WithClock(clock))
-	l, _ := root.Create(ctx, "nightly", loopstate.Template{Gates: loopstate.Gates{MaxTicks: ptr[int64](2)}})
+	l, _ := root.Create(ctx, "nightly", loopstate.Template{Gates: loopstate.Gates{MaxTicks: new(int64(2))}})
 
 	work := func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 		return loopstate.Result{Cost: &loopstate.Cost{USD: 0.5}}, nil
@@ -158,8 +156,8 @@ func ExampleWithLockTimeout() {
 // lists every gate that tripped.
 func ExampleDoc_CheckGates() {
 	d, _ := loopstate.New("ci", clock(), loopstate.Template{Gates: loopstate.Gates{
-		MaxTicks:               ptr[int64](20),
-		MaxConsecutiveFailures: ptr[int64](3),
+		MaxTicks:               new(int64(20)),
+		MaxConsecutiveFailures: new(int64(3)),
 	}})
 	d.TickCount, d.ConsecutiveFailures, d.FailuresTotal = 20, 3, 3
 	trips, err := d.CheckGates(clock())

@@ -53,7 +53,12 @@ type Budget struct {
 }
 
 // Gates holds the thresholds of the gates (docs/formats/loopstate.md) and the
-// per-tick wall timeout. A nil threshold disables that gate.
+// per-tick wall timeout. A nil threshold disables that gate; a threshold is
+// set with new, as in
+//
+//	loopstate.Gates{MaxTicks: new(int64(20)), Budget: loopstate.Budget{USD: new(5.0)}}
+//
+// (A zero threshold is allowed: it trips at once, halting the loop for good.)
 type Gates struct {
 	MaxTicks               *int64     // "max_ticks": ticks in the window
 	MaxConsecutiveFailures *int64     // "max_consecutive_failures"
