@@ -1,12 +1,16 @@
 // Package filetxn runs read-modify-write transactions on small state files
-// that several processes share, without lost updates, torn files or deadlocks.
+// that several processes share, without lost updates or torn files.
 //
-// A Store[D] pairs a data file with a Codec[D] and a lock file. Mutate takes
-// the lock, reads and decodes the file, calls fn once, encodes, and replaces
-// the file atomically only if its bytes changed, then releases the lock. View
-// reads one whole version without locking. Update is Mutate without the
-// Commit's digests, for callers that only need to know whether it wrote. The
-// typed stores in packages ledger, board and loopstate are built on it.
+// A Store[D] pairs a data file with a Codec[D] (JSON is one) and a lock file.
+// The typed stores in packages ledger, board and loopstate are built on it.
+//
+// # Which call to use
+//
+//	Mutate        change the document: lock, read, fn once, write if the bytes changed
+//	MutateProbed  Mutate that must succeed without the lock when it changes nothing (a read-only state root, a replayed command); fn may run twice
+//	View          read one whole version without the lock; decide under Mutate, not on it
+//	Locked        several files under one lock (an archive, then the data; a log beside the state), through a Tx
+//	Restore       put back bytes taken earlier, only over versions this caller published (Commit.Digest)
 //
 // # Guarantees
 //
@@ -18,11 +22,14 @@
 //     a reader or a crash sees the old or the new version.
 //   - No needless write: when fn leaves the encoded bytes unchanged nothing is
 //     written, and Commit.Written is false.
-//   - No deadlock on re-entry: Mutate called from inside a Mutate callback on
-//     the same file returns an error matching lock.ErrReentrant.
-//   - Proof of authorship: Commit.Digest is the SHA-256 of exactly the bytes
-//     published, taken under the lock, so Restore can later put a snapshot
-//     back only over versions the caller owns.
+//   - No silent no-op: a document type that fn would change a copy of (a
+//     struct or an int by value) is refused by NewStore.
+//   - Proof of authorship: Commit.Digest hashes exactly the bytes the call
+//     published, never bytes it only read, so Restore puts a snapshot back
+//     only over versions the caller wrote itself.
+//   - Re-entry is an error, not a deadlock: Mutate (or any call that locks)
+//     made on a file from inside a transaction on the same file returns at
+//     once an error matching lock.ErrReentrant.
 //   - A lost lock publishes nothing: right before every rename, append or
 //     removal, a transaction checks that the lock file at the lock's path is
 //     still the file it locked. If it was deleted or replaced meanwhile (a
@@ -30,29 +37,38 @@
 //     the new file, so the transaction publishes nothing more, removes its
 //     temporary file and returns an error matching lock.ErrLockLost that
 //     names the data file and the lock file.
-//   - Reads cannot hang: every read (Mutate's, View's, the probes') opens
-//     without blocking and refuses anything but a regular file (a named
-//     pipe, a directory, a socket, a device) with an error wrapping
-//     atomicfile.ErrNotRegular that names the path; such a file is never
-//     read or replaced.
-//   - ctx bounds waiting and nothing else: a done ctx never makes a call
-//     wait and never leaves a goroutine behind. With one, Mutate, Update,
-//     MutateProbed, Locked and Restore run as usual on a free lock, and on a
-//     busy one return at once an error matching ctx.Err() that carries a
-//     *lock.BusyError; View and the ReadBytes calls, which never wait, read.
-//     A transaction that holds the lock is not interrupted by ctx.
+//   - Reads cannot hang: every read opens without blocking and refuses
+//     anything but a regular file (a named pipe, a directory, a socket, a
+//     device) with an error wrapping atomicfile.ErrNotRegular that names the
+//     path; such a file is never read or replaced.
+//   - ctx bounds waiting and nothing else: a done ctx never makes a call wait
+//     and never leaves a goroutine behind. With one, the calls that lock run
+//     as usual on a free lock, and on a busy one return at once an error
+//     matching ctx.Err() that carries a *lock.BusyError; View, which never
+//     waits, reads. A transaction that holds the lock is not interrupted by
+//     ctx.
+//
+// # Deadlock
+//
+// One lock per file, taken and released by each call, cannot deadlock by
+// itself, and re-entry on one file fails at once (above). What is not
+// prevented: two goroutines or processes that nest transactions on two files
+// in opposite orders (Mutate on A calling Mutate on B, while another calls
+// Mutate on B calling Mutate on A) wait for each other until their contexts
+// end. To hold several locks at once, take them in one global order, the
+// same in every program: lock.AcquireAll does that, ordering by file
+// identity.
 //
 // # Caveats
 //
 //   - The lock is advisory: a program that writes the file without taking the
 //     same lock file is not stopped. Lock placement (WithStateRoot,
-//     WithLockPath, WithLockBeside) must agree between all writers.
+//     WithLockPath, the default <path>.lock) must agree between all writers.
 //   - Local file systems only: flock(2) is unreliable on NFS.
 //   - fn must not do anything slow that the caller does not control (a
 //     subprocess, a network call, a person) while the lock is held, unless it
 //     hands the lock over on purpose (lock.Handle.HandOver).
-//   - View may return a version that is stale by the time it is used; decide
-//     under Mutate.
+//   - View may return a version that is stale by the time it is used.
 //   - The lost-lock check narrows the window, it does not close it: a lock
 //     file deleted or replaced after the check, while the temporary file is
 //     fsynced and renamed, goes unnoticed. A lock lost between two writes of

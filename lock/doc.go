@@ -57,6 +57,10 @@
 //   - Re-entry is judged per goroutine. A goroutine that holds a lock and
 //     waits for another goroutine that asks for the same lock still
 //     deadlocks, as with sync.Mutex.
+//   - Two goroutines or processes that take two locks in opposite orders
+//     wait for each other until their contexts end: nothing detects that.
+//     Take several locks with AcquireAll, which orders them by file
+//     identity, or in one order of your own used everywhere.
 //   - The goroutine's id is read from the header of its stack trace
 //     (runtime.Stack), once per Acquire, and the runtime walks the whole
 //     stack to produce it, so its cost grows with the depth of the caller's
