@@ -51,6 +51,10 @@ var (
 // engine option.
 var ErrInvalidArgument = errors.New("board: invalid argument")
 
+// ErrNotFound is returned by Store.Advance, naming the board and the key, when the board
+// (missing or not) has no row for the key: a mistyped key is an error, not a no-op.
+var ErrNotFound = errors.New("board: no such row")
+
 // ErrNoStateRoot is returned, wrapped in an *fs.PathError naming the board, by a write
 // that needs the board's default lock when bmad-loop's state root cannot be derived from
 // the environment (see Open). Advances that write nothing still succeed. It is the

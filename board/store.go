@@ -108,9 +108,11 @@ func (s *Store) View(ctx context.Context) (*Doc, error) { return s.s.View(ctx) }
 // the row ends at; with now != "" the top-level last_updated is set to now when the row
 // is written. Arguments are checked before any I/O and any lock.
 //
-// A missing board or an absent row answers "", and a row already at or past the target
-// answers its status: these are decided on a lock-free read and take no lock at all, so
-// they succeed even where the lock cannot be taken (a read-only state root). Any other
+// A row already at or past the target answers its status: that replay is decided on a
+// lock-free read and takes no lock at all, so it succeeds even where the lock cannot be
+// taken (a read-only state root). A missing board or an absent row is an error matching
+// ErrNotFound that names the board and the key (a mistyped key is not a success), decided
+// on that read too. Any other
 // answer is decided again under the lock on fresh bytes, which is where the authoritative
 // never-regress decision is made: a rival that moved the row past target in the meantime
 // wins, and its status is returned. A read-only board is refused with an error wrapping
@@ -128,7 +130,10 @@ func (s *Store) Advance(ctx context.Context, key, target, now string, opts ...Ad
 	// The lock-free probe, as the engine's MutateProbed makes it, but without encoding the
 	// board to compare bytes: an advance that changes no line leaves the Doc unchanged.
 	// Any other outcome, an error included, is decided again under the lock.
-	if status, ok := s.probe(ctx, key, target, cfg); ok {
+	if status, present, ok := s.probe(ctx, key, target, cfg); ok {
+		if !present {
+			return "", s.notFound(key)
+		}
 		return status, nil
 	}
 	if s.rootErr != nil {
@@ -136,6 +141,9 @@ func (s *Store) Advance(ctx context.Context, key, target, now string, opts ...Ad
 	}
 	var status string
 	_, err := s.s.Mutate(ctx, func(d *Doc) error {
+		if _, present := d.index[key]; !present {
+			return s.notFound(key)
+		}
 		var err error
 		status, err = d.advance(key, target, cfg)
 		return err
@@ -157,12 +165,17 @@ func (s *Store) Status(ctx context.Context, key string) (status string, ok bool,
 	return status, ok, nil
 }
 
+// notFound is the error of an Advance of a key that the board has no row for.
+func (s *Store) notFound(key string) error {
+	return fmt.Errorf("board: %s: no row %q: %w", s.path, key, ErrNotFound)
+}
+
 // probe decides Advance on a lock-free read, and reports ok when the answer needs no
-// write. It only plans the advance, which changes nothing, so a board the Codec
+// write, and whether the board has a row for key. It only plans the advance, which changes nothing, so a board the Codec
 // remembers is decided on in place, without a copy. It reads into a pooled buffer: the
 // Doc keeps none of the bytes (Parse copies what it keeps), and a read into fresh memory
 // costs a board-sized allocation and its page faults on every call.
-func (s *Store) probe(ctx context.Context, key, target string, cfg advanceConfig) (string, bool) {
+func (s *Store) probe(ctx context.Context, key, target string, cfg advanceConfig) (status string, present, ok bool) {
 	buf := probeBuffers.Get().(*[]byte)
 	defer probeBuffers.Put(buf)
 	data, err := osfile.ReadState(s.path, "Read", *buf, 1)
@@ -170,19 +183,21 @@ func (s *Store) probe(ctx context.Context, key, target string, cfg advanceConfig
 		*buf = data[:0]
 	}
 	if err != nil {
-		return "", false
+		return "", false, false
 	}
-	var status string
 	var p advancePlan
-	decide := func(d *Doc) { status, p, err = d.plan(key, target, cfg) }
+	decide := func(d *Doc) {
+		_, present = d.index[key]
+		status, p, err = d.plan(key, target, cfg)
+	}
 	if data == nil || !s.codec.cache.peek(data, decide) {
 		d, derr := s.codec.Decode(data)
 		if derr != nil {
-			return "", false
+			return "", false, false
 		}
 		decide(d)
 	}
-	return status, err == nil && p.row < 0
+	return status, present, err == nil && p.row < 0
 }
 
 // probeBuffers holds the probe's read buffers between calls.

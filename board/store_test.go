@@ -107,25 +107,33 @@ func TestStoreAdvanceWritesWhatAdvancedBytesSays(t *testing.T) {
 
 // TestStoreNoOpsTakeNoLock ports bmad-loop's "takes no lock" rows: a missing board, an
 // absent row and a row at or past the target are answered from a lock-free read, so they
-// succeed with a state root where no lock can be created, while a real write fails there
-// and writes nothing. Ablation: calling Mutate instead of MutateProbed in Store.Advance
-// makes every no-op row red.
+// are answered with a state root where no lock can be created, while a real write fails
+// there and writes nothing. A missing board and an absent row are an error matching
+// ErrNotFound that names the key (bmad-loop answers ""; a mistyped key must not look like
+// success). Ablations: calling Mutate instead of MutateProbed in Store.Advance makes
+// every no-op row red (the lock error instead); answering an absent row with "" as before
+// makes the first two red.
 func TestStoreNoOpsTakeNoLock(t *testing.T) {
 	tests := []struct {
 		name, src, key, target, want string
+		notFound                     bool
 	}{
-		{"missing board", "", "3-1-login", Done, ""},
-		{"absent row", sprint, "9-9-ghost", Done, ""},
-		{"review is past in-progress", sprint, "4-1-thing", InProgress, Review},
-		{"done is at done", sprint, "3-1-login", Done, Done},
-		{"done does not regress without the option", sprint, "3-1-login", AwaitingOperator, Done},
+		{"missing board", "", "3-1-login", Done, "", true},
+		{"absent row", sprint, "9-9-ghost", Done, "", true},
+		{"review is past in-progress", sprint, "4-1-thing", InProgress, Review, false},
+		{"done is at done", sprint, "3-1-login", Done, Done, false},
+		{"done does not regress without the option", sprint, "3-1-login", AwaitingOperator, Done, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path, _ := newBoard(t, tt.src)
 			s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
 			got, err := s.Advance(context.Background(), tt.key, tt.target, "x")
-			if got != tt.want || err != nil {
+			if tt.notFound {
+				if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), tt.key) || got != "" {
+					t.Fatalf("Advance(%q, %q) = %q, %v, want \"\" and an error matching ErrNotFound naming the key", tt.key, tt.target, got, err)
+				}
+			} else if got != tt.want || err != nil {
 				t.Fatalf("Advance(%q, %q) = %q, %v, want %q, nil", tt.key, tt.target, got, err, tt.want)
 			}
 			if tt.src == "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/filetxn/filetxn"
 	"io"
@@ -62,11 +63,11 @@ func boardAdvance(c *cli, args []string) error {
 	ctx, cancel := c.lockCtx()
 	defer cancel()
 	st, err := s.Advance(ctx, key, target, *now, opts...)
+	if errors.Is(err, board.ErrNotFound) {
+		return notFoundf("no row %s in %s", key, *file)
+	}
 	if err != nil {
 		return err
-	}
-	if st == "" {
-		return notFoundf("no row %s in %s", key, *file)
 	}
 	// Advance ends at the target or, for a row already past it, where the
 	// row was: then nothing was written.
