@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -42,8 +44,8 @@ func (c Codec) Decode(data []byte) (*Doc, error) {
 	if err != nil {
 		return nil, c.withPath(err)
 	}
+	d.read = d.clone()
 	d.raw = bytes.Clone(data) // a codec keeps nothing of the caller's slice (filetxn.Codec)
-	d.canon = d.appendCanonical(nil)
 	return d, nil
 }
 
@@ -58,8 +60,18 @@ func (c Codec) Encode(d *Doc) ([]byte, error) {
 	if c.Name != "" && d.Name != c.Name {
 		return nil, c.withPath(&StateError{Invariant: invName, Detail: fmt.Sprintf("name %q written to the directory of %q", d.Name, c.Name), Err: ErrInvariant})
 	}
+	if d.read == nil {
+		return d.appendCanonical(nil), nil
+	}
+	// Unchanged: equal to the Doc as decoded, or (a time in another
+	// location, say) encoding as it did.
+	now := *d
+	now.raw, now.read = nil, nil
+	if reflect.DeepEqual(&now, d.read) {
+		return d.raw, nil
+	}
 	out := d.appendCanonical(nil)
-	if d.raw != nil && bytes.Equal(out, d.canon) {
+	if bytes.Equal(out, d.read.appendCanonical(nil)) {
 		return d.raw, nil
 	}
 	return out, nil
@@ -199,14 +211,26 @@ func (s *str) UnmarshalJSON(b []byte) error {
 	if b[0] != '"' {
 		return refuse[str](b)
 	}
-	return json.Unmarshal(b, (*string)(s))
+	return unquote(b, (*string)(s))
 }
 
 func (s *nonEmpty) UnmarshalJSON(b []byte) error {
 	if b[0] != '"' || string(b) == `""` {
 		return refuse[nonEmpty](b)
 	}
-	return json.Unmarshal(b, (*string)(s))
+	return unquote(b, (*string)(s))
+}
+
+// unquote sets *s to the JSON string b (valid JSON: the decoder checked),
+// as encoding/json reads it. A string of UTF-8 without a backslash is the
+// bytes between the quotes; any other is left to encoding/json, which
+// unescapes it and reads a byte that is not UTF-8 as U+FFFD.
+func unquote(b []byte, s *string) error {
+	if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+		*s = string(b[1 : len(b)-1])
+		return nil
+	}
+	return json.Unmarshal(b, s)
 }
 
 func (n *count) UnmarshalJSON(b []byte) error {
@@ -257,7 +281,7 @@ func (f *flag) UnmarshalJSON(b []byte) error {
 
 func (s *timestamp) UnmarshalJSON(b []byte) error {
 	var v string
-	if b[0] != '"' || json.Unmarshal(b, &v) != nil {
+	if b[0] != '"' || unquote(b, &v) != nil {
 		return refuse[timestamp](b)
 	}
 	t, err := time.Parse(timeLayout, v)
@@ -414,11 +438,12 @@ func objectKeys(path string, raw []byte) ([]kv, error) {
 // nested object and list. The values themselves are checked by their
 // types when the document is unmarshalled.
 func checkObject(path string, kvs []kv, t reflect.Type, extra *[]field) error {
+	fields := wireFields[t]
 	for _, kv := range kvs {
-		f, ok := wireField(t, kv.key)
+		i := slices.IndexFunc(fields, func(f wireField) bool { return f.name == kv.key })
 		switch {
-		case ok:
-			if err := checkShape(join(path, kv.key), kv.val, f.Type); err != nil {
+		case i >= 0:
+			if err := checkShape(join(path, kv.key), kv.val, fields[i].typ); err != nil {
 				return err
 			}
 		case extra != nil:
@@ -429,14 +454,44 @@ func checkObject(path string, kvs []kv, t reflect.Type, extra *[]field) error {
 			return malformed(join(path, kv.key), "unknown key")
 		}
 	}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if name := jsonName(f); find(kvs, name) < 0 && f.Tag.Get("loop") != "optional" {
-			return malformed(join(path, name), "missing (every key is always present; an unset value is null)")
+	for _, f := range fields {
+		if !f.optional && find(kvs, f.name) < 0 {
+			return malformed(join(path, f.name), "missing (every key is always present; an unset value is null)")
 		}
 	}
 	return nil
 }
+
+// A wireField is a key of a wire struct.
+type wireField struct {
+	name     string       // the key
+	typ      reflect.Type // its value's wire type
+	optional bool         // the key may be absent (tagged loop:"optional")
+}
+
+// wireFields lists the keys of every wire struct, worked out once from
+// their tags; it is never changed.
+var wireFields = func() map[reflect.Type][]wireField {
+	m := map[reflect.Type][]wireField{}
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if _, done := m[t]; done || t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(unmarshaler) {
+			return
+		}
+		m[t] = []wireField{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			m[t] = append(m[t], wireField{jsonName(f), f.Type, f.Tag.Get("loop") == "optional"})
+			add(f.Type)
+		}
+	}
+	add(reflect.TypeFor[wireDoc]())
+	add(reflect.TypeFor[wireRecord]())
+	return m
+}()
 
 var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
@@ -474,17 +529,8 @@ func checkShape(path string, raw []byte, t reflect.Type) error {
 }
 
 func jsonName(f reflect.StructField) string {
-	name, _, _ := bytes.Cut([]byte(f.Tag.Get("json")), []byte(","))
-	return string(name)
-}
-
-func wireField(t reflect.Type, key string) (reflect.StructField, bool) {
-	for i := range t.NumField() {
-		if f := t.Field(i); jsonName(f) == key {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
 }
 
 // doc converts a decoded document to a Doc.
@@ -615,11 +661,12 @@ func optNonEmpty(s string) *nonEmpty {
 // appendCanonical appends the canonical encoding of d: one top-level key a
 // line, each value on one line, then the unknown keys.
 func (d *Doc) appendCanonical(b []byte) []byte {
+	var l liner
 	b = append(b, "{\n"...)
 	w := reflect.ValueOf(d.wire()).Elem()
 	for i := range w.NumField() {
 		b = append(b, `  "`+jsonName(w.Type().Field(i))+`": `...)
-		b = appendLine(b, w.Field(i).Interface())
+		b = l.append(b, w.Field(i).Interface())
 		if i < w.NumField()-1 || len(d.extra) > 0 {
 			b = append(b, ',')
 		}
@@ -627,7 +674,7 @@ func (d *Doc) appendCanonical(b []byte) []byte {
 	}
 	for i, f := range d.extra {
 		b = append(b, "  "...)
-		b = appendLine(b, f.key)
+		b = l.append(b, f.key)
 		b = append(b, ": "...)
 		b = append(b, f.val...)
 		if i < len(d.extra)-1 {
@@ -638,19 +685,42 @@ func (d *Doc) appendCanonical(b []byte) []byte {
 	return append(b, "}\n"...)
 }
 
-// appendLine appends v as JSON on one line, with ", " between the items of
-// an object or list and ": " after a key, and without escaping HTML.
+// appendLine appends v as JSON on one line (see liner).
 func appendLine(b []byte, v any) []byte {
-	var buf, out bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	var l liner
+	return l.append(b, v)
+}
+
+// A liner writes values as JSON on one line, with ", " between the items of
+// an object or list and ": " after a key, and without escaping HTML. Its
+// buffers are reused from one value to the next.
+type liner struct {
+	enc      *json.Encoder
+	buf, out bytes.Buffer
+}
+
+func (l *liner) append(b []byte, v any) []byte {
+	if l.enc == nil {
+		l.enc = json.NewEncoder(&l.buf)
+		l.enc.SetEscapeHTML(false)
+	}
+	l.buf.Reset()
+	l.out.Reset()
+	if err := l.enc.Encode(v); err != nil {
 		panic("loopstate: encoding a state: " + err.Error()) // the wire types always encode
 	}
-	// Indenting with an empty indent puts every item on a line of its own
-	// and ": " after each key; a newline outside that layout is always
-	// escaped inside a string, so joining the lines is safe.
-	json.Indent(&out, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), "", "")
-	line := bytes.ReplaceAll(out.Bytes(), []byte(",\n"), []byte(", "))
-	return append(b, bytes.ReplaceAll(line, []byte("\n"), nil)...)
+	// Indenting with an empty indent puts every item on a line of its own,
+	// with ": " after each key. A newline inside a string is always
+	// escaped, so each newline in the output is one of Indent's: dropped,
+	// and after a comma replaced by a space.
+	json.Indent(&l.out, bytes.TrimSuffix(l.buf.Bytes(), []byte("\n")), "", "")
+	for _, c := range l.out.Bytes() {
+		switch {
+		case c != '\n':
+			b = append(b, c)
+		case b[len(b)-1] == ',':
+			b = append(b, ' ')
+		}
+	}
+	return b
 }

@@ -159,7 +159,7 @@ type Doc struct {
 
 	extra []field // unknown top-level keys, in file order, kept verbatim
 	raw   []byte  // the bytes this Doc was decoded from
-	canon []byte  // the canonical encoding of the Doc as decoded
+	read  *Doc    // a deep copy of the Doc as decoded, to tell whether it changed
 }
 
 // field is one unknown top-level key and its raw JSON value.
@@ -308,6 +308,23 @@ func clonePtr[T any](p *T) *T {
 // String returns d in the canonical layout of the format, as Encode writes a
 // changed Doc, whether or not it keeps the invariants.
 func (d *Doc) String() string { return string(d.appendCanonical(nil)) }
+
+// clone returns a deep copy of d, without what it was decoded from.
+func (d *Doc) clone() *Doc {
+	c := *d
+	c.raw, c.read = nil, nil
+	c.Gates = d.Gates.clone()
+	c.CurrentTick = clonePtr(d.CurrentTick)
+	c.Paused = clonePtr(d.Paused)
+	if d.Halted != nil {
+		h := *d.Halted
+		h.Gates = slices.Clone(d.Halted.Gates)
+		c.Halted = &h
+	}
+	c.LastApproval = clonePtr(d.LastApproval)
+	c.extra = slices.Clone(d.extra)
+	return &c
+}
 
 // The invariants of the format, as StateError.Invariant names
 // them.
