@@ -44,6 +44,15 @@ var (
 	// file is never rewritten.
 	ErrInvalidUTF8 = errors.New("ledger: not valid UTF-8")
 
+	// ErrInvalidArgument is returned, wrapped in an [*ArgError], when an
+	// argument cannot be honoured at all, such as a [Spec] with neither
+	// Origin nor SourceSpec (it has no identity to file it under).
+	ErrInvalidArgument = errors.New("ledger: invalid argument")
+
+	// ErrNotFound is returned when an operation names an id that no entry of
+	// the ledger carries; the error names the id, and nothing is changed.
+	ErrNotFound = errors.New("ledger: no such entry")
+
 	// ErrNoStateRoot is returned when a write needs the ledger's lock and the
 	// lock lives under bmad-loop's state root, which cannot be derived from the
 	// environment (see [BmadLoopStateRoot]). Operations that write nothing

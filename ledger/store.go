@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/filetxn/filetxn"
@@ -188,7 +189,17 @@ func (s *Store) Restore(ctx context.Context, snapshot []byte, owned ...filetxn.D
 // written and no lock is taken, unless a spec asks for CrossSpecDedupe: the
 // open twin it matched may be closed by the time of the write, so such a batch
 // always decides under the lock.
+//
+// A spec is identified by its Origin and SourceSpec, the pair that decides
+// whether it is already filed: a spec with both empty has no identity (every
+// such spec would count as a duplicate of the first and be skipped), so it is
+// refused before any I/O with an *[ArgError] wrapping [ErrInvalidArgument].
 func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
+	for i, sp := range specs {
+		if sp.Origin == "" && sp.SourceSpec == "" {
+			return nil, &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Origin", Value: "", Err: fmt.Errorf("%w: Origin and SourceSpec are both empty, so the spec has no identity to file it under", ErrInvalidArgument)}
+		}
+	}
 	if err := validateSpecs(specs); err != nil {
 		return nil, err
 	}
@@ -296,14 +307,49 @@ func (s *Store) appendLocked(ctx context.Context, specs []Spec, buf *[]byte, ids
 }
 
 // MarkDone closes the open entries among ids (see [Doc.MarkDone]) and returns
-// the ids closed. When none is open, nothing is written and no lock is taken.
+// the ids closed. An id already closed is a replay: it is skipped, and when
+// every id is, nothing is written and no lock is taken. An id that no entry
+// carries is an error matching [ErrNotFound] that names it, and nothing is
+// written: a typo is not a replay.
 func (s *Store) MarkDone(ctx context.Context, ids []string, date, note string, opts ...CloseOption) ([]string, error) {
 	if _, err := closeConfig(ids, date, opts); err != nil || len(ids) == 0 {
 		return nil, err
 	}
+	fn := func(d *Doc) error { return s.known("MarkDone", d, ids) }
+	data, err := s.probe(ctx)
+	if err == nil {
+		// An unknown id is decided on the lock-free read, as a no-op is: a
+		// rival that files it a moment later could as well file it a
+		// moment after the lock.
+		if d, perr := Parse(data); perr == nil {
+			if err := fn(d); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var done []string
-	_, err := s.MutateProbed(ctx, func(d *Doc) (err error) { done, err = d.MarkDone(ids, date, note, opts...); return err })
-	return done, err
+	_, err = s.probed(ctx, data, err, func(d *Doc) (err error) {
+		if err := fn(d); err != nil {
+			return err
+		}
+		done, err = d.MarkDone(ids, date, note, opts...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// known returns an error matching ErrNotFound, naming the first of ids that
+// no entry of d carries, or nil.
+func (s *Store) known(op string, d *Doc, ids []string) error {
+	for _, id := range ids {
+		if _, ok := d.Entry(id); !ok {
+			return fmt.Errorf("ledger: %s %s: %w: %s", op, s.path, ErrNotFound, id)
+		}
+	}
+	return nil
 }
 
 // MarkOpen undoes this operation's reopenable closes (see [Doc.MarkOpen]) and

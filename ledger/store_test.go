@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,14 +219,12 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 		{"Append filed twin", "### DW-1: t\norigin: o\nsource_spec: `s`\nstatus: open\n",
 			func(s *Store) (any, error) { return s.Append(ctx, Spec{Title: "t", Origin: "o", SourceSpec: "s"}) }, []string{""}},
 		{"MarkDone nothing", ledgerFixture, func(s *Store) (any, error) { return s.MarkDone(ctx, nil, "2026-06-11", "n") }, []string(nil)},
-		{"MarkDone done or missing", ledgerFixture,
-			func(s *Store) (any, error) { return s.MarkDone(ctx, []string{"DW-2", "DW-99"}, "2026-06-11", "n") }, []string(nil)},
+		{"MarkDone done", ledgerFixture,
+			func(s *Store) (any, error) { return s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n") }, []string(nil)},
 		{"MarkDone reopenable on done", closed.String(),
 			func(s *Store) (any, error) {
 				return s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID))
 			}, []string(nil)},
-		{"MarkDone missing ledger", "<missing>",
-			func(s *Store) (any, error) { return s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n") }, []string(nil)},
 		{"MarkOpen nothing", ledgerFixture, func(s *Store) (any, error) { return s.MarkOpen(ctx, nil, "n", operationID) }, []string(nil)},
 		{"MarkOpen none eligible", closed.String(),
 			func(s *Store) (any, error) {
@@ -666,4 +665,43 @@ func TestAppendCreatesTheLedgersDirectory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUnknownIDsAndIdentitylessSpecsAreRefused: MarkDone of an id that no
+// entry carries (a typo, or any id on a missing ledger) fails with
+// ErrNotFound naming the id, decided on the lock-free read (the lock is held
+// elsewhere), and Append of a spec with neither Origin nor SourceSpec fails
+// with ErrInvalidArgument before any I/O; neither writes. Replays still
+// succeed: an id already closed is skipped. Ablations: dropping the known
+// check makes MarkDone answer [] as if it had replayed; dropping the
+// identity check appends the spec (and would skip every later identityless
+// one as its duplicate, answering [""]).
+func TestUnknownIDsAndIdentitylessSpecsAreRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, seed := range []string{ledgerFixture, "<missing>"} {
+		s := newStore(t, seed, filetxn.WithNoWait())
+		holdLock(t, s)
+		before := readOrNil(t, s.Path())
+		got, err := s.MarkDone(ctx, []string{"DW-2", "DW-99"}, "2026-06-11", "n")
+		require.ErrorIs(t, err, ErrNotFound, "MarkDone(DW-2, DW-99) on %.20q = %v, %v, want ErrNotFound", seed, got, err)
+		unknown := "DW-99"
+		if seed == "<missing>" {
+			unknown = "DW-2"
+		}
+		require.ErrorContains(t, err, unknown, "MarkDone(DW-2, DW-99) = %v, want the first unknown id named", err)
+		require.Equal(t, string(before), string(readOrNil(t, s.Path())), "ledger after a refused MarkDone")
+	}
+	s := newStore(t, ledgerFixture)
+	got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n")
+	require.NoError(t, err, "MarkDone(DW-2, already done) = %v, want a replay", err)
+	require.Empty(t, got, "MarkDone(DW-2, already done) = %v, want nothing closed", got)
+
+	first, err := s.Append(ctx, Spec{Title: "first", Origin: "o", SourceSpec: "s.md"})
+	require.NoError(t, err)
+	before := readOrNil(t, s.Path())
+	ids, err := s.Append(ctx, Spec{Title: "second, unrelated"})
+	require.ErrorIs(t, err, ErrInvalidArgument, "Append(spec without Origin and SourceSpec) = %v, %v, want ErrInvalidArgument", ids, err)
+	var ae *ArgError
+	require.ErrorAs(t, err, &ae, "Append(spec without identity) = %v, want an *ArgError", err)
+	require.Equal(t, string(before), string(readOrNil(t, s.Path())), "ledger after a refused Append (first was %v)", first)
 }
