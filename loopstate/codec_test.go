@@ -74,8 +74,8 @@ func TestSpecExampleRoundTrips(t *testing.T) {
 	if err != nil || d2.String() != string(out) {
 		t.Fatalf("Decode(canonical) = %v, %v", d2, err)
 	}
-	if trips := d.TrippedGates(d.UpdatedAt); len(trips) != 1 || trips[0].Reason != d.Halted.Reason {
-		t.Fatalf("TrippedGates = %v, want the example's halt reason %q", trips, d.Halted.Reason)
+	if trips := d.trippedGates(d.UpdatedAt); len(trips) != 1 || trips[0].reason != d.Halted.Reason {
+		t.Fatalf("trippedGates = %v, want the example's halt reason %q", trips, d.Halted.Reason)
 	}
 }
 

@@ -26,22 +26,22 @@ var gateOrder = []string{
 	GateExpiresAt, GateCheckpointEvery,
 }
 
-// A Trip is a gate that tripped and why.
-type Trip struct {
-	Gate   string // one of the Gate* keys
-	Reason string // for example "max_ticks: 20 ticks in window >= 20"
+// A trip is a gate that tripped and why.
+type trip struct {
+	gate   string // one of the Gate* keys
+	reason string // for example "max_ticks: 20 ticks in window >= 20"
 }
 
-// TrippedGates evaluates every gate on d at now and returns those that trip,
+// trippedGates evaluates every gate on d at now and returns those that trip,
 // in the fixed order of the Gate* keys. It is a pure function of d and now,
 // whatever d's status; it changes nothing. Tick-count and budget gates
 // measure inside the window (the current value minus epoch's); a nil
 // threshold never trips.
-func (d *Doc) TrippedGates(now time.Time) []Trip {
+func (d *Doc) trippedGates(now time.Time) []trip {
 	g := d.Gates
-	var trips []Trip
+	var trips []trip
 	trip := func(gate, format string, args ...any) {
-		trips = append(trips, Trip{Gate: gate, Reason: gate + ": " + fmt.Sprintf(format, args...)})
+		trips = append(trips, trip{gate: gate, reason: gate + ": " + fmt.Sprintf(format, args...)})
 	}
 	window := d.TickCount - d.Epoch.Tick
 	if g.MaxTicks != nil && window >= *g.MaxTicks {
@@ -84,11 +84,11 @@ func num(f float64) string {
 }
 
 // halt moves d to halted because of trips.
-func (d *Doc) halt(now time.Time, trips []Trip) {
+func (d *Doc) halt(now time.Time, trips []trip) {
 	gates := make([]string, len(trips))
 	reasons := make([]string, len(trips))
 	for i, t := range trips {
-		gates[i], reasons[i] = t.Gate, t.Reason
+		gates[i], reasons[i] = t.gate, t.reason
 	}
 	d.Status = Halted
 	d.Halted = &Halt{At: now, Gates: gates, Reason: strings.Join(reasons, "; "), Tick: d.TickCount}

@@ -302,11 +302,11 @@ func (l *Loop) Approve(ctx context.Context, by, note string) error {
 func (l *Loop) CheckGate(ctx context.Context) error {
 	var res error
 	_, err := l.mutate(ctx, "check-gate", func(d *Doc) error {
-		trips, err := d.CheckGates(l.now())
+		gates, err := d.CheckGates(l.now())
 		switch {
 		case err != nil:
 			res = err
-		case len(trips) > 0:
+		case len(gates) > 0:
 			res = &haltedError{loop: l.name, reason: d.Halted.Reason}
 		}
 		return nil

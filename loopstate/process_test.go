@@ -337,9 +337,9 @@ func TestCheckGateAndApproveRace(t *testing.T) {
 		switch {
 		case check.code == exitHalted && approve.code == exitOK:
 			checkFirst++
-			if d.Status != Running || d.Epoch.Tick != d.TickCount || len(d.TrippedGates(d.UpdatedAt)) != 0 || d.ResumedCount != 1 {
+			if d.Status != Running || d.Epoch.Tick != d.TickCount || len(d.trippedGates(d.UpdatedAt)) != 0 || d.ResumedCount != 1 {
 				t.Errorf("round %d: approved after the halt, but state %s epoch.tick %d tick_count %d trips %v",
-					round, d.Status, d.Epoch.Tick, d.TickCount, d.TrippedGates(d.UpdatedAt))
+					round, d.Status, d.Epoch.Tick, d.TickCount, d.trippedGates(d.UpdatedAt))
 			}
 		case check.code == exitHalted && approve.code == exitRefused:
 			if d.Status != Halted || d.ResumedCount != 0 {
@@ -348,8 +348,8 @@ func TestCheckGateAndApproveRace(t *testing.T) {
 		default:
 			t.Errorf("round %d: check-gate %+v, approve %+v", round, check, approve)
 		}
-		if d.Status == Running && len(d.TrippedGates(d.UpdatedAt)) > 0 {
-			t.Errorf("round %d: running with a tripped gate: %v", round, d.TrippedGates(d.UpdatedAt))
+		if d.Status == Running && len(d.trippedGates(d.UpdatedAt)) > 0 {
+			t.Errorf("round %d: running with a tripped gate: %v", round, d.trippedGates(d.UpdatedAt))
 		}
 	})
 	t.Logf("check-gate won %d of %d rounds", checkFirst, rounds)

@@ -182,7 +182,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	}
 	before := d.Status
 
-	skip := func(reason SkipReason, trips []Trip) (TickRecord, error) {
+	skip := func(reason SkipReason, trips []trip) (TickRecord, error) {
 		rec := TickRecord{
 			N: d.TickCount, StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: reason,
 			StatusBefore: before, StatusAfter: d.Status, GatesTripped: gateKeys(trips),
@@ -201,7 +201,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	case trigger == TriggerSchedule && !d.Schedule.Enabled:
 		return skip(SkipScheduleDisabled, nil)
 	}
-	if trips := d.TrippedGates(now); len(trips) > 0 {
+	if trips := d.trippedGates(now); len(trips) > 0 {
 		d.halt(now, trips)
 		return skip(SkipGate, trips)
 	}
@@ -430,10 +430,10 @@ func joinNote(a, b string) string {
 	return a + ": " + b
 }
 
-func gateKeys(trips []Trip) []string {
+func gateKeys(trips []trip) []string {
 	keys := make([]string, len(trips))
 	for i, t := range trips {
-		keys[i] = t.Gate
+		keys[i] = t.gate
 	}
 	return keys
 }

@@ -91,13 +91,16 @@ func (d *Doc) Approve(now time.Time, by, note string) error {
 	return nil
 }
 
-// CheckGates is check-gate. On a running loop it evaluates every gate at now
-// (see [Doc.TrippedGates]); if any trips it halts the loop, listing every
-// tripped gate in halt.gates, and returns them; if none trips it changes
-// nothing and returns nil, nil. On a paused loop it returns a *GuardError
-// wrapping ErrPaused, on a halted one an error matching ErrHalted; neither
-// changes anything.
-func (d *Doc) CheckGates(now time.Time) ([]Trip, error) {
+// CheckGates is check-gate. On a running loop it evaluates every gate at
+// now (tick-count and budget gates inside the window; a nil threshold never
+// trips); if any trips it halts the loop, with every tripped gate in
+// halt.gates (in the fixed order of the Gate* keys) and their reasons in
+// halt.reason, and returns those gates' keys; if none trips it changes
+// nothing and returns nil, nil. A halt is a change, not an error, so that
+// Loop.Mutate writes it. On a paused loop it returns a *GuardError wrapping
+// ErrPaused, and on a halted one an error matching ErrHalted that gives the
+// halt's reasons; neither changes anything.
+func (d *Doc) CheckGates(now time.Time) ([]string, error) {
 	switch d.Status {
 	case Paused:
 		return nil, &GuardError{Loop: d.Name, Op: "check-gate", Status: d.Status, Err: ErrPaused}
@@ -108,11 +111,12 @@ func (d *Doc) CheckGates(now time.Time) ([]Trip, error) {
 		return nil, &haltedError{loop: d.Name, reason: d.Halted.Reason}
 	}
 	now = stamp(now)
-	trips := d.TrippedGates(now)
-	if len(trips) > 0 {
-		d.halt(now, trips)
+	trips := d.trippedGates(now)
+	if len(trips) == 0 {
+		return nil, nil
 	}
-	return trips, nil
+	d.halt(now, trips)
+	return gateKeys(trips), nil
 }
 
 // SetGates replaces the gates' thresholds (set-gates). It is allowed in any
@@ -232,7 +236,7 @@ func (d *Doc) beginTick(now time.Time, pid int, start string) error {
 // trips; it returns the gates that tripped. A counter or a sum of spent
 // that would overflow gives an error wrapping ErrOverflow, and d is left as
 // it was.
-func (d *Doc) endTick(now time.Time, outcome Outcome, c Cost) ([]Trip, error) {
+func (d *Doc) endTick(now time.Time, outcome Outcome, c Cost) ([]trip, error) {
 	if err := checkInc("tick_count", d.TickCount); err != nil {
 		return nil, err
 	}
@@ -260,7 +264,7 @@ func (d *Doc) endTick(now time.Time, outcome Outcome, c Cost) ([]Trip, error) {
 	if d.Status != Running {
 		return nil, nil
 	}
-	trips := d.TrippedGates(now)
+	trips := d.trippedGates(now)
 	if len(trips) > 0 {
 		d.halt(now, trips)
 	}
