@@ -9,8 +9,8 @@
 //
 // # Guarantees
 //
-//   - Exclusion across processes: flock(2) on Unix, LockFileEx on Windows, in
-//     Exclusive or Shared mode. The kernel releases the lock when its holder
+//   - Exclusion across processes: an exclusive flock(2) on Unix, LockFileEx on
+//     Windows. The kernel releases the lock when its holder
 //     exits or is killed, so there are no stale locks to break.
 //   - Exclusion across goroutines: goroutines of one process that ask for one
 //     lock file, by any spelling (symlink, relative, dot-dot), queue on an
@@ -75,7 +75,4 @@
 //   - Windows: the lock covers byte 0 of the lock file (as bmad-loop's Python
 //     lock does), and such locks are mandatory for that byte; the holder
 //     record starts at byte 1. HandOver is not supported.
-//   - Shared holders write no holder record.
-//   - There is no fairness between modes: while shared holders of a process
-//     keep overlapping, an exclusive waiter of that process keeps waiting.
 package lock

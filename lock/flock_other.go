@@ -12,7 +12,7 @@ const maxIdle = 0
 // errNotDir matches nothing here: os.Stat reports what it reports.
 var errNotDir = errors.New("lock: not a directory")
 
-func lockFD(fd uintptr, m Mode, block bool) error { return ErrNotSupported }
+func lockFD(fd uintptr, block bool) error { return ErrNotSupported }
 
 func unlockFD(fd uintptr) error { return ErrNotSupported }
 

@@ -22,11 +22,8 @@ const errNotDir = unix.ENOTDIR
 // inherits the descriptor share the lock, and why each process keeps exactly
 // one description per lock file. EINTR is retried: a signal delivered to the
 // waiting thread must not turn into a spurious failure.
-func lockFD(fd uintptr, m Mode, block bool) error {
+func lockFD(fd uintptr, block bool) error {
 	how := unix.LOCK_EX
-	if m == Shared {
-		how = unix.LOCK_SH
-	}
 	if !block {
 		how |= unix.LOCK_NB
 	}

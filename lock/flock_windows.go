@@ -21,11 +21,8 @@ const errNotDir = windows.ERROR_DIRECTORY
 // Python lock (msvcrt.locking) locks the same byte, so the two serialize.
 // Windows byte-range locks are mandatory for the range: the holder record is
 // therefore written from offset 1 on, where readers are not refused.
-func lockFD(fd uintptr, m Mode, block bool) error {
-	var flags uint32
-	if m == Exclusive {
-		flags |= windows.LOCKFILE_EXCLUSIVE_LOCK
-	}
+func lockFD(fd uintptr, block bool) error {
+	flags := uint32(windows.LOCKFILE_EXCLUSIVE_LOCK)
 	if !block {
 		flags |= windows.LOCKFILE_FAIL_IMMEDIATELY
 	}

@@ -17,9 +17,6 @@ import (
 
 // handOver is HandOver on a system with flock(2).
 func (h *Handle) handOver(cmd *exec.Cmd) error {
-	if h.mode != Exclusive {
-		return pathError("HandOver", h.path, errors.New("only an exclusive lock can be handed over"))
-	}
 	if cmd.Process != nil {
 		return pathError("HandOver", h.path, errors.New("command already started"))
 	}
@@ -109,7 +106,7 @@ func inherited(e *entry) (fd int, proof string, ok, freed bool) {
 			uint64(st.Dev) != e.id.dev || uint64(st.Ino) != e.id.ino {
 			continue
 		}
-		if lockFD(uintptr(fd), Exclusive, false) != nil {
+		if lockFD(uintptr(fd), false) != nil {
 			continue
 		}
 		rec, err := readRecord(e.f) // the same file as fd, checked above

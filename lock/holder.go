@@ -27,7 +27,7 @@ type Holder struct {
 // host. A nil Holder is one that left no record.
 func (h *Holder) String() string {
 	if h == nil {
-		return "a holder that left no record (a shared holder, or a program that writes none, such as bmad-loop)"
+		return "a holder that left no record (one made WithoutHolder, or a program that writes none, such as bmad-loop)"
 	}
 	s := fmt.Sprintf("pid %d", h.PID)
 	switch {
@@ -121,8 +121,8 @@ var clearedRecord = []byte{'\n'}
 
 // ReadHolder returns the holder record in the lock file at path. It takes no
 // lock and does not block. It returns (nil, nil) when the file holds no
-// record: the lock is free, or its holder does not write records (a shared
-// holder, a holder with WithoutHolder, or another program such as
+// record: the lock is free, or its holder does not write records (a holder
+// with WithoutHolder, or another program such as
 // bmad-loop). A record can outlive its holder when the holder was killed; a
 // caller that needs certainty pairs it with TryAcquire.
 func ReadHolder(path string) (*Holder, error) {

@@ -10,29 +10,10 @@ import (
 	"time"
 )
 
-// Mode is the kind of lock: Exclusive (one holder) or Shared (many readers).
-type Mode int
-
-const (
-	// Exclusive admits one holder at a time. It is the default.
-	Exclusive Mode = iota
-	// Shared admits any number of shared holders and no exclusive one.
-	Shared
-)
-
-// String returns "exclusive" or "shared".
-func (m Mode) String() string {
-	if m == Shared {
-		return "shared"
-	}
-	return "exclusive"
-}
-
 // An Option configures Acquire and TryAcquire.
 type Option func(*options)
 
 type options struct {
-	mode        Mode
 	purpose     string
 	noHolder    bool
 	reportAfter time.Duration
@@ -44,9 +25,6 @@ type options struct {
 // DefaultReportAfter is how long a wait lasts before it is reported to the
 // WithLogger logger, unless WithWaitReport sets another threshold.
 const DefaultReportAfter = time.Second
-
-// WithMode selects Exclusive (the default) or Shared.
-func WithMode(m Mode) Option { return func(o *options) { o.mode = m } }
 
 // WithPurpose records why the lock is held (for example "tick ci-triage") in
 // the holder record, so that a waiter can say what it waits for.
@@ -126,7 +104,6 @@ func (e *BusyError) Unwrap() error { return e.Err }
 //	&fs.PathError{Op: "Publish", Path: h.Path(), Err: lock.ErrLockLost}
 type Handle struct {
 	path     string
-	mode     Mode
 	e        *entry
 	goid     int64 // the goroutine that acquired it: re-entry is judged by it
 	borrowed bool  // handed over by the parent process: Release does not unlock
@@ -142,9 +119,6 @@ type Handle struct {
 
 // Path returns the lock file's path as given to Acquire.
 func (h *Handle) Path() string { return h.path }
-
-// Mode returns the mode the lock is held in.
-func (h *Handle) Mode() Mode { return h.mode }
 
 // Borrowed reports whether the handle was handed over by the parent process
 // (see HandOver): such a handle's Release leaves the parent's lock held.

@@ -69,10 +69,6 @@ func TestAcquireReentrantFailsAtOnce(t *testing.T) {
 	}{
 		{"Acquire", func() error { _, err := lock.Acquire(context.Background(), path); return err }},
 		{"TryAcquire", func() error { _, err := lock.TryAcquire(path); return err }},
-		{"AcquireShared", func() error {
-			_, err := lock.Acquire(context.Background(), path, lock.WithMode(lock.Shared))
-			return err
-		}},
 	} {
 		// No t.Run: a subtest runs in a goroutine of its own, and the point
 		// is that the holding goroutine asks.
@@ -181,39 +177,6 @@ func TestTryAcquireInProcess(t *testing.T) {
 	}()
 	if err := assertDone(t, done, "TryAcquire"); err != nil {
 		t.Fatalf("TryAcquire(free) = %v, want nil", err)
-	}
-}
-
-// TestSharedHoldersCoexist: shared handles coexist and exclude an exclusive
-// one; the exclusive one gets in when the last shared handle goes.
-func TestSharedHoldersCoexist(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.lock")
-	h1 := mustAcquire(t, path, lock.WithMode(lock.Shared))
-	got := make(chan *lock.Handle)
-	go func() {
-		h2, err := lock.TryAcquire(path, lock.WithMode(lock.Shared))
-		if err != nil {
-			t.Errorf("TryAcquire(shared) beside a shared holder = %v, want nil", err)
-		}
-		got <- h2
-	}()
-	h2 := <-got
-	done := make(chan error, 1)
-	go func() {
-		h, err := lock.Acquire(context.Background(), path)
-		if err == nil {
-			err = h.Release()
-		}
-		done <- err
-	}()
-	assertBlocked(t, done, "exclusive Acquire beside shared holders")
-	h1.Release()
-	assertBlocked(t, done, "exclusive Acquire beside one shared holder")
-	if h2 != nil {
-		h2.Release()
-	}
-	if err := assertDone(t, done, "exclusive Acquire"); err != nil {
-		t.Fatalf("exclusive Acquire = %v", err)
 	}
 }
 

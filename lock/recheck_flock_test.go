@@ -227,34 +227,3 @@ func TestProcessGrantedADeletedFileHoldsTheFileAtThePath(t *testing.T) {
 	g.Wait()
 }
 
-// TestSharedJoinerOfADeletedFileLocksTheNewOne: goroutine A holds the lock
-// shared. B asks for it shared too, and the lock file is deleted after B
-// found the process's hold of it (the hook): B would join a hold of a file
-// no longer at the path, so it must lock the new file at the path instead.
-//
-// Ablation that turns it red: acquire's shared join skipping its movedFrom
-// check: B joins A's hold of the deleted file and its Current is false.
-func TestSharedJoinerOfADeletedFileLocksTheNewOne(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.lock")
-	a := mustAcquire(t, path, lock.WithMode(lock.Shared))
-	lock.SetHookBeforeLock(t, pull(t, "deleted", path))
-	got := make(chan *lock.Handle, 1)
-	go func() { // another goroutine: this one would be re-entering
-		h, err := lock.Acquire(context.Background(), path, lock.WithMode(lock.Shared))
-		if err != nil {
-			t.Errorf("Acquire(%q, Shared) by B = %v, want nil", path, err)
-		}
-		got <- h
-	}()
-	b := <-got
-	if b == nil {
-		t.FailNow()
-	}
-	defer b.Release()
-	ok, err := b.Current()
-	require.True(t, ok && err == nil, "B's Current() after joining a deleted shared lock = %v, %v, want true", ok, err)
-	ok, _ = a.Current()
-	require.False(t, ok, "A's Current() after the delete = true, want false")
-	require.NoError(t, a.Release())
-	require.True(t, lockedAtPath(t, path), "file at %q locked while B holds = false, want true", path)
-}

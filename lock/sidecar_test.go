@@ -258,17 +258,6 @@ func TestSidecarPathCases(t *testing.T) {
 	})
 }
 
-// setenv sets key to value for the test, or unsets it when value is unset.
-func setenv(t *testing.T, key, value, unset string) {
-	t.Helper()
-	t.Setenv(key, "") // registers the restore
-	if value == unset {
-		os.Unsetenv(key)
-		return
-	}
-	os.Setenv(key, value)
-}
-
 // TestSidecarPathFitsTheFileNameLimit: a sidecar name is
 // "<16 hex>-<base>.lock", 22 bytes more than the base name. A base of up to
 // 233 bytes keeps the exact formula (bmad-loop's); a longer one is cut to

@@ -41,8 +41,6 @@ type entry struct {
 	// The fields below are protected by table.mu.
 	refs       int           // handles held plus acquisitions in progress
 	state      osState       // the OS-level lock
-	mode       Mode          // when osHeld: the mode the process holds it in
-	shared     int           // shared handles held
 	owners     map[int64]int // goroutine id -> handles it holds
 	borrowed   bool          // the OS-level lock is the parent's (HandOver)
 	inherited  int           // when borrowed: the inherited descriptor
@@ -264,28 +262,6 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 				return nil, err
 			}
 			continue
-		case e.state == osHeld && o.mode == Shared && e.mode == Shared:
-			e.shared++
-			e.owners[me]++
-			h := &Handle{path: path, mode: Shared, e: e, goid: me, borrowed: e.borrowed}
-			table.mu.Unlock()
-			// The holder that took the OS-level lock checked the path
-			// then; a goroutine that joins it checks it now.
-			moved, err := movedFrom(e, path)
-			if err == nil && !moved {
-				return h, nil
-			}
-			table.mu.Lock()
-			e.retire()
-			table.mu.Unlock()
-			h.Release()
-			if err != nil {
-				return nil, err
-			}
-			if e, err = lookup(path, o.noCreate); err != nil {
-				return nil, err
-			}
-			continue
 		}
 		if !block {
 			unlock(e.unref())
@@ -347,7 +323,7 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 		unlock(e.unref())
 		return nil, false, err
 	}
-	err = lockFD(e.f.Fd(), o.mode, false)
+	err = lockFD(e.f.Fd(), false)
 	if err != nil && isWouldBlock(err) {
 		if hookBeforeInherited != nil {
 			hookBeforeInherited(path)
@@ -366,18 +342,14 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 				return nil, merr == nil, merr
 			}
 			table.mu.Lock()
-			e.state, e.mode, e.borrowed, e.inherited, e.proof = osHeld, o.mode, true, fd, proof
-			if o.mode == Shared {
-				e.shared++
-				e.broadcast() // shared waiters at the gate may join now
-			}
+			e.state, e.borrowed, e.inherited, e.proof = osHeld, true, fd, proof
 			e.owners[me]++
 			table.mu.Unlock()
-			return &Handle{path: path, mode: o.mode, e: e, goid: me, borrowed: true}, false, nil
+			return &Handle{path: path, e: e, goid: me, borrowed: true}, false, nil
 		}
 		if freed {
 			// A stale hand-over: the lock was free a moment ago.
-			err = lockFD(e.f.Fd(), o.mode, false)
+			err = lockFD(e.f.Fd(), false)
 		}
 	}
 	if err != nil && isWouldBlock(err) {
@@ -393,10 +365,10 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 		if ctx.Done() == nil {
 			// A context that can never end: wait in the kernel on this
 			// goroutine, which saves a goroutine hand-off on every wake.
-			err = lockFD(e.f.Fd(), o.mode, true)
+			err = lockFD(e.f.Fd(), true)
 		} else {
 			var abandoned bool
-			err, abandoned = waitOS(ctx, e, o.mode)
+			err, abandoned = waitOS(ctx, e)
 			if abandoned {
 				return nil, false, busy(path, clock.waited(), ctx.Err())
 			}
@@ -421,19 +393,15 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 		return nil, merr == nil, merr
 	}
 	now := time.Now()
-	h = &Handle{path: path, mode: o.mode, e: e, goid: me, purpose: o.purpose, acquired: now}
-	if o.mode == Exclusive && !o.noHolder {
+	h = &Handle{path: path, e: e, goid: me, purpose: o.purpose, acquired: now}
+	if !o.noHolder {
 		// The record is diagnostics: a lock file that cannot be written
 		// (read-only, disk full) does not fail the acquisition.
 		_, werr := e.f.WriteAt(encodeRecord(o.purpose, now, ""), 0)
 		h.holder = werr == nil
 	}
 	table.mu.Lock()
-	e.state, e.mode, e.borrowed = osHeld, o.mode, false
-	if o.mode == Shared {
-		e.shared++
-		e.broadcast() // shared waiters at the gate may join now
-	}
+	e.state, e.borrowed = osHeld, false
 	e.owners[me]++
 	table.mu.Unlock()
 	return h, false, nil
@@ -446,11 +414,11 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 // e passes to that goroutine. e stays osPending until then, which keeps every
 // other goroutine off e.f while the abandoned goroutine unlocks it outside
 // table.mu.
-func waitOS(ctx context.Context, e *entry, m Mode) (err error, abandoned bool) {
+func waitOS(ctx context.Context, e *entry) (err error, abandoned bool) {
 	done := make(chan error, 1) // sent to under table.mu, so never lost
 	var gaveUp bool             // protected by table.mu
 	go func() {
-		err := lockFD(e.f.Fd(), m, true)
+		err := lockFD(e.f.Fd(), true)
 		table.mu.Lock()
 		if !gaveUp {
 			done <- err
@@ -492,16 +460,6 @@ func release(h *Handle) error {
 	table.mu.Lock()
 	if e.owners[h.goid]--; e.owners[h.goid] <= 0 {
 		delete(e.owners, h.goid)
-	}
-	last := true
-	if h.mode == Shared {
-		e.shared--
-		last = e.shared == 0
-	}
-	if !last {
-		e.broadcast()
-		unlock(e.unref())
-		return nil
 	}
 	borrowed := e.borrowed
 	e.state = osPending
