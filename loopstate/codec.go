@@ -193,14 +193,23 @@ type (
 // spelling of a timestamp the format allows.
 const timeLayout = "2006-01-02T15:04:05Z"
 
-// wants says, for an error, what each scalar must be.
-var wants = map[reflect.Type]string{
-	reflect.TypeFor[str]():       "a string",
-	reflect.TypeFor[nonEmpty]():  "a non-empty string or null",
-	reflect.TypeFor[count]():     "a non-negative integer",
-	reflect.TypeFor[number]():    "a non-negative number",
-	reflect.TypeFor[flag]():      "true or false",
-	reflect.TypeFor[timestamp](): "an RFC 3339 UTC timestamp with seconds and Z (2025-05-01T09:00:00Z)",
+// want says, for an error, what a value of wire type t must be.
+func want(t reflect.Type) string {
+	switch t {
+	case reflect.TypeFor[str]():
+		return "a string"
+	case reflect.TypeFor[nonEmpty]():
+		return "a non-empty string or null"
+	case reflect.TypeFor[count]():
+		return "a non-negative integer"
+	case reflect.TypeFor[number]():
+		return "a non-negative number"
+	case reflect.TypeFor[flag]():
+		return "true or false"
+	case reflect.TypeFor[timestamp]():
+		return "an RFC 3339 UTC timestamp with seconds and Z (2025-05-01T09:00:00Z)"
+	}
+	return "a " + t.Kind().String()
 }
 
 func refuse[T any](b []byte) error {
@@ -317,7 +326,7 @@ func join(path, key string) string {
 // decode parses data into a Doc without checking the invariants.
 func decode(data []byte) (*Doc, error) {
 	var w wireDoc
-	var extra []field
+	var extra []kv
 	switch {
 	case !utf8.Valid(data):
 		return nil, malformed("", "not UTF-8")
@@ -380,11 +389,7 @@ func unmarshal(data []byte, v any) error {
 	err := json.Unmarshal(data, v)
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		want := wants[te.Type]
-		if want == "" {
-			want = "a " + te.Type.Kind().String()
-		}
-		return malformed(te.Field, "want %s, got %.40s", want, te.Value)
+		return malformed(te.Field, "want %s, got %.40s", want(te.Type), te.Value)
 	}
 	return err
 }
@@ -437,21 +442,21 @@ func objectKeys(path string, raw []byte) ([]kv, error) {
 // tagged loop:"optional", no key twice, and recursively the same of every
 // nested object and list. The values themselves are checked by their
 // types when the document is unmarshalled.
-func checkObject(path string, kvs []kv, t reflect.Type, extra *[]field) error {
+func checkObject(path string, kvs []kv, t reflect.Type, extra *[]kv) error {
 	fields := wireFields[t]
-	for _, kv := range kvs {
-		i := slices.IndexFunc(fields, func(f wireField) bool { return f.name == kv.key })
+	for _, e := range kvs {
+		i := slices.IndexFunc(fields, func(f wireField) bool { return f.name == e.key })
 		switch {
 		case i >= 0:
-			if err := checkShape(join(path, kv.key), kv.val, fields[i].typ); err != nil {
+			if err := checkShape(join(path, e.key), e.val, fields[i].typ); err != nil {
 				return err
 			}
 		case extra != nil:
 			var b bytes.Buffer
-			json.Compact(&b, kv.val) // kv.val is valid JSON
-			*extra = append(*extra, field{key: kv.key, val: b.Bytes()})
+			json.Compact(&b, e.val) // e.val is valid JSON
+			*extra = append(*extra, kv{e.key, b.Bytes()})
 		default:
-			return malformed(join(path, kv.key), "unknown key")
+			return malformed(join(path, e.key), "unknown key")
 		}
 	}
 	for _, f := range fields {

@@ -410,7 +410,7 @@ func oldDecode(data []byte) (*Doc, error) {
 		return nil, r.err
 	}
 	for _, k := range o.unknown() {
-		d.extra = append(d.extra, field{key: k, val: oldCompact(o.kvs[o.find(k)].val)})
+		d.extra = append(d.extra, kv{key: k, val: oldCompact(o.kvs[o.find(k)].val)})
 	}
 	return d, nil
 }

@@ -151,7 +151,7 @@ func TestDecodeAgreesWithTheOldCodecOnDrawnStates(t *testing.T) {
 			d.LastApproval = &Approval{At: epoch0.Add(time.Duration(rapid.IntRange(0, 1e6).Draw(t, "at")) * time.Second), By: text.Draw(t, "approved by"), Note: text.Draw(t, "note"), Tick: drawCount(t, "approval tick")}
 		}
 		for i := range rapid.IntRange(0, 2).Draw(t, "extra keys") {
-			d.extra = append(d.extra, field{key: "x" + text.Draw(t, "extra key"), val: []byte(rapid.SampledFrom([]string{`null`, `[1,{"a":"b"}]`, `"v"`, `{"k":{}}`}).Draw(t, "extra value"))})
+			d.extra = append(d.extra, kv{key: "x" + text.Draw(t, "extra key"), val: []byte(rapid.SampledFrom([]string{`null`, `[1,{"a":"b"}]`, `"v"`, `{"k":{}}`}).Draw(t, "extra value"))})
 			if i == 1 && d.extra[0].key == d.extra[1].key {
 				d.extra = d.extra[:1]
 			}

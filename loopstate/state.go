@@ -157,15 +157,9 @@ type Doc struct {
 	Halted              *Halt        // "halt": set exactly while halted
 	LastApproval        *Approval    // "last_approval"
 
-	extra []field // unknown top-level keys, in file order, kept verbatim
-	raw   []byte  // the bytes this Doc was decoded from
-	read  *Doc    // a deep copy of the Doc as decoded, to tell whether it changed
-}
-
-// field is one unknown top-level key and its raw JSON value.
-type field struct {
-	key string
-	val []byte
+	extra []kv   // unknown top-level keys, in file order, their values compacted
+	raw   []byte // the bytes this Doc was decoded from
+	read  *Doc   // a deep copy of the Doc as decoded, to tell whether it changed
 }
 
 // Template is what a loop is created from: the name of its template, its

@@ -121,7 +121,7 @@ func parseRecord(line []byte) (TickRecord, error) {
 	if err != nil {
 		return TickRecord{}, err
 	}
-	var ignored []field
+	var ignored []kv
 	if err := checkObject("tick", kvs, reflect.TypeFor[wireRecord](), &ignored); err != nil {
 		return TickRecord{}, err
 	}
