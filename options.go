@@ -91,7 +91,7 @@ func WithPerm(perm fs.FileMode) Option {
 }
 
 // WithLockOptions passes options to every lock acquisition, such as
-// lock.WithPurpose, or lock.WithLogger to report long waits.
+// lock.WithPurpose, or lock.WithWaitReport to report long waits.
 func WithLockOptions(opts ...lock.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
 }

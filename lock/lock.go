@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"sync"
 	"time"
 )
@@ -18,13 +17,8 @@ type options struct {
 	noHolder    bool
 	reportAfter time.Duration
 	onWait      func(WaitReport)
-	logger      *slog.Logger
 	noCreate    bool
 }
-
-// DefaultReportAfter is how long a wait lasts before it is reported to the
-// WithLogger logger, unless WithWaitReport sets another threshold.
-const DefaultReportAfter = time.Second
 
 // WithPurpose records why the lock is held (for example "tick ci-triage") in
 // the holder record, so that a waiter can say what it waits for.
@@ -45,15 +39,15 @@ func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
 
 // WithWaitReport calls fn once, from another goroutine, when a wait has lasted
 // longer than after, with the holder record read at that moment. fn must not
-// block for long.
+// block for long. It is how a program reports a wait, to a person or to its
+// *slog.Logger, for example:
+//
+//	lock.WithWaitReport(time.Second, func(r lock.WaitReport) {
+//		logger.Info("waiting for lock", "path", r.Path, "holder", r.Holder.String(), "waited", r.Waited)
+//	})
 func WithWaitReport(after time.Duration, fn func(WaitReport)) Option {
 	return func(o *options) { o.reportAfter, o.onWait = after, fn }
 }
-
-// WithLogger logs, at level Info, a wait that lasts longer than
-// DefaultReportAfter (or the threshold given to WithWaitReport), once per
-// acquisition, naming the lock file and its holder.
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WaitReport describes a wait in progress.
 type WaitReport struct {

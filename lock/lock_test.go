@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -352,48 +351,36 @@ func TestHolderString(t *testing.T) {
 	}
 }
 
-// chanHandler sends every log record's message and attributes to a channel.
-type chanHandler struct{ c chan string }
-
-func (h chanHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h chanHandler) Handle(_ context.Context, r slog.Record) error {
-	s := r.Message
-	r.Attrs(func(a slog.Attr) bool { s += " " + a.String(); return true })
-	h.c <- s
-	return nil
-}
-func (h chanHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h chanHandler) WithGroup(string) slog.Handler      { return h }
-
-// TestWaitLogged: WithLogger logs a long wait once, naming the lock and its
-// holder. Ablation: dropping the logger call in waitClock leaves no record.
-func TestWaitLogged(t *testing.T) {
+// TestWaitReported: WithWaitReport reports a long wait once, naming the lock
+// and its holder. Ablation: dropping the onWait call in waitClock leaves no
+// report.
+func TestWaitReported(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.lock")
-	h := mustAcquire(t, path, lock.WithPurpose("logged work"))
-	logs := make(chan string, 4)
+	h := mustAcquire(t, path, lock.WithPurpose("reported work"))
+	logs := make(chan lock.WaitReport, 4)
 	done := make(chan error, 1)
 	go func() {
 		h2, err := lock.Acquire(context.Background(), path,
-			lock.WithLogger(slog.New(chanHandler{logs})), lock.WithWaitReport(time.Millisecond, nil))
+			lock.WithWaitReport(time.Millisecond, func(r lock.WaitReport) { logs <- r }))
 		if err == nil {
 			h2.Release()
 		}
 		done <- err
 	}()
 	select {
-	case s := <-logs:
-		if !strings.Contains(s, path) || !strings.Contains(s, "logged work") {
-			t.Errorf("wait log = %q, want the lock path and the holder's purpose", s)
+	case r := <-logs:
+		if r.Path != path || r.Holder == nil || r.Holder.Purpose != "reported work" {
+			t.Errorf("wait report = %+v, want the lock path and the holder's purpose", r)
 		}
 	case <-time.After(bound):
-		t.Fatal("no wait logged")
+		t.Fatal("no wait reported")
 	}
 	h.Release()
 	if err := assertDone(t, done, "logged waiter"); err != nil {
 		t.Fatal(err)
 	}
 	if len(logs) != 0 {
-		t.Errorf("wait logged %d more times, want once", len(logs))
+		t.Errorf("wait reported %d more times, want once", len(logs))
 	}
 }
 

@@ -294,4 +294,3 @@ func TestCounterWithoutSharedLockLosesUpdates(t *testing.T) {
 	}
 	t.Logf("without a shared lock: %d of %d increments survived", got, counterProcs*counterIters)
 }
-

@@ -226,4 +226,3 @@ func TestProcessGrantedADeletedFileHoldsTheFileAtThePath(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "done"), nil, 0o644))
 	g.Wait()
 }
-

@@ -505,23 +505,13 @@ func (c *waitClock) begin(path string, o *options) {
 	}
 	start := time.Now()
 	c.start = start
-	if o.onWait == nil && o.logger == nil {
+	if o.onWait == nil {
 		return
 	}
-	after := o.reportAfter
-	if after <= 0 {
-		after = DefaultReportAfter
-	}
-	onWait, logger := o.onWait, o.logger
-	c.timer = time.AfterFunc(after, func() {
+	onWait := o.onWait
+	c.timer = time.AfterFunc(max(o.reportAfter, 0), func() {
 		holder, _ := ReadHolder(path)
-		r := WaitReport{Path: path, Holder: holder, Waited: time.Since(start)}
-		if onWait != nil {
-			onWait(r)
-		}
-		if logger != nil {
-			logger.Info("waiting for lock", "path", path, "holder", holder.String(), "waited", r.Waited)
-		}
+		onWait(WaitReport{Path: path, Holder: holder, Waited: time.Since(start)})
 	})
 }
 

@@ -62,7 +62,10 @@ func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
 		opts = append(opts, filetxn.WithoutSync())
 	}
 	if o.logger != nil {
-		opts = append(opts, filetxn.WithLockOptions(lock.WithLogger(o.logger)))
+		logger := o.logger
+		opts = append(opts, filetxn.WithLockOptions(lock.WithWaitReport(time.Second, func(r lock.WaitReport) {
+			logger.Info("waiting for lock", "path", r.Path, "holder", r.Holder.String(), "waited", r.Waited)
+		})))
 	}
 	if noWait {
 		opts = append(opts, filetxn.WithNoWait())

@@ -45,7 +45,8 @@ type options struct {
 // lose the last writes (see filetxn.WithoutSync).
 func WithoutSync() Option { return func(o *options) { o.noSync = true } }
 
-// WithLogger reports long lock waits to l (see lock.WithLogger).
+// WithLogger reports, at level Info, a lock wait that lasts longer than a
+// second (see lock.WithWaitReport).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithLockOptions passes options to every acquisition of a loop's lock, such
