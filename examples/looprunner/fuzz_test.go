@@ -113,7 +113,10 @@ func FuzzCommandLine(f *testing.F) {
 			return
 		}
 		name := args[0]
-		if len(args) > 1 && name != "help" && name != "version" {
+		switch {
+		case name == "help":
+			name = "looprunner: help" // help names no command of its own
+		case len(args) > 1 && name != "version":
 			name += " " + args[1]
 		}
 		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
