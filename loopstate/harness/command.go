@@ -91,8 +91,12 @@ func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result
 	}
 	cmd.Env = os.Environ()
 	if run.Loop != nil {
-		// A loop's directory is <root>/loops/<name>.
+		// A loop's directory is <root>/loops/<name>. The child runs
+		// elsewhere (in the loop's directory): give it the root absolute.
 		root := filepath.Dir(filepath.Dir(run.Loop.Dir()))
+		if abs, err := filepath.Abs(root); err == nil {
+			root = abs
+		}
 		cmd.Env = append(cmd.Env, EnvRoot+"="+root, EnvLoop+"="+run.Loop.Name())
 	}
 	cmd.Env = append(cmd.Env, EnvTick+"="+strconv.FormatInt(run.N, 10))

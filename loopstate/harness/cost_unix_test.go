@@ -4,6 +4,7 @@ package harness
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,4 +38,26 @@ func TestMalformedCostLineIsInTheTicksNote(t *testing.T) {
 		require.Equal(t, tc.usd, rec.Cost.USD, "Tick(%s).Cost.USD = %v, want %v", tc.script, rec.Cost.USD, tc.usd)
 		require.False(t, strings.Contains(rec.Note, "malformed") && rec.Cost.Seconds <= 0, "Tick(%s).Cost.Seconds = %v, want the wall time", tc.script, rec.Cost.Seconds)
 	}
+}
+
+// TestCommandGetsTheRootAbsolute: a Root opened with a relative directory
+// gives its harness an absolute LOOPSTATE_ROOT, since the harness runs in
+// the loop's directory, where the relative one names nothing.
+// Ablation (run): passing the root as given makes the child's
+// LOOPSTATE_ROOT "." and the test red.
+func TestCommandGetsTheRootAbsolute(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	ctx := context.Background()
+	l, err := loopstate.NewRoot(".").Create(ctx, "x", loopstate.Template{})
+	require.NoError(t, err, "Create(x) = %v", err)
+	script := `echo "{\"cost\": {}, \"note\": \"$LOOPSTATE_ROOT|$LOOPSTATE_LOOP\"}"`
+	rec, err := l.Tick(ctx, loopstate.TriggerManual, (&Command{Path: "sh", Args: []string{"-c", script}}).Run)
+	require.NoError(t, err, "Tick = %v", err)
+	root, loop, _ := strings.Cut(rec.Note, "|")
+	require.True(t, filepath.IsAbs(root), "the harness's LOOPSTATE_ROOT = %q, want an absolute path", root)
+	got, _ := filepath.EvalSymlinks(root)
+	want, _ := filepath.EvalSymlinks(dir)
+	require.Equal(t, want, got, "the harness's LOOPSTATE_ROOT = %q, want %q", got, want)
+	require.Equal(t, "x", loop, "the harness's LOOPSTATE_LOOP = %q, want %q", loop, "x")
 }
