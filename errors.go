@@ -14,8 +14,8 @@ var (
 	ErrDiverged = errors.New("filetxn: file has diverged from the versions the caller owns")
 
 	// ErrInvalidArgument is returned by NewStore, before any I/O, for an
-	// empty path, a nil codec or an invalid option (a relative state root, an
-	// empty lock path, a mode with more than permission bits). The error
+	// empty path, a document type that is not a pointer, a nil codec or an
+	// invalid option (a relative state root, an empty lock path). The error
 	// names the store's path and the option.
 	ErrInvalidArgument = errors.New("filetxn: invalid argument")
 )

@@ -2,7 +2,6 @@ package filetxn
 
 import (
 	"fmt"
-	"io/fs"
 	"path/filepath"
 
 	"github.com/filetxn/filetxn/atomicfile"
@@ -19,7 +18,6 @@ type options struct {
 	lockPath  string
 	noSync    bool
 	noWait    bool
-	perm      fs.FileMode
 	lockOpts  []lock.Option
 	err       error // the first invalid option, reported by NewStore
 }
@@ -77,18 +75,6 @@ func WithoutSync() Option { return func(o *options) { o.noSync = true } }
 // Unlike a done ctx, it leaves ctx free to bound the rest of the caller's
 // work.
 func WithNoWait() Option { return func(o *options) { o.noWait = true } }
-
-// WithPerm sets the permission bits (before the umask) of a file the store
-// creates. The default is 0644. An existing file keeps its own. NewStore
-// refuses bits other than the permission bits (0777).
-func WithPerm(perm fs.FileMode) Option {
-	return func(o *options) {
-		if perm&^fs.ModePerm != 0 {
-			o.invalid("WithPerm(%v): only permission bits (0777) may be set", perm)
-		}
-		o.perm = perm
-	}
-}
 
 // WithLockOptions passes options to every lock acquisition, such as
 // lock.WithPurpose, or lock.WithWaitReport to report long waits.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,9 +50,6 @@ type Codec[D any] interface {
 // Digest is the SHA-256 of a file's bytes.
 type Digest [sha256.Size]byte
 
-// String returns the digest in lowercase hex.
-func (d Digest) String() string { return hex.EncodeToString(d[:]) }
-
 // Commit reports the outcome of a transaction.
 type Commit struct {
 	// Written reports whether this call published new bytes (or, for
@@ -79,6 +75,10 @@ func (c Commit) Digest() (Digest, bool) {
 	}
 	return sha256.Sum256(c.published), true
 }
+
+// filePerm is the mode, before the umask, of a file a store creates: 0644, as
+// os.WriteFile is usually called. An existing file keeps its own mode.
+const filePerm = 0o644
 
 // A Store is a data file, the codec for its contents and the lock that
 // guards it. It holds no data in memory; every call reads the file anew. A
@@ -109,7 +109,7 @@ func NewStore[D any](path string, codec Codec[D], opts ...Option) (*Store[D], er
 	if codec == nil {
 		return nil, fmt.Errorf("filetxn: NewStore %s: nil codec: %w", path, ErrInvalidArgument)
 	}
-	s := &Store[D]{path: path, codec: codec, o: options{perm: 0o644}}
+	s := &Store[D]{path: path, codec: codec}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&s.o)
@@ -353,7 +353,7 @@ func (tx *Tx) Read(path string) ([]byte, error) { return tx.read(path, "Read") }
 // an error matching lock.ErrLockLost (see Store.Locked).
 func (tx *Tx) Write(path string, data []byte, opts ...atomicfile.Option) (Commit, error) {
 	tx.live("Write")
-	pf, err := atomicfile.Create(path, tx.o.perm, tx.o.writeOptions(opts)...)
+	pf, err := atomicfile.Create(path, filePerm, tx.o.writeOptions(opts)...)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -383,7 +383,7 @@ func (tx *Tx) Write(path string, data []byte, opts ...atomicfile.Option) (Commit
 }
 
 // Append appends data to the file at path (created with the store's
-// permissions under the umask if missing) in a single write(2) on a
+// permissions, 0644 under the umask, if missing) in a single write(2) on a
 // descriptor opened with O_APPEND, and fsyncs it unless the store was made
 // WithoutSync or opts include atomicfile.WithoutSync. It is for append-only
 // logs kept beside the data, such as a tick log; a crash can leave a partial
@@ -395,7 +395,7 @@ func (tx *Tx) Append(path string, data []byte, opts ...atomicfile.Option) error 
 	if err := tx.checkLock(path, "Append"); err != nil {
 		return err
 	}
-	return atomicfile.AppendFile(path, data, tx.o.perm, tx.o.writeOptions(opts)...)
+	return atomicfile.AppendFile(path, data, filePerm, tx.o.writeOptions(opts)...)
 }
 
 // live panics if the callback that got tx has returned: a Tx kept beyond it

@@ -570,7 +570,6 @@ func TestNewStoreRefusesWhatWouldDoNothing(t *testing.T) {
 		"nil codec":       second(NewStore[*counter](path, nil)),
 		"relative root":   second(NewStore[*counter](path, counterCodec{}, WithStateRoot("state"))),
 		"empty lock path": second(NewStore[*counter](path, counterCodec{}, WithLockPath(""))),
-		"setuid perm":     second(NewStore[*counter](path, counterCodec{}, WithPerm(0o4755))),
 	} {
 		require.ErrorIs(t, err, ErrInvalidArgument, "NewStore(%s) = %v, want ErrInvalidArgument", name, err)
 		if name != "empty path" {
