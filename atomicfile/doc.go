@@ -6,11 +6,6 @@
 // [PendingFile.CloseAtomicallyReplace] publishes and [PendingFile.Cleanup]
 // discards.
 //
-// [CreateDir] does the same for a whole directory: it is filled under a
-// hidden temporary name, and [PendingDir.Publish] renames it to its final name
-// only if that name is still free ([RenameNoReplace]), so a directory is never
-// seen half filled and of two racing creators exactly one wins.
-//
 // The sequence is the classic one, with the step most implementations forget:
 // create a temporary file in the target's directory, write it, fsync it, close it,
 // rename it over the target, and fsync the directory, because the rename itself

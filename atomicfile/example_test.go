@@ -1,9 +1,7 @@
 package atomicfile_test
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"log"
 	"os"
 	"path/filepath"
@@ -65,30 +63,4 @@ func ExampleCreate() {
 	// Output:
 	// before: "old\n"
 	// after: "line 0\nline 1\nline 2\n"
-}
-
-// Claim a name with a directory that appears complete or not at all: the
-// second creator of the same name is refused.
-func ExampleCreateDir() {
-	parent, _ := os.MkdirTemp("", "atomicfile-example")
-	defer os.RemoveAll(parent)
-	target := filepath.Join(parent, "job-1")
-
-	for _, who := range []string{"first", "second"} {
-		pd, err := atomicfile.CreateDir(target, 0o755)
-		if err == nil {
-			err = atomicfile.WriteFile(filepath.Join(pd.Path(), "owner"), []byte(who), 0o644)
-		}
-		if err == nil {
-			err = pd.Publish()
-		}
-		pd.Cleanup()
-		fmt.Println(who, errors.Is(err, fs.ErrExist))
-	}
-	owner, _ := os.ReadFile(filepath.Join(target, "owner"))
-	fmt.Println("owner:", string(owner))
-	// Output:
-	// first false
-	// second true
-	// owner: first
 }

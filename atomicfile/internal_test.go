@@ -226,14 +226,6 @@ func TestSyncOptions(t *testing.T) {
 			if pf.sync != tt.file || pf.dsync != tt.directory {
 				t.Errorf("Create: syncs file %v, directory %v; want %v, %v", pf.sync, pf.dsync, tt.file, tt.directory)
 			}
-			pd, err := CreateDir(filepath.Join(dir, "d"), 0o755, tt.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pd.Cleanup()
-			if pd.sync != tt.file || pd.psync != tt.directory {
-				t.Errorf("CreateDir: syncs staging %v, parents %v; want %v, %v", pd.sync, pd.psync, tt.file, tt.directory)
-			}
 		})
 	}
 }

@@ -26,9 +26,8 @@ func WithoutSync() Option {
 // the old version or the new one, never an empty or partial file, but the
 // replacement may have been undone. It suits a write whose loss matters less
 // than its latency, when a durable write follows later (for example a
-// "running" marker before a long step). [RenameNoReplace] and
-// [PendingDir.Publish] skip their fsyncs of the parent directories under it;
-// [AppendFile] syncs no directory anyway.
+// "running" marker before a long step). [AppendFile] syncs no directory
+// anyway.
 func WithoutDirSync() Option {
 	return func(o *options) { o.noDirSync = true }
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/atomicdir"
 	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
@@ -203,11 +203,7 @@ func (l *Loop) tombstone() (string, error) {
 	var rnd [6]byte
 	rand.Read(rnd[:])
 	tomb := filepath.Join(filepath.Dir(l.dir), "."+l.name+".deleted-"+hex.EncodeToString(rnd[:]))
-	var opts []atomicfile.Option
-	if l.root.o.noSync {
-		opts = append(opts, atomicfile.WithoutSync())
-	}
-	return tomb, atomicfile.RenameNoReplace(l.dir, tomb, opts...)
+	return tomb, atomicdir.RenameNoReplace(l.dir, tomb, !l.root.o.noSync)
 }
 
 // Mutate runs fn on the loop's state under its lock, like filetxn's

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/atomicdir"
 	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -109,7 +110,7 @@ func (r *Root) Create(ctx context.Context, name string, t Template) (*Loop, erro
 		aopts = append(aopts, atomicfile.WithoutSync())
 	}
 	exists := func() (*Loop, error) { return nil, fmt.Errorf("%w: loop %s (%s)", ErrExists, name, l.dir) }
-	pd, err := atomicfile.CreateDir(l.dir, 0o755, aopts...)
+	pd, err := atomicdir.Create(l.dir, 0o755, !r.o.noSync)
 	if errors.Is(err, fs.ErrExist) {
 		return exists()
 	}

@@ -1,20 +1,29 @@
-package atomicfile
+// Package atomicdir creates a directory that appears complete or not at
+// all, and renames without ever replacing what is at the new name: what
+// package loopstate needs to create and delete a loop's directory. It is
+// internal because nothing else in the module needs it.
+package atomicdir
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // RenameNoReplace renames oldpath to newpath only if nothing exists at
 // newpath, atomically: of two calls racing for one newpath, exactly one
 // succeeds and the other fails with an error wrapping [fs.ErrExist], and no
 // call ever replaces what it finds there. oldpath may be a file or a
-// directory; both paths must be on one file system. Unless [WithoutSync] is
-// given, the directories of both paths are fsynced afterwards, so that the
-// rename survives a crash.
+// directory; both paths must be on one file system. When durable, the
+// directories of both paths are fsynced afterwards, so that the rename
+// survives a crash.
 //
 // The no-replace check is made by the kernel where it offers one:
 // renameat2(RENAME_NOREPLACE) on Linux, renamex_np(RENAME_EXCL) on Darwin,
@@ -26,16 +35,15 @@ import (
 // check and the rename.
 //
 // Errors are [*fs.PathError] with Op "RenameNoReplace" and Path newpath.
-func RenameNoReplace(oldpath, newpath string, opts ...Option) error {
-	o := collect(opts)
+func RenameNoReplace(oldpath, newpath string, durable bool) error {
 	if err := renameNoReplace(oldpath, newpath); err != nil {
 		return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: unwrapOS(err)}
 	}
-	if !o.noSync && !o.noDirSync {
+	if durable {
 		to, from := filepath.Dir(newpath), filepath.Dir(oldpath)
-		err := syncDir(to)
+		err := osfile.SyncDir(to)
 		if err == nil && from != to {
-			err = syncDir(from)
+			err = osfile.SyncDir(from)
 		}
 		if err != nil {
 			return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: unwrapOS(err)}
@@ -65,15 +73,15 @@ func renameFallback(oldpath, newpath string) error {
 	return os.Rename(oldpath, newpath)
 }
 
-// A PendingDir is a directory being filled under a temporary name, to be
-// published under its final name by [PendingDir.Publish] only if that name is
-// still free, or removed by [PendingDir.Cleanup]. Until Publish nobody who
+// A Pending is a directory being filled under a temporary name, to be
+// published under its final name by [Pending.Publish] only if that name is
+// still free, or removed by [Pending.Cleanup]. Until Publish nobody who
 // looks for the final name sees anything, so a directory is never seen half
-// filled. It is created by [CreateDir].
+// filled. It is created by [Create].
 //
 // The usual shape is
 //
-//	pd, err := atomicfile.CreateDir(path, 0o755)
+//	pd, err := atomicdir.Create(path, 0o755, true)
 //	if err != nil {
 //		return err
 //	}
@@ -82,30 +90,29 @@ func renameFallback(oldpath, newpath string) error {
 //	...
 //	return pd.Publish() // fs.ErrExist: someone else published path first
 //
-// A PendingDir is not safe for concurrent use, and its zero value is not
+// A Pending is not safe for concurrent use, and its zero value is not
 // usable.
-type PendingDir struct {
+type Pending struct {
 	path  string // the final name, as the caller gave it
 	tmp   string // the staging directory, beside path
-	sync  bool   // fsync the staging directory before the rename
-	psync bool   // fsync the parent directories after it
+	sync  bool   // fsync the staging directory before the rename, and the parents after it
 	state state
 }
 
-// CreateDir makes an empty staging directory beside path, with perm minus the
-// umask, and returns it as a [PendingDir]: fill it (its path is
-// [PendingDir.Path]), then call [PendingDir.Publish], and always
-// [PendingDir.Cleanup], for instance deferred. The staging directory is named
+// Create makes an empty staging directory beside path, with perm minus the
+// umask, and returns it as a [Pending]: fill it (its path is
+// [Pending.Path]), then call [Pending.Publish], and always
+// [Pending.Cleanup], for instance deferred. When durable, Publish fsyncs the
+// staging directory before its rename and the parent after it. The staging directory is named
 // ".<base>.tmp-<random>", so it is hidden and never collides with path.
 //
-// If something already exists at path, CreateDir stages nothing and returns
+// If something already exists at path, Create stages nothing and returns
 // an error wrapping [fs.ErrExist]; this is only an early answer, Publish
 // checks again atomically. A missing parent gives an error wrapping
 // [fs.ErrNotExist]. Errors are [*fs.PathError] with Op "CreateDir" and Path
 // path.
-func CreateDir(path string, perm fs.FileMode, opts ...Option) (*PendingDir, error) {
-	o := collect(opts)
-	fail := func(err error) (*PendingDir, error) {
+func Create(path string, perm fs.FileMode, durable bool) (*Pending, error) {
+	fail := func(err error) (*Pending, error) {
 		return nil, &fs.PathError{Op: "CreateDir", Path: path, Err: err}
 	}
 	if path == "" {
@@ -117,7 +124,7 @@ func CreateDir(path string, perm fs.FileMode, opts ...Option) (*PendingDir, erro
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fail(unwrapOS(err))
 	}
-	pd := &PendingDir{path: path, sync: !o.noSync, psync: !o.noSync && !o.noDirSync}
+	pd := &Pending{path: path, sync: durable}
 	dir, base := filepath.Split(clean)
 	if dir == "" {
 		dir = "."
@@ -139,36 +146,32 @@ func CreateDir(path string, perm fs.FileMode, opts ...Option) (*PendingDir, erro
 }
 
 // Path returns the staging directory: write the contents there. It exists
-// from CreateDir until Publish (which renames it to the final name) or
+// from Create until Publish (which renames it to the final name) or
 // Cleanup (which removes it).
-func (pd *PendingDir) Path() string { return pd.tmp }
+func (pd *Pending) Path() string { return pd.tmp }
 
 // Publish renames the staging directory to the final name if nothing exists
 // there (see [RenameNoReplace]). The staging directory is fsynced first and
-// the parent after, unless [WithoutSync], so a crash leaves either no
-// directory at the final name or the complete one; files written into it
-// with [WriteFile] are durable already.
+// the parent after, when durable, so a crash leaves either no directory at
+// the final name or the complete one; files written into it with
+// atomicfile.WriteFile are durable already.
 //
 // If the final name has been taken in the meantime, Publish removes the
 // staging directory and returns an error wrapping [fs.ErrExist]. Calling it
 // again, or after Cleanup, returns an error wrapping [fs.ErrClosed]. Errors
 // are [*fs.PathError] with Op "Publish" and Path the final name.
-func (pd *PendingDir) Publish() error {
+func (pd *Pending) Publish() error {
 	fail := func(err error) error { return &fs.PathError{Op: "Publish", Path: pd.path, Err: err} }
 	if pd.state != pending {
 		return fail(fs.ErrClosed)
 	}
 	if pd.sync {
-		if err := syncDir(pd.tmp); err != nil {
+		if err := osfile.SyncDir(pd.tmp); err != nil {
 			pd.Cleanup()
 			return fail(unwrapOS(err))
 		}
 	}
-	var opts []Option
-	if !pd.psync {
-		opts = append(opts, WithoutDirSync())
-	}
-	if err := RenameNoReplace(pd.tmp, filepath.Clean(pd.path), opts...); err != nil {
+	if err := RenameNoReplace(pd.tmp, filepath.Clean(pd.path), pd.sync); err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
@@ -187,9 +190,9 @@ func (pd *PendingDir) Publish() error {
 
 // Cleanup removes the staging directory and everything in it, unless it has
 // been published. It is a no-op after Publish, after an earlier Cleanup and on
-// a nil *PendingDir, so `defer pd.Cleanup()` is always right. Its error, an
+// a nil *Pending, so `defer pd.Cleanup()` is always right. Its error, an
 // [*fs.PathError] with Op "Cleanup", reports what could not be removed.
-func (pd *PendingDir) Cleanup() error {
+func (pd *Pending) Cleanup() error {
 	if pd == nil || pd.state != pending {
 		return nil
 	}
@@ -199,3 +202,51 @@ func (pd *PendingDir) Cleanup() error {
 	}
 	return nil
 }
+
+// state is where a Pending is in its life.
+type state int
+
+const (
+	pending  state = iota // the staging directory exists, the final name untouched
+	replaced              // published: nothing left to clean
+	cleaned               // the staging directory removed
+)
+
+// maxTempBase bounds the part of the final name kept in the staging name, so
+// that the staging name fits the file system's limit on a name.
+const maxTempBase = 200
+
+// tempName is the staging name for base: ".<base>.tmp-<random>", hidden and
+// never equal to base, with base cut (at a rune boundary) if long.
+func tempName(base string) string {
+	if len(base) > maxTempBase {
+		n := maxTempBase
+		for n > 0 && !utf8.RuneStart(base[n]) {
+			n--
+		}
+		base = base[:n]
+	}
+	return "." + base + ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
+}
+
+// unwrapOS strips the path from one layer of *fs.PathError or *os.LinkError
+// and keeps the failed step: the caller wraps it in an error naming its own
+// path.
+func unwrapOS(err error) error {
+	switch e := err.(type) {
+	case *fs.PathError:
+		return stepError{e.Op, e.Err}
+	case *os.LinkError:
+		return stepError{e.Op, e.Err}
+	}
+	return err
+}
+
+// stepError is an OS error from one system-level step of an operation.
+type stepError struct {
+	step string // "mkdir", "rename", ...
+	err  error
+}
+
+func (e stepError) Error() string { return e.step + ": " + e.err.Error() }
+func (e stepError) Unwrap() error { return e.err }

@@ -1,8 +1,9 @@
-package atomicfile
+package atomicdir
 
 import (
 	"errors"
 	"fmt"
+	"github.com/filetxn/filetxn/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -105,7 +106,7 @@ func TestRenameNoReplaceHasOneWinner(t *testing.T) {
 			mustWrite(t, src, fmt.Sprint(i))
 			wg.Go(func() {
 				start.Wait()
-				errs[i] = RenameNoReplace(src, dst, WithoutSync())
+				errs[i] = RenameNoReplace(src, dst, false)
 			})
 		}
 		start.Done()
@@ -133,35 +134,35 @@ func TestRenameNoReplaceHasOneWinner(t *testing.T) {
 func TestRenameNoReplaceErrors(t *testing.T) {
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dst")
-	err := RenameNoReplace(filepath.Join(dir, "missing"), dst)
+	err := RenameNoReplace(filepath.Join(dir, "missing"), dst, true)
 	var pe *fs.PathError
 	if !errors.As(err, &pe) || pe.Op != "RenameNoReplace" || pe.Path != dst || !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("RenameNoReplace(missing, %q) = %v, want *fs.PathError{RenameNoReplace, %q, ErrNotExist}", dst, err, dst)
 	}
 }
 
-// TestPendingDirPublishesWholeOrNothing: a staged directory is invisible at
+// TestPendingPublishesWholeOrNothing: a staged directory is invisible at
 // its final name until Publish, then appears with all its files; a second
 // stager that lost the race gets fs.ErrExist from Publish and its staging
 // directory is gone; CreateDir on a taken name stages nothing.
-func TestPendingDirPublishesWholeOrNothing(t *testing.T) {
+func TestPendingPublishesWholeOrNothing(t *testing.T) {
 	dir := t.TempDir()
 	final := filepath.Join(dir, "loop")
-	a, err := CreateDir(final, 0o755)
+	a, err := Create(final, 0o755, true)
 	if err != nil {
-		t.Fatalf("CreateDir(%q) = %v", final, err)
+		t.Fatalf("Create(%q) = %v", final, err)
 	}
 	defer a.Cleanup()
-	b, err := CreateDir(final, 0o755)
+	b, err := Create(final, 0o755, true)
 	if err != nil {
-		t.Fatalf("second CreateDir(%q) before any publish = %v", final, err)
+		t.Fatalf("second Create(%q) before any publish = %v", final, err)
 	}
 	defer b.Cleanup()
 	if a.Path() == b.Path() || filepath.Dir(a.Path()) != dir || !strings.HasPrefix(filepath.Base(a.Path()), ".loop.tmp-") {
 		t.Fatalf("staging paths %q and %q, want two distinct .loop.tmp-* in %s", a.Path(), b.Path(), dir)
 	}
-	for _, pd := range []*PendingDir{a, b} {
-		if err := WriteFile(filepath.Join(pd.Path(), "state"), []byte(pd.Path()), 0o644); err != nil {
+	for _, pd := range []*Pending{a, b} {
+		if err := atomicfile.WriteFile(filepath.Join(pd.Path(), "state"), []byte(pd.Path()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,7 +189,7 @@ func TestPendingDirPublishesWholeOrNothing(t *testing.T) {
 		t.Fatalf("Cleanup after Publish = %v", err)
 	}
 	assertTarget(t, filepath.Join(final, "state"), a.Path())
-	if _, err := CreateDir(final, 0o755); !errors.Is(err, fs.ErrExist) {
+	if _, err := Create(final, 0o755, true); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("CreateDir on a published name = %v, want fs.ErrExist", err)
 	}
 	ents, err := os.ReadDir(dir)
@@ -197,12 +198,12 @@ func TestPendingDirPublishesWholeOrNothing(t *testing.T) {
 	}
 }
 
-// TestPendingDirCleanup: Cleanup removes the staging directory with its
+// TestPendingCleanup: Cleanup removes the staging directory with its
 // contents, is idempotent and nil-safe; Publish after it fails with
 // fs.ErrClosed; a missing parent is reported by CreateDir.
-func TestPendingDirCleanup(t *testing.T) {
+func TestPendingCleanup(t *testing.T) {
 	dir := t.TempDir()
-	pd, err := CreateDir(filepath.Join(dir, "x"), 0o700)
+	pd, err := Create(filepath.Join(dir, "x"), 0o700, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestPendingDirCleanup(t *testing.T) {
 	if err := pd.Cleanup(); err != nil {
 		t.Fatalf("second Cleanup() = %v", err)
 	}
-	if err := (*PendingDir)(nil).Cleanup(); err != nil {
+	if err := (*Pending)(nil).Cleanup(); err != nil {
 		t.Fatalf("nil Cleanup() = %v", err)
 	}
 	if _, err := os.Lstat(pd.Path()); !errors.Is(err, fs.ErrNotExist) {
@@ -222,11 +223,11 @@ func TestPendingDirCleanup(t *testing.T) {
 	if err := pd.Publish(); !errors.Is(err, fs.ErrClosed) {
 		t.Fatalf("Publish after Cleanup = %v, want fs.ErrClosed", err)
 	}
-	if _, err := CreateDir(filepath.Join(dir, "no", "x"), 0o700); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Create(filepath.Join(dir, "no", "x"), 0o700, true); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("CreateDir under a missing parent = %v, want fs.ErrNotExist", err)
 	}
-	if _, err := CreateDir("", 0o700); !errors.Is(err, fs.ErrInvalid) {
-		t.Fatalf(`CreateDir("") = %v, want fs.ErrInvalid`, err)
+	if _, err := Create("", 0o700, true); !errors.Is(err, fs.ErrInvalid) {
+		t.Fatalf(`Create("") = %v, want fs.ErrInvalid`, err)
 	}
 }
 
@@ -241,5 +242,13 @@ func mustMkdir(t *testing.T, path string) {
 	t.Helper()
 	if err := os.Mkdir(path, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func assertTarget(t *testing.T, path, want string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != want {
+		t.Errorf("ReadFile(%q) = %q, %v; want %q, nil", path, b, err, want)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !windows
 
-package atomicfile
+package atomicdir
 
 // renameNoReplace has no kernel support here: see renameFallback.
 func renameNoReplace(oldpath, newpath string) error {

@@ -1,4 +1,4 @@
-package atomicfile
+package atomicdir
 
 import (
 	"errors"
