@@ -91,7 +91,6 @@ type world struct {
 	dir   string // everything lives under it
 	state string // -state-dir: the ledgers' and boards' sidecar locks
 	loops string // loop -root
-	rng   *rand.ChaCha8
 
 	mu       sync.Mutex           // protects the fields below
 	ledgers  []string             // each ledger file; the last is the current one
