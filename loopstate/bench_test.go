@@ -28,7 +28,7 @@ var benchModes = []struct {
 
 func benchLoop(b *testing.B, opts ...Option) *Loop {
 	b.Helper()
-	r := NewRoot(b.TempDir(), opts...)
+	r := mustRoot(NewRoot(b.TempDir(), opts...))
 	l, err := r.Create(context.Background(), "bench", Template{Name: "bench", Gates: Gates{MaxTicks: i64(1 << 40)}})
 	if err != nil {
 		b.Fatal(err)

@@ -9,7 +9,9 @@
 // applies them under the loop's lock, and [Loop.Tick] runs a whole tick,
 // harness included, under it:
 //
-//	l, _ := loopstate.NewRoot(dir).Create(ctx, "nightly", loopstate.Template{
+//	root, err := loopstate.NewRoot(dir)
+//	...
+//	l, _ := root.Create(ctx, "nightly", loopstate.Template{
 //		Gates: loopstate.Gates{MaxTicks: new(int64(20)), Budget: loopstate.Budget{USD: new(5.0)}},
 //	})
 //	rec, err := l.Tick(ctx, loopstate.TriggerManual, (&harness.Command{Path: "./triage"}).Run)

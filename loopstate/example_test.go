@@ -21,7 +21,7 @@ func ExampleRoot_Create() {
 	dir, _ := os.MkdirTemp("", "loopstate-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	root := loopstate.NewRoot(dir, loopstate.WithClock(clock))
+	root := must(loopstate.NewRoot(dir, loopstate.WithClock(clock)))
 
 	tpl := loopstate.Template{
 		Name:     "ci-triage",
@@ -53,7 +53,7 @@ func ExampleLoop_Approve() {
 	dir, _ := os.MkdirTemp("", "loopstate-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	root := loopstate.NewRoot(dir, loopstate.WithClock(clock))
+	root := must(loopstate.NewRoot(dir, loopstate.WithClock(clock)))
 	l, _ := root.Create(ctx, "nightly", loopstate.Template{Gates: loopstate.Gates{MaxTicks: new(int64(2))}})
 
 	work := func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
@@ -85,7 +85,7 @@ func ExampleLoop_Tick() {
 	dir, _ := os.MkdirTemp("", "loopstate-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	root := loopstate.NewRoot(dir, loopstate.WithClock(clock))
+	root := must(loopstate.NewRoot(dir, loopstate.WithClock(clock)))
 	l, _ := root.Create(ctx, "triage", loopstate.Template{})
 
 	work := func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
@@ -117,7 +117,7 @@ func ExampleWithLockTimeout() {
 	dir, _ := os.MkdirTemp("", "loopstate-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	root := loopstate.NewRoot(dir, loopstate.WithClock(clock))
+	root := must(loopstate.NewRoot(dir, loopstate.WithClock(clock)))
 	l, _ := root.Create(ctx, "triage", loopstate.Template{})
 	work := func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 		time.Sleep(50 * time.Millisecond) // longer than the lock timeout
@@ -200,4 +200,12 @@ func ExampleCodec() {
 	//   "schema": 1,
 	//   "name": "x",
 	//   "template": null,
+}
+
+// must returns r, and panics if NewRoot refused its arguments.
+func must(r *loopstate.Root, err error) *loopstate.Root {
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

@@ -40,7 +40,7 @@ func newTestRoot(t testing.TB, opts ...Option) (*Root, *testClock) {
 	t.Helper()
 	c := newClock()
 	opts = append([]Option{WithoutSync(), WithClock(c.now)}, opts...)
-	return NewRoot(t.TempDir(), opts...), c
+	return mustRoot(NewRoot(t.TempDir(), opts...)), c
 }
 
 // mustCreate creates a loop or fails the test.
@@ -143,4 +143,13 @@ func exitCode(err error) int {
 		return exitUsage
 	}
 	return exitRefused
+}
+
+// mustRoot returns r, and panics if NewRoot refused its arguments: the
+// tests' roots are all valid.
+func mustRoot(r *Root, err error) *Root {
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

@@ -93,7 +93,7 @@ func mustOpenRapid(t *rapid.T, r *Root) *Loop {
 }
 
 func (mc *machine) reopen() {
-	mc.root = NewRoot(mc.dir, WithoutSync(), WithClock(mc.clock.now))
+	mc.root = mustRoot(NewRoot(mc.dir, WithoutSync(), WithClock(mc.clock.now)))
 	if mc.loop != nil {
 		mc.loop, _ = mc.root.Open(context.Background(), "m")
 	}

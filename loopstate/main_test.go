@@ -102,7 +102,7 @@ func runHarness(mode, dir string) int {
 		time.Sleep(harnessBound)
 		return 1
 	case "ops":
-		l, err := NewRoot(os.Getenv(envRoot), WithoutSync()).Open(context.Background(), os.Getenv(envLoop))
+		l, err := mustRoot(NewRoot(os.Getenv(envRoot), WithoutSync())).Open(context.Background(), os.Getenv(envLoop))
 		if err != nil {
 			mark("harness-ops", err.Error())
 			return 1

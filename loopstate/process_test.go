@@ -30,7 +30,7 @@ import (
 
 // rootIn is the loops' root of a test directory shared with its children.
 func rootIn(dir string, opts ...Option) *Root {
-	return NewRoot(filepath.Join(dir, "root"), append([]Option{WithoutSync()}, opts...)...)
+	return mustRoot(NewRoot(filepath.Join(dir, "root"), append([]Option{WithoutSync()}, opts...)...))
 }
 
 // result is what a child recorded about one command: its exit code (see
@@ -449,7 +449,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 // current_tick before the harness loses the abandoned line and the failure.
 func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 	const rounds = 3
-	durable := func(dir string) *Root { return NewRoot(filepath.Join(dir, "root")) }
+	durable := func(dir string) *Root { return mustRoot(NewRoot(filepath.Join(dir, "root"))) }
 	if c := filetxntest.Child(t); c != nil {
 		l := mustOpen(t, durable(c.Dir), "t8")
 		c.Barrier()

@@ -62,13 +62,23 @@ func WithLockOptions(opts ...lock.Option) Option {
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
 // NewRoot returns the Root in dir. It does no I/O: the directory is created
-// by the first Create.
-func NewRoot(dir string, opts ...Option) *Root {
+// by the first Create. It refuses an empty dir and a nil clock
+// (WithClock(nil)) with an error matching ErrInvalid, as filetxn.NewStore,
+// ledger.Open and board.Open refuse what they cannot honour.
+func NewRoot(dir string, opts ...Option) (*Root, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("loopstate: NewRoot: empty directory: %w", ErrInvalid)
+	}
 	r := &Root{dir: dir, o: options{now: time.Now}}
 	for _, opt := range opts {
-		opt(&r.o)
+		if opt != nil {
+			opt(&r.o)
+		}
 	}
-	return r
+	if r.o.now == nil {
+		return nil, fmt.Errorf("loopstate: NewRoot %s: WithClock(nil): %w", dir, ErrInvalid)
+	}
+	return r, nil
 }
 
 func (r *Root) loopDir(name string) string { return filepath.Join(r.dir, LoopsDir, name) }

@@ -264,7 +264,11 @@ func (p project) seed() error {
 	if err := os.WriteFile(p.Board, seedBoard(), 0o644); err != nil {
 		return err
 	}
-	_, err := loopstate.NewRoot(p.Loops).Create(context.Background(), demoLoop, loopstate.Template{
+	root, err := loopstate.NewRoot(p.Loops)
+	if err != nil {
+		return err
+	}
+	_, err = root.Create(context.Background(), demoLoop, loopstate.Template{
 		Name:     "ci-triage",
 		Schedule: loopstate.Schedule{Enabled: true, Every: "15m"},
 	})
@@ -530,7 +534,10 @@ func verify(p project, procs, rounds int, res raced) (verdict, error) {
 
 	// The loop: every tick counted in the state and logged, and every
 	// tick's cost added.
-	root := loopstate.NewRoot(p.Loops)
+	root, err := loopstate.NewRoot(p.Loops)
+	if err != nil {
+		return v, err
+	}
 	l, err := root.Open(ctx, demoLoop)
 	if err != nil {
 		return v, err

@@ -103,7 +103,11 @@ func demoWorker(c *cli, p project, w, rounds int) error {
 	if err != nil {
 		return err
 	}
-	l, err := loopstate.NewRoot(p.Loops, loopstate.WithLockOptions(m.option())).Open(ctx, demoLoop)
+	root, err := loopstate.NewRoot(p.Loops, loopstate.WithLockOptions(m.option()))
+	if err != nil {
+		return err
+	}
+	l, err := root.Open(ctx, demoLoop)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func (c *cli) openRoot(dir string, create bool) (*loopstate.Root, error) {
 			return nil, notFoundf("no such root: -root %s does not exist", dir)
 		}
 	}
-	return loopstate.NewRoot(dir, loopstate.WithLockOptions(c.waitReport())), nil
+	return loopstate.NewRoot(dir, loopstate.WithLockOptions(c.waitReport()))
 }
 
 // openLoop parses "-root DIR NAME" and opens the loop.

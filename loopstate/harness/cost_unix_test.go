@@ -19,7 +19,7 @@ import (
 // leaves the note empty and the first two cases go red.
 func TestMalformedCostLineIsInTheTicksNote(t *testing.T) {
 	ctx := context.Background()
-	l, err := loopstate.NewRoot(t.TempDir()).Create(ctx, "x", loopstate.Template{})
+	l, err := mustRoot(loopstate.NewRoot(t.TempDir())).Create(ctx, "x", loopstate.Template{})
 	require.NoError(t, err, "Create(x) = %v", err)
 	for _, tc := range []struct {
 		script  string
@@ -49,7 +49,7 @@ func TestCommandGetsTheRootAbsolute(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	ctx := context.Background()
-	l, err := loopstate.NewRoot(".").Create(ctx, "x", loopstate.Template{})
+	l, err := mustRoot(loopstate.NewRoot(".")).Create(ctx, "x", loopstate.Template{})
 	require.NoError(t, err, "Create(x) = %v", err)
 	script := `echo "{\"cost\": {}, \"note\": \"$LOOPSTATE_ROOT|$LOOPSTATE_LOOP\"}"`
 	rec, err := l.Tick(ctx, loopstate.TriggerManual, (&Command{Path: "sh", Args: []string{"-c", script}}).Run)
@@ -60,4 +60,12 @@ func TestCommandGetsTheRootAbsolute(t *testing.T) {
 	want, _ := filepath.EvalSymlinks(dir)
 	require.Equal(t, want, got, "the harness's LOOPSTATE_ROOT = %q, want %q", got, want)
 	require.Equal(t, "x", loop, "the harness's LOOPSTATE_LOOP = %q, want %q", loop, "x")
+}
+
+// mustRoot returns r, and panics if NewRoot refused its arguments.
+func mustRoot(r *loopstate.Root, err error) *loopstate.Root {
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

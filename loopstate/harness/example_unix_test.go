@@ -22,7 +22,7 @@ func ExampleCommand() {
 	dir, _ := os.MkdirTemp("", "loopstate-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	root := loopstate.NewRoot(dir, loopstate.WithClock(clock))
+	root := must(loopstate.NewRoot(dir, loopstate.WithClock(clock)))
 	l, _ := root.Create(ctx, "triage", loopstate.Template{Gates: loopstate.Gates{TickTimeout: new(60.0)}})
 
 	h := &harness.Command{
@@ -38,4 +38,12 @@ func ExampleCommand() {
 	// Output:
 	// ok 0 0.09 21000 3 failing checks classified <nil>
 	// fail 3 exit status 3
+}
+
+// must returns r, and panics if NewRoot refused its arguments.
+func must(r *loopstate.Root, err error) *loopstate.Root {
+	if err != nil {
+		panic(err)
+	}
+	return r
 }
