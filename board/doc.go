@@ -22,15 +22,17 @@
 //     and line, and never rewritten. A row it cannot edit safely, or one without a status
 //     (listed by Doc.Unread), is refused by Advance with a *RowError naming key and line;
 //     the rest of the board works.
-//   - Store.Advance decides a no-op on a lock-free read and takes no lock; every other
-//     decision is made again under the lock on fresh bytes. Store.Mutate runs fn once
-//     under the lock: N moves cost one lock, one read, one write.
+//   - Store.Advance decides a no-op (and an absent row, ErrNotFound) on a lock-free read
+//     and takes no lock; every other decision is made again under the lock on fresh
+//     bytes. Store.Mutate runs fn once under the lock: N moves cost one lock, one read,
+//     one write.
 //
 // # Caveats
 //
-//   - The lock is advisory, and writers must agree on its placement: WithStateRoot set to
-//     bmad-loop's state root takes the sidecar bmad-loop takes; without it the lock is a
-//     .lock file beside the board, which bmad-loop does not take.
+//   - The lock is advisory, and writers must agree on its placement. By default Open
+//     takes the sidecar bmad-loop takes under its state root (the ledger's default too);
+//     a filetxn.WithStateRoot or filetxn.WithLockPath given to Open must match every
+//     other writer's, and a .lock file beside the board is not one bmad-loop takes.
 //   - A Doc is a snapshot and is not safe for concurrent use; decide under Store.Mutate or
 //     Store.Advance what must not be stale. A Store is safe for concurrent use.
 //   - Calling the Store from inside its own Mutate callback fails with lock.ErrReentrant.

@@ -29,7 +29,9 @@
 //     a real write there fails with an error wrapping [ErrNoStateRoot].
 //     Archive writes the archive, then the ledger, under one hold; a crash in
 //     between copies no body twice.
-//   - Bad arguments are *[ArgError] values, returned before any I/O.
+//   - Bad arguments are *[ArgError] values, returned before any I/O. An id
+//     no entry carries is an error matching [ErrNotFound] for Store.MarkDone;
+//     an id already closed is a replay that succeeds without writing.
 //
 // # Caveats
 //
