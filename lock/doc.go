@@ -31,10 +31,9 @@
 //     taken).
 //   - One lock's stalled file system stalls that lock only: the process-wide
 //     table does no I/O under its mutex.
-//   - Diagnostics: an exclusive holder writes a one-line record (pid, host,
-//     program, purpose, acquired-at) into the lock file; ReadHolder reads it,
-//     BusyError carries it and WithWaitReport and WithLogger report long
-//     waits with it.
+//   - Diagnostics: a holder writes a one-line record (pid, host, program,
+//     purpose, acquired-at) into the lock file; ReadHolder reads it,
+//     BusyError carries it and WithWaitReport reports long waits with it.
 //   - Hand-over (Unix): HandOver lends a held lock to a child process, which
 //     borrows it only with proof that the parent holds it at that moment (the
 //     inherited descriptor holds the lock and the holder record carries the

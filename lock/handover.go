@@ -41,9 +41,8 @@ const HandoverEnv = "FILETXN_LOCK_HANDOVER"
 //
 // HandOver writes the holder record even for a lock taken WithoutHolder (the
 // proof lives there), and fails if it cannot. A borrowed handle hands on its
-// parent's proof. Only exclusive locks are handed over (a shared lock needs
-// no hand-over: a child can share it anyway). HandOver returns
-// ErrNotSupported on Windows and other systems without flock(2).
+// parent's proof. HandOver returns ErrNotSupported on Windows and other
+// systems without flock(2).
 func (h *Handle) HandOver(cmd *exec.Cmd) error { return h.handOver(cmd) }
 
 // handoverFile is a descriptor duplicated for a child by HandOver on a
