@@ -43,7 +43,7 @@ func doneCtxCalls() []doneCtxCall {
 		{"MutateProbed", true, func(ctx context.Context, s *Store[*counter]) error { _, err := s.MutateProbed(ctx, inc); return err }},
 		{"Locked", true, func(ctx context.Context, s *Store[*counter]) error {
 			return s.Locked(ctx, func(tx *Tx) error {
-				data, err := tx.Read(s.Path())
+				data, err := tx.Read(s.path)
 				if err != nil {
 					return err
 				}
@@ -51,12 +51,12 @@ func doneCtxCalls() []doneCtxCall {
 				if err != nil {
 					return err
 				}
-				_, err = tx.Write(s.Path(), []byte(strconv.Itoa(d.n+1)+"\n"))
+				_, err = tx.Write(s.path, []byte(strconv.Itoa(d.n+1)+"\n"))
 				return err
 			})
 		}},
 		{"Restore", true, func(ctx context.Context, s *Store[*counter]) error {
-			cur, err := os.ReadFile(s.Path())
+			cur, err := os.ReadFile(s.path)
 			if err != nil {
 				return err
 			}
@@ -82,14 +82,14 @@ func TestDoneContextRunsOnAFreeLock(t *testing.T) {
 		for _, c := range doneCtxCalls() {
 			t.Run(how+"/"+c.name, func(t *testing.T) {
 				s := newCounter(t)
-				require.NoError(t, os.WriteFile(s.Path(), []byte("41\n"), 0o644))
+				require.NoError(t, os.WriteFile(s.path, []byte("41\n"), 0o644))
 				err := c.call(ctx, s)
 				require.NoError(t, err, "%s(%s ctx, free lock) = %v, want nil", c.name, how, err)
 				want := "41\n"
 				if c.waits {
 					want = "42\n"
 				}
-				got := readCount(t, s.Path())
+				got := readCount(t, s.path)
 				require.Equal(t, want, got, "file after %s(%s ctx, free lock) = %q, want %q", c.name, how, got, want)
 			})
 		}

@@ -31,7 +31,7 @@ func TestEntryPointsRefuseNonRegularFiles(t *testing.T) {
 		"View":         func(s *Store[*counter]) error { _, err := s.View(ctx); return err },
 		"Restore":      func(s *Store[*counter]) error { _, err := s.Restore(ctx, []byte("7\n"), digestOf(nil)); return err },
 		"Tx.Read": func(s *Store[*counter]) error {
-			return s.Locked(ctx, func(tx *Tx) error { _, err := tx.Read(s.Path()); return err })
+			return s.Locked(ctx, func(tx *Tx) error { _, err := tx.Read(s.path); return err })
 		},
 	}
 	for kind, path := range oddfile.Make(t) {

@@ -121,9 +121,6 @@ func NewStore[D any](path string, codec Codec[D], opts ...Option) (*Store[D], er
 	return s, nil
 }
 
-// Path returns the data file's path as given to NewStore.
-func (s *Store[D]) Path() string { return s.path }
-
 // LockPath returns the path of the lock file that guards the data file. With
 // WithStateRoot it resolves symlinks in the data file's path (see
 // lock.SidecarPath); it creates nothing.

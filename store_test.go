@@ -43,19 +43,19 @@ func TestMutateWritesOnlyWhenBytesChange(t *testing.T) {
 	if err != nil || c.Written {
 		t.Fatalf("Mutate(no change, missing file) = %+v, %v, want nothing written", c, err)
 	}
-	if _, err := os.Stat(s.Path()); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(s.path); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("no-op Mutate created the file: %v", err)
 	}
 	c, err = s.Mutate(ctx, func(c *counter) error { c.n = 7; return nil })
 	if err != nil || !c.Written || sum(c) != digestOf([]byte("7\n")) {
 		t.Fatalf("Mutate(set 7) = %+v, %v, want written with the digest of %q", c, err, "7\n")
 	}
-	before, _ := os.Stat(s.Path())
+	before, _ := os.Stat(s.path)
 	c, err = s.Mutate(ctx, func(c *counter) error { c.n = 7; return nil })
 	if _, owned := c.Digest(); err != nil || c.Written || owned {
 		t.Fatalf("Mutate(same value) = %+v, %v, want nothing written and no digest", c, err)
 	}
-	after, _ := os.Stat(s.Path())
+	after, _ := os.Stat(s.path)
 	if !os.SameFile(before, after) {
 		t.Errorf("Mutate(same value) replaced the file")
 	}
@@ -72,7 +72,7 @@ func TestMutateReturnsFnErrorUnchanged(t *testing.T) {
 	if err != errBoom || c.Written {
 		t.Fatalf("Mutate(fn fails) = %+v, %v, want the fn's error itself and nothing written", c, err)
 	}
-	if got := readCount(t, s.Path()); got != "1\n" {
+	if got := readCount(t, s.path); got != "1\n" {
 		t.Errorf("file after failed fn = %q, want %q", got, "1\n")
 	}
 }
@@ -83,7 +83,7 @@ func TestMutateReturnsFnErrorUnchanged(t *testing.T) {
 // lock, the nested call deadlocks and this test times out.
 func TestMutateInsideMutateIsReentrant(t *testing.T) {
 	s := newCounter(t)
-	other := must(NewStore[*counter](s.Path(), counterCodec{})) // a second Store value, same file
+	other := must(NewStore[*counter](s.path, counterCodec{})) // a second Store value, same file
 	waiterDone := make(chan error, 1)
 	_, err := s.Mutate(context.Background(), func(c *counter) error {
 		_, err := other.Mutate(context.Background(), func(c *counter) error { c.n += 100; return nil })
@@ -113,7 +113,7 @@ func TestMutateInsideMutateIsReentrant(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("waiting Mutate never finished")
 	}
-	if got := readCount(t, s.Path()); got != "11\n" {
+	if got := readCount(t, s.path); got != "11\n" {
 		t.Errorf("file = %q, want %q (outer +1, waiter +10, nested nothing)", got, "11\n")
 	}
 }
@@ -143,22 +143,22 @@ func TestMutatePanicReleasesLock(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("TryAcquire after panic = %v, want the lock free", err)
 	}
-	if _, err := os.Stat(s.Path()); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(s.path); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("panicking Mutate wrote the file")
 	}
 }
 
 func TestMutateDecodeErrorNamesPath(t *testing.T) {
 	s := newCounter(t)
-	if err := os.WriteFile(s.Path(), []byte("not a number\n"), 0o644); err != nil {
+	if err := os.WriteFile(s.path, []byte("not a number\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := s.Mutate(context.Background(), func(c *counter) error { c.n++; return nil })
 	var pe *fs.PathError
-	if !errors.As(err, &pe) || pe.Op != "Decode" || pe.Path != s.Path() {
+	if !errors.As(err, &pe) || pe.Op != "Decode" || pe.Path != s.path {
 		t.Fatalf("Mutate(corrupt) = %v, want a Decode *fs.PathError naming the file", err)
 	}
-	if got := readCount(t, s.Path()); got != "not a number\n" {
+	if got := readCount(t, s.path); got != "not a number\n" {
 		t.Errorf("corrupt file was rewritten: %q", got)
 	}
 }
@@ -173,7 +173,7 @@ func TestMutateProbedTakesNoLockForNoOp(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := must(NewStore[*counter](filepath.Join(dir, "count.txt"), counterCodec{}, WithLockPath(filepath.Join(blocker, "x.lock"))))
-	if err := os.WriteFile(s.Path(), []byte("3\n"), 0o644); err != nil {
+	if err := os.WriteFile(s.path, []byte("3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c, err := s.MutateProbed(context.Background(), func(c *counter) error { c.n = 3; return nil })
@@ -183,7 +183,7 @@ func TestMutateProbedTakesNoLockForNoOp(t *testing.T) {
 	if _, err := s.MutateProbed(context.Background(), func(c *counter) error { c.n = 4; return nil }); err == nil {
 		t.Fatalf("MutateProbed(change) with an impossible lock = nil, want an error")
 	}
-	if got := readCount(t, s.Path()); got != "3\n" {
+	if got := readCount(t, s.path); got != "3\n" {
 		t.Errorf("file = %q, want it untouched", got)
 	}
 }
@@ -191,7 +191,7 @@ func TestMutateProbedTakesNoLockForNoOp(t *testing.T) {
 func TestRestoreOnlyOverOwnedVersions(t *testing.T) {
 	ctx := context.Background()
 	s := newCounter(t)
-	snap, _ := readOrNil(s.Path()) // missing: nil
+	snap, _ := readOrNil(s.path) // missing: nil
 	mine, err := s.Mutate(ctx, func(c *counter) error { c.n = 1; return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +204,7 @@ func TestRestoreOnlyOverOwnedVersions(t *testing.T) {
 	if !errors.Is(err, ErrDiverged) || c.Written {
 		t.Fatalf("Restore over a rival's version = %+v, %v, want ErrDiverged and nothing written", c, err)
 	}
-	if got := readCount(t, s.Path()); got != "2\n" {
+	if got := readCount(t, s.path); got != "2\n" {
 		t.Fatalf("file after refused Restore = %q, want the rival's %q", got, "2\n")
 	}
 	own, _ := s.Mutate(ctx, func(c *counter) error { c.n = 3; return nil })
@@ -216,7 +216,7 @@ func TestRestoreOnlyOverOwnedVersions(t *testing.T) {
 	if d, ok := c.Digest(); err != nil || !c.Written || !ok || d != digestOf(nil) {
 		t.Fatalf("Restore(nil) = %+v, %v, want the file removed, with the digest of a missing file", c, err)
 	}
-	if _, err := os.Stat(s.Path()); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(s.path); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Restore(nil) left the file: %v", err)
 	}
 }
@@ -253,7 +253,7 @@ func TestLockPlacement(t *testing.T) {
 func TestLockedTxEndsWithCallback(t *testing.T) {
 	s := newCounter(t)
 	var kept *Tx
-	other := filepath.Join(filepath.Dir(s.Path()), "archive.txt")
+	other := filepath.Join(filepath.Dir(s.path), "archive.txt")
 	err := s.Locked(context.Background(), func(tx *Tx) error {
 		kept = tx
 		if _, err := tx.Write(other, []byte("a\n")); err != nil {
@@ -349,7 +349,7 @@ func TestWriteOptions(t *testing.T) {
 			if got := len(s.o.writeOptions(tc.opts)); got != tc.want {
 				t.Errorf("writeOptions(%d options) = %d options, want %d", len(tc.opts), got, tc.want)
 			}
-			other := filepath.Join(filepath.Dir(s.Path()), "marker")
+			other := filepath.Join(filepath.Dir(s.path), "marker")
 			err := s.Locked(context.Background(), func(tx *Tx) error {
 				if _, err := tx.Write(other, []byte("running\n"), tc.opts...); err != nil {
 					return err
@@ -501,12 +501,12 @@ func testBufferReuse(t *testing.T, codec Codec[*run]) {
 func TestRestoreRefusesARivalsBytesAfterANoOp(t *testing.T) {
 	ctx := context.Background()
 	s := must(NewStore[*[]byte](filepath.Join(t.TempDir(), "log.txt"), bytesCodec{}))
-	snapshot, _ := readOrNil(s.Path()) // nil: before A's write
+	snapshot, _ := readOrNil(s.path) // nil: before A's write
 	a, err := s.Mutate(ctx, func(b *[]byte) error { *b = append(*b, "A's line\n"...); return nil })
 	require.NoError(t, err, "Mutate(A writes)")
 	mine, ok := a.Digest()
 	require.True(t, ok, "Mutate(A writes).Digest() = _, false, want the digest of A's bytes")
-	rival := must(NewStore[*[]byte](s.Path(), bytesCodec{}))
+	rival := must(NewStore[*[]byte](s.path, bytesCodec{}))
 	_, err = rival.Mutate(ctx, func(b *[]byte) error { *b = append(*b, "the rival's line\n"...); return nil })
 	require.NoError(t, err, "Mutate(the rival appends)")
 	noop, err := s.Mutate(ctx, func(*[]byte) error { return nil })
@@ -517,7 +517,7 @@ func TestRestoreRefusesARivalsBytesAfterANoOp(t *testing.T) {
 	}
 	_, err = s.Restore(ctx, snapshot, owned...)
 	require.ErrorIs(t, err, ErrDiverged, "Restore(snapshot, A's digests) after a rival's append = %v, want ErrDiverged", err)
-	got, _ := os.ReadFile(s.Path())
+	got, _ := os.ReadFile(s.path)
 	require.Equal(t, "A's line\nthe rival's line\n", string(got), "file after the refused Restore")
 }
 
@@ -543,9 +543,9 @@ func TestRestoreRemovalSyncsTheDirectory(t *testing.T) {
 			osfile.OnSyncDir = nil
 			require.NoError(t, err, "Restore(nil)")
 			require.True(t, c.Written, "Restore(nil).Written = false, want true")
-			_, err = os.Stat(s.Path())
+			_, err = os.Stat(s.path)
 			require.ErrorIs(t, err, fs.ErrNotExist, "Restore(nil) left the file")
-			dir := filepath.Dir(s.Path())
+			dir := filepath.Dir(s.path)
 			if sync {
 				require.Equal(t, []string{dir}, synced, "directories fsynced by Restore(nil)")
 			} else {

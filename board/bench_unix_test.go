@@ -277,7 +277,7 @@ func BenchmarkEngineFloor(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	var buf []byte
 	for b.Loop() {
-		engineTx(b, s, &buf)
+		engineTx(b, s, path, &buf)
 	}
 }
 
@@ -406,8 +406,8 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 		raw("hash", nil, hash, nil, nil),
 		raw("probe", probe, nil, nil, nil),
 		raw("all", func(r *rawFloor) { probe(r); sidecar(r) }, hash, lockPkg, atomicWrite),
-		{name: "engine", run: func() { engineTx(b, eng, &engBuf) }},
-		{name: "engine-noholder", run: func() { engineTx(b, engNoHolder, &engNoHolderBuf) }},
+		{name: "engine", run: func() { engineTx(b, eng, engPath, &engBuf) }},
+		{name: "engine-noholder", run: func() { engineTx(b, engNoHolder, engNoHolderPath, &engNoHolderBuf) }},
 		{name: "advance", run: func() {
 			key, target := f.next()
 			if got, err := s.Advance(ctx, key, target, "", AllowRegression()); got != target || err != nil {
@@ -438,11 +438,11 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 	}
 }
 
-// engineTx is one BenchmarkEngineFloor transaction on s; buf is the buffer its
+// engineTx is one BenchmarkEngineFloor transaction on s, the store of path; buf is the buffer its
 // lock-free read reuses, as Advance's probe reuses one.
-func engineTx(b *testing.B, s *filetxn.Store[*[]byte], buf *[]byte) {
+func engineTx(b *testing.B, s *filetxn.Store[*[]byte], path string, buf *[]byte) {
 	ctx := context.Background()
-	data, err := osfile.ReadState(s.Path(), "Read", *buf, 1)
+	data, err := osfile.ReadState(path, "Read", *buf, 1)
 	if err != nil {
 		b.Fatalf("ReadState = %v", err)
 	}
