@@ -19,3 +19,7 @@ func SetHookReleaseIO(t testing.TB, f func(path string)) {
 	hookReleaseIO = f
 	t.Cleanup(func() { hookReleaseIO = nil })
 }
+
+// HandoverEnv is the variable through which HandOver names the inherited
+// descriptors, for the tests that forge it.
+const HandoverEnv = handoverEnv

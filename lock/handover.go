@@ -6,13 +6,14 @@ import (
 	"strings"
 )
 
-// HandoverEnv is the environment variable through which HandOver tells a child
-// process which of its inherited descriptors hold which lock files, with the
-// holder's pid and the nonce it wrote into its holder record. The variable
-// alone grants nothing: the child checks that the descriptor it names is open
-// on that very lock file and holds its lock, and that the holder record still
-// carries that pid and nonce, and otherwise locks like any other process.
-const HandoverEnv = "FILETXN_LOCK_HANDOVER"
+// handoverEnv is the environment variable, FILETXN_LOCK_HANDOVER, through
+// which HandOver tells a child process which of its inherited descriptors
+// hold which lock files, with the holder's pid and the nonce it wrote into
+// its holder record. The variable alone grants nothing: the child checks that
+// the descriptor it names is open on that very lock file and holds its lock,
+// and that the holder record still carries that pid and nonce, and otherwise
+// locks like any other process.
+const handoverEnv = "FILETXN_LOCK_HANDOVER"
 
 // HandOver passes the held lock to the child process that cmd will start, so
 // that when the child (or a library in it) asks for the same lock file it gets
@@ -21,7 +22,7 @@ const HandoverEnv = "FILETXN_LOCK_HANDOVER"
 // Call it before cmd.Start and keep holding the lock until the child has
 // exited: the child borrows the lock, it does not own it. The child inherits
 // one descriptor of the lock file (appended to cmd.ExtraFiles) and the
-// HandoverEnv variable naming it (cmd.Env is set to the current environment
+// FILETXN_LOCK_HANDOVER variable naming it (cmd.Env is set to the current environment
 // if it was nil). The borrowed handle's Release leaves the lock held; the
 // parent's Release ends the lock for both, and retires the descriptor the
 // child inherited: the parent's next acquisition opens a fresh one, so a
@@ -52,7 +53,7 @@ type handoverFile struct{ f *os.File }
 func (d *handoverFile) close() { d.f.Close() }
 
 // withEnv returns env (or this process's environment when env is nil) with
-// item appended to the HandoverEnv list.
+// item appended to the handoverEnv list.
 func withEnv(env []string, item string) []string {
 	if env == nil {
 		env = os.Environ()
@@ -60,7 +61,7 @@ func withEnv(env []string, item string) []string {
 	out := make([]string, 0, len(env)+1)
 	prev := ""
 	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, HandoverEnv+"="); ok {
+		if v, ok := strings.CutPrefix(kv, handoverEnv+"="); ok {
 			prev = v
 			continue
 		}
@@ -69,5 +70,5 @@ func withEnv(env []string, item string) []string {
 	if prev != "" {
 		item = prev + "," + item
 	}
-	return append(out, HandoverEnv+"="+item)
+	return append(out, handoverEnv+"="+item)
 }

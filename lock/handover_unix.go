@@ -62,7 +62,7 @@ func (h *Handle) handOver(cmd *exec.Cmd) error {
 	return nil
 }
 
-// inherited looks in HandoverEnv for a descriptor of e's file that this
+// inherited looks in handoverEnv for a descriptor of e's file that this
 // process inherited, and reports ok when it holds the lock for a holder that
 // still holds it: the descriptor is open on this very file (same device and
 // inode) and flock(2) grants LOCK_EX|LOCK_NB on it, and then the holder
@@ -83,7 +83,7 @@ func (h *Handle) handOver(cmd *exec.Cmd) error {
 // close-on-exec so that it does not leak further than this process, and
 // the proof to hand on.
 func inherited(e *entry) (fd int, proof string, ok, freed bool) {
-	v := os.Getenv(HandoverEnv)
+	v := os.Getenv(handoverEnv)
 	if v == "" {
 		return -1, "", false, false
 	}

@@ -703,7 +703,7 @@ func TestForgedEnvironmentGrantsNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			os.Setenv(lock.HandoverEnv, fmt.Sprintf("%d:%s", f.Fd(), devIno(t, l.LockPath())))
+			os.Setenv(handoverEnv, fmt.Sprintf("%d:%s", f.Fd(), devIno(t, l.LockPath())))
 		}
 		c.Barrier()
 		ctx, cancel := context.WithTimeout(ctx0, 300*time.Millisecond)
@@ -722,7 +722,7 @@ func TestForgedEnvironmentGrantsNothing(t *testing.T) {
 		Env:  []string{"NO_LOOP_LOCK=1", "LOOPSTATE_NO_LOCK=1"},
 		Prepare: func(i int, cmd *exec.Cmd) error {
 			if forgeries[i] == "handover-fd3" {
-				cmd.Env = append(cmd.Env, lock.HandoverEnv+"=3:"+devIno(t, l.LockPath()))
+				cmd.Env = append(cmd.Env, handoverEnv+"=3:"+devIno(t, l.LockPath()))
 			}
 			return nil
 		},
@@ -906,7 +906,7 @@ func waitGone(pid int, bound time.Duration) bool {
 	return true
 }
 
-// devIno returns "dev:ino" of the file at path, as lock.HandoverEnv spells
+// devIno returns "dev:ino" of the file at path, as handoverEnv spells
 // them.
 func devIno(t testing.TB, path string) string {
 	t.Helper()
@@ -917,3 +917,8 @@ func devIno(t testing.TB, path string) string {
 	st := fi.Sys().(*syscall.Stat_t)
 	return fmt.Sprintf("%d:%d", uint64(st.Dev), uint64(st.Ino))
 }
+
+// handoverEnv is the variable through which lock.Handle.HandOver names the
+// descriptors a child inherits (FILETXN_LOCK_HANDOVER), for the tests that
+// forge it.
+const handoverEnv = "FILETXN_LOCK_HANDOVER"
