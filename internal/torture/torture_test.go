@@ -113,16 +113,19 @@ type world struct {
 type figures struct {
 	calls, kills, killsHolding, acked int
 	killsBy, holdingBy                [kinds]int
+	midWrite                          [kinds]int // kills holding the lock with this call's temporary file staged
+	betweenArchiveWrites              int        // archive kills after its archive write, before its ledger write
 	tempsBeforeFinal                  int
 }
 
 // call is one command a worker runs.
 type call struct {
-	kind kind
-	args []string
-	lock string                    // the lock file the command takes
-	ok   func(stdout string) error // records the effect, called under w.mu after exit 0
-	lost func()                    // undoes the pick, called under w.mu after a kill
+	kind  kind
+	args  []string
+	lock  string                    // the lock file the command takes
+	files []string                  // the files it may write, in the order it writes them
+	ok    func(stdout string) error // records the effect, called under w.mu after exit 0
+	lost  func()                    // undoes the pick, called under w.mu after a kill
 }
 
 // TestTortureLosesNothingToKills runs workers that append and close
@@ -135,7 +138,12 @@ type call struct {
 // the files, no id is there twice, no lock is held, the tick log has one
 // line per counted tick, and no temporary file is left.
 //
-// FILETXN_TORTURE=N runs N kills instead of 300; -v prints the figures.
+// FILETXN_TORTURE=N runs N kills instead of 300; -v prints the figures,
+// among them how many kills landed while the victim held its lock, with a
+// temporary file of this call staged (between its write and its rename),
+// and between an archive's write of the archive and of the ledger. (A kill
+// is looked at right after it; a rival that takes the freed lock within
+// those microseconds can make the last two figures a little high.)
 //
 // Ablations (each seen red): without the engine's removal of stale
 // temporary files (staletemp.Remove in Tx.Write) the run ends with temps
@@ -197,13 +205,14 @@ func TestTortureLosesNothingToKills(t *testing.T) {
 	w.finalWrites()
 	r := w.check()
 	f := w.figures
-	var by []string
+	var by, mid []string
 	for k := range kinds {
 		by = append(by, fmt.Sprintf("%s %d (%d holding)", kindNames[k], f.killsBy[k], f.holdingBy[k]))
+		mid = append(mid, fmt.Sprintf("%s %d", kindNames[k], f.midWrite[k]))
 	}
 	report := fmt.Sprintf("torture: %d workers, %d commands in %v (%s/%s, %d CPUs)\n"+
 		"kills                  %d: %s\n"+
-		"kills holding the lock %d\n"+
+		"kills holding the lock %d: %d with a temporary file staged (%s), %d between an archive's two writes\n"+
 		"acknowledged effects   %d\n"+
 		"lost                   %d\n"+
 		"duplicate ids          %d\n"+
@@ -211,7 +220,7 @@ func TestTortureLosesNothingToKills(t *testing.T) {
 		"stuck locks            %d\n"+
 		"tick log               %d ticks counted, %d lines counted\n",
 		workers, f.calls, elapsed.Round(time.Second), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
-		f.kills, strings.Join(by, ", "), f.killsHolding, f.acked,
+		f.kills, strings.Join(by, ", "), f.killsHolding, sum(f.midWrite), strings.Join(mid, ", "), f.betweenArchiveWrites, f.acked,
 		len(r.lost), r.dups, f.tempsBeforeFinal, len(r.strays), len(r.stuck), r.tickCount, r.tickLines)
 	t.Log("\n" + report)
 
@@ -323,7 +332,7 @@ func (w *world) pick(rng *rand.Rand) (call, error) {
 		i := rng.IntN(len(open))
 		id := open[i]
 		w.open[ledger] = slices.Delete(open, i, i+1)
-		return call{kind: k, lock: w.sidecar(ledger),
+		return call{kind: k, lock: w.sidecar(ledger), files: []string{ledger},
 			args: []string{"ledger", "close", "-file", ledger, "-date", "2026-06-11", "-note", "closed under fire", id},
 			ok:   func(string) error { w.closed[ledger+"#"+id] = true; return nil },
 			lost: func() { w.open[ledger] = append(w.open[ledger], id) }, // maybe closed; a replay is a no-op
@@ -333,7 +342,8 @@ func (w *world) pick(rng *rand.Rand) (call, error) {
 			return w.pickAdd(ledger), nil
 		}
 		return call{kind: k, lock: w.sidecar(ledger),
-			args: []string{"ledger", "archive", "-file", ledger, "-stamp", "2026-06-12"},
+			files: []string{ledger, filepath.Join(filepath.Dir(ledger), "deferred-work-archive.md")},
+			args:  []string{"ledger", "archive", "-file", ledger, "-stamp", "2026-06-12"},
 			ok: func(out string) error {
 				if strings.HasPrefix(out, "archived ") {
 					for _, id := range idPattern.FindAllString(strings.SplitN(out, " into ", 2)[0], -1) {
@@ -361,7 +371,7 @@ func (w *world) pick(rng *rand.Rand) (call, error) {
 		}
 		key := todo[rng.IntN(len(todo))]
 		to := statuses[w.reached[board+"#"+key]+1]
-		return call{kind: k, lock: w.sidecar(board),
+		return call{kind: k, lock: w.sidecar(board), files: []string{board},
 			args: []string{"board", "advance", "-file", board, key, to},
 			ok: func(out string) error {
 				got := slices.Index(statuses, strings.TrimSpace(out))
@@ -374,7 +384,8 @@ func (w *world) pick(rng *rand.Rand) (call, error) {
 		}, nil
 	case tick:
 		return call{kind: k, lock: filepath.Join(w.loops, "loops", "t", ".state.lock"),
-			args: []string{"-json", "loop", "tick", "-root", w.loops, "t", "--", "true"},
+			files: []string{filepath.Join(w.loops, "loops", "t", ".state.loop")},
+			args:  []string{"-json", "loop", "tick", "-root", w.loops, "t", "--", "true"},
 			ok: func(out string) error {
 				var rec struct{ N int }
 				if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.N == 0 {
@@ -391,7 +402,7 @@ func (w *world) pick(rng *rand.Rand) (call, error) {
 func (w *world) pickAdd(ledger string) call {
 	w.seq++
 	title := fmt.Sprintf("Finding %d under fire", w.seq)
-	return call{kind: add, lock: w.sidecar(ledger),
+	return call{kind: add, lock: w.sidecar(ledger), files: []string{ledger},
 		args: []string{"ledger", "add", "-file", ledger, "-title", title,
 			"-origin", fmt.Sprintf("torture %d", w.seq), "-source-spec", "torture.md", "-reason", "out of scope"},
 		ok: func(out string) error {
@@ -429,7 +440,7 @@ func (w *world) runOne(ctx context.Context, rng *rand.Rand) (bool, error) {
 	}
 	w.mu.Unlock()
 
-	res, holding := w.run(ctx, c.args, delay, c.lock)
+	res, at := w.run(ctx, c.args, delay, c.lock, c.files)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if res.aborted {
@@ -439,9 +450,15 @@ func (w *world) runOne(ctx context.Context, rng *rand.Rand) (bool, error) {
 	if res.killed {
 		w.figures.kills++
 		w.figures.killsBy[c.kind]++
-		if holding {
+		if at.holding {
 			w.figures.killsHolding++
 			w.figures.holdingBy[c.kind]++
+		}
+		if at.holding && at.midWrite {
+			w.figures.midWrite[c.kind]++
+		}
+		if at.holding && c.kind == archive && at.written[1] && !at.written[0] {
+			w.figures.betweenArchiveWrites++
 		}
 		if c.lost != nil {
 			c.lost()
@@ -475,7 +492,7 @@ func (r result) String() string {
 const callTimeout = time.Minute
 
 func (w *world) exec(ctx context.Context, args ...string) result {
-	r, _ := w.run(ctx, args, -1, "")
+	r, _ := w.run(ctx, args, -1, "", nil)
 	return r
 }
 
@@ -484,7 +501,7 @@ func (w *world) exec(ctx context.Context, args ...string) result {
 // holder record of lockFile named the victim right after the kill: the
 // record is written after the lock is taken and cleared before it is
 // released, so then the victim died holding it.
-func (w *world) run(ctx context.Context, args []string, delay time.Duration, lockFile string) (result, bool) {
+func (w *world) run(ctx context.Context, args []string, delay time.Duration, lockFile string, files []string) (result, killedAt) {
 	args = append([]string{"-state-dir", w.state}, args...)
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
@@ -497,10 +514,11 @@ func (w *world) run(ctx context.Context, args []string, delay time.Duration, loc
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		r.code, r.stderr = -1, err.Error()
-		return r, false
+		return r, killedAt{}
 	}
-	var mu sync.Mutex // protects exited, sent and holding
-	exited, sent, holding := false, false, false
+	var mu sync.Mutex // protects exited, sent and at
+	exited, sent := false, false
+	var at killedAt
 	if delay >= 0 {
 		timer := time.AfterFunc(delay, func() {
 			mu.Lock()
@@ -510,7 +528,7 @@ func (w *world) run(ctx context.Context, args []string, delay time.Duration, loc
 			}
 			if cmd.Process.Kill() == nil {
 				sent = true
-				holding = holderIs(lockFile, cmd.Process.Pid)
+				at = seen(lockFile, cmd.Process.Pid, files, start)
 			}
 		})
 		defer timer.Stop()
@@ -539,7 +557,43 @@ func (w *world) run(ctx context.Context, args []string, delay time.Duration, loc
 	case ctx.Err() != nil:
 		r.code, r.stderr = -1, fmt.Sprintf("timed out after %v\n%s", callTimeout, r.stderr)
 	}
-	return r, holding && r.killed
+	if !r.killed {
+		at = killedAt{}
+	}
+	return r, at
+}
+
+// killedAt is what a kill found.
+type killedAt struct {
+	holding  bool   // the victim held the lock
+	midWrite bool   // a temporary file of one of its files, made since the call began, was there
+	written  []bool // which of its files it had replaced since the call began
+}
+
+// seen looks, right after a kill, at the holder record of lockFile and at
+// files and their temporary files (of atomicfile's naming) for what the
+// victim pid had done since start. The record is written after the lock is
+// taken and cleared before it is released, so a record naming the victim
+// says it died holding the lock, when only it could stage a file.
+func seen(lockFile string, pid int, files []string, start time.Time) killedAt {
+	at := killedAt{holding: holderIs(lockFile, pid), written: make([]bool, len(files))}
+	for i, f := range files {
+		if fi, err := os.Stat(f); err == nil && !fi.ModTime().Before(start) {
+			at.written[i] = true
+		}
+		dir, base := filepath.Split(f)
+		es, _ := os.ReadDir(dir)
+		for _, e := range es {
+			rest, ok := strings.CutPrefix(e.Name(), "."+base)
+			if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
+				continue
+			}
+			if fi, err := e.Info(); err == nil && !fi.ModTime().Before(start) {
+				at.midWrite = true
+			}
+		}
+	}
+	return at
 }
 
 // holderIs reports whether the holder record in the lock file names pid.
@@ -778,3 +832,11 @@ func exists(p string) bool {
 
 // first returns the first n of s, for a readable failure.
 func first(s []string, n int) []string { return s[:min(n, len(s))] }
+
+func sum(a [kinds]int) int {
+	n := 0
+	for _, v := range a {
+		n += v
+	}
+	return n
+}
