@@ -1,0 +1,6 @@
+//go:build unix && !linux
+
+package main
+
+// fileSystem names the file system dir is on; only Linux's is decoded.
+func fileSystem(dir string) string { return "not decoded on this OS" }

@@ -1,0 +1,129 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain lets the contend section re-execute the test binary as its
+// children.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(contendChild())
+	}
+	os.Exit(m.Run())
+}
+
+func TestQuartilesInterpolateBetweenOrderStatistics(t *testing.T) {
+	for _, tc := range []struct {
+		xs           []float64
+		q1, med, q3 float64
+	}{
+		{[]float64{1}, 1, 1, 1},
+		{[]float64{3, 1, 2}, 1.5, 2, 2.5},
+		{[]float64{4, 1, 3, 2}, 1.75, 2.5, 3.25},
+	} {
+		q1, med, q3 := quartiles(tc.xs)
+		require.Equal(t, []float64{tc.q1, tc.med, tc.q3}, []float64{q1, med, q3}, "quartiles(%v) = %v %v %v, want %v %v %v", tc.xs, q1, med, q3, tc.q1, tc.med, tc.q3)
+	}
+}
+
+// TestFloorPublishesTheBytesLedgerAppendPublishes guards the floor's entry
+// template: if the ledger format changes, the benchmark must stop rather
+// than compare rows that write different files. (Ablation: changing
+// "location: n/a" in appendEntry turns it red.)
+func TestFloorPublishesTheBytesLedgerAppendPublishes(t *testing.T) {
+	for _, n := range []int{0, 1, 10} {
+		want, err := wantAfterAppend(t.TempDir(), n, seedLedger(n), "a")
+		require.NoError(t, err, "wantAfterAppend(%d entries) = %v, want nil", n, err)
+
+		path := filepath.Join(t.TempDir(), "deferred-work.md")
+		require.NoError(t, os.WriteFile(path, seedLedger(n), 0o644))
+		require.NoError(t, floorAppend(path, n+1, "a"))
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(got, want), "floorAppend on %d entries wrote %q, want %q", n, got, want)
+	}
+}
+
+func TestRowCheckRejectsOtherBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "deferred-work.md")
+	f := &fileRow{path: path, seed: seedLedger(2)}
+	require.NoError(t, f.reset())
+	err := f.check(appendEntry(seedLedger(2), 3, "a"), 3)
+	require.Error(t, err, "check of the unchanged seed against an append = nil, want an error")
+}
+
+// TestEverySectionRunsAndWritesTheReport is the smoke test CI runs: every
+// section, tiny, one round, with the Markdown report and both charts.
+// Among its checks are the contend section's: every locked row ends at the
+// exact count and the unlocked control loses updates (ablations: making the
+// control take the floor's lock fails the run with "lost no update"; taking
+// the lock out of the floor's row fails it with "updates lost").
+func TestEverySectionRunsAndWritesTheReport(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "BENCHMARKS.md")
+	args := []string{"-dir", dir, "-rounds", "1", "-runs", "2", "-lock-ops", "20", "-txn-ops", "1",
+		"-scaling-ops", "1", "-scaling-sizes", "10,1000", "-group-goroutines", "2", "-group-appends", "3",
+		"-contend-procs", "4", "-contend-increments", "40", "-md", md, "-svg", dir}
+	err := withStdout(t, func() error { return run(args) })
+	require.NoError(t, err, "run(%q) = %v, want nil", args, err)
+
+	report, err := os.ReadFile(md)
+	require.NoError(t, err)
+	for _, want := range []string{"## Targets (issue 15)", "## Run 2 of 2", "### Lock round trip", "### One durable append, 10,000-entry ledger", "lost [", "ledger.Store.Append @ 1,000"} {
+		require.Contains(t, string(report), want, "the report lacks %q", want)
+	}
+	for _, name := range []string{"scaling.svg", "group.svg"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		d := xml.NewDecoder(bytes.NewReader(data))
+		for {
+			_, err := d.Token()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err, "%s is not well-formed XML: %v", name, err)
+		}
+		require.Contains(t, string(data), "<svg", "%s is no SVG", name)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.False(t, strings.HasPrefix(e.Name(), ".peers-"), "run left its scratch directory %s", e.Name())
+	}
+}
+
+func TestBadFlagsAreRefused(t *testing.T) {
+	for _, args := range [][]string{{"-sections", "nope"}, {"-rounds", "0"}, {"-scaling-sizes", "10,x"}, {"-contend-procs", "1"}} {
+		err := run(append([]string{"-dir", t.TempDir()}, args...))
+		require.Error(t, err, "run(%q) = nil, want an error", args)
+	}
+}
+
+// withStdout runs fn with the process's stdout sent to the test log.
+func withStdout(t *testing.T, fn func() error) error {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	saved := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	err = fn()
+	os.Stdout = saved
+	w.Close()
+	t.Log(string(<-done))
+	r.Close()
+	return err
+}

@@ -1,0 +1,320 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// value formats a row's median value: time per operation, or throughput.
+func (s *section) value(r *result) string {
+	v := median(r.values)
+	if s.throughput {
+		return fmt.Sprintf("%.0f ops/s", v)
+	}
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2f ms", v/1e6)
+	default:
+		return fmt.Sprintf("%.2f µs", v/1e3)
+	}
+}
+
+func (r *result) allocs() (string, string) {
+	if !r.measured || r.ops == 0 {
+		return "", ""
+	}
+	return fmt.Sprintf("%.0f", float64(r.mallocs)/float64(r.ops)), fmt.Sprintf("%.0f", float64(r.heap)/float64(r.ops))
+}
+
+func (s *section) ratioHeader() string {
+	if s.throughput {
+		return "throughput ratio (higher is faster)"
+	}
+	return "time ratio (lower is faster)"
+}
+
+// table renders the section as Markdown table lines.
+func (s *section) table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| row | %s: median | quartiles | median | allocs/op | B/op |\n|---|---:|---:|---:|---:|---:|\n", s.ratioHeader())
+	for _, r := range s.rows {
+		q1, med, q3 := quartiles(r.ratios)
+		a, by := r.allocs()
+		name := r.name
+		if r.ref {
+			name += " (reference)"
+		}
+		if r.note != "" {
+			name += "; " + r.note
+		}
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f-%.2f | %s | %s | %s |\n", name, med, q1, q3, s.value(r), a, by)
+	}
+	return b.String()
+}
+
+// text is the run as plain columns for the terminal.
+func (rep *report) text(run, runs int) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "run %d of %d, %s, took %s\n", run, runs, rep.start.UTC().Format(time.RFC3339), rep.took.Round(time.Second))
+	for _, s := range rep.sections {
+		fmt.Fprintf(&b, "\n%s (%s, median [quartiles], median value, allocs/op, B/op)\n", s.title, s.ratioHeader())
+		w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		for _, r := range s.rows {
+			q1, med, q3 := quartiles(r.ratios)
+			a, by := r.allocs()
+			fmt.Fprintf(w, "  %s\t%.2f\t[%.2f-%.2f]\t%s\t%s\t%s\t%s\n", r.name, med, q1, q3, s.value(r), a, by, r.note)
+		}
+		w.Flush()
+	}
+	fmt.Fprintln(&b)
+	for _, t := range rep.targets() {
+		fmt.Fprintf(&b, "target %s: %s\n", t.measure, t.status())
+	}
+	fmt.Fprintln(&b)
+	return b.String()
+}
+
+// A target is one line of issue 15's table, checked against a run.
+type target struct {
+	measure, want string
+	got           float64 // median
+	q1, q3        float64
+	met, known    bool
+}
+
+func (t target) status() string {
+	if !t.known {
+		return "not measured in this run"
+	}
+	verdict := "NOT met"
+	if t.met {
+		verdict = "met"
+	}
+	return fmt.Sprintf("%.2f [%.2f-%.2f], want %s: %s", t.got, t.q1, t.q3, t.want, verdict)
+}
+
+func (rep *report) targets() []target {
+	atMost := func(measure, key, row string, limit float64) target {
+		t := target{measure: measure, want: fmt.Sprintf("at most %.2f", limit)}
+		if s := rep.section(key); s != nil {
+			if r := s.row(row); r != nil {
+				t.q1, t.got, t.q3 = quartiles(r.ratios)
+				t.known, t.met = true, t.got <= limit
+			}
+		}
+		return t
+	}
+	atLeast := func(measure string, ratios []float64, limit float64) target {
+		t := target{measure: measure, want: fmt.Sprintf("at least %.2f", limit)}
+		if len(ratios) > 0 {
+			t.q1, t.got, t.q3 = quartiles(ratios)
+			t.known, t.met = true, t.got >= limit
+		}
+		return t
+	}
+	ratiosOf := func(key, row string) []float64 {
+		if s := rep.section(key); s != nil {
+			if r := s.row(row); r != nil {
+				return r.ratios
+			}
+		}
+		return nil
+	}
+	// filetxn's group throughput over SQLite's one-connection setting, round by round.
+	var overOne []float64
+	if s := rep.section("group"); s != nil {
+		f, one := s.row(rowFiletxnGroup), s.row(rowSQLiteOneConn)
+		for i := range f.values {
+			overOne = append(overOne, f.values[i]/one.values[i])
+		}
+	}
+	last := 0
+	if s := rep.section("scaling"); s != nil {
+		for _, r := range s.rows {
+			if strings.HasPrefix(r.name, rowFiletxn+" @ ") {
+				last++
+			}
+		}
+	}
+	ts := []target{
+		atMost("lock round trip (lock.Acquire+Release / open+flock+close)", "lock", rowLockAcquire, 1.0),
+		atMost("lock round trip, thirty frames deep", "lock", rowLockDeep, 1.0),
+		atMost("one durable append, 100 entries (/ floor)", "txn-100", rowFiletxn, 1.05),
+		atMost("one durable append, 10,000 entries (/ floor)", "txn-10000", rowFiletxn, 1.10),
+		atMost("one durable append, 100,000 entries (/ floor, scaling)", "scaling", rowFiletxn+" @ 100,000", 1.20),
+		atLeast("8 goroutines x 100 appends (/ SQLite WAL pooled)", ratiosOf("group", rowFiletxnGroup), 3),
+		atLeast("8 goroutines x 100 appends (/ SQLite WAL one connection)", overOne, 2),
+		atLeast("4 processes x 150 increments (/ floor; 0 lost is checked)", ratiosOf("contend", rowContendFiletxn), 0.95),
+	}
+	return ts
+}
+
+// markdown renders BENCHMARKS.md: how to reproduce, the machine, the
+// targets of every run, then every run's tables.
+func markdown(m machine, cfg *config, reps []*report) []byte {
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("# Benchmarks\n\n")
+	p("Written by the peer benchmark in `bench/` (a module of its own, so that the library's\n")
+	p("dependencies stay lean). It measures filetxn against the primitives and stores a user\n")
+	p("would pick instead, interleaved in rounds on one disk; every row is a ratio to its\n")
+	p("section's reference in the same round, given as the median and quartiles over the rounds.\n")
+	p("Before any timing, every file-based row makes one append and must publish the same bytes\n")
+	p("as `ledger.Store.Append`; every SQLite and bbolt row must read back the entry it stored.\n")
+	p("Figures are from a shared, noisy machine: compare ratios, not absolute times.\n\n")
+	p("Reproduce (from the repository root; the default run takes a few minutes):\n\n")
+	p("```sh\n%s\n```\n\n", m.command)
+	p("- CPUs: %d (%s)\n- Kernel: %s\n- File system of the scratch directory: %s\n- Go: %s\n", m.cpus, m.cpu, m.kernel, m.fsys, m.goVersion)
+	p("- Rounds per section: %d; lock: %d round trips per row and round; txn: %d appends; scaling: %d appends per size;\n  group: %d goroutines x %d appends; contend: %d processes x %d increments\n\n",
+		cfg.rounds, cfg.lockOps, cfg.txnOps, cfg.scalingOps, cfg.groupGoroutines, cfg.groupAppends, cfg.contendProcs, cfg.contendIncrements)
+	p("The rows:\n\n")
+	p("- *floor*: `open`+`flock` of the lock file, read the file, write a temp file in the same\n  directory, fsync, rename over the target (renameio with `WithTempDir`), fsync the directory.\n")
+	p("- *SQLite*: `modernc.org/sqlite`, `synchronous=FULL`, one `INSERT` per append (autocommit).\n")
+	p("- *bbolt*: `go.etcd.io/bbolt` defaults (a commit fsyncs); `Batch` may run its function more than once.\n")
+	p("- *unlocked control*: the floor without the lock; it must lose updates, or the run fails.\n")
+	p("- allocs/op and B/op are the process's heap allocations during filetxn's rows (the\n  children's, in the contend section), including what the benchmark itself allocates.\n\n")
+	p("![one durable append by ledger size](docs/bench/scaling.svg)\n![group throughput](docs/bench/group.svg)\n\n")
+	p("## Targets (issue 15)\n\n| measure | want |")
+	for i := range reps {
+		p(" run %d |", i+1)
+	}
+	p("\n|---|---|")
+	for range reps {
+		p("---|")
+	}
+	p("\n")
+	tss := make([][]target, len(reps))
+	for i, rep := range reps {
+		tss[i] = rep.targets()
+	}
+	for j, t := range tss[0] {
+		p("| %s | %s |", t.measure, t.want)
+		for i := range reps {
+			t := tss[i][j]
+			if !t.known {
+				p(" - |")
+				continue
+			}
+			verdict := "not met"
+			if t.met {
+				verdict = "**met**"
+			}
+			p(" %.2f (%.2f-%.2f) %s |", t.got, t.q1, t.q3, verdict)
+		}
+		p("\n")
+	}
+	for i, rep := range reps {
+		p("\n## Run %d of %d (%s, %s)\n", i+1, len(reps), rep.start.UTC().Format("2006-01-02 15:04 UTC"), rep.took.Round(time.Second))
+		for _, s := range rep.sections {
+			p("\n### %s\n\n%s", s.title, s.table())
+			for _, n := range s.notes {
+				p("\n%s\n", n)
+			}
+		}
+	}
+	return b.Bytes()
+}
+
+// The charts are hand-written SVG: no plotting dependency.
+
+const svgHead = `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">
+<rect width="100%%" height="100%%" fill="white"/>
+`
+
+func esc(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// scalingSVG draws the median time of one durable append against the
+// ledger's size, both axes logarithmic, floor and filetxn.
+func scalingSVG(sec *section, sizes []int) []byte {
+	const w, h, left, right, top, bottom = 640, 400, 70, 20, 40, 60
+	var b bytes.Buffer
+	fmt.Fprintf(&b, svgHead, w, h, w, h)
+	series := []struct{ row, color string }{{rowFloor, "#1f77b4"}, {rowFiletxn, "#d62728"}}
+	ys := map[string][]float64{}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, n := range sizes {
+			r := sec.row(fmt.Sprintf("%s @ %s", s.row, thousands(n)))
+			v := math.NaN()
+			if r != nil {
+				v = median(r.values) / 1e6
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			ys[s.row] = append(ys[s.row], v)
+		}
+	}
+	if len(sizes) == 0 || math.IsInf(lo, 0) {
+		b.WriteString("</svg>\n")
+		return b.Bytes()
+	}
+	ylo, yhi := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	if yhi == ylo {
+		yhi++
+	}
+	xlo, xhi := math.Log10(float64(sizes[0])), math.Log10(float64(sizes[len(sizes)-1]))
+	if xhi == xlo {
+		xhi++
+	}
+	px := func(n float64) float64 { return left + (math.Log10(n)-xlo)/(xhi-xlo)*(w-left-right) }
+	py := func(v float64) float64 { return top + (yhi-math.Log10(v))/(yhi-ylo)*(h-top-bottom) }
+	fmt.Fprintf(&b, "<text x=\"%d\" y=\"22\" font-size=\"14\">One durable append by ledger size (median ms, log-log)</text>\n", left)
+	for e := ylo; e <= yhi; e++ {
+		v := math.Pow(10, e)
+		fmt.Fprintf(&b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g ms</text>\n", left, w-right, py(v), py(v), left-6, py(v)+4, v)
+	}
+	for _, n := range sizes {
+		fmt.Fprintf(&b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", px(float64(n)), px(float64(n)), top, h-bottom, px(float64(n)), h-bottom+16, thousands(n))
+	}
+	fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">entries in the ledger</text>\n", (w+left)/2, h-bottom+36)
+	for i, s := range series {
+		var pts []string
+		for k, n := range sizes {
+			if v := ys[s.row][k]; !math.IsNaN(v) {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(float64(n)), py(v)))
+				fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", px(float64(n)), py(v), s.color)
+			}
+		}
+		fmt.Fprintf(&b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>\n", s.color, strings.Join(pts, " "))
+		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n", left+10, top+6+i*18, s.color, left+28, top+16+i*18, esc(s.row))
+	}
+	b.WriteString("</svg>\n")
+	return b.Bytes()
+}
+
+// groupSVG draws each group row's median throughput as a horizontal bar.
+func groupSVG(sec *section) []byte {
+	const w, left, right, top, bar, gap = 720, 270, 90, 40, 22, 10
+	h := top + len(sec.rows)*(bar+gap) + 30
+	var b bytes.Buffer
+	fmt.Fprintf(&b, svgHead, w, h, w, h)
+	fmt.Fprintf(&b, "<text x=\"10\" y=\"22\" font-size=\"14\">%s: median durable appends per second</text>\n", esc(sec.title))
+	hi := 0.0
+	for _, r := range sec.rows {
+		hi = max(hi, median(r.values))
+	}
+	for i, r := range sec.rows {
+		v := median(r.values)
+		y := top + i*(bar+gap)
+		color := "#1f77b4"
+		if r.name == rowFiletxnGroup {
+			color = "#d62728"
+		}
+		bw := 0.0
+		if hi > 0 {
+			bw = v / hi * (w - left - right)
+		}
+		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left-8, y+bar-6, esc(r.name))
+		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", left, y, bw, bar, color)
+		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\">%.0f/s (%.2fx)</text>\n", float64(left)+bw+6, y+bar-6, v, median(r.ratios))
+	}
+	b.WriteString("</svg>\n")
+	return b.Bytes()
+}

@@ -1,0 +1,167 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// A txnRow is one way to make one durable append to a store of n entries.
+type txnRow interface {
+	append(id int) error // one durable append of the entry with this id
+	check(want []byte, id int) error
+	reset() error // back to the seed, untimed
+	close() error
+}
+
+type fileRow struct {
+	path string
+	seed []byte
+	do   func(id int) error
+}
+
+func (f *fileRow) append(id int) error { return f.do(id) }
+func (f *fileRow) reset() error        { return os.WriteFile(f.path, f.seed, 0o644) }
+func (f *fileRow) close() error        { return nil }
+func (f *fileRow) check(want []byte, _ int) error {
+	got, err := os.ReadFile(f.path)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("%s holds %d bytes after one append, want the %d bytes ledger.Store.Append publishes", f.path, len(got), len(want))
+	}
+	return nil
+}
+
+type dbRow struct {
+	name  string
+	seedN int
+	put   func(id int, body []byte) error
+	get   func(id int) ([]byte, error)
+	rst   func() error
+	cls   func() error
+}
+
+func (d *dbRow) append(id int) error { return d.put(id, appendEntry(nil, id, "a")) }
+func (d *dbRow) reset() error        { return d.rst() }
+func (d *dbRow) close() error        { return d.cls() }
+func (d *dbRow) check(want []byte, id int) error {
+	b, err := d.get(id)
+	return checkBody(d.name, id, b, err, want[len(want)-len(appendEntry(nil, id, "a")):])
+}
+
+// Row names shared by the txn and scaling sections.
+const (
+	rowFloor         = "floor (flock + read + renameio + dir fsync)"
+	rowFiletxn       = "filetxn ledger.Store.Append"
+	rowSQLiteRollbak = "SQLite rollback journal, synchronous=FULL"
+	rowSQLiteWAL     = "SQLite WAL, synchronous=FULL"
+	rowBolt          = "bbolt Update"
+)
+
+// openTxnRow builds the named row on a fresh directory holding n entries.
+func openTxnRow(name, dir string, n int, seed []byte) (txnRow, error) {
+	switch name {
+	case rowFloor, rowFiletxn:
+		path := filepath.Join(dir, "deferred-work.md")
+		f := &fileRow{path: path, seed: seed}
+		if err := f.reset(); err != nil {
+			return nil, err
+		}
+		if name == rowFloor {
+			f.do = func(id int) error { return floorAppend(path, id, "a") }
+			return f, nil
+		}
+		s, err := openLedger(path)
+		if err != nil {
+			return nil, err
+		}
+		f.do = func(id int) error { return ledgerAppend(s, id, "a") }
+		return f, nil
+	case rowSQLiteRollbak, rowSQLiteWAL:
+		journal := "DELETE"
+		if name == rowSQLiteWAL {
+			journal = "WAL"
+		}
+		s, err := openSQLite(dir, "entries.db", journal, n, 1)
+		if err != nil {
+			return nil, err
+		}
+		return &dbRow{name: name, seedN: n, put: s.put, get: s.get, rst: s.reset, cls: s.close}, nil
+	case rowBolt:
+		b, err := openBolt(dir, n)
+		if err != nil {
+			return nil, err
+		}
+		return &dbRow{name: name, seedN: n, put: b.put, get: b.get, rst: b.reset, cls: b.close}, nil
+	}
+	return nil, fmt.Errorf("no txn row %q", name)
+}
+
+// runTxn measures one durable append on stores of n entries: each round,
+// each row makes ops appends from the seed (ns per append), then is reset.
+// Before any timing every row makes one append and must hold what
+// ledger.Store.Append publishes.
+func runTxn(cfg *config, key, title string, n int, names []string, ops int) (*section, error) {
+	seed := seedLedger(n)
+	want, err := wantAfterAppend(cfg.dir, n, seed, "a")
+	if err != nil {
+		return nil, err
+	}
+	sec := &section{key: key, title: title}
+	rows := map[*result]txnRow{}
+	defer func() {
+		for _, r := range rows {
+			r.close()
+		}
+	}()
+	for i, name := range names {
+		d, err := os.MkdirTemp(cfg.dir, "txn-")
+		if err != nil {
+			return nil, err
+		}
+		row, err := openTxnRow(name, d, n, seed)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", key, name, err)
+		}
+		r := &result{name: name, ref: i == 0, measured: name == rowFiletxn}
+		sec.rows = append(sec.rows, r)
+		rows[r] = row
+		if err := row.append(n + 1); err != nil {
+			return nil, fmt.Errorf("%s: %s: first append: %w", key, name, err)
+		}
+		if err := row.check(want, n+1); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", key, name, err)
+		}
+		if err := row.reset(); err != nil {
+			return nil, err
+		}
+	}
+	err = interleave(sec, cfg.rounds, func(r *result) (float64, error) {
+		row := rows[r]
+		var elapsed time.Duration
+		err := measure(r, ops, func() error {
+			start := time.Now()
+			for k := range ops {
+				if err := row.append(n + 1 + k); err != nil {
+					return err
+				}
+			}
+			elapsed = time.Since(start)
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		if err := row.reset(); err != nil {
+			return 0, err
+		}
+		return float64(elapsed.Nanoseconds()) / float64(ops), nil
+	})
+	return sec, err
+}
