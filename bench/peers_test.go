@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 
 func TestQuartilesInterpolateBetweenOrderStatistics(t *testing.T) {
 	for _, tc := range []struct {
-		xs           []float64
+		xs          []float64
 		q1, med, q3 float64
 	}{
 		{[]float64{1}, 1, 1, 1},
