@@ -60,11 +60,11 @@ func run(args []string) error {
 	var sections, sizes, mdPath, svgDir string
 	var runs int
 	fs.StringVar(&cfg.dir, "dir", ".", "make the scratch directory under `dir` (its file system is the one measured)")
-	fs.IntVar(&cfg.rounds, "rounds", 7, "interleaved rounds per section")
+	fs.IntVar(&cfg.rounds, "rounds", 11, "interleaved rounds per section")
 	fs.StringVar(&sections, "sections", strings.Join(allSections, ","), "comma-separated `list` of sections to run")
-	fs.IntVar(&cfg.lockOps, "lock-ops", 2000, "lock round trips per row and round")
-	fs.IntVar(&cfg.txnOps, "txn-ops", 20, "durable appends per row and round in the txn section")
-	fs.IntVar(&cfg.scalingOps, "scaling-ops", 8, "durable appends per row, size and round in the scaling section")
+	fs.IntVar(&cfg.lockOps, "lock-ops", 5000, "lock round trips per row and round")
+	fs.IntVar(&cfg.txnOps, "txn-ops", 50, "durable appends per row and round in the txn section")
+	fs.IntVar(&cfg.scalingOps, "scaling-ops", 10, "durable appends per row, size and round in the scaling section")
 	fs.StringVar(&sizes, "scaling-sizes", "10,100,1000,10000,100000", "ledger `sizes` (entries) of the scaling section")
 	fs.IntVar(&cfg.groupGoroutines, "group-goroutines", 8, "goroutines of the group section")
 	fs.IntVar(&cfg.groupAppends, "group-appends", 100, "durable appends per goroutine in the group section")
@@ -100,7 +100,8 @@ func run(args []string) error {
 	defer os.RemoveAll(scratch)
 	cfg.dir = scratch
 	m := describeMachine(scratch)
-	m.command = "cd bench && go run . " + strings.Join(args, " ")
+	m.command = strings.TrimSpace("cd bench && go run . " + strings.Join(args, " "))
+	m.commit = libraryCommit()
 	var reports []*report
 	for i := range runs {
 		rep, err := runOnce(&cfg)

@@ -170,7 +170,7 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 	p("Figures are from a shared, noisy machine: compare ratios, not absolute times.\n\n")
 	p("Reproduce (from the repository root; the default run takes a few minutes):\n\n")
 	p("```sh\n%s\n```\n\n", m.command)
-	p("- CPUs: %d (%s)\n- Kernel: %s\n- File system of the scratch directory: %s\n- Go: %s\n", m.cpus, m.cpu, m.kernel, m.fsys, m.goVersion)
+	p("- CPUs: %d (%s)\n- Kernel: %s\n- File system of the scratch directory: %s\n- Go: %s\n- Library measured: commit %s\n", m.cpus, m.cpu, m.kernel, m.fsys, m.goVersion, m.commit)
 	p("- Rounds per section: %d; lock: %d round trips per row and round; txn: %d appends; scaling: %d appends per size;\n  group: %d goroutines x %d appends; contend: %d processes x %d increments\n\n",
 		cfg.rounds, cfg.lockOps, cfg.txnOps, cfg.scalingOps, cfg.groupGoroutines, cfg.groupAppends, cfg.contendProcs, cfg.contendIncrements)
 	p("The rows:\n\n")
@@ -234,7 +234,7 @@ func esc(s string) string {
 // scalingSVG draws the median time of one durable append against the
 // ledger's size, both axes logarithmic, floor and filetxn.
 func scalingSVG(sec *section, sizes []int) []byte {
-	const w, h, left, right, top, bottom = 640, 400, 70, 20, 40, 60
+	const w, h, left, right, top, bottom = 660, 400, 70, 40, 40, 60
 	var b bytes.Buffer
 	fmt.Fprintf(&b, svgHead, w, h, w, h)
 	series := []struct{ row, color string }{{rowFloor, "#1f77b4"}, {rowFiletxn, "#d62728"}}
@@ -291,7 +291,7 @@ func scalingSVG(sec *section, sizes []int) []byte {
 
 // groupSVG draws each group row's median throughput as a horizontal bar.
 func groupSVG(sec *section) []byte {
-	const w, left, right, top, bar, gap = 720, 270, 90, 40, 22, 10
+	const w, left, right, top, bar, gap = 760, 270, 140, 40, 22, 10
 	h := top + len(sec.rows)*(bar+gap) + 30
 	var b bytes.Buffer
 	fmt.Fprintf(&b, svgHead, w, h, w, h)

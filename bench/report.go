@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 type machine struct {
 	cpus                         int
 	cpu, kernel, fsys, goVersion string
-	command                      string
+	command, commit              string
 }
 
 func describeMachine(dir string) machine {
@@ -34,4 +35,19 @@ func describeMachine(dir string) machine {
 		m.kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
 	}
 	return m
+}
+
+// libraryCommit names the commit of the repository the benchmark runs in
+// (the library it measures, through the module's replace directive), with
+// "+ changes" when the work tree differs from it.
+func libraryCommit() string {
+	out, err := exec.Command("git", "-C", "..", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return "unknown (not run in a git checkout)"
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", "..", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		c += " + changes"
+	}
+	return c
 }
