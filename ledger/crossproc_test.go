@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/filetxn/filetxn/internal/reexec"
+	"github.com/filetxn/filetxn/filetxntest"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -55,7 +55,7 @@ func readLines(t testing.TB, path string) []string {
 // red on the entry count and the duplicate ids.
 func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 	ctx := context.Background()
-	if c := reexec.Child(t); c != nil {
+	if c := filetxntest.Child(t); c != nil {
 		s := openShared(c.Dir)
 		c.Barrier()
 		if c.Index < appenders {
@@ -109,7 +109,7 @@ func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "deferred-work.md"), []byte(ledgerFixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := reexec.Start(t, appenders+closers, dir)
+	g := filetxntest.Start(t, appenders+closers, dir)
 	g.Release()
 	g.Wait()
 
@@ -176,7 +176,7 @@ func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 // appends the body twice (red on "the retry appended").
 func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	ctx := context.Background()
-	if c := reexec.Child(t); c != nil {
+	if c := filetxntest.Child(t); c != nil {
 		s := openShared(c.Dir)
 		s.afterArchiveWrite = func() {
 			c.Mark("between-writes")
@@ -192,7 +192,7 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	if err := os.WriteFile(s.Path(), []byte(ledgerFixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := reexec.Start(t, 1, dir)
+	g := filetxntest.Start(t, 1, dir)
 	g.Release()
 	g.WaitMark("between-writes")
 	g.Kill(0)
