@@ -11,7 +11,7 @@ import (
 )
 
 // fileSystem names the file system dir is on: statfs(2)'s type, and the
-// mount (device, mount point, type, options) from /proc/self/mounts.
+// mount (type, mount point, device) from /proc/self/mounts.
 func fileSystem(dir string) string {
 	var st unix.Statfs_t
 	magic := "statfs failed"
@@ -36,11 +36,7 @@ func fileSystem(dir string) string {
 		}
 		mnt := fields[1]
 		if (abs == mnt || strings.HasPrefix(abs, strings.TrimSuffix(mnt, "/")+"/")) && len(mnt) > bestLen {
-			opts := fields[3]
-			if len(opts) > 40 {
-				opts = opts[:40] + "..."
-			}
-			best, bestLen = fmt.Sprintf("%s on %s (%s, %s)", fields[2], mnt, fields[0], opts), len(mnt)
+			best, bestLen = fmt.Sprintf("%s on %s (%s)", fields[2], mnt, fields[0]), len(mnt)
 		}
 	}
 	if best == "" {

@@ -177,7 +177,9 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 	p("- *floor*: `open`+`flock` of the lock file, read the file, write a temp file in the same\n  directory, fsync, rename over the target (renameio with `WithTempDir`), fsync the directory.\n")
 	p("- *SQLite*: `modernc.org/sqlite`, `synchronous=FULL`, one `INSERT` per append (autocommit).\n")
 	p("- *bbolt*: `go.etcd.io/bbolt` defaults (a commit fsyncs); `Batch` may run its function more than once.\n")
-	p("- *unlocked control*: the floor without the lock; it must lose updates, or the run fails.\n")
+	p("- *contend*: each process re-executes the benchmark and increments a counter file (a number and a newline);\n  every locked row must end with exactly the bytes filetxn's `Store.Mutate` row ends with.\n")
+	p("- *unlocked control*: the floor without the lock; it must lose updates in every round, or the run fails.\n")
+	p("- *lock*: before timing, each row must exclude a non-blocking `flock` of another descriptor while it holds the lock.\n")
 	p("- allocs/op and B/op are the process's heap allocations during filetxn's rows (the\n  children's, in the contend section), including what the benchmark itself allocates.\n\n")
 	p("![one durable append by ledger size](docs/bench/scaling.svg)\n![group throughput](docs/bench/group.svg)\n\n")
 	p("## Targets (issue 15)\n\n| measure | want |")
@@ -265,7 +267,7 @@ func scalingSVG(sec *section, sizes []int) []byte {
 	}
 	px := func(n float64) float64 { return left + (math.Log10(n)-xlo)/(xhi-xlo)*(w-left-right) }
 	py := func(v float64) float64 { return top + (yhi-math.Log10(v))/(yhi-ylo)*(h-top-bottom) }
-	fmt.Fprintf(&b, "<text x=\"%d\" y=\"22\" font-size=\"14\">One durable append by ledger size (median ms, log-log)</text>\n", left)
+	fmt.Fprintf(&b, "<text x=\"%d\" y=\"22\" font-size=\"14\">One durable append by ledger size (median ms over the rounds of the last run, log-log)</text>\n", left)
 	for e := ylo; e <= yhi; e++ {
 		v := math.Pow(10, e)
 		fmt.Fprintf(&b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g ms</text>\n", left, w-right, py(v), py(v), left-6, py(v)+4, v)
@@ -295,7 +297,7 @@ func groupSVG(sec *section) []byte {
 	h := top + len(sec.rows)*(bar+gap) + 30
 	var b bytes.Buffer
 	fmt.Fprintf(&b, svgHead, w, h, w, h)
-	fmt.Fprintf(&b, "<text x=\"10\" y=\"22\" font-size=\"14\">%s: median durable appends per second</text>\n", esc(sec.title))
+	fmt.Fprintf(&b, "<text x=\"10\" y=\"22\" font-size=\"14\">%s: median durable appends per second (last run)</text>\n", esc(sec.title))
 	hi := 0.0
 	for _, r := range sec.rows {
 		hi = max(hi, median(r.values))
