@@ -343,6 +343,9 @@ func TestAbsurdArgumentsAreRefusedAndChangeNothing(t *testing.T) {
 		{"a huge gate that fits", []string{"loop", "create", "-root", "loops", "-max-ticks", "9223372036854775807", "big"}, exitOK, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.code == exitRefused && strings.Contains(tc.name, "256 bytes") {
+				wine.Skip(t, "Wine 8 reports a name longer than the file system allows as not found (ERROR_FILE_NOT_FOUND)")
+			}
 			e := newEnv(t)
 			require.NoError(t, os.WriteFile(e.path("dw.md"), []byte(fuzzLedger), 0o644))
 			require.NoError(t, os.WriteFile(e.path("ss.yaml"), []byte(fuzzBoard), 0o644))
