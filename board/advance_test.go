@@ -26,7 +26,7 @@ development_status:
 `
 
 // advance parses src, advances key and returns the resulting status and bytes.
-func advance(t *testing.T, src, key, target string, opts ...AdvanceOption) (string, string, error) {
+func advance(t *testing.T, src, key string, target Status, opts ...AdvanceOption) (Status, string, error) {
 	t.Helper()
 	d, err := Parse("sprint-status.yaml", []byte(src))
 	if err != nil {
@@ -38,10 +38,11 @@ func advance(t *testing.T, src, key, target string, opts ...AdvanceOption) (stri
 
 func TestAdvanceRewritesOnlyTheLinesItMust(t *testing.T) {
 	tests := []struct {
-		name, src, key, target string
-		opts                   []AdvanceOption
-		want                   string // status returned
-		wantSrc                string // board afterwards
+		name, src, key string
+		target         Status
+		opts           []AdvanceOption
+		want           Status // status returned
+		wantSrc        string // board afterwards
 	}{
 		{
 			name: "in-progress lifts the backlog epic and keeps the comment",
@@ -240,15 +241,15 @@ func TestAdvanceRewritesOnlyTheLinesItMust(t *testing.T) {
 			}
 			// AdvancedBytes agrees with Advance: nil for an absent row, src itself for a
 			// no-op, the same edit otherwise.
-			ab, err := AdvancedBytes([]byte(tt.src), tt.key, tt.target, tt.opts...)
+			ab, err := advancedBytes([]byte(tt.src), tt.key, tt.target, tt.opts...)
 			if err != nil {
-				t.Fatalf("AdvancedBytes(%q, %q) error = %v", tt.key, tt.target, err)
+				t.Fatalf("advancedBytes(%q, %q) error = %v", tt.key, tt.target, err)
 			}
 			switch {
 			case tt.want == "" && ab != nil:
-				t.Errorf("AdvancedBytes(%q, %q) = %q, want nil", tt.key, tt.target, ab)
+				t.Errorf("advancedBytes(%q, %q) = %q, want nil", tt.key, tt.target, ab)
 			case tt.want != "" && string(ab) != tt.wantSrc:
-				t.Errorf("AdvancedBytes(%q, %q) = %q, want %q", tt.key, tt.target, ab, tt.wantSrc)
+				t.Errorf("advancedBytes(%q, %q) = %q, want %q", tt.key, tt.target, ab, tt.wantSrc)
 			}
 		})
 	}
@@ -291,7 +292,7 @@ func TestAdvanceKeepsLineEndings(t *testing.T) {
 			if w := tt.conv(want); gotSrc != w {
 				t.Errorf("Advance bytes =\n%q\nwant\n%q", gotSrc, w)
 			}
-			ab, err := AdvancedBytes([]byte(src), "3-2-digest-delivery", InProgress, Stamp("02-06-2026 09:30"))
+			ab, err := advancedBytes([]byte(src), "3-2-digest-delivery", InProgress, Stamp("02-06-2026 09:30"))
 			if err != nil || string(ab) != gotSrc {
 				t.Errorf("AdvancedBytes = %q, %v, want %q, nil", ab, err, gotSrc)
 			}
@@ -302,7 +303,7 @@ func TestAdvanceKeepsLineEndings(t *testing.T) {
 func TestAdvancedBytesKeepsCRLFAndOwnerComment(t *testing.T) {
 	src := "development_status:\r\n  epic-1: backlog\r\n  1-1-a: backlog  # owner: pat\r\n"
 	want := "development_status:\r\n  epic-1: in-progress\r\n  1-1-a: in-progress  # owner: pat\r\n"
-	got, err := AdvancedBytes([]byte(src), "1-1-a", InProgress)
+	got, err := advancedBytes([]byte(src), "1-1-a", InProgress)
 	if err != nil || string(got) != want {
 		t.Errorf("AdvancedBytes = %q, %v, want %q, nil", got, err, want)
 	}
@@ -310,25 +311,26 @@ func TestAdvancedBytesKeepsCRLFAndOwnerComment(t *testing.T) {
 
 func TestAdvancedBytesEchoesTheSourceForANoOp(t *testing.T) {
 	src := []byte(sprint)
-	got, err := AdvancedBytes(src, "4-1-thing", InProgress)
+	got, err := advancedBytes(src, "4-1-thing", InProgress)
 	if err != nil || !bytes.Equal(got, src) {
-		t.Fatalf("AdvancedBytes(no-op) = %q, %v, want the source", got, err)
+		t.Fatalf("advancedBytes(no-op) = %q, %v, want the source", got, err)
 	}
 	if &got[0] != &src[0] {
-		t.Errorf("AdvancedBytes(no-op) returned a copy, want the source slice itself")
+		t.Errorf("advancedBytes(no-op) returned a copy, want the source slice itself")
 	}
-	if got, err := AdvancedBytes(nil, "4-1-thing", Done); got != nil || err != nil {
-		t.Errorf("AdvancedBytes(nil) = %q, %v, want nil, nil", got, err)
+	if got, err := advancedBytes(nil, "4-1-thing", Done); got != nil || err != nil {
+		t.Errorf("advancedBytes(nil) = %q, %v, want nil, nil", got, err)
 	}
 }
 
 func TestAdvanceRefusesARowItCannotRewrite(t *testing.T) {
 	tests := []struct {
-		name, src, key, target string
-		opts                   []AdvanceOption
-		sentinel               error
-		reason                 Reason
-		current                string
+		name, src, key string
+		target         Status
+		opts           []AdvanceOption
+		sentinel       error
+		reason         Reason
+		current        Status
 	}{
 		{"quoted key", strings.Replace(sprint, "  4-1-thing: review\n", "  4-1-thing: review\n  '5-1-quoted': ready-for-dev\n", 1),
 			"5-1-quoted", InProgress, []AdvanceOption{Stamp("x")}, ErrNotRewritable, ReasonKeyNotPlain, ReadyForDev},
@@ -367,8 +369,8 @@ func TestAdvanceRefusesARowItCannotRewrite(t *testing.T) {
 			if gotSrc != tt.src {
 				t.Errorf("Advance(%q, %q) changed the board to %q", tt.key, tt.target, gotSrc)
 			}
-			if _, err := AdvancedBytes([]byte(tt.src), tt.key, tt.target, tt.opts...); !errors.Is(err, tt.sentinel) {
-				t.Errorf("AdvancedBytes(%q, %q) error = %v, want %v", tt.key, tt.target, err, tt.sentinel)
+			if _, err := advancedBytes([]byte(tt.src), tt.key, tt.target, tt.opts...); !errors.Is(err, tt.sentinel) {
+				t.Errorf("advancedBytes(%q, %q) error = %v, want %v", tt.key, tt.target, err, tt.sentinel)
 			}
 		})
 	}
@@ -376,8 +378,9 @@ func TestAdvanceRefusesARowItCannotRewrite(t *testing.T) {
 
 func TestAdvanceRejectsInvalidArguments(t *testing.T) {
 	tests := []struct {
-		name, key, target string
-		opts              []AdvanceOption
+		name, key string
+		target    Status
+		opts      []AdvanceOption
 	}{
 		{"empty key", "", Done, nil},
 		{"key that is not UTF-8", "3-1-a\xff", Done, nil},

@@ -72,7 +72,7 @@ func newFlipper(keys []string) *flipper {
 	return f
 }
 
-func (f *flipper) next() (key, target string) {
+func (f *flipper) next() (key string, target Status) {
 	k := f.i % len(f.keys)
 	f.i++
 	f.done[k] = !f.done[k]
@@ -102,7 +102,7 @@ func BenchmarkAdvance(b *testing.B) {
 	for i := range b.N {
 		key, target := f.next()
 		start := time.Now()
-		if got, err := s.Advance(ctx, key, target, "", AllowRegression()); got != target || err != nil {
+		if got, err := s.Advance(ctx, key, target, AllowRegression()); got != target || err != nil {
 			b.Fatalf("Advance(%q, %q) = %q, %v", key, target, got, err)
 		}
 		advances = append(advances, time.Since(start))
@@ -151,7 +151,7 @@ func BenchmarkMutate50(b *testing.B) {
 		c, err := s.Mutate(ctx, func(d *Doc) error {
 			for range 50 {
 				key, target := f.next()
-				if _, err := d.Advance(key, target, AllowRegression()); err != nil {
+				if _, err := d.Advance(key, Status(target), AllowRegression()); err != nil {
 					return err
 				}
 			}
@@ -298,7 +298,7 @@ func BenchmarkParse300(b *testing.B) {
 // encodes, as the store does.
 func BenchmarkCodecAdvance(b *testing.B) {
 	src, keys := benchBoard()
-	c := NewCodec("sprint-status.yaml")
+	c := newCodec("sprint-status.yaml")
 	data := []byte(src)
 	f := newFlipper(keys)
 	for b.Loop() {
@@ -309,7 +309,7 @@ func BenchmarkCodecAdvance(b *testing.B) {
 			if d, err = c.Decode(data); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := d.Advance(key, target, AllowRegression()); err != nil {
+			if _, err := d.Advance(key, Status(target), AllowRegression()); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -410,7 +410,7 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 		{name: "engine-noholder", run: func() { engineTx(b, engNoHolder, engNoHolderPath, &engNoHolderBuf) }},
 		{name: "advance", run: func() {
 			key, target := f.next()
-			if got, err := s.Advance(ctx, key, target, "", AllowRegression()); got != target || err != nil {
+			if got, err := s.Advance(ctx, key, target, AllowRegression()); got != target || err != nil {
 				b.Fatalf("Advance(%q, %q) = %q, %v", key, target, got, err)
 			}
 		}},

@@ -46,7 +46,7 @@ type lineText struct {
 // rowVal is the part of row i that an edit changes.
 type rowVal struct {
 	i      int
-	status string
+	status Status
 	valEnd int
 }
 
@@ -77,7 +77,7 @@ func rowIndex(v rowVal) int    { return v.i }
 func (d *Doc) val(i int) (rowVal, bool) { return edited(d.vals, rowIndex, i) }
 
 // status returns row i's status now.
-func (d *Doc) status(i int) string {
+func (d *Doc) status(i int) Status {
 	if v, ok := d.val(i); ok {
 		return v.status
 	}
@@ -100,7 +100,7 @@ type Story struct {
 	Number int    // 2 in 3-2-digest-delivery
 	Split  string // "a" in 1-4a-x, "" for an unsplit story
 	Slug   string // digest-delivery
-	Status string // as written, trimmed, with drafted read as ready-for-dev
+	Status Status // as written, trimmed, with drafted read as ready-for-dev
 	Line   int    // 1-based line of the key
 }
 
@@ -108,7 +108,7 @@ type Story struct {
 type Epic struct {
 	Key    string
 	Number int    // 3 in epic-3, 1 in epic-01 (the epic lift edits only an unpadded key)
-	Status string // as written, trimmed (an epic row repeated in the file reports its last value)
+	Status Status // as written, trimmed (an epic row repeated in the file reports its last value)
 	Line   int    // 1-based line of the key (of its last occurrence)
 }
 
@@ -181,7 +181,7 @@ func (d *Doc) pieces(yield func(string) bool) {
 // trimmed, with drafted read as ready-for-dev for story keys. For a key holding a
 // mapping, the status is the value of the mapping's status key. ok is false when the
 // key is absent or has no status (see Unread). A null value has status "".
-func (d *Doc) Status(key string) (status string, ok bool) {
+func (d *Doc) Status(key string) (status Status, ok bool) {
 	i, ok := d.index[key]
 	if !ok || d.rows[i].unread {
 		return "", false
@@ -283,7 +283,7 @@ func Stamp(now string) AdvanceOption { return func(c *advanceConfig) { c.now = n
 // value that cannot be written plainly; a *RowError for a row whose status is outside the
 // order (ErrUnorderedStatus), an illegal backward move (ErrIllegalTransition), or a line
 // that cannot be rewritten safely (ErrNotRewritable).
-func (d *Doc) Advance(key, target string, opts ...AdvanceOption) (string, error) {
+func (d *Doc) Advance(key string, target Status, opts ...AdvanceOption) (Status, error) {
 	var cfg advanceConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -294,14 +294,14 @@ func (d *Doc) Advance(key, target string, opts ...AdvanceOption) (string, error)
 	return d.advance(key, target, cfg)
 }
 
-func (d *Doc) advance(key, target string, cfg advanceConfig) (string, error) {
+func (d *Doc) advance(key string, target Status, cfg advanceConfig) (Status, error) {
 	status, p, err := d.plan(key, target, cfg)
 	if err != nil || p.row < 0 {
 		return status, err
 	}
-	d.set(p.row, target)
+	d.set(p.row, string(target))
 	if p.lift >= 0 {
-		d.set(p.lift, InProgress)
+		d.set(p.lift, string(InProgress))
 	}
 	if cfg.now != "" && d.lu > 0 {
 		d.set(d.lu-1, cfg.now)
@@ -316,14 +316,14 @@ type advancePlan struct{ row, lift int }
 // plan decides advance without changing d: the status the row ends at, the rows to
 // rewrite, or the error. A plan that rewrites no row is a no-op, and advance then changes
 // nothing at all.
-func (d *Doc) plan(key, target string, cfg advanceConfig) (string, advancePlan, error) {
+func (d *Doc) plan(key string, target Status, cfg advanceConfig) (Status, advancePlan, error) {
 	none := advancePlan{row: -1, lift: -1}
 	i, ok := d.index[key]
 	if !ok {
 		return "", none, nil
 	}
 	r, cur := &d.rows[i], d.status(i)
-	rowErr := func(sentinel error, reason Reason, detail string) (string, advancePlan, error) {
+	rowErr := func(sentinel error, reason Reason, detail string) (Status, advancePlan, error) {
 		return "", none, &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: cur, Target: target, Reason: reason, Detail: detail, Err: sentinel}
 	}
 	if r.unread {
@@ -347,7 +347,7 @@ func (d *Doc) plan(key, target string, cfg advanceConfig) (string, advancePlan, 
 	if r.refusal != "" {
 		return rowErr(ErrNotRewritable, r.refusal, r.detail)
 	}
-	if r.flow && strings.ContainsAny(target, ",[]{}") {
+	if r.flow && strings.ContainsAny(string(target), ",[]{}") {
 		return rowErr(ErrNotRewritable, ReasonUnreadableValue, "the value sits in a flow mapping, where the target would not read as one plain value")
 	}
 	// The lift reads the epic as it was before this edit (bmad-loop reads the file
@@ -366,7 +366,7 @@ func (d *Doc) plan(key, target string, cfg advanceConfig) (string, advancePlan, 
 	// target byte for byte: its line is not rewritten, so nothing is, last_updated
 	// included (Stamp). No lift goes with such a row: a lift needs a move to in-progress
 	// from a status below it, whose line cannot read in-progress.
-	if d.value(i) == target {
+	if d.value(i) == string(target) {
 		return target, none, nil
 	}
 	return target, p, nil
@@ -432,7 +432,7 @@ func (d *Doc) set(i int, value string) {
 		return
 	}
 	d.text = setEdit(d.text, lineIndex, lineText{r.vline, text[:r.valStart] + value + text[end:]})
-	st := value
+	st := Status(value)
 	if r.kind == kindStory && value == drafted {
 		st = ReadyForDev
 	}
@@ -441,7 +441,7 @@ func (d *Doc) set(i int, value string) {
 }
 
 // validate checks the arguments of Advance before any I/O.
-func validate(key, target string, cfg advanceConfig) error {
+func validate(key string, target Status, cfg advanceConfig) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
 	}
@@ -452,7 +452,7 @@ func validate(key, target string, cfg advanceConfig) error {
 		if !cfg.unordered {
 			return bad("target %q is outside the status order (pass AllowUnordered to write it)", target)
 		}
-		if !plainString(target) {
+		if !plainString(string(target)) {
 			return bad("target %q cannot be written as a plain YAML string", target)
 		}
 	}
@@ -500,46 +500,4 @@ func plainNode(s string) *yaml.Node {
 		return nil
 	}
 	return v
-}
-
-// AdvancedBytes returns the bytes Advance would make of the board src, with no file and no
-// lock: nil when the key is absent (or src is nil), src itself when nothing would change,
-// the edited board otherwise. It takes the same options and returns the same errors as
-// Advance, and a *ParseError for a board it does not understand.
-func AdvancedBytes(src []byte, key, target string, opts ...AdvanceOption) ([]byte, error) {
-	var cfg advanceConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if err := validate(key, target, cfg); err != nil {
-		return nil, err
-	}
-	d, err := Parse("", src)
-	if err != nil {
-		return nil, err
-	}
-	st, err := d.advance(key, target, cfg)
-	switch {
-	case err != nil:
-		return nil, err
-	case st == "" && !d.has(key):
-		return nil, nil
-	case !d.changed:
-		return src, nil
-	}
-	return d.Bytes(), nil
-}
-
-// StatusInBytes returns the status of key in the board src, as Doc.Status reports it.
-// It returns a *ParseError for a board it does not understand, never "absent".
-func StatusInBytes(src []byte, key string) (status string, ok bool, err error) {
-	if src == nil {
-		return "", false, nil
-	}
-	d, err := Parse("", src)
-	if err != nil {
-		return "", false, err
-	}
-	status, ok = d.Status(key)
-	return status, ok, nil
 }

@@ -2,29 +2,29 @@ package board
 
 import "sync"
 
-// Codec decodes and encodes boards for the filetxn engine: it has the shape of
-// filetxn.Codec[*Doc]. The zero Codec works; NewCodec adds a cache.
-type Codec struct {
-	Path  string     // used only in error messages
+// codec decodes and encodes boards for the filetxn engine (a filetxn.Codec[*Doc]).
+// The zero codec works; newCodec adds a cache.
+type codec struct {
+	path  string     // used only in error messages
 	cache *lastParse // nil: parse every time
 
 	onDecode func() // tests only: called at the start of every Decode of existing bytes
 	onParse  func() // tests only: called when Decode parses (the cache did not answer)
 }
 
-// NewCodec returns a Codec for the board at path that remembers the last two boards it
+// newCodec returns a codec for the board at path that remembers the last two boards it
 // parsed or encoded, so that decoding those exact bytes again (the lock-free probe and
 // then the locked read of one transaction, or the next transaction after this process's
 // own write) costs a copy of a few edits instead of a parse. It keeps copies, never the
-// caller's slices. A Codec from NewCodec is safe for concurrent use.
-func NewCodec(path string) Codec { return Codec{Path: path, cache: &lastParse{}} }
+// caller's slices. A codec from newCodec is safe for concurrent use.
+func newCodec(path string) codec { return codec{path: path, cache: &lastParse{}} }
 
 // Decode parses data. A nil data is a missing board: a Doc with no rows that encodes back
 // to nil, so the engine writes nothing. A board that does not parse is refused with a
 // *ParseError.
-func (c Codec) Decode(data []byte) (*Doc, error) {
+func (c codec) Decode(data []byte) (*Doc, error) {
 	if data == nil {
-		return Parse(c.Path, nil)
+		return Parse(c.path, nil)
 	}
 	if c.onDecode != nil {
 		c.onDecode()
@@ -35,7 +35,7 @@ func (c Codec) Decode(data []byte) (*Doc, error) {
 	if c.onParse != nil {
 		c.onParse()
 	}
-	d, err := Parse(c.Path, data)
+	d, err := Parse(c.path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (c Codec) Decode(data []byte) (*Doc, error) {
 
 // Encode returns the board's current bytes: the decoded bytes unchanged when no operation
 // changed anything, so decode then encode is the identity.
-func (c Codec) Encode(d *Doc) ([]byte, error) {
+func (c codec) Encode(d *Doc) ([]byte, error) {
 	b := d.Bytes()
 	if d.changed {
 		c.cache.put(b, d)

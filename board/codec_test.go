@@ -13,7 +13,7 @@ import (
 // caller that edits its Doc changes neither the cache nor a later Decode of the same bytes.
 // Ablation: returning c.doc itself from lastParse.get makes this red.
 func TestCodecCacheHandsOutCopies(t *testing.T) {
-	c := NewCodec("sprint-status.yaml")
+	c := newCodec("sprint-status.yaml")
 	src := []byte(sprint)
 	d1, err := c.Decode(src)
 	if err != nil {
@@ -65,7 +65,7 @@ func TestCodecCacheHandsOutCopies(t *testing.T) {
 // TestCodecIsSafeForConcurrentUse runs decodes and encodes of two boards at once; run it
 // with -race.
 func TestCodecIsSafeForConcurrentUse(t *testing.T) {
-	c := NewCodec("sprint-status.yaml")
+	c := newCodec("sprint-status.yaml")
 	srcs := [][]byte{[]byte(sprint), []byte("development_status:\n  1-1-a: backlog\n")}
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -118,7 +118,7 @@ func TestCodecCacheMatchesParsing(t *testing.T) {
 		keys = append(keys, fmt.Sprintf("1-%d-story-%d", i, i))
 		fmt.Fprintf(&b, "  %s: done  # note %d\n", keys[i-1], i)
 	}
-	c := NewCodec("sprint-status.yaml")
+	c := newCodec("sprint-status.yaml")
 	parses := 0
 	c.onParse = func() { parses++ }
 	data := []byte(b.String())

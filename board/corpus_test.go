@@ -90,7 +90,7 @@ func TestCorpusBoardsLoadOrAreRefused(t *testing.T) {
 					}
 					continue
 				}
-				if !ok || got != *want {
+				if !ok || got != Status(*want) {
 					t.Errorf("Status(%q) = %q, %v, want %q, true", key, got, ok, *want)
 				}
 			}
@@ -120,7 +120,7 @@ func checkEveryAdvance(t *testing.T, src []byte, d *Doc) {
 	before := splitLines(string(src))
 	for _, ri := range d.all() {
 		r := &d.rows[ri]
-		for _, target := range []string{InProgress, Done} {
+		for _, target := range []Status{InProgress, Done} {
 			for _, unordered := range []bool{false, true} {
 				opts := []AdvanceOption{Stamp("2099-01-02 03:04")}
 				if unordered {
@@ -137,7 +137,7 @@ func checkEveryAdvance(t *testing.T, src []byte, d *Doc) {
 	}
 }
 
-func checkAdvance(t *testing.T, before []line, orig, d *Doc, r *row, target string, unordered bool, got string, err error) {
+func checkAdvance(t *testing.T, before []line, orig, d *Doc, r *row, target Status, unordered bool, got Status, err error) {
 	t.Helper()
 	after := splitLines(string(d.Bytes()))
 	cur := r.status

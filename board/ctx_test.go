@@ -26,9 +26,9 @@ func TestAdvanceWithDoneContextTriesOnce(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Open(filepath.Join(dir, "sprint-status.yaml"), filetxn.WithStateRoot(filepath.Join(dir, "state")))
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(s.Path(), []byte(lostBoard), 0o644))
+	require.NoError(t, os.WriteFile(s.path, []byte(lostBoard), 0o644))
 
-	got, err := s.Advance(ctx, "1-1-a", "in-progress", "")
+	got, err := s.Advance(ctx, "1-1-a", "in-progress")
 	require.True(t, err == nil && got == "in-progress", "Advance(canceled ctx, free lock) = %q, %v, want in-progress", got, err)
 
 	lockPath, err := s.LockPath()
@@ -47,11 +47,11 @@ func TestAdvanceWithDoneContextTriesOnce(t *testing.T) {
 	<-held
 	defer func() { close(release); require.NoError(t, <-done) }()
 
-	got, err = s.Advance(ctx, "1-2-b", "review", "")
+	got, err = s.Advance(ctx, "1-2-b", "review")
 	var busy *lock.BusyError
 	require.True(t, errors.Is(err, context.Canceled) && errors.As(err, &busy), "Advance(canceled ctx, busy lock) = %q, %v, want context.Canceled and a *lock.BusyError", got, err)
-	got, err = s.Advance(ctx, "1-1-a", "ready-for-dev", "")
+	got, err = s.Advance(ctx, "1-1-a", "ready-for-dev")
 	require.True(t, err == nil && got == "in-progress", "Advance(canceled ctx, busy lock, already past) = %q, %v, want in-progress without the lock", got, err)
-	st, _, err := s.Status(ctx, "1-2-b")
+	st, _, err := storeStatus(ctx, s, "1-2-b")
 	require.True(t, err == nil && st == "backlog", "Status(1-2-b) after a busy Advance = %q, %v, want backlog", st, err)
 }

@@ -1,10 +1,9 @@
 // Package board reads and advances BMAD sprint-status boards (sprint-status.yaml), where
 // stories only move forward, byte-compatibly with bmad-loop's board writer.
 //
-// Parse loads a board into a Doc; Doc.Advance moves one row (batch several on one Doc)
-// and Doc.Bytes returns the edited board; AdvancedBytes and StatusInBytes do the same on
-// bytes. Open returns a Store: the board on disk behind the filetxn engine, with Mutate,
-// View and Advance. The format, every decision on real boards and every deliberate
+// Parse loads a board into a Doc; Doc.Advance moves one row to a Status (batch several on
+// one Doc) and Doc.Bytes returns the edited board. Open returns a Store: the board on
+// disk behind the filetxn engine, with Mutate, View and Advance. The format, every decision on real boards and every deliberate
 // difference from bmad-loop are in docs/formats/board.md in this repository.
 //
 // # Guarantees
@@ -36,6 +35,6 @@
 //   - A Doc is a snapshot and is not safe for concurrent use; decide under Store.Mutate or
 //     Store.Advance what must not be stale. A Store is safe for concurrent use.
 //   - Calling the Store from inside its own Mutate callback fails with lock.ErrReentrant.
-//   - The Codec from NewCodec keeps a copy of the last two boards it read or wrote, keyed
-//     by their exact bytes, so another writer's change is always parsed afresh.
+//   - A Store keeps the parse of the last two boards it read or wrote, keyed by their
+//     exact bytes, so another writer's change is always parsed afresh.
 package board

@@ -109,8 +109,8 @@ type RowError struct {
 	Path    string // file path, "" for bytes given directly
 	Line    int    // 1-based line of the row's key
 	Key     string // the row's key
-	Current string // its status (drafted folded to ready-for-dev for stories)
-	Target  string // the status that was asked for
+	Current Status // its status (drafted folded to ready-for-dev for stories)
+	Target  Status // the status that was asked for
 	Reason  Reason
 	Detail  string // a human-readable explanation, may be ""
 	Err     error  // the sentinel

@@ -58,27 +58,6 @@ func ExampleDoc_Advance() {
 	//   3-3-export: drafted
 }
 
-func ExampleAdvancedBytes() {
-	src := []byte("development_status:\r\n  4-1-thing: review  # owner: pat\r\n")
-	out, err := board.AdvancedBytes(src, "4-1-thing", board.Done)
-	fmt.Printf("%q %v\n", out, err)
-	out, _ = board.AdvancedBytes(src, "9-9-ghost", board.Done)
-	fmt.Println(out == nil)
-	// Output:
-	// "development_status:\r\n  4-1-thing: done  # owner: pat\r\n" <nil>
-	// true
-}
-
-func ExampleStatusInBytes() {
-	st, ok, err := board.StatusInBytes([]byte(example), "3-3-export")
-	fmt.Println(st, ok, err)
-	_, _, err = board.StatusInBytes([]byte("development_status: []\n"), "3-3-export")
-	fmt.Println(errors.Is(err, board.ErrNotBoard))
-	// Output:
-	// ready-for-dev true <nil>
-	// true
-}
-
 func ExampleRowError() {
 	d, _ := board.Parse("sprint-status.yaml", []byte("development_status:\n  5-1-x: completed\n"))
 	_, err := d.Advance("5-1-x", board.Done)
@@ -122,9 +101,9 @@ func ExampleStore_Advance() {
 		return
 	}
 	ctx := context.Background()
-	st, err := s.Advance(ctx, "3-2-digest-delivery", board.InProgress, "02-06-2026 09:30")
+	st, err := s.Advance(ctx, "3-2-digest-delivery", board.InProgress, board.Stamp("02-06-2026 09:30"))
 	fmt.Println(st, err)
-	st, err = s.Advance(ctx, "3-1-login", board.Review, "02-06-2026 09:31") // no-op: no lock, no write
+	st, err = s.Advance(ctx, "3-1-login", board.Review, board.Stamp("02-06-2026 09:31")) // no-op: no lock, no write
 	fmt.Println(st, err)
 	// Several moves in one transaction: one lock, one read, one write.
 	c, err := s.Mutate(ctx, func(d *board.Doc) error {

@@ -42,13 +42,13 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 				ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Check: func() {
 					once.Do(func() { c.Mark("inside"); filetxntest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
 				}})
-				got, err := open(c.Dir).Advance(ctx, "1-1-a", "in-progress", "")
+				got, err := open(c.Dir).Advance(ctx, "1-1-a", "in-progress")
 				require.ErrorIs(t, err, lock.ErrLockLost, "holder's Advance after its lock file was lost = %q, %v, want ErrLockLost", got, err)
 				return
 			}
 			dir := t.TempDir()
 			s := open(dir)
-			require.NoError(t, os.WriteFile(s.Path(), []byte(lostBoard), 0o644))
+			require.NoError(t, os.WriteFile(s.path, []byte(lostBoard), 0o644))
 			lockPath, err := s.LockPath()
 			require.NoError(t, err)
 			g := filetxntest.Start(t, 1, dir)
@@ -66,13 +66,13 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 			require.NoError(t, err, "lock file %s: %v", how, err)
 			ctx, cancel := context.WithTimeout(context.Background(), filetxntest.Timeout)
 			defer cancel()
-			got, err := s.Advance(ctx, "1-2-b", "review", "")
+			got, err := s.Advance(ctx, "1-2-b", "review")
 			require.True(t, err == nil && got == "review", "second Advance(1-2-b, review) = %q, %v, want review", got, err)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "resume"), nil, 0o644))
 			g.Wait()
 
-			for key, want := range map[string]string{"1-1-a": "backlog", "1-2-b": "review"} {
-				got, _, err := s.Status(context.Background(), key)
+			for key, want := range map[string]Status{"1-1-a": Backlog, "1-2-b": Review} {
+				got, _, err := storeStatus(context.Background(), s, key)
 				require.True(t, err == nil && got == want, "Status(%s) after the holder lost its lock = %q, %v, want %q", key, got, err, want)
 			}
 		})

@@ -17,7 +17,7 @@ type genRow struct {
 	key        string
 	kind       kind
 	epic       int
-	status     string // folded, as Status must report it
+	status     Status // folded, as Status must report it
 	line       int    // 0-based line of the key
 	vline      int    // 0-based line of the value an edit rewrites: line, or the status key's
 	rewritable bool
@@ -34,7 +34,7 @@ type genBoard struct {
 
 var (
 	genSlugs    = []string{"login", "digest-delivery", "权限门", "проверка", "x"}
-	genStatuses = []string{Backlog, ReadyForDev, InProgress, Review, AwaitingOperator, Done, drafted, "completed", "blocked", "in_progress", "In progress", "optional"}
+	genStatuses = []Status{Backlog, ReadyForDev, InProgress, Review, AwaitingOperator, Done, drafted, "completed", "blocked", "in_progress", "In progress", "optional"}
 	genComments = []string{"# the next story", "# owner: pat", "#", "# a # b: c", "# Проверка пройдена — всё хорошо", "# 完成"}
 )
 
@@ -94,18 +94,18 @@ func drawBoard(t *rapid.T) *genBoard {
 		if rapid.Bool().Draw(t, "blank line") {
 			add("")
 		}
-		est := rapid.SampledFrom(append([]string{Backlog}, genStatuses[:6]...)).Draw(t, "epic status")
+		est := rapid.SampledFrom(append([]Status{Backlog}, genStatuses[:6]...)).Draw(t, "epic status")
 		key := fmt.Sprintf("epic-%d", e)
 		if padded {
 			key = fmt.Sprintf("epic-%02d", e)
 		}
 		if rapid.IntRange(0, 3).Draw(t, "map epic") == 0 {
 			kl := add("  " + key + ":")
-			vl := add("    status: " + est)
+			vl := add("    status: " + string(est))
 			add(`    title: "Epic, with a comma"`)
 			b.rows = append(b.rows, &genRow{key: key, kind: kindEpic, epic: e, status: est, line: kl, vline: vl, rewritable: true})
 		} else {
-			kl := add("  " + key + ": " + est)
+			kl := add("  " + key + ": " + string(est))
 			b.rows = append(b.rows, &genRow{key: key, kind: kindEpic, epic: e, status: est, line: kl, vline: kl, rewritable: true})
 		}
 		nStories := rapid.IntRange(0, 4).Draw(t, "stories")
@@ -156,7 +156,7 @@ func drawBoard(t *rapid.T) *genBoard {
 			if shape == "block map" {
 				name = "status"
 			}
-			text := "  " + name + ":" + gap + value
+			text := "  " + name + ":" + gap + string(value)
 			if shape == "block map" {
 				text = "  " + text
 			}
@@ -211,7 +211,7 @@ func drawBoard(t *rapid.T) *genBoard {
 type boardMachine struct {
 	gen   *genBoard
 	doc   *Doc
-	model map[string]string // key -> status, as Status must report it
+	model map[string]Status // key -> status, as Status must report it
 	rows  map[string]*genRow
 	floor map[string]int // key -> lowest rank the row may read (never-regress)
 	// touched holds the lines an operation was allowed to rewrite so far.
@@ -226,7 +226,7 @@ func newBoardMachine(t *rapid.T) *boardMachine {
 	if err != nil {
 		t.Fatalf("Parse(generated board %q) = %v", g.src, err)
 	}
-	m := &boardMachine{gen: g, doc: d, model: map[string]string{}, rows: map[string]*genRow{}, floor: map[string]int{}, touched: map[int]bool{}}
+	m := &boardMachine{gen: g, doc: d, model: map[string]Status{}, rows: map[string]*genRow{}, floor: map[string]int{}, touched: map[int]bool{}}
 	for _, r := range g.rows {
 		m.rows[r.key] = r
 		if r.unread {
@@ -275,7 +275,7 @@ func (m *boardMachine) Advance(t *rapid.T) {
 
 // apply is the model of Advance: it returns the expected status and error sentinel and
 // updates the model.
-func (m *boardMachine) apply(key, target string, unordered, regress bool, stamp string) (string, error) {
+func (m *boardMachine) apply(key string, target Status, unordered, regress bool, stamp string) (Status, error) {
 	if Rank(target) < 0 && !unordered {
 		return "", ErrInvalidArgument
 	}

@@ -46,7 +46,7 @@ func TestMapRowsLoadWithTheirStatus(t *testing.T) {
 	d, err := Parse("sprint-status.yaml", []byte(mapBoard))
 	require.NoError(t, err, "Parse(mapBoard) = %v, want nil", err)
 	require.Equal(t, mapBoard, string(d.Bytes()), "Parse(mapBoard).Bytes() differs from the source")
-	for key, want := range map[string]string{
+	for key, want := range map[string]Status{
 		"epic-1": Backlog, "1-1-plain": Done, "1-2-block": ReadyForDev, "1-3-flow": Backlog,
 		"1-4-flow-last": ReadyForDev, "epic-1-retrospective": "optional", "epic-2": Backlog, "2-2-plain": Backlog,
 	} {
@@ -79,8 +79,9 @@ func TestMapRowsLoadWithTheirStatus(t *testing.T) {
 // in set) turns it red.
 func TestMapRowsAdvanceByEditingOnlyTheirStatusValue(t *testing.T) {
 	tests := []struct {
-		name, key, target string
-		replace           []string // old, new pairs applied to mapBoard
+		name, key string
+		target    Status
+		replace   []string // old, new pairs applied to mapBoard
 	}{
 		{"block map with a quoted status and a comment", "1-2-block", InProgress, []string{
 			"    status: backlog\n    title: \"Foundation\"", "    status: in-progress\n    title: \"Foundation\"",
@@ -112,9 +113,9 @@ func TestMapRowsAdvanceByEditingOnlyTheirStatusValue(t *testing.T) {
 			require.NoError(t, err, "Advance(%q, %q) = %v, want nil", tt.key, tt.target, err)
 			require.Equal(t, tt.target, got, "Advance(%q, %q) = %q, want %q", tt.key, tt.target, got, tt.target)
 			require.Equal(t, want, src, "Advance(%q, %q) bytes", tt.key, tt.target)
-			b, err := AdvancedBytes([]byte(mapBoard), tt.key, tt.target, Stamp("2026-06-02"))
+			b, err := advancedBytes([]byte(mapBoard), tt.key, tt.target, Stamp("2026-06-02"))
 			require.NoError(t, err)
-			require.Equal(t, want, string(b), "AdvancedBytes(%q, %q) = %q, want what Advance writes", tt.key, tt.target, b)
+			require.Equal(t, want, string(b), "advancedBytes(%q, %q) = %q, want what Advance writes", tt.key, tt.target, b)
 			re, err := Parse("", []byte(src))
 			require.NoError(t, err, "Parse(advanced board) = %v", err)
 			st, _ := re.Status(tt.key)
@@ -189,10 +190,11 @@ func mustDoc(t *testing.T, src string) *Doc {
 // reason a plain row would get.
 func TestMapRowsRefuseWhatCannotBeRewrittenSafely(t *testing.T) {
 	tests := []struct {
-		name, src, key, target string
-		opts                   []AdvanceOption
-		reason                 Reason
-		current                string
+		name, src, key string
+		target         Status
+		opts           []AdvanceOption
+		reason         Reason
+		current        Status
 	}{
 		{"aliased mapping", "x: &m {status: backlog}\ndevelopment_status:\n  1-1-a: *m\n", "1-1-a", Done, nil, ReasonValueIsAlias, Backlog},
 		{"aliased status", "x: &s backlog\ndevelopment_status:\n  1-1-a:\n    status: *s\n", "1-1-a", Done, nil, ReasonValueIsAlias, Backlog},

@@ -27,10 +27,10 @@ import (
 func TestStoreRefusesNonRegularFiles(t *testing.T) {
 	ctx := context.Background()
 	ops := map[string]func(s *Store) error{
-		"Advance": func(s *Store) error { _, err := s.Advance(ctx, "1-1-a", "done", ""); return err },
+		"Advance": func(s *Store) error { _, err := s.Advance(ctx, "1-1-a", "done"); return err },
 		"Mutate":  func(s *Store) error { _, err := s.Mutate(ctx, func(*Doc) error { return nil }); return err },
 		"View":    func(s *Store) error { _, err := s.View(ctx); return err },
-		"Status":  func(s *Store) error { _, _, err := s.Status(ctx, "1-1-a"); return err },
+		"Status":  func(s *Store) error { _, _, err := storeStatus(ctx, s, "1-1-a"); return err },
 	}
 	for kind, path := range oddfile.Make(t) {
 		before, err := os.Lstat(path)

@@ -23,7 +23,7 @@ import (
 type row struct {
 	key string
 	class
-	status string // the value as read, trimmed; drafted folded to ready-for-dev for stories
+	status Status // the value as read, trimmed; drafted folded to ready-for-dev for stories
 	line   int    // 0-based index of the key's line
 	vline  int    // 0-based index of the line that holds the value: line, or the status key's line
 	flow   bool   // the value sits inside a flow mapping ({status: done}), where ",[]{}" end it
@@ -142,7 +142,7 @@ func (p *parser) parse() (*Doc, error) {
 		return nil, err
 	}
 	if len(lastUpdated) == 2 {
-		r := row{key: "last_updated", line: lastUpdated[0].Line - 1, vline: lastUpdated[0].Line - 1, status: strings.TrimSpace(lastUpdated[1].Value)}
+		r := row{key: "last_updated", line: lastUpdated[0].Line - 1, vline: lastUpdated[0].Line - 1, status: Status(strings.TrimSpace(lastUpdated[1].Value))}
 		p.locate(&r, lastUpdated[0], lastUpdated[1], false)
 		if r.refusal == "" {
 			p.doc.rows = append(p.doc.rows, r)
@@ -229,7 +229,7 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 	}
 	if !r.unread {
 		if st := deref(sv); st.Tag != "!!null" {
-			r.status = strings.TrimSpace(st.Value)
+			r.status = Status(strings.TrimSpace(st.Value))
 		}
 		if r.kind == kindStory && r.status == drafted {
 			r.status = ReadyForDev

@@ -46,19 +46,19 @@ func TestParseRefusesWhatItDoesNotUnderstand(t *testing.T) {
 			if !strings.Contains(err.Error(), "boards/sprint-status.yaml:") {
 				t.Errorf("Parse(%q) error %q does not name path:line", tt.src, err)
 			}
-			if _, _, err := StatusInBytes([]byte(tt.src), "1-1-a"); !errors.Is(err, tt.sentinel) {
-				t.Errorf("StatusInBytes(%q) error = %v, want %v", tt.src, err, tt.sentinel)
+			if _, _, err := statusInBytes([]byte(tt.src), "1-1-a"); !errors.Is(err, tt.sentinel) {
+				t.Errorf("statusInBytes(%q) error = %v, want %v", tt.src, err, tt.sentinel)
 			}
 		})
 	}
 }
 
-func TestStatusInBytes(t *testing.T) {
+func TestStatusReadsTheRowAsDocStatusDoes(t *testing.T) {
 	src := []byte(sprint + "# tail\n")
 	src = []byte(strings.Replace(string(src), "  4-1-thing: review\n", "  4-1-thing: review\n  4-2-old: drafted\n  4-3-odd: ' In progress '\n", 1))
 	tests := []struct {
 		key    string
-		want   string
+		want   Status
 		wantOK bool
 	}{
 		{"3-1-login", Done, true},
@@ -70,20 +70,20 @@ func TestStatusInBytes(t *testing.T) {
 		{"generated", "", false}, // not a row of development_status
 	}
 	for _, tt := range tests {
-		got, ok, err := StatusInBytes(src, tt.key)
+		got, ok, err := statusInBytes(src, tt.key)
 		if got != tt.want || ok != tt.wantOK || err != nil {
-			t.Errorf("StatusInBytes(%q) = %q, %v, %v, want %q, %v, nil", tt.key, got, ok, err, tt.want, tt.wantOK)
+			t.Errorf("statusInBytes(%q) = %q, %v, %v, want %q, %v, nil", tt.key, got, ok, err, tt.want, tt.wantOK)
 		}
 		d, _ := Parse("", src)
 		if s, ok := d.Status(tt.key); s != got || ok != tt.wantOK {
 			t.Errorf("Status(%q) = %q, %v, want StatusInBytes's %q, %v", tt.key, s, ok, got, tt.wantOK)
 		}
 	}
-	if _, _, err := StatusInBytes([]byte("development_status: []\n"), "1-1-a"); !errors.Is(err, ErrNotBoard) {
-		t.Errorf("StatusInBytes(development_status: []) error = %v, want ErrNotBoard", err)
+	if _, _, err := statusInBytes([]byte("development_status: []\n"), "1-1-a"); !errors.Is(err, ErrNotBoard) {
+		t.Errorf("statusInBytes(development_status: []) error = %v, want ErrNotBoard", err)
 	}
-	if got, ok, err := StatusInBytes(nil, "1-1-a"); got != "" || ok || err != nil {
-		t.Errorf("StatusInBytes(nil) = %q, %v, %v, want \"\", false, nil", got, ok, err)
+	if got, ok, err := statusInBytes(nil, "1-1-a"); got != "" || ok || err != nil {
+		t.Errorf("statusInBytes(nil) = %q, %v, %v, want \"\", false, nil", got, ok, err)
 	}
 }
 
@@ -125,7 +125,7 @@ func TestStoriesEpicsAndNextActionable(t *testing.T) {
 			t.Errorf("NextActionable(%d) = %q, %v, want %q, %v", tt.epic, got.Key, ok, tt.want, tt.wantOK)
 		}
 	}
-	for key, want := range map[string]string{"epic-1-retrospective": "optional", "epic-2-retro-item-1-fix-ci": "open", "5.1-dotted": Backlog} {
+	for key, want := range map[string]Status{"epic-1-retrospective": "optional", "epic-2-retro-item-1-fix-ci": "open", "5.1-dotted": Backlog} {
 		if got, ok := d.Status(key); got != want || !ok {
 			t.Errorf("Status(%q) = %q, %v, want %q, true", key, got, ok, want)
 		}
@@ -184,7 +184,7 @@ func TestSplitLinesMatchesTheParser(t *testing.T) {
 	// A line separator inside a quoted value elsewhere is a line break for the parser too,
 	// so the row after it is still found on the right line.
 	src := "note: \"a\u2028b\"\ndevelopment_status:\n  1-1-a: backlog\n"
-	got, err := AdvancedBytes([]byte(src), "1-1-a", Done)
+	got, err := advancedBytes([]byte(src), "1-1-a", Done)
 	if want := strings.Replace(src, "1-1-a: backlog", "1-1-a: done", 1); err != nil || string(got) != want {
 		t.Errorf("AdvancedBytes after an LS = %q, %v, want %q", got, err, want)
 	}

@@ -54,8 +54,8 @@ func TestStoreAdvanceAcrossProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
-		advance := func(key, target string) {
-			got, err := s.Advance(ctx, key, target, fmt.Sprintf("child %d", c.Index))
+		advance := func(key string, target Status) {
+			got, err := s.Advance(ctx, key, target, Stamp(fmt.Sprintf("child %d", c.Index)))
 			if err != nil {
 				t.Fatalf("child %d: Advance(%q, %q) = %v", c.Index, key, target, err)
 			}

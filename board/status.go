@@ -5,28 +5,33 @@ import (
 	"strconv"
 )
 
+// Status is the status of a row of development_status, as written in the board
+// (trimmed). The constants below are the statuses of the order; a board may hold
+// others (completed, blocked, ...), which Rank places outside it.
+type Status string
+
 // The statuses of the order, from first to last. A row only moves towards Done.
 const (
-	Backlog          = "backlog"
-	ReadyForDev      = "ready-for-dev"
-	InProgress       = "in-progress"
-	Review           = "review"
-	AwaitingOperator = "awaiting-operator"
-	Done             = "done"
+	Backlog          Status = "backlog"
+	ReadyForDev      Status = "ready-for-dev"
+	InProgress       Status = "in-progress"
+	Review           Status = "review"
+	AwaitingOperator Status = "awaiting-operator"
+	Done             Status = "done"
 )
 
 // drafted is the legacy name of ready-for-dev; a story row reading "drafted" reports
 // ReadyForDev.
 const drafted = "drafted"
 
-var statusOrder = [...]string{Backlog, ReadyForDev, InProgress, Review, AwaitingOperator, Done}
+var statusOrder = [...]Status{Backlog, ReadyForDev, InProgress, Review, AwaitingOperator, Done}
 
 // Order returns the status order, first to last. The slice is a copy.
-func Order() []string { return append([]string(nil), statusOrder[:]...) }
+func Order() []Status { return append([]Status(nil), statusOrder[:]...) }
 
 // Rank returns the position of status in the order (0 for backlog ... 5 for done), or -1
 // for a status outside the order.
-func Rank(status string) int {
+func Rank(status Status) int {
 	for i, s := range statusOrder {
 		if s == status {
 			return i
@@ -36,10 +41,10 @@ func Rank(status string) int {
 }
 
 // allowedRegression is the one backward move AllowRegression permits.
-func allowedRegression(from, to string) bool { return from == Done && to == AwaitingOperator }
+func allowedRegression(from, to Status) bool { return from == Done && to == AwaitingOperator }
 
 // actionable reports whether a story in this status is waiting to be picked up.
-func actionable(status string) bool { return status == Backlog || status == ReadyForDev }
+func actionable(status Status) bool { return status == Backlog || status == ReadyForDev }
 
 type kind uint8
 

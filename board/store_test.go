@@ -82,11 +82,11 @@ func dirNames(t *testing.T, dir string) []string {
 func TestStoreAdvanceWritesWhatAdvancedBytesSays(t *testing.T) {
 	path, state := newBoard(t, sprint)
 	s := open(t, path, filetxn.WithStateRoot(state))
-	want, err := AdvancedBytes([]byte(sprint), "3-2-digest-delivery", InProgress, Stamp("02-06-2026 09:30"))
+	want, err := advancedBytes([]byte(sprint), "3-2-digest-delivery", InProgress, Stamp("02-06-2026 09:30"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress, "02-06-2026 09:30")
+	got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress, Stamp("02-06-2026 09:30"))
 	if got != InProgress || err != nil {
 		t.Fatalf("Advance = %q, %v, want %q, nil", got, err, InProgress)
 	}
@@ -115,8 +115,9 @@ func TestStoreAdvanceWritesWhatAdvancedBytesSays(t *testing.T) {
 // makes the first two red.
 func TestStoreNoOpsTakeNoLock(t *testing.T) {
 	tests := []struct {
-		name, src, key, target, want string
-		notFound                     bool
+		name, src, key string
+		target, want   Status
+		notFound       bool
 	}{
 		{"missing board", "", "3-1-login", Done, "", true},
 		{"absent row", sprint, "9-9-ghost", Done, "", true},
@@ -128,7 +129,7 @@ func TestStoreNoOpsTakeNoLock(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path, _ := newBoard(t, tt.src)
 			s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
-			got, err := s.Advance(context.Background(), tt.key, tt.target, "x")
+			got, err := s.Advance(context.Background(), tt.key, tt.target, Stamp("x"))
 			if tt.notFound {
 				if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), tt.key) || got != "" {
 					t.Fatalf("Advance(%q, %q) = %q, %v, want \"\" and an error matching ErrNotFound naming the key", tt.key, tt.target, got, err)
@@ -155,7 +156,7 @@ func TestStoreNoOpsTakeNoLock(t *testing.T) {
 		src := "last_updated: then\ndevelopment_status:\n  epic-1: in-progress\n  1-1-a: drafted\n"
 		path, _ := newBoard(t, src)
 		s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
-		if got, err := s.Advance(context.Background(), "1-1-a", "drafted", "now", AllowUnordered()); got != "drafted" || err != nil {
+		if got, err := s.Advance(context.Background(), "1-1-a", "drafted", Stamp("now"), AllowUnordered()); got != "drafted" || err != nil {
 			t.Fatalf("Advance(1-1-a, drafted) on a drafted row = %q, %v, want %q, nil", got, err, "drafted")
 		}
 		if b := readString(t, path); b != src {
@@ -165,7 +166,7 @@ func TestStoreNoOpsTakeNoLock(t *testing.T) {
 	t.Run("a real write needs the lock", func(t *testing.T) {
 		path, _ := newBoard(t, sprint)
 		s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
-		if got, err := s.Advance(context.Background(), "4-1-thing", Done, ""); err == nil {
+		if got, err := s.Advance(context.Background(), "4-1-thing", Done); err == nil {
 			t.Fatalf("Advance without a lock = %q, nil, want an error", got)
 		}
 		if b := readString(t, path); b != sprint {
@@ -183,10 +184,10 @@ func TestStoreRefusesAMalformedBoardFromUnderTheLock(t *testing.T) {
 	src := "generated: x\ndevelopment_status: []\n"
 	path, state := newBoard(t, src)
 	var decodes []bool // whether the lock was held at each Decode
-	s := mustOpenWith(path, Codec{Path: path}, filetxn.WithStateRoot(state))
+	s := mustOpenWith(path, codec{path: path}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
-	s = mustOpenWith(path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
-	_, err := s.Advance(context.Background(), "1-1-a", Done, "")
+	s = mustOpenWith(path, codec{path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	_, err := s.Advance(context.Background(), "1-1-a", Done)
 	var pe *ParseError
 	if !errors.As(err, &pe) || !errors.Is(err, ErrNotBoard) || pe.Line != 2 || pe.Path != path {
 		t.Fatalf("Advance on development_status: [] = %v, want a *ParseError for %s:2 wrapping ErrNotBoard", err, path)
@@ -226,17 +227,17 @@ func lockHeld(t *testing.T, lp string) bool {
 func TestStoreDecidesUnderTheLock(t *testing.T) {
 	path, state := newBoard(t, sprint)
 	var decodes []bool
-	s := mustOpenWith(path, Codec{Path: path}, filetxn.WithStateRoot(state))
+	s := mustOpenWith(path, codec{path: path}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
-	s = mustOpenWith(path, Codec{Path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
-	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress, ""); got != InProgress || err != nil {
+	s = mustOpenWith(path, codec{path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress); got != InProgress || err != nil {
 		t.Fatalf("Advance = %q, %v", got, err)
 	}
 	if !slices.Equal(decodes, []bool{false, true}) {
 		t.Errorf("Decode calls (lock held?) = %v, want [false true]", decodes)
 	}
 	decodes = nil
-	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress, ""); got != InProgress || err != nil {
+	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress); got != InProgress || err != nil {
 		t.Fatalf("second Advance = %q, %v", got, err)
 	}
 	if !slices.Equal(decodes, []bool{false}) {
@@ -249,7 +250,7 @@ func TestStoreDecidesUnderTheLock(t *testing.T) {
 func rivalAtProbe(t *testing.T, path, state string, rival func()) *Store {
 	t.Helper()
 	n := 0
-	return mustOpenWith(path, Codec{Path: path, onDecode: func() {
+	return mustOpenWith(path, codec{path: path, onDecode: func() {
 		if n++; n == 1 {
 			rival()
 		}
@@ -263,11 +264,11 @@ func TestStoreKeepsARivalsFlip(t *testing.T) {
 	path, state := newBoard(t, sprint)
 	rival := open(t, path, filetxn.WithStateRoot(state))
 	s := rivalAtProbe(t, path, state, func() {
-		if got, err := rival.Advance(context.Background(), "4-1-thing", Done, ""); got != Done || err != nil {
+		if got, err := rival.Advance(context.Background(), "4-1-thing", Done); got != Done || err != nil {
 			t.Errorf("rival Advance = %q, %v", got, err)
 		}
 	})
-	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress, ""); got != InProgress || err != nil {
+	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress); got != InProgress || err != nil {
 		t.Fatalf("Advance = %q, %v", got, err)
 	}
 	want := strings.NewReplacer(
@@ -288,14 +289,14 @@ func TestStoreNeverRegressIsDecidedUnderTheLock(t *testing.T) {
 	path, state := newBoard(t, sprint)
 	rival := open(t, path, filetxn.WithStateRoot(state))
 	s := rivalAtProbe(t, path, state, func() {
-		if _, err := rival.Advance(context.Background(), "4-1-thing", Done, ""); err != nil {
+		if _, err := rival.Advance(context.Background(), "4-1-thing", Done); err != nil {
 			t.Error(err)
 		}
 	})
-	if got, err := s.Advance(context.Background(), "4-1-thing", AwaitingOperator, ""); got != Done || err != nil {
+	if got, err := s.Advance(context.Background(), "4-1-thing", AwaitingOperator); got != Done || err != nil {
 		t.Fatalf("Advance(awaiting-operator) after a rival's done = %q, %v, want done", got, err)
 	}
-	if st, _, _ := StatusInBytes([]byte(readString(t, path)), "4-1-thing"); st != Done {
+	if st, _, _ := statusInBytes([]byte(readString(t, path)), "4-1-thing"); st != Done {
 		t.Errorf("4-1-thing = %q, want done", st)
 	}
 }
@@ -306,7 +307,7 @@ func TestStoreRefusesAReadOnlyBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := open(t, path, filetxn.WithStateRoot(state))
-	_, err := s.Advance(context.Background(), "4-1-thing", Done, "")
+	_, err := s.Advance(context.Background(), "4-1-thing", Done)
 	if !errors.Is(err, fs.ErrPermission) {
 		t.Fatalf("Advance on a 0444 board = %v, want an error wrapping fs.ErrPermission", err)
 	}
@@ -319,7 +320,7 @@ func TestStoreRefusesAReadOnlyBoard(t *testing.T) {
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Advance(context.Background(), "4-1-thing", Done, ""); got != Done || err != nil {
+	if got, err := s.Advance(context.Background(), "4-1-thing", Done); got != Done || err != nil {
 		t.Errorf("Advance on a writable board = %q, %v, want done", got, err)
 	}
 }
@@ -338,14 +339,14 @@ func TestStoreKeepsASymlinkedBoard(t *testing.T) {
 	if err1 != nil || err2 != nil || lpLink != lpDirect {
 		t.Errorf("LockPath via link = %q, %v; direct = %q, %v; want one sidecar", lpLink, err1, lpDirect, err2)
 	}
-	if got, err := s.Advance(context.Background(), "4-1-thing", Done, ""); got != Done || err != nil {
+	if got, err := s.Advance(context.Background(), "4-1-thing", Done); got != Done || err != nil {
 		t.Fatalf("Advance via a symlink = %q, %v", got, err)
 	}
 	fi, err := os.Lstat(link)
 	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		t.Errorf("after Advance, %s is %v, %v; want still a symlink", link, fi.Mode(), err)
 	}
-	if st, _, _ := StatusInBytes([]byte(readString(t, path)), "4-1-thing"); st != Done {
+	if st, _, _ := statusInBytes([]byte(readString(t, path)), "4-1-thing"); st != Done {
 		t.Errorf("the link's target reads %q, want done", st)
 	}
 }
@@ -378,16 +379,16 @@ func TestStoreMutateBatchesAdvances(t *testing.T) {
 	s := open(t, path, filetxn.WithStateRoot(state))
 	// The serial result, computed on bytes.
 	want := []byte(sprint)
-	for _, step := range [][2]string{{"3-2-digest-delivery", InProgress}, {"4-1-thing", Done}, {"3-1-login", Review}} {
-		next, err := AdvancedBytes(want, step[0], step[1])
+	for _, step := range [][2]string{{"3-2-digest-delivery", string(InProgress)}, {"4-1-thing", string(Done)}, {"3-1-login", string(Review)}} {
+		next, err := advancedBytes(want, step[0], Status(step[1]))
 		if err != nil {
 			t.Fatal(err)
 		}
 		want = next
 	}
 	c, err := s.Mutate(context.Background(), func(d *Doc) error {
-		for _, step := range [][2]string{{"3-2-digest-delivery", InProgress}, {"4-1-thing", Done}, {"3-1-login", Review}} {
-			if _, err := d.Advance(step[0], step[1]); err != nil {
+		for _, step := range [][2]string{{"3-2-digest-delivery", string(InProgress)}, {"4-1-thing", string(Done)}, {"3-1-login", string(Review)}} {
+			if _, err := d.Advance(step[0], Status(step[1])); err != nil {
 				return err
 			}
 		}
@@ -431,14 +432,14 @@ func TestStoreViewAndStatus(t *testing.T) {
 	if err != nil || !d.Exists() {
 		t.Fatalf("View = %v, %v", d, err)
 	}
-	if st, ok, err := s.Status(context.Background(), "4-1-thing"); st != Review || !ok || err != nil {
+	if st, ok, err := storeStatus(context.Background(), s, "4-1-thing"); st != Review || !ok || err != nil {
 		t.Errorf("Status(4-1-thing) = %q, %v, %v, want review, true, nil", st, ok, err)
 	}
 	missing := open(t, filepath.Join(filepath.Dir(path), "none.yaml"), filetxn.WithStateRoot(state))
 	if d, err := missing.View(context.Background()); err != nil || d.Exists() {
 		t.Errorf("View of a missing board = %v, %v, want an empty Doc", d, err)
 	}
-	if st, ok, err := missing.Status(context.Background(), "4-1-thing"); st != "" || ok || err != nil {
+	if st, ok, err := storeStatus(context.Background(), missing, "4-1-thing"); st != "" || ok || err != nil {
 		t.Errorf("Status on a missing board = %q, %v, %v", st, ok, err)
 	}
 }
@@ -447,10 +448,14 @@ func TestStoreChecksArgumentsBeforeAnyIO(t *testing.T) {
 	// The board path is a directory: any read would fail. Invalid arguments must be
 	// refused before that.
 	s := open(t, t.TempDir(), filetxn.WithStateRoot(unlockable(t)))
-	for _, tt := range []struct{ key, target, now string }{
+	for _, tt := range []struct {
+		key    string
+		target Status
+		now    string
+	}{
 		{"", Done, ""}, {"1-1-a", "completed", ""}, {"1-1-a", Done, "a: b"},
 	} {
-		if _, err := s.Advance(context.Background(), tt.key, tt.target, tt.now); !errors.Is(err, ErrInvalidArgument) {
+		if _, err := s.Advance(context.Background(), tt.key, tt.target, Stamp(tt.now)); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("Advance(%q, %q, %q) = %v, want ErrInvalidArgument", tt.key, tt.target, tt.now, err)
 		}
 	}
@@ -470,13 +475,13 @@ func TestStoreChecksArgumentsBeforeAnyIO(t *testing.T) {
 func TestStoreSteadyStateAdvanceParsesNothing(t *testing.T) {
 	path, state := newBoard(t, "development_status:\n  epic-1: in-progress\n  1-1-a: done\n  1-2-b: done\n")
 	parses := 0
-	c := NewCodec(path)
+	c := newCodec(path)
 	c.onParse = func() { parses++ }
 	s := mustOpenWith(path, c, filetxn.WithStateRoot(state))
 	ctx := context.Background()
-	advance := func(key, target string) {
+	advance := func(key string, target Status) {
 		t.Helper()
-		if got, err := s.Advance(ctx, key, target, "", AllowRegression()); got != target || err != nil {
+		if got, err := s.Advance(ctx, key, target, AllowRegression()); got != target || err != nil {
 			t.Fatalf("Advance(%q, %q) = %q, %v, want %q, nil", key, target, got, err, target)
 		}
 	}
@@ -484,7 +489,7 @@ func TestStoreSteadyStateAdvanceParsesNothing(t *testing.T) {
 	if parses != 1 {
 		t.Fatalf("parses after the first Advance = %d, want 1", parses)
 	}
-	at := map[string]string{"1-1-a": AwaitingOperator, "1-2-b": Done}
+	at := map[string]Status{"1-1-a": AwaitingOperator, "1-2-b": Done}
 	for i := range 40 {
 		key, target := []string{"1-1-a", "1-2-b"}[i%2], Done
 		if at[key] == Done {
@@ -517,9 +522,10 @@ func TestStoreSteadyStateAdvanceParsesNothing(t *testing.T) {
 // probe answer whenever its Doc is unchanged, error or not, makes this red.
 func TestStoreAdvanceReportsRefusals(t *testing.T) {
 	for _, tc := range []struct {
-		name, src, key, target string
-		opts                   []AdvanceOption
-		want                   error
+		name, src, key string
+		target         Status
+		opts           []AdvanceOption
+		want           error
 	}{
 		{"illegal regression", sprint, "3-1-login", Backlog, []AdvanceOption{AllowRegression()}, ErrIllegalTransition},
 		{"unordered status", "development_status:\n  1-1-a: blocked\n", "1-1-a", Done, nil, ErrUnorderedStatus},
@@ -530,7 +536,7 @@ func TestStoreAdvanceReportsRefusals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.Advance(context.Background(), tc.key, tc.target, "", tc.opts...)
+			got, err := s.Advance(context.Background(), tc.key, tc.target, tc.opts...)
 			if !errors.Is(err, tc.want) || got != "" {
 				t.Fatalf("Advance(%q, %q) = %q, %v, want \"\", %v", tc.key, tc.target, got, err, tc.want)
 			}
@@ -548,12 +554,12 @@ func TestStoreAdvanceReportsRefusals(t *testing.T) {
 // answer must be the status of its own board. Ablation: handing the buffer back to
 // the pool before Decode and advance are done with it turns it red (under -race too).
 func TestStoreProbeBuffersAreNotShared(t *testing.T) {
-	statuses := []string{Backlog, ReadyForDev, InProgress, Review, Done}
+	statuses := []Status{Backlog, ReadyForDev, InProgress, Review, Done}
 	var stores []*Store
 	for i, st := range statuses {
 		src := fmt.Sprintf("development_status:\n  epic-1: in-progress\n  1-1-story-%d: %s\n", i, st)
 		path, stateRoot := newBoard(t, src)
-		s := mustOpenWith(path, Codec{Path: path}, filetxn.WithStateRoot(stateRoot))
+		s := mustOpenWith(path, codec{path: path}, filetxn.WithStateRoot(stateRoot))
 		stores = append(stores, s)
 	}
 	var wg sync.WaitGroup
@@ -565,7 +571,7 @@ func TestStoreProbeBuffersAreNotShared(t *testing.T) {
 			for n := range 200 {
 				i := (g + n) % len(stores)
 				key := fmt.Sprintf("1-1-story-%d", i)
-				got, err := stores[i].Advance(context.Background(), key, Backlog, "")
+				got, err := stores[i].Advance(context.Background(), key, Backlog)
 				if err != nil || got != statuses[i] {
 					errs <- fmt.Errorf("Advance(board %d, %s, backlog) = %q, %v; want %q", i, key, got, err, statuses[i])
 					return
@@ -581,7 +587,7 @@ func TestStoreProbeBuffersAreNotShared(t *testing.T) {
 }
 
 // mustOpenWith is openWith for arguments that are valid.
-func mustOpenWith(path string, codec Codec, opts ...filetxn.Option) *Store {
+func mustOpenWith(path string, codec codec, opts ...filetxn.Option) *Store {
 	s, err := openWith(path, codec, opts...)
 	if err != nil {
 		panic(err)
@@ -620,10 +626,10 @@ func TestOpenPlacesTheLockWhereBmadLoopDoes(t *testing.T) {
 	if _, err := s.LockPath(); !errors.Is(err, ErrNoStateRoot) {
 		t.Errorf("LockPath() without a state root = %v, want ErrNoStateRoot", err)
 	}
-	if got, err := s.Advance(ctx, "3-1-login", Review, ""); got != Done || err != nil {
+	if got, err := s.Advance(ctx, "3-1-login", Review); got != Done || err != nil {
 		t.Errorf("Advance(no-op) without a state root = %q, %v, want %q, nil", got, err, Done)
 	}
-	if _, err := s.Advance(ctx, "3-2-digest-delivery", InProgress, ""); !errors.Is(err, ErrNoStateRoot) {
+	if _, err := s.Advance(ctx, "3-2-digest-delivery", InProgress); !errors.Is(err, ErrNoStateRoot) {
 		t.Errorf("Advance(write) without a state root = %v, want ErrNoStateRoot", err)
 	}
 	if b := readString(t, path); b != sprint {

@@ -45,9 +45,9 @@ func boardAdvance(c *cli, args []string) error {
 	if len(pos) != 2 {
 		return usagef("want KEY STATUS, got %d arguments", len(pos))
 	}
-	key, target := pos[0], pos[1]
+	key, target := pos[0], board.Status(pos[1])
 	if board.Rank(target) < 0 && !*unordered {
-		return usagef("status %q is outside the order (%s); give -allow-unordered to write it", target, strings.Join(board.Order(), ", "))
+		return usagef("status %q is outside the order (%s); give -allow-unordered to write it", target, statusOrder())
 	}
 	var opts []board.AdvanceOption
 	if *regress {
@@ -62,7 +62,10 @@ func boardAdvance(c *cli, args []string) error {
 	}
 	ctx, cancel := c.lockCtx()
 	defer cancel()
-	st, err := s.Advance(ctx, key, target, *now, opts...)
+	if *now != "" {
+		opts = append(opts, board.Stamp(*now))
+	}
+	st, err := s.Advance(ctx, key, target, opts...)
 	if errors.Is(err, board.ErrNotFound) {
 		return notFoundf("no row %s in %s", key, *file)
 	}
@@ -74,11 +77,11 @@ func boardAdvance(c *cli, args []string) error {
 	unchanged := st != target
 	if c.json {
 		return c.printJSON(struct {
-			File      string `json:"file"`
-			Key       string `json:"key"`
-			Target    string `json:"target"`
-			Status    string `json:"status"`
-			Unchanged bool   `json:"unchanged"`
+			File      string       `json:"file"`
+			Key       string       `json:"key"`
+			Target    board.Status `json:"target"`
+			Status    board.Status `json:"status"`
+			Unchanged bool         `json:"unchanged"`
 		}{*file, key, target, st, unchanged})
 	}
 	c.printf("%s\n", st)
@@ -92,10 +95,10 @@ func boardAdvance(c *cli, args []string) error {
 
 // storyJSON is one story of board show -json, in file order.
 type storyJSON struct {
-	Key    string `json:"key"`
-	Epic   int    `json:"epic"`
-	Status string `json:"status"`
-	Line   int    `json:"line"`
+	Key    string       `json:"key"`
+	Epic   int          `json:"epic"`
+	Status board.Status `json:"status"`
+	Line   int          `json:"line"`
 }
 
 func boardShow(c *cli, args []string) error {
@@ -115,12 +118,12 @@ func boardShow(c *cli, args []string) error {
 	next, _ := d.NextActionable(board.AnyEpic)
 	if c.json {
 		out := struct {
-			File    string            `json:"file"`
-			Stories map[string]string `json:"stories"`
-			Epics   map[string]string `json:"epics"`
-			Order   []storyJSON       `json:"order"`
-			Next    string            `json:"next"`
-		}{File: *file, Stories: map[string]string{}, Epics: map[string]string{}, Order: []storyJSON{}, Next: next.Key}
+			File    string                  `json:"file"`
+			Stories map[string]board.Status `json:"stories"`
+			Epics   map[string]board.Status `json:"epics"`
+			Order   []storyJSON             `json:"order"`
+			Next    string                  `json:"next"`
+		}{File: *file, Stories: map[string]board.Status{}, Epics: map[string]board.Status{}, Order: []storyJSON{}, Next: next.Key}
 		for _, st := range d.Stories() {
 			out.Stories[st.Key] = st.Status
 			out.Order = append(out.Order, storyJSON{st.Key, st.Epic, st.Status, st.Line})
@@ -164,4 +167,16 @@ func printBoard(w io.Writer, epics []board.Epic, stories []board.Story, next str
 		fmt.Fprintf(tw, "next\t%s\n", next)
 	}
 	return tw.Flush()
+}
+
+// statusOrder is the board's status order, for messages: "backlog, ready-for-dev, ...".
+func statusOrder() string {
+	var b strings.Builder
+	for i, st := range board.Order() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(st))
+	}
+	return b.String()
 }

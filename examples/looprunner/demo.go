@@ -75,7 +75,7 @@ func demoStories() []string {
 }
 
 // demoTargets are the statuses a worker asks a story to move to.
-var demoTargets = []string{board.ReadyForDev, board.InProgress, board.Review, board.AwaitingOperator, board.Done}
+var demoTargets = []board.Status{board.ReadyForDev, board.InProgress, board.Review, board.AwaitingOperator, board.Done}
 
 func seedBoard() []byte {
 	var b strings.Builder
@@ -165,17 +165,17 @@ const seedLedger = "# Deferred Work\n" +
 
 // demoReport is what a worker process prints as its last line.
 type demoReport struct {
-	Appended     []string          `json:"appended"`     // the ids it minted, one per round
-	Closed       []string          `json:"closed"`       // the ids its closes closed
-	Requested    map[string]string `json:"requested"`    // story -> highest status it asked for
-	Ticks        int               `json:"ticks"`        // ticks that ran ok
-	Regressed    int               `json:"regressed"`    // advances that answered a status below the one asked for
-	Acquisitions int               `json:"acquisitions"` // locks taken
-	Waits        []time.Duration   `json:"waits_ns"`     // the waits of those that found the lock busy
-	Unmeasured   int               `json:"unmeasured"`   // busy acquisitions whose wait could not be read
-	Worker       int               `json:"worker"`       // its index
-	Rounds       int               `json:"rounds"`       // rounds it finished
-	Error        string            `json:"error,omitempty"`
+	Appended     []string                `json:"appended"`     // the ids it minted, one per round
+	Closed       []string                `json:"closed"`       // the ids its closes closed
+	Requested    map[string]board.Status `json:"requested"`    // story -> highest status it asked for
+	Ticks        int                     `json:"ticks"`        // ticks that ran ok
+	Regressed    int                     `json:"regressed"`    // advances that answered a status below the one asked for
+	Acquisitions int                     `json:"acquisitions"` // locks taken
+	Waits        []time.Duration         `json:"waits_ns"`     // the waits of those that found the lock busy
+	Unmeasured   int                     `json:"unmeasured"`   // busy acquisitions whose wait could not be read
+	Worker       int                     `json:"worker"`       // its index
+	Rounds       int                     `json:"rounds"`       // rounds it finished
+	Error        string                  `json:"error,omitempty"`
 }
 
 // workerLine is one line a worker prints on stdout: a finished round, or its
@@ -511,7 +511,7 @@ func verify(p project, procs, rounds int, res raced) (verdict, error) {
 	if err != nil {
 		return v, err
 	}
-	highest := map[string]string{}
+	highest := map[string]board.Status{}
 	for _, r := range res.reports {
 		for k, st := range r.Requested {
 			if board.Rank(st) > board.Rank(highest[k]) {

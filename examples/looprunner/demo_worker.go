@@ -114,7 +114,7 @@ func demoWorker(c *cli, p project, w, rounds int) error {
 
 	rng := rand.New(rand.NewPCG(uint64(w), 0x100b))
 	stories := demoStories()
-	rep := demoReport{Worker: w, Requested: map[string]string{}}
+	rep := demoReport{Worker: w, Requested: map[string]board.Status{}}
 	out := json.NewEncoder(c.stdout)
 	prev := ""
 	for r := range rounds {
@@ -169,7 +169,7 @@ func demoWorker(c *cli, p project, w, rounds int) error {
 		prev = id
 
 		key, want := stories[rng.IntN(len(stories))], demoTargets[rng.IntN(len(demoTargets))]
-		var got string
+		var got board.Status
 		err = m.measure(boardLock, func(held func()) error {
 			_, err := bs.Mutate(ctx, func(d *board.Doc) error {
 				held()

@@ -174,7 +174,7 @@ func message(err error) string {
 		return fmt.Sprintf("-%s %q: %s", ledgerFlag(larg.Field), larg.Value, ledgerWhy(larg.Err))
 	case errors.As(err, &brow) && errors.Is(brow.Err, board.ErrUnorderedStatus):
 		return fmt.Sprintf("%s:%d: %s is %q, outside the status order (%s); give -allow-unordered to overwrite it",
-			brow.Path, brow.Line, brow.Key, brow.Current, strings.Join(board.Order(), ", "))
+			brow.Path, brow.Line, brow.Key, brow.Current, statusOrder())
 	case errors.As(err, &brow) && errors.Is(brow.Err, board.ErrIllegalTransition):
 		return fmt.Sprintf("%s:%d: %s %q -> %q: with -allow-regression, only done -> awaiting-operator may move backwards",
 			brow.Path, brow.Line, brow.Key, brow.Current, brow.Target)
