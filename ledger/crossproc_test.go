@@ -183,7 +183,7 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 			select {} // wait here to be killed
 		}
 		c.Barrier()
-		s.Archive(ctx, "", "2026-08-24", false)
+		s.Archive(ctx, "", "2026-08-24")
 		t.Fatal("Archive returned; it should have been killed between its writes")
 		return
 	}
@@ -211,7 +211,7 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	}
 	h.Release()
 
-	ids, err := s.Archive(ctx, "", "2026-08-30", false)
+	ids, err := s.Archive(ctx, "", "2026-08-30")
 	if err != nil || !slices.Equal(ids, []string{"DW-2"}) {
 		t.Fatalf("retry Archive = %v, %v", ids, err)
 	}
@@ -222,7 +222,7 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	if !strings.Contains(ledger, "### DW-2: Old closed item\n\nstatus: done 2026-05-25\norigin: code review of spec-1-1.md, 2026-05-20\narchived: 2026-08-24\n\n") {
 		t.Errorf("stub after recovery: %q", ledger)
 	}
-	if again, _ := s.Archive(ctx, "", "2026-08-31", false); len(again) != 0 {
+	if again, _ := s.Archive(ctx, "", "2026-08-31"); len(again) != 0 {
 		t.Errorf("third run = %v", again)
 	}
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"encoding/hex"
 
 	"github.com/filetxn/filetxn"
@@ -19,3 +20,13 @@ func must(s *Store, err error) *Store {
 
 // digest returns the digest of the bytes c published, or the zero Digest.
 func digest(c filetxn.Commit) filetxn.Digest { d, _ := c.Digest(); return d }
+
+// archivable is the preview of Store.Archive: the ids it would move, read
+// without the lock.
+func archivable(ctx context.Context, s *Store, before string) ([]string, error) {
+	d, err := s.View(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return d.Archivable(before)
+}

@@ -35,7 +35,7 @@ func TestStoreRefusesNonRegularFiles(t *testing.T) {
 		"MarkDone": func(s *Store) error { _, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-01", "n"); return err },
 		"Mutate":   func(s *Store) error { _, err := s.Mutate(ctx, func(*Doc) error { return nil }); return err },
 		"View":     func(s *Store) error { _, err := s.View(ctx); return err },
-		"Archive":  func(s *Store) error { _, err := s.Archive(ctx, "", "2026-06-02", false); return err },
+		"Archive":  func(s *Store) error { _, err := s.Archive(ctx, "", "2026-06-02"); return err },
 	}
 	const closed = "# Deferred Work\n\n### DW-1: t\norigin: o\nlocation: n/a\nsource_spec: `s`\nreason: r\nstatus: done 2026-06-01\n"
 	for kind, odd := range oddfile.Make(t) {

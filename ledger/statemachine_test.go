@@ -623,10 +623,10 @@ func (s *storeTarget) MarkSeenAgain(ids []string, date, note string) (SeenAgain,
 	return s.s.MarkSeenAgain(s.ctx, ids, date, note)
 }
 func (s *storeTarget) Archivable(before string) ([]string, error) {
-	return s.s.Archive(s.ctx, before, "", true)
+	return archivable(s.ctx, s.s, before)
 }
 func (s *storeTarget) Archive(before, stamp string) ([]string, error) {
-	return s.s.Archive(s.ctx, before, stamp, false)
+	return s.s.Archive(s.ctx, before, stamp)
 }
 
 type crash struct{}
@@ -639,7 +639,7 @@ func (s *storeTarget) CrashArchive(t *rapid.T, before, stamp string) {
 		}
 	}()
 	s.s.afterArchiveWrite = func() { panic(crash{}) }
-	if _, err := s.s.Archive(s.ctx, before, stamp, false); err != nil {
+	if _, err := s.s.Archive(s.ctx, before, stamp); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -405,15 +405,16 @@ func (s *Store) Merge(ctx context.Context, snapshot []byte) (MergeReport, error)
 // Archive moves the ledger's closed entries, closed before before ("" for
 // all), into the archive file and leaves stubs (see [Doc.ArchiveInto]), and
 // returns the ids moved in ledger order. stamp is the date written on the
-// stubs and blocks; "" means today in local time. With dryRun it returns the
-// ids it would move and writes nothing.
+// stubs and blocks; "" means today in local time. To see what it would move
+// without moving it, call [Doc.Archivable] on [Store.View]'s Doc: that takes
+// no lock and writes nothing.
 //
 // Both files are written under one hold of the ledger's lock, the archive
 // first: a crash between the two writes leaves the ledger as it was and the
 // bodies in the archive, and the next run completes the stubs without
 // appending those bodies again. When nothing is eligible (or the ledger is
-// missing) Archive returns without taking the lock, dry run or not.
-func (s *Store) Archive(ctx context.Context, before, stamp string, dryRun bool) ([]string, error) {
+// missing) Archive returns without taking the lock.
+func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, error) {
 	if err := checkArchiveArgs(before, stamp); err != nil {
 		return nil, err
 	}
@@ -442,10 +443,6 @@ func (s *Store) Archive(ctx context.Context, before, stamp string, dryRun bool) 
 		d, err := Parse(data)
 		if err != nil {
 			return &fs.PathError{Op: "Decode", Path: s.path, Err: err}
-		}
-		if dryRun {
-			moved, err = d.Archivable(before)
-			return err
 		}
 		adata, err := tx.Read(s.archive)
 		if err != nil {

@@ -136,13 +136,13 @@ func mutators(t *testing.T) []struct {
 			func(d *Doc) { d.Merge(mustParse(t, "### DW-1: kept\nstatus: open\n\n### DW-2: lost\nstatus: open\n")) }},
 		{"Archive", ledgerFixture,
 			func(ctx context.Context, s *Store) error {
-				_, err := s.Archive(ctx, "", "2026-08-24", false)
+				_, err := s.Archive(ctx, "", "2026-08-24")
 				return err
 			},
 			func(d *Doc) { d.ArchiveInto(mustParse(t, ""), "", "2026-08-24") }},
 		{"Archive dry run", ledgerFixture,
 			func(ctx context.Context, s *Store) error {
-				_, err := s.Archive(ctx, "", "2026-08-24", true)
+				_, err := archivable(ctx, s, "")
 				return err
 			},
 			func(d *Doc) {}},
@@ -241,10 +241,10 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 				r, err := s.MarkSeenAgain(ctx, []string{"DW-3"}, "2026-06-08", "code review of spec-2-3.md")
 				return r.Applied, err
 			}, []bool{false}},
-		{"Archive nothing eligible", archived.String(), func(s *Store) (any, error) { return s.Archive(ctx, "", "", false) }, []string(nil)},
-		{"Archive dry run nothing eligible", archived.String(), func(s *Store) (any, error) { return s.Archive(ctx, "", "", true) }, []string(nil)},
-		{"Archive before cutoff", ledgerFixture, func(s *Store) (any, error) { return s.Archive(ctx, "2026-05-25", "", false) }, []string(nil)},
-		{"Archive missing ledger", "<missing>", func(s *Store) (any, error) { return s.Archive(ctx, "", "", false) }, []string(nil)},
+		{"Archive nothing eligible", archived.String(), func(s *Store) (any, error) { return s.Archive(ctx, "", "") }, []string(nil)},
+		{"Archive dry run nothing eligible", archived.String(), func(s *Store) (any, error) { return archivable(ctx, s, "") }, []string(nil)},
+		{"Archive before cutoff", ledgerFixture, func(s *Store) (any, error) { return s.Archive(ctx, "2026-05-25", "") }, []string(nil)},
+		{"Archive missing ledger", "<missing>", func(s *Store) (any, error) { return s.Archive(ctx, "", "") }, []string(nil)},
 		{"Merge nothing lost", ledgerFixture,
 			func(s *Store) (any, error) { r, err := s.Merge(ctx, []byte(ledgerFixture)); return r.Carried, err }, []string(nil)},
 	} {
@@ -298,13 +298,13 @@ func TestNoStateRoot(t *testing.T) {
 	if got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n"); err != nil || len(got) != 0 {
 		t.Errorf("no-op MarkDone = %v, %v", got, err)
 	}
-	if got, err := s.Archive(ctx, "2026-01-01", "", false); err != nil || len(got) != 0 {
+	if got, err := s.Archive(ctx, "2026-01-01", ""); err != nil || len(got) != 0 {
 		t.Errorf("no-op Archive = %v, %v", got, err)
 	}
 	if _, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n"); !errors.Is(err, ErrNoStateRoot) {
 		t.Errorf("MarkDone = %v, want ErrNoStateRoot", err)
 	}
-	if _, err := s.Archive(ctx, "", "", false); !errors.Is(err, ErrNoStateRoot) {
+	if _, err := s.Archive(ctx, "", ""); !errors.Is(err, ErrNoStateRoot) {
 		t.Errorf("Archive = %v, want ErrNoStateRoot", err)
 	}
 	if _, err := s.Mutate(ctx, func(*Doc) error { return nil }); !errors.Is(err, ErrNoStateRoot) {
@@ -397,8 +397,8 @@ func TestStoreValidatesBeforeAnyIO(t *testing.T) {
 	_, checks["MarkOpen"] = s.MarkOpen(ctx, []string{"DW-1"}, "n", "")
 	_, checks["RecordDecision"] = s.RecordDecision(ctx, "DW-1", "06/11/2026", "l", "d")
 	_, checks["MarkSeenAgain"] = s.MarkSeenAgain(ctx, []string{"DW-1"}, "2026-6-11", "n")
-	_, checks["Archive"] = s.Archive(ctx, "yesterday", "", false)
-	_, checks["Archive stamp"] = s.Archive(ctx, "", "2026-13-01", false)
+	_, checks["Archive"] = s.Archive(ctx, "yesterday", "")
+	_, checks["Archive stamp"] = s.Archive(ctx, "", "2026-13-01")
 	for op, err := range checks {
 		var ae *ArgError
 		if !errors.As(err, &ae) {
@@ -505,17 +505,17 @@ func TestArchiveWritesBothFilesUnderOneHold(t *testing.T) {
 			t.Errorf("the ledger was written before the archive")
 		}
 	}
-	ids, err := s.Archive(ctx, "", "2026-08-24", false)
+	ids, err := s.Archive(ctx, "", "2026-08-24")
 	if err != nil || !slices.Equal(ids, []string{"DW-2"}) || !checked {
 		t.Fatalf("Archive = %v, %v (hook ran: %v)", ids, err, checked)
 	}
 	if !strings.Contains(string(readOrNil(t, s.Path())), "### DW-2: Old closed item\n\nstatus: done 2026-05-25\n") {
 		t.Errorf("no stub in the ledger")
 	}
-	// An eligible dry run reports and writes nothing.
+	// An eligible preview reports and writes nothing.
 	s2 := newStore(t, ledgerFixture)
-	if ids, err := s2.Archive(ctx, "", "", true); err != nil || !slices.Equal(ids, []string{"DW-2"}) || readOrNil(t, s2.ArchivePath()) != nil {
-		t.Errorf("dry run = %v, %v", ids, err)
+	if ids, err := archivable(ctx, s2, ""); err != nil || !slices.Equal(ids, []string{"DW-2"}) || readOrNil(t, s2.ArchivePath()) != nil {
+		t.Errorf("archivable(%q) = %v, %v", "", ids, err)
 	}
 }
 
@@ -606,7 +606,7 @@ func TestAFailingProbeReadFallsThroughToTheLock(t *testing.T) {
 			return 0, err
 		}},
 		{"Archive", archived.String(), func(s *Store) (int, error) {
-			ids, err := s.Archive(ctx, "", "", false)
+			ids, err := s.Archive(ctx, "", "")
 			return len(ids), err
 		}},
 	} {

@@ -254,7 +254,16 @@ func ledgerArchive(c *cli, args []string) error {
 	}
 	ctx, cancel := c.lockCtx()
 	defer cancel()
-	ids, err := s.Archive(ctx, *before, *stamp, *dry)
+	var ids []string
+	if *dry {
+		// The preview reads without the lock and writes nothing.
+		var d *ledger.Doc
+		if d, err = s.View(ctx); err == nil {
+			ids, err = d.Archivable(*before)
+		}
+	} else {
+		ids, err = s.Archive(ctx, *before, *stamp)
+	}
 	if err != nil {
 		return ledgerError(*file, err)
 	}
