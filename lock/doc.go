@@ -60,11 +60,14 @@
 //     wait for each other until their contexts end: nothing detects that.
 //     Take several locks with AcquireAll, which orders them by file
 //     identity, or in one order of your own used everywhere.
-//   - The goroutine's id is read from the header of its stack trace
-//     (runtime.Stack), once per Acquire, and the runtime walks the whole
-//     stack to produce it, so its cost grows with the depth of the caller's
-//     stack: deep call stacks make every acquisition dearer
-//     (BenchmarkGoroutineID measures it).
+//   - Re-entry detection reads the goroutine's id, which Go does not
+//     expose. With the gc toolchain on amd64 and arm64 it is read from the
+//     goroutine's runtime descriptor, at a place in it found once per
+//     process and checked against stack traces; elsewhere, or if a Go
+//     release moves it out of reach, it is parsed from the header of a stack
+//     trace (runtime.Stack), which is exact but costs a walk of the whole
+//     stack on every Acquire, so deep call stacks make every acquisition
+//     dearer (BenchmarkGoroutineID compares the two).
 //   - A cancelled wait returns at once, but the kernel-level wait cannot be
 //     interrupted: the process keeps it, in one goroutine, until the other
 //     holder releases, and then lets the lock go at once.

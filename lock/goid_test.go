@@ -2,21 +2,51 @@ package lock
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestGoroutineID checks that goid is stable within a goroutine, whatever
-// its stack depth, and differs between goroutines.
+// its stack depth, differs between goroutines, and agrees with the id in the
+// goroutine's stack trace (stackGoid) in every goroutine, including ones
+// started long after goidOffset was found. Ablation: goid reading the word
+// after the one goidOffset found (off+8) makes it red.
 func TestGoroutineID(t *testing.T) {
 	me := goid()
-	if got := atDepth(30, goid); got != me {
-		t.Errorf("goid() 30 frames deeper = %d, want %d", got, me)
+	require.Equal(t, stackGoid(), me, "goid() = %d, want stackGoid() %d", me, stackGoid())
+	got := atDepth(30, goid)
+	require.Equal(t, me, got, "goid() 30 frames deeper = %d, want %d", got, me)
+
+	const n = 64
+	ids := make([][2]int64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			runtime.Gosched() // let the scheduler move some of them
+			ids[i] = [2]int64{atDepth(i%8, goid), stackGoid()}
+		})
 	}
-	other := make(chan int64)
-	go func() { other <- goid() }()
-	if id := <-other; id == me || id <= 0 {
-		t.Errorf("goid() in another goroutine = %d; this one's is %d", id, me)
+	wg.Wait()
+	seen := map[int64]bool{me: true}
+	for i, id := range ids {
+		require.Equal(t, id[1], id[0], "goid() in goroutine %d = %d, want stackGoid() %d", i, id[0], id[1])
+		require.False(t, seen[id[0]], "goid() in goroutine %d = %d, an id already seen", i, id[0])
+		seen[id[0]] = true
 	}
+}
+
+// TestGoroutineIDReadsTheDescriptor checks that where getg exists the id is
+// read from the goroutine's descriptor, not parsed from a stack trace: the
+// fallback is correct but its cost grows with the stack's depth.
+func TestGoroutineIDReadsTheDescriptor(t *testing.T) {
+	if getg() == nil {
+		t.Skipf("no getg on %s/%s (%s): goid parses stack traces", runtime.GOOS, runtime.GOARCH, runtime.Compiler)
+	}
+	off := goidOffset()
+	require.GreaterOrEqual(t, off, 0, "goidOffset() = %d, want the offset of the id in the g", off)
 }
 
 // atDepth calls f with n more frames on the stack.
@@ -30,14 +60,20 @@ func atDepth(n int, f func() int64) int64 {
 }
 
 // BenchmarkGoroutineID is the price of reading the goroutine id, which every
-// Acquire pays once, at several stack depths: the runtime walks the whole
-// stack to print the trace header it is parsed from.
+// Acquire pays once, at several stack depths, by goid (what Acquire uses)
+// and by stackGoid (the fallback, whose runtime walks the whole stack to
+// print the trace header it is parsed from).
 func BenchmarkGoroutineID(b *testing.B) {
-	for _, depth := range []int{0, 10, 30} {
-		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
-			for b.Loop() {
-				atDepth(depth, goid)
-			}
-		})
+	for _, bc := range []struct {
+		name string
+		f    func() int64
+	}{{"goid", goid}, {"stack", stackGoid}} {
+		for _, depth := range []int{0, 10, 30} {
+			b.Run(fmt.Sprintf("%s/depth=%d", bc.name, depth), func(b *testing.B) {
+				for b.Loop() {
+					atDepth(depth, bc.f)
+				}
+			})
+		}
 	}
 }
