@@ -81,7 +81,7 @@ func BenchmarkAppend(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				b.StopTimer()
-				if err := os.WriteFile(s.Path(), seed, 0o644); err != nil {
+				if err := os.WriteFile(s.path, seed, 0o644); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
@@ -127,7 +127,7 @@ func BenchmarkBatch(b *testing.B) {
 	dir := b.TempDir()
 	s := must(Open(filepath.Join(dir, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(dir, "state"))))
 	reset := func(b *testing.B) {
-		if err := os.WriteFile(s.Path(), seed, 0o644); err != nil {
+		if err := os.WriteFile(s.path, seed, 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -189,7 +189,7 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	}
 	dir := t.TempDir()
 	s := openShared(dir)
-	if err := os.WriteFile(s.Path(), []byte(ledgerFixture), 0o644); err != nil {
+	if err := os.WriteFile(s.path, []byte(ledgerFixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	g := filetxntest.Start(t, 1, dir)
@@ -197,7 +197,7 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	g.WaitMark("between-writes")
 	g.Kill(0)
 
-	if got := string(readOrNil(t, s.Path())); got != ledgerFixture {
+	if got := string(readOrNil(t, s.path)); got != ledgerFixture {
 		t.Fatalf("the ledger changed before the archive was safe: %q", got)
 	}
 	crashed := string(readOrNil(t, s.ArchivePath()))
@@ -218,7 +218,7 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	if got := string(readOrNil(t, s.ArchivePath())); got != crashed {
 		t.Errorf("the retry appended to the archive: %q", got[len(crashed):])
 	}
-	ledger := string(readOrNil(t, s.Path()))
+	ledger := string(readOrNil(t, s.path))
 	if !strings.Contains(ledger, "### DW-2: Old closed item\n\nstatus: done 2026-05-25\norigin: code review of spec-1-1.md, 2026-05-20\narchived: 2026-08-24\n\n") {
 		t.Errorf("stub after recovery: %q", ledger)
 	}

@@ -48,6 +48,6 @@ func TestAppendWithDoneContextTriesOnce(t *testing.T) {
 	require.True(t, errors.Is(err, context.Canceled) && errors.As(err, &busy), "Append(canceled ctx, busy lock) = %v, %v, want context.Canceled and a *lock.BusyError", ids, err)
 	ids, err = s.Append(ctx, a)
 	require.True(t, err == nil && len(ids) == 1 && ids[0] == "", "Append(canceled ctx, busy lock, already filed) = %v, %v, want [\"\"] without the lock", ids, err)
-	got, err := os.ReadFile(s.Path())
+	got, err := os.ReadFile(s.path)
 	require.True(t, err == nil && !strings.Contains(string(got), "### DW-2"), "ledger after a busy Append =\n%s\n%v, want no DW-2", got, err)
 }

@@ -63,7 +63,7 @@ func TestAppendWithLostLockPublishesNothing(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "resume"), nil, 0o644))
 			g.Wait()
 
-			got, err := os.ReadFile(s.Path())
+			got, err := os.ReadFile(s.path)
 			require.NoError(t, err)
 			require.True(t, strings.Contains(string(got), "second B") && !strings.Contains(string(got), "holder A"),
 				"ledger after the holder lost its lock =\n%s\nwant \"second B\" and nothing of \"holder A\"", got)

@@ -588,7 +588,7 @@ func newStoreTarget(t *rapid.T, dir, seed string) target {
 	st := &storeTarget{dir: dir, ctx: context.Background()}
 	st.Reopen(t)
 	if seed != "" {
-		if err := os.WriteFile(st.s.Path(), []byte(seed), 0o644); err != nil {
+		if err := os.WriteFile(st.s.path, []byte(seed), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

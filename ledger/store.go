@@ -102,9 +102,6 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	return s, nil
 }
 
-// Path returns the ledger's path as given to Open.
-func (s *Store) Path() string { return s.path }
-
 // ArchivePath returns the path of the archive file.
 func (s *Store) ArchivePath() string { return s.archive }
 
@@ -125,13 +122,6 @@ func (s *Store) noRoot() error {
 // version, which may be replaced right after; decide under Mutate. A missing
 // ledger is an empty Doc.
 func (s *Store) View(ctx context.Context) (*Doc, error) { return s.eng.View(ctx) }
-
-// ReadBytes returns the ledger's bytes without taking the lock, or nil when it
-// does not exist. Like View it does not block, and refuses anything but a
-// regular file with an error wrapping atomicfile.ErrNotRegular.
-func (s *Store) ReadBytes(ctx context.Context) ([]byte, error) {
-	return osfile.ReadState(s.path, "Read", nil, 1)
-}
 
 // Mutate runs fn on the ledger under its lock, as filetxn.Store.Mutate: it
 // waits for the lock (or ctx), reads and parses the ledger, calls fn once, and

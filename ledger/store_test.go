@@ -163,7 +163,7 @@ func TestStoreWritesWhatTheDocOperationWrites(t *testing.T) {
 			}
 			want := mustParse(t, seed)
 			m.doc(want)
-			if got := string(readOrNil(t, s.Path())); got != want.String() {
+			if got := string(readOrNil(t, s.path)); got != want.String() {
 				t.Errorf("file = %q\nwant   %q", got, want.String())
 			}
 		})
@@ -184,12 +184,12 @@ func TestEveryWriteNeedsTheLock(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			s := newStore(t, m.seed, filetxn.WithNoWait())
 			holdLock(t, s)
-			before := readOrNil(t, s.Path())
+			before := readOrNil(t, s.path)
 			err := m.call(ctx, s)
 			if !errors.Is(err, lock.ErrWouldBlock) {
 				t.Errorf("call with the lock held elsewhere = %v, want ErrWouldBlock", err)
 			}
-			if after := readOrNil(t, s.Path()); string(after) != string(before) || (after == nil) != (before == nil) {
+			if after := readOrNil(t, s.path); string(after) != string(before) || (after == nil) != (before == nil) {
 				t.Errorf("the ledger changed without the lock")
 			}
 			if readOrNil(t, s.ArchivePath()) != nil {
@@ -251,7 +251,7 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t, tc.seed, filetxn.WithNoWait())
 			holdLock(t, s)
-			before := readOrNil(t, s.Path())
+			before := readOrNil(t, s.path)
 			got, err := tc.call(s)
 			if err != nil {
 				t.Fatalf("no-op with the lock held elsewhere = %v", err)
@@ -259,7 +259,7 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 			if !equalAny(got, tc.want) {
 				t.Errorf("result = %#v, want %#v", got, tc.want)
 			}
-			if after := readOrNil(t, s.Path()); string(after) != string(before) || (after == nil) != (before == nil) {
+			if after := readOrNil(t, s.path); string(after) != string(before) || (after == nil) != (before == nil) {
 				t.Errorf("a no-op changed (or created) the ledger")
 			}
 			if readOrNil(t, s.ArchivePath()) != nil {
@@ -416,7 +416,7 @@ func TestStoreDuplicateIDFailsAndWritesNothing(t *testing.T) {
 	if !errors.As(err, &de) || !slices.Equal(de.Lines, []int{1, 7}) {
 		t.Errorf("MarkDone = %v, want a DuplicateIDError at lines 1, 7", err)
 	}
-	if got := string(readOrNil(t, s.Path())); got != text {
+	if got := string(readOrNil(t, s.path)); got != text {
 		t.Errorf("the ledger changed")
 	}
 	if got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n"); err != nil || len(got) != 1 {
@@ -440,14 +440,14 @@ func TestMutateFromInsideMutateIsAnError(t *testing.T) {
 func TestRestoreOnlyOverOwnedVersions(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, ledgerFixture)
-	snapshot := readOrNil(t, s.Path())
+	snapshot := readOrNil(t, s.path)
 	var c filetxn.Commit
 	c, err := s.Mutate(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n"); return err })
 	if err != nil || !c.Written {
 		t.Fatal(c, err)
 	}
 	// Nobody else wrote: the snapshot goes back.
-	if _, err := s.Restore(ctx, snapshot, digest(c)); err != nil || string(readOrNil(t, s.Path())) != ledgerFixture {
+	if _, err := s.Restore(ctx, snapshot, digest(c)); err != nil || string(readOrNil(t, s.path)) != ledgerFixture {
 		t.Fatalf("Restore over our own write = %v", err)
 	}
 	// A rival appended after our write: the restore is refused.
@@ -457,11 +457,11 @@ func TestRestoreOnlyOverOwnedVersions(t *testing.T) {
 	if _, err := s.Restore(ctx, snapshot, digest(c)); !errors.Is(err, filetxn.ErrDiverged) {
 		t.Errorf("Restore over a rival's write = %v, want ErrDiverged", err)
 	}
-	if !strings.Contains(string(readOrNil(t, s.Path())), "### DW-4: rival") {
+	if !strings.Contains(string(readOrNil(t, s.path)), "### DW-4: rival") {
 		t.Errorf("the rival's entry is gone")
 	}
 	// Merge puts back what was lost without removing the rival's entry.
-	os.WriteFile(s.Path(), []byte("# Deferred Work\n"), 0o644)
+	os.WriteFile(s.path, []byte("# Deferred Work\n"), 0o644)
 	rep, err := s.Merge(ctx, snapshot)
 	if err != nil || !slices.Equal(rep.Carried, []string{"DW-1", "DW-2", "DW-3"}) {
 		t.Errorf("Merge = %+v, %v", rep, err)
@@ -473,7 +473,7 @@ func newStoreAt(t *testing.T, s *Store) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return must(Open(s.Path(), filetxn.WithLockPath(lp)))
+	return must(Open(s.path, filetxn.WithLockPath(lp)))
 }
 
 // TestArchiveWritesBothFilesUnderOneHold: between the archive write and the
@@ -501,7 +501,7 @@ func TestArchiveWritesBothFilesUnderOneHold(t *testing.T) {
 		if !strings.Contains(string(readOrNil(t, s.ArchivePath())), "archived: 2026-08-24") {
 			t.Errorf("the archive was not written first")
 		}
-		if string(readOrNil(t, s.Path())) != ledgerFixture {
+		if string(readOrNil(t, s.path)) != ledgerFixture {
 			t.Errorf("the ledger was written before the archive")
 		}
 	}
@@ -509,7 +509,7 @@ func TestArchiveWritesBothFilesUnderOneHold(t *testing.T) {
 	if err != nil || !slices.Equal(ids, []string{"DW-2"}) || !checked {
 		t.Fatalf("Archive = %v, %v (hook ran: %v)", ids, err, checked)
 	}
-	if !strings.Contains(string(readOrNil(t, s.Path())), "### DW-2: Old closed item\n\nstatus: done 2026-05-25\n") {
+	if !strings.Contains(string(readOrNil(t, s.path)), "### DW-2: Old closed item\n\nstatus: done 2026-05-25\n") {
 		t.Errorf("no stub in the ledger")
 	}
 	// An eligible preview reports and writes nothing.
@@ -621,7 +621,7 @@ func TestAFailingProbeReadFallsThroughToTheLock(t *testing.T) {
 				}
 				return nil
 			}
-			before := readOrNil(t, s.Path())
+			before := readOrNil(t, s.path)
 			n, err := tc.call(s)
 			if err != nil || n != 0 {
 				t.Errorf("call = %d changes, %v; want the no-op", n, err)
@@ -629,7 +629,7 @@ func TestAFailingProbeReadFallsThroughToTheLock(t *testing.T) {
 			if _, err := os.Stat(lp); err != nil {
 				t.Errorf("the lock was not taken after the probe failed: %v", err)
 			}
-			if string(readOrNil(t, s.Path())) != string(before) {
+			if string(readOrNil(t, s.path)) != string(before) {
 				t.Errorf("the ledger changed")
 			}
 		})
@@ -681,7 +681,7 @@ func TestUnknownIDsAndIdentitylessSpecsAreRefused(t *testing.T) {
 	for _, seed := range []string{ledgerFixture, "<missing>"} {
 		s := newStore(t, seed, filetxn.WithNoWait())
 		holdLock(t, s)
-		before := readOrNil(t, s.Path())
+		before := readOrNil(t, s.path)
 		got, err := s.MarkDone(ctx, []string{"DW-2", "DW-99"}, "2026-06-11", "n")
 		require.ErrorIs(t, err, ErrNotFound, "MarkDone(DW-2, DW-99) on %.20q = %v, %v, want ErrNotFound", seed, got, err)
 		unknown := "DW-99"
@@ -689,7 +689,7 @@ func TestUnknownIDsAndIdentitylessSpecsAreRefused(t *testing.T) {
 			unknown = "DW-2"
 		}
 		require.ErrorContains(t, err, unknown, "MarkDone(DW-2, DW-99) = %v, want the first unknown id named", err)
-		require.Equal(t, string(before), string(readOrNil(t, s.Path())), "ledger after a refused MarkDone")
+		require.Equal(t, string(before), string(readOrNil(t, s.path)), "ledger after a refused MarkDone")
 	}
 	s := newStore(t, ledgerFixture)
 	got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n")
@@ -698,10 +698,10 @@ func TestUnknownIDsAndIdentitylessSpecsAreRefused(t *testing.T) {
 
 	first, err := s.Append(ctx, Spec{Title: "first", Origin: "o", SourceSpec: "s.md"})
 	require.NoError(t, err)
-	before := readOrNil(t, s.Path())
+	before := readOrNil(t, s.path)
 	ids, err := s.Append(ctx, Spec{Title: "second, unrelated"})
 	require.ErrorIs(t, err, ErrInvalidArgument, "Append(spec without Origin and SourceSpec) = %v, %v, want ErrInvalidArgument", ids, err)
 	var ae *ArgError
 	require.ErrorAs(t, err, &ae, "Append(spec without identity) = %v, want an *ArgError", err)
-	require.Equal(t, string(before), string(readOrNil(t, s.Path())), "ledger after a refused Append (first was %v)", first)
+	require.Equal(t, string(before), string(readOrNil(t, s.path)), "ledger after a refused Append (first was %v)", first)
 }
