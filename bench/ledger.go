@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -132,16 +133,53 @@ func syncDir(dir string) error {
 }
 
 // floorAppend is the floor's row: lock, read, append the entry, replace
-// durably, unlock.
-func floorAppend(path string, id int, tag string) error {
+// durably, unlock. It reads into *buf, which it keeps for the next call with
+// room for the entry, so that the floor pays no allocation and no copy for
+// the file's bytes (the library keeps its read buffer too).
+func floorAppend(buf *[]byte, path string, id int, tag string) error {
 	unlock, err := floorLock(path + ".lock")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	data, err := os.ReadFile(path)
+	data, err := readInto(*buf, path)
 	if err != nil {
 		return err
 	}
-	return floorReplace(path, appendEntry(data, id, tag))
+	data = appendEntry(data, id, tag)
+	*buf = data
+	return floorReplace(path, data)
+}
+
+// readInto reads the file at path into b[:0], growing it to the file's size
+// and some room.
+func readInto(b []byte, path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if need := int(fi.Size()) + 4096; cap(b) < need {
+		b = make([]byte, 0, need+need/4)
+	}
+	b = b[:cap(b)]
+	n := 0
+	for {
+		m, err := f.Read(b[n:])
+		n += m
+		if err == io.EOF {
+			return b[:n], nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == len(b) {
+			b = append(b, 0)[:n]
+			b = b[:cap(b)]
+		}
+	}
 }

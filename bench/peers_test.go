@@ -49,10 +49,18 @@ func TestFloorPublishesTheBytesLedgerAppendPublishes(t *testing.T) {
 
 		path := filepath.Join(t.TempDir(), "deferred-work.md")
 		require.NoError(t, os.WriteFile(path, seedLedger(n), 0o644))
-		require.NoError(t, floorAppend(path, n+1, "a"))
+		buf := new([]byte)
+		require.NoError(t, floorAppend(buf, path, n+1, "a"))
 		got, err := os.ReadFile(path)
 		require.NoError(t, err)
 		require.True(t, bytes.Equal(got, want), "floorAppend on %d entries wrote %q, want %q", n, got, want)
+
+		// The floor reuses its buffer: a second append must not see the first's bytes twice.
+		require.NoError(t, floorAppend(buf, path, n+2, "a"))
+		got, err = os.ReadFile(path)
+		require.NoError(t, err)
+		want = appendEntry(want, n+2, "a")
+		require.True(t, bytes.Equal(got, want), "a second floorAppend on %d entries wrote %q, want %q", n, got, want)
 	}
 }
 

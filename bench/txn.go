@@ -74,7 +74,8 @@ func openTxnRow(name, dir string, n int, seed []byte) (txnRow, error) {
 			return nil, err
 		}
 		if name == rowFloor {
-			f.do = func(id int) error { return floorAppend(path, id, "a") }
+			var buf []byte
+			f.do = func(id int) error { return floorAppend(&buf, path, id, "a") }
 			return f, nil
 		}
 		s, err := openLedger(path)
