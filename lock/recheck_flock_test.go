@@ -226,3 +226,39 @@ func TestProcessGrantedADeletedFileHoldsTheFileAtThePath(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "done"), nil, 0o644))
 	g.Wait()
 }
+
+// TestReacquiringAPulledFileLocksTheFileAtThePath: a lock is taken and
+// released, which leaves its descriptor in the table and its path
+// remembered, and then the lock file is deleted, or another file renamed
+// over it, with nothing held. The next Acquire by the same path must lock the
+// file now at the path, not the remembered descriptor's (and with
+// WithoutCreate fail with fs.ErrNotExist once the file is deleted).
+//
+// Ablation that turns it red: acquireCached skipping its movedFrom re-check
+// after the grant: the handle holds the pulled inode, Current is false and
+// nothing locks the file at the path.
+func TestReacquiringAPulledFileLocksTheFileAtThePath(t *testing.T) {
+	for _, how := range []string{"deleted", "replaced", "deleted/WithoutCreate"} {
+		t.Run(how, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.lock")
+			first, err := lock.Acquire(context.Background(), path)
+			require.NoError(t, err, "Acquire(%q)", path)
+			require.NoError(t, first.Release(), "Release()")
+			if how == "deleted/WithoutCreate" {
+				pull(t, "deleted", path)(path)
+				h, err := lock.Acquire(context.Background(), path, lock.WithoutCreate())
+				if h != nil {
+					h.Release()
+				}
+				require.ErrorIs(t, err, fs.ErrNotExist, "Acquire(%q, WithoutCreate) after the file was deleted = %v, want fs.ErrNotExist", path, err)
+				return
+			}
+			pull(t, how, path)(path)
+			h := mustAcquire(t, path)
+			ok, err := h.Current()
+			require.NoError(t, err)
+			require.True(t, ok, "Current() after re-acquiring a %s lock file = false, want true", how)
+			require.True(t, lockedAtPath(t, path), "file at %q locked after Acquire = false, want true", path)
+		})
+	}
+}

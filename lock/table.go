@@ -49,17 +49,27 @@ type entry struct {
 	retired    bool          // no longer in the table; closed when refs reach 0
 	wake       chan struct{} // made by the first waiter, closed at the next state change
 	idle       *list.Element // non-nil while refs == 0 and the entry is cached
+	paths      []string      // keys of table.paths that may name e (see acquireCached)
 }
+
+// maxPaths bounds how many spellings of one lock file table.paths remembers.
+const maxPaths = 4
 
 // table is the per-process lock table, the one piece of global state of this
 // package. It maps lock file identities to entries and keeps up to maxIdle
 // unused entries (with their descriptors open) so that re-acquiring a lock is
 // cheap.
+//
+// paths remembers which entry an absolute path named when it was last looked
+// up, so that acquireCached can lock without a stat first; it is a hint,
+// checked after locking like every grant, and an entry's paths leave it when
+// the entry leaves the table.
 var table = struct {
-	mu      sync.Mutex // protects entries, idle, and every entry's mutable fields
+	mu      sync.Mutex // protects entries, paths, idle, and every entry's mutable fields
 	entries map[fileID]*entry
+	paths   map[string]*entry
 	idle    list.List // of *entry, least recently used first
-}{entries: make(map[fileID]*entry)}
+}{entries: make(map[fileID]*entry), paths: make(map[string]*entry)}
 
 // broadcast wakes every goroutine waiting on e's gate. table.mu must be held.
 // With nobody waiting there is no channel, and nothing to allocate.
@@ -109,7 +119,29 @@ func (e *entry) unref() *os.File {
 	old := table.idle.Remove(table.idle.Front()).(*entry)
 	old.idle = nil
 	delete(table.entries, old.id)
+	old.forgetPaths()
 	return old.f
+}
+
+// rememberPath records that path named e's file when it was looked up.
+// Only absolute paths are remembered: a relative one names another file
+// once the working directory changes. table.mu must be held.
+func (e *entry) rememberPath(path string) {
+	if !filepath.IsAbs(path) || table.paths[path] == e || len(e.paths) >= maxPaths {
+		return
+	}
+	table.paths[path] = e
+	e.paths = append(e.paths, path)
+}
+
+// forgetPaths drops the table's paths that name e. table.mu must be held.
+func (e *entry) forgetPaths() {
+	for _, p := range e.paths {
+		if table.paths[p] == e {
+			delete(table.paths, p)
+		}
+	}
+	e.paths = nil
 }
 
 // retire takes e out of the table, so that the next lookup opens a fresh
@@ -120,6 +152,7 @@ func (e *entry) retire() {
 	if table.entries[e.id] == e {
 		delete(table.entries, e.id)
 	}
+	e.forgetPaths()
 }
 
 // unlock unlocks table.mu, then closes f (from unref) if it is not nil.
@@ -156,6 +189,7 @@ func lookup(path string, noCreate bool) (*entry, error) {
 		table.mu.Lock()
 		if e := table.entries[id]; e != nil {
 			e.ref()
+			e.rememberPath(path)
 			table.mu.Unlock()
 			return e, nil
 		}
@@ -174,12 +208,14 @@ func lookup(path string, noCreate bool) (*entry, error) {
 	table.mu.Lock()
 	if e := table.entries[id]; e != nil {
 		e.ref()
+		e.rememberPath(path)
 		unlock(f) // another goroutine opened it first
 		return e, nil
 	}
 	e := &entry{id: id, f: f, owners: make(map[int64]int), inherited: -1}
 	table.entries[id] = e
 	e.ref()
+	e.rememberPath(path)
 	table.mu.Unlock()
 	return e, nil
 }
@@ -225,6 +261,9 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 		opt(&o)
 	}
 	me := goid()
+	if h := acquireCached(path, me, &o); h != nil {
+		return h, nil
+	}
 	e, err := lookup(path, o.noCreate)
 	if err != nil {
 		return nil, err
@@ -392,8 +431,15 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 		unlock(e.unref())
 		return nil, merr == nil, merr
 	}
+	return granted(e, path, me, o), false, nil
+}
+
+// granted completes an acquisition whose OS-level lock is held and checked
+// to be on the file at path: it writes the holder record and makes e held
+// by goroutine me.
+func granted(e *entry, path string, me int64, o *options) *Handle {
 	now := time.Now()
-	h = &Handle{path: path, e: e, goid: me, purpose: o.purpose, acquired: now}
+	h := &Handle{path: path, e: e, goid: me, purpose: o.purpose, acquired: now}
 	if !o.noHolder {
 		// The record is diagnostics: a lock file that cannot be written
 		// (read-only, disk full) does not fail the acquisition.
@@ -404,7 +450,51 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 	e.state, e.borrowed = osHeld, false
 	e.owners[me]++
 	table.mu.Unlock()
-	return h, false, nil
+	return h
+}
+
+// acquireCached is the uncontended acquisition of a lock file whose
+// descriptor the table keeps: when path (absolute) named an entry's file at
+// its last lookup, nobody in this process holds or is acquiring that entry,
+// and the kernel grants the lock at once, the re-check after the grant (the
+// path still names the locked file) is the only stat, and no file is
+// opened. In every other case (no such entry, the lock busy here or
+// elsewhere, the path naming another file now) it takes nothing, forgets
+// that path if it no longer names the entry, and returns nil: acquire then
+// looks the path up and decides as if acquireCached had not run, so
+// re-entry, waiting, hand-over and the re-check all behave as without it.
+func acquireCached(path string, me int64, o *options) *Handle {
+	table.mu.Lock()
+	e := table.paths[path]
+	if e == nil || e.retired || e.state != osFree {
+		table.mu.Unlock()
+		return nil
+	}
+	e.ref()
+	e.state = osPending
+	table.mu.Unlock()
+	if hookBeforeLock != nil {
+		hookBeforeLock(path)
+	}
+	if lockFD(e.f.Fd(), false) != nil {
+		table.mu.Lock()
+		e.state = osFree
+		e.broadcast()
+		unlock(e.unref())
+		return nil
+	}
+	if m, err := movedFrom(e, path); err != nil || m {
+		unlockFD(e.f.Fd())
+		table.mu.Lock()
+		e.state = osFree
+		if table.paths[path] == e {
+			delete(table.paths, path)
+		}
+		e.broadcast()
+		unlock(e.unref())
+		return nil
+	}
+	return granted(e, path, me, o)
 }
 
 // waitOS waits in the kernel for e's lock. The wait runs in its own goroutine
