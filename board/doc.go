@@ -1,8 +1,8 @@
 // Package board reads and advances BMAD sprint-status boards (sprint-status.yaml), where
 // stories only move forward, byte-compatibly with bmad-loop's board writer.
 //
-// Parse loads a board into a Doc; Doc.Advance moves one row to a Status (batch several on
-// one Doc) and Doc.Bytes returns the edited board. Open returns a Store: the board on
+// Parse loads a board into a Doc, and New makes a new one; Doc.Advance moves one row to a
+// Status (batch several on one Doc) and Doc.Bytes returns the edited board. Open returns a Store: the board on
 // disk behind the filetxn engine, with Mutate, View and Advance. The format, every decision on real boards and every deliberate
 // difference from bmad-loop are in docs/formats/board.md in this repository.
 //

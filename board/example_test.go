@@ -1,12 +1,14 @@
 package board_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"github.com/filetxn/filetxn"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/filetxn/filetxn/board"
 )
@@ -128,4 +130,38 @@ func ExampleStore_Advance() {
 	//   3-1-login: done
 	//   3-2-digest-delivery: review  # the next story
 	//   3-3-export: review
+}
+
+func ExampleNew() {
+	d, err := board.New("Invoices", time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC),
+		board.Story{Epic: 1, Number: 1, Slug: "upload"},
+		board.Story{Epic: 1, Number: 2, Slug: "parse", Status: board.ReadyForDev},
+		board.Story{Epic: 2, Number: 1, Slug: "export"},
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	st, _ := d.Advance("1-1-upload", board.InProgress)
+	fmt.Println(st)
+	b := d.Bytes()
+	fmt.Print(string(b[bytes.Index(b, []byte("\ngenerated:"))+1:]))
+	// Output:
+	// in-progress
+	// generated: 2026-06-01
+	// last_updated: 2026-06-01
+	// project: Invoices
+	// project_key: NOKEY
+	// tracking_system: file-system
+	// story_location: "{project-root}/_bmad-output/implementation-artifacts"
+	//
+	// development_status:
+	//   epic-1: in-progress
+	//   1-1-upload: in-progress
+	//   1-2-parse: ready-for-dev
+	//   epic-1-retrospective: optional
+	//
+	//   epic-2: backlog
+	//   2-1-export: backlog
+	//   epic-2-retrospective: optional
 }
