@@ -39,6 +39,11 @@ import (
 //   - Encode returning nil or an empty slice for a document whose file exists
 //     makes the file empty: it is never removed (see [Store.Restore] for
 //     that).
+//   - Encode may be called several times on one document, once after each
+//     of the fns that a group commit runs on it (see [Store.Mutate]), and
+//     must leave the document as it is; Decode may be given bytes that Encode
+//     returned, to undo a fn that failed, and must give back a document that
+//     encodes to those bytes again.
 //
 // A Codec shared by several stores, or used by several goroutines, must be
 // safe for concurrent use.
@@ -53,10 +58,12 @@ type Digest [sha256.Size]byte
 // Commit reports the outcome of a transaction.
 type Commit struct {
 	// Written reports whether this call published new bytes (or, for
-	// Restore, removed the file).
+	// Restore, removed the file). For a Mutate that shared its write with
+	// others (see Store.Mutate), the bytes include their changes too.
 	Written bool
 
 	published []byte // the bytes published when Written (nil for a removal)
+	shared    bool   // the write published other callers' changes too
 }
 
 // Digest returns the SHA-256 of the bytes this call published, and true, or
@@ -65,12 +72,17 @@ type Commit struct {
 // if the file still has this digest later, nobody has written since, and
 // [Store.Restore] may put a snapshot back over it. A call that wrote nothing
 // owns nothing, even if it read the file: the bytes it saw may be a rival's.
+// Nor does a Mutate whose change was published in one write with another
+// caller's (group commit, see [Store.Mutate]): those bytes hold the other
+// change too, which a Restore over them would erase, so Digest reports false
+// although Written is true. A Mutate that was the only one of its batch to
+// change the document owns what it published, as if it had written alone.
 // A removal's digest is that of a missing (or empty) file.
 //
 // Digest hashes the bytes each time it is called, a cost proportional to the
 // file's size; a caller that never calls it never pays it.
 func (c Commit) Digest() (Digest, bool) {
-	if !c.Written {
+	if !c.Written || c.shared {
 		return Digest{}, false
 	}
 	return sha256.Sum256(c.published), true
@@ -88,6 +100,7 @@ type Store[D any] struct {
 	codec Codec[D]
 	o     options
 	bufs  sync.Pool // of *[]byte: read buffers, reused from call to call
+	g     group[D]  // the Mutates waiting for the lock (group commit)
 }
 
 // NewStore returns a store for the data file at path, guarded by the lock
@@ -135,55 +148,47 @@ func (s *Store[D]) LockPath() (string, error) {
 	}
 }
 
-// Mutate runs one transaction: it takes the lock (waiting until it is free
-// or ctx is done), reads and decodes the file, calls fn once with the
-// document, which fn changes in place, encodes it, and replaces the file
-// atomically if the bytes changed; then it releases the lock.
+// Mutate runs fn once, under the lock, on the document decoded from the
+// file, and publishes what fn leaves in it: the encoded document replaces
+// the file atomically, unless its bytes equal those read, in which case
+// nothing is written and Commit.Written is false. If fn returns an error,
+// none of its changes are written and that error is returned unchanged. If
+// fn panics, none of its changes are written, the lock is not kept, and the
+// panic propagates to this caller with the same value. Calling
+// Mutate (or any call that locks) on the same file from inside fn returns an
+// error matching lock.ErrReentrant rather than deadlocking.
 //
-// If fn returns an error, nothing is written and that error is returned
-// unchanged. If the encoded bytes equal the bytes read, nothing is written
-// and Commit.Written is false. If fn panics, the lock is released and the
-// panic propagates; nothing is written. Calling Mutate on the same file from
-// inside fn returns an error matching lock.ErrReentrant rather than
-// deadlocking.
+// Calls made at once share a write (group commit). A Mutate that arrives
+// while another Mutate of the same Store holds the lock, or waits for it,
+// queues; the call that takes the lock next runs its own fn and then each
+// queued one, in order, on one decoded document, and publishes all their
+// changes with one write. Each caller still gets its own Commit, error and
+// panic: a fn that fails or panics is undone alone (the document is decoded
+// again from the bytes encoded after the fn before it), and the others'
+// changes are published without it. Nobody waits for a batch to fill, so a
+// lone call costs what it would cost alone. Two things follow for fn: it
+// may run on another caller's goroutine (the one holding the lock), so it
+// must not depend on which goroutine runs it (it must not call
+// runtime.Goexit, or testing's FailNow, which would end that caller's
+// goroutine); and the document is valid only while fn runs, since the next
+// fn of the batch changes it. A change published together with another
+// caller's gives a Commit without a Digest (see Commit.Digest). Calls
+// through different Store values, or from other processes, never share a
+// write, and a store made WithNoWait does not group.
 //
-// ctx bounds the wait for the lock and nothing else. A wait ended by ctx
-// returns an error matching ctx.Err() and carrying the holder (a
-// *lock.BusyError); a ctx that is already done makes one attempt, so on a
-// free lock the transaction runs, and on a busy one Mutate returns that
-// error at once, leaving no goroutine behind.
+// ctx bounds the wait for the lock and nothing else. A wait ended by ctx,
+// in the queue or for the lock, returns an error matching ctx.Err() and
+// carrying the holder (a *lock.BusyError), and fn never runs; a ctx that is
+// already done makes one attempt, so on a free lock the transaction runs,
+// and on a busy one (another process's, or this Store's queue) Mutate
+// returns that error at once, leaving no goroutine behind.
 //
 // If the lock file was deleted or replaced while the lock was held (so that
 // another process may hold a lock on the file now at its path), nothing is
 // written and the error matches lock.ErrLockLost and names the data file and
 // the lock file.
 func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error) {
-	var c Commit
-	err := s.locked(ctx, func(tx *Tx) error {
-		buf := s.buffer()
-		defer s.recycle(buf)
-		data, err := tx.readBuffered(s.path, "Read", buf)
-		if err != nil {
-			return err
-		}
-		doc, err := s.codec.Decode(data)
-		if err != nil {
-			return &fs.PathError{Op: "Decode", Path: s.path, Err: err}
-		}
-		if err := fn(doc); err != nil {
-			return err
-		}
-		out, err := s.codec.Encode(doc)
-		if err != nil {
-			return &fs.PathError{Op: "Encode", Path: s.path, Err: err}
-		}
-		if bytes.Equal(out, data) {
-			return nil
-		}
-		c, err = tx.Write(s.path, out)
-		return err
-	})
-	return c, err
+	return s.mutate(ctx, fn)
 }
 
 // MutateProbed is Mutate preceded by a lock-free probe: fn first runs on a
