@@ -17,6 +17,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -41,6 +42,10 @@ type config struct {
 	contendIncrements int
 	childArgs         []string // arguments a re-executed contend child gets
 }
+
+// notesHeading starts the part of BENCHMARKS.md that people write and a
+// new run keeps.
+const notesHeading = "## Notes"
 
 var allSections = []string{"lock", "txn", "group", "contend", "scaling"}
 
@@ -112,7 +117,15 @@ func run(args []string) error {
 		fmt.Print(rep.text(i+1, runs))
 	}
 	if mdPath != "" {
-		if err := os.WriteFile(mdPath, markdown(m, &cfg, reports), 0o644); err != nil {
+		// The "## Notes" section of an existing report is written by people
+		// (what was tried, what stands in the way): keep it.
+		var notes []byte
+		if old, err := os.ReadFile(mdPath); err == nil {
+			if i := bytes.Index(old, []byte("\n"+notesHeading+"\n")); i >= 0 {
+				notes = old[i+1:]
+			}
+		}
+		if err := os.WriteFile(mdPath, append(markdown(m, &cfg, reports), notes...), 0o644); err != nil {
 			return err
 		}
 	}

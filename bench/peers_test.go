@@ -92,6 +92,17 @@ func TestEverySectionRunsAndWritesTheReport(t *testing.T) {
 	for _, want := range []string{"## Targets (issue 15)", "## Run 2 of 2", "### Lock round trip", "### One durable append, 10,000-entry ledger", "lost [", "ledger.Store.Append @ 1,000"} {
 		require.Contains(t, string(report), want, "the report lacks %q", want)
 	}
+	// A second run keeps the notes people wrote under the report.
+	notes := "## Notes\n\nwhat was tried\n"
+	require.NoError(t, os.WriteFile(md, append(report, notes...), 0o644))
+	args = append(args[:len(args):len(args)], "-sections", "lock", "-runs", "1")
+	err = withStdout(t, func() error { return run(args) })
+	require.NoError(t, err, "run(%q) = %v, want nil", args, err)
+	report, err = os.ReadFile(md)
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(string(report), "\n\n"+notes), "the report after a rerun ends %q, want the notes %q", report[max(0, len(report)-80):], notes)
+	require.NotContains(t, string(report), "## Run 2 of 2", "the rerun kept the old tables")
+
 	for _, name := range []string{"scaling.svg", "group.svg"} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)

@@ -211,6 +211,7 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 		}
 		p("\n")
 	}
+	p("\nEverything above the %q heading (if any) is written by the benchmark; what follows it is\nkept when the benchmark rewrites this file.\n", notesHeading)
 	for i, rep := range reps {
 		p("\n## Run %d of %d (%s, %s)\n", i+1, len(reps), rep.start.UTC().Format("2006-01-02 15:04 UTC"), rep.took.Round(time.Second))
 		for _, s := range rep.sections {
@@ -220,6 +221,7 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 			}
 		}
 	}
+	p("\n")
 	return b.Bytes()
 }
 
