@@ -22,11 +22,11 @@ import (
 
 var benchModes = []struct {
 	name string
-	opts []Option
+	opts []filetxn.Option
 	sync bool
-}{{"durable", nil, true}, {"nosync", []Option{WithoutSync()}, false}}
+}{{"durable", nil, true}, {"nosync", []filetxn.Option{filetxn.WithoutSync()}, false}}
 
-func benchLoop(b *testing.B, opts ...Option) *Loop {
+func benchLoop(b *testing.B, opts ...filetxn.Option) *Loop {
 	b.Helper()
 	r := mustRoot(NewRoot(b.TempDir(), opts...))
 	l, err := r.Create(context.Background(), "bench", Template{Name: "bench", Gates: Gates{MaxTicks: i64(1 << 40)}})

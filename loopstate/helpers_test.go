@@ -3,6 +3,7 @@ package loopstate
 import (
 	"context"
 	"errors"
+	"github.com/filetxn/filetxn"
 	"os"
 	"sync"
 	"testing"
@@ -36,11 +37,12 @@ func (c *testClock) add(d time.Duration) {
 
 // newTestRoot returns a root in a fresh temporary directory, without fsync,
 // on a test clock.
-func newTestRoot(t testing.TB, opts ...Option) (*Root, *testClock) {
+func newTestRoot(t testing.TB, opts ...filetxn.Option) (*Root, *testClock) {
 	t.Helper()
 	c := newClock()
-	opts = append([]Option{WithoutSync(), WithClock(c.now)}, opts...)
-	return mustRoot(NewRoot(t.TempDir(), opts...)), c
+	r := mustRoot(NewRoot(t.TempDir(), append([]filetxn.Option{filetxn.WithoutSync()}, opts...)...))
+	r.now = c.now
+	return r, c
 }
 
 // mustCreate creates a loop or fails the test.

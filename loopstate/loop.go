@@ -50,23 +50,13 @@ func (l *Loop) Dir() string { return l.dir }
 // LockPath returns the path of the lock file.
 func (l *Loop) LockPath() string { return l.lock }
 
-func (l *Loop) now() time.Time { return stamp(l.root.o.now()) }
+func (l *Loop) now() time.Time { return stamp(l.root.now()) }
 
 // engine returns the filetxn store of the state file, recording op as the
 // lock's purpose; with noWait a busy lock fails at once.
 func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
-	o := &l.root.o
-	lockOpts := append([]lock.Option{lock.WithPurpose(op + " " + l.name), lock.WithoutCreate()}, o.lockOpts...)
-	opts := []filetxn.Option{filetxn.WithLockPath(l.lock), filetxn.WithLockOptions(lockOpts...)}
-	if o.noSync {
-		opts = append(opts, filetxn.WithoutSync())
-	}
-	if o.logger != nil {
-		logger := o.logger
-		opts = append(opts, filetxn.WithLockOptions(lock.WithWaitReport(time.Second, func(r lock.WaitReport) {
-			logger.Info("waiting for lock", "path", r.Path, "holder", r.Holder.String(), "waited", r.Waited)
-		})))
-	}
+	opts := append(append([]filetxn.Option(nil), l.root.opts...),
+		filetxn.WithLockPath(l.lock), filetxn.WithLockOptions(lock.WithPurpose(op+" "+l.name), lock.WithoutCreate()))
 	if noWait {
 		opts = append(opts, filetxn.WithNoWait())
 	}
@@ -203,7 +193,7 @@ func (l *Loop) tombstone() (string, error) {
 	var rnd [6]byte
 	rand.Read(rnd[:])
 	tomb := filepath.Join(filepath.Dir(l.dir), "."+l.name+".deleted-"+hex.EncodeToString(rnd[:]))
-	return tomb, atomicdir.RenameNoReplace(l.dir, tomb, !l.root.o.noSync)
+	return tomb, atomicdir.RenameNoReplace(l.dir, tomb, true)
 }
 
 // Mutate runs fn on the loop's state under its lock, like filetxn's

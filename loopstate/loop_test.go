@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"os"
 	"path/filepath"
 	"slices"
@@ -468,7 +469,7 @@ func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 func TestDeleteMakesWaitersFail(t *testing.T) {
 	waiting := make(chan struct{})
 	var once sync.Once
-	r, _ := newTestRoot(t, WithLockOptions(lock.WithWaitReport(time.Millisecond, func(lock.WaitReport) {
+	r, _ := newTestRoot(t, filetxn.WithLockOptions(lock.WithWaitReport(time.Millisecond, func(lock.WaitReport) {
 		once.Do(func() { close(waiting) })
 	})))
 	l := mustCreate(t, r, "x", Template{})

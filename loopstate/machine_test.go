@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"math"
 	"os"
 	"slices"
@@ -93,7 +94,8 @@ func mustOpenRapid(t *rapid.T, r *Root) *Loop {
 }
 
 func (mc *machine) reopen() {
-	mc.root = mustRoot(NewRoot(mc.dir, WithoutSync(), WithClock(mc.clock.now)))
+	mc.root = mustRoot(NewRoot(mc.dir, filetxn.WithoutSync()))
+	mc.root.now = mc.clock.now
 	if mc.loop != nil {
 		mc.loop, _ = mc.root.Open(context.Background(), "m")
 	}

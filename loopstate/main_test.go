@@ -3,6 +3,7 @@ package loopstate
 import (
 	"context"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -102,7 +103,7 @@ func runHarness(mode, dir string) int {
 		time.Sleep(harnessBound)
 		return 1
 	case "ops":
-		l, err := mustRoot(NewRoot(os.Getenv(envRoot), WithoutSync())).Open(context.Background(), os.Getenv(envLoop))
+		l, err := mustRoot(NewRoot(os.Getenv(envRoot), filetxn.WithoutSync())).Open(context.Background(), os.Getenv(envLoop))
 		if err != nil {
 			mark("harness-ops", err.Error())
 			return 1

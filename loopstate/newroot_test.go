@@ -3,15 +3,17 @@ package loopstate
 import (
 	"errors"
 	"testing"
+
+	"github.com/filetxn/filetxn"
 )
 
-// TestNewRootRefusesWhatItCannotHonour: an empty directory and a nil clock
-// are refused with ErrInvalid, before any I/O, as filetxn.NewStore,
-// ledger.Open and board.Open refuse theirs. Ablation: dropping either check
-// returns a Root that fails later (Create in the working directory's
-// "loops", or a nil-func panic on the first tick).
+// TestNewRootRefusesWhatItCannotHonour: an empty directory and an invalid
+// engine option (an empty lock path) are refused with ErrInvalid, before any
+// I/O, as filetxn.NewStore, ledger.Open and board.Open refuse theirs.
+// Ablation: dropping either check returns a Root that fails later (Create in
+// the working directory's "loops", or every transaction of its loops).
 func TestNewRootRefusesWhatItCannotHonour(t *testing.T) {
-	for name, opts := range map[string][]Option{"empty directory": nil, "nil clock": {WithClock(nil)}} {
+	for name, opts := range map[string][]filetxn.Option{"empty directory": nil, "empty lock path": {filetxn.WithLockPath("")}} {
 		dir := ""
 		if name != "empty directory" {
 			dir = t.TempDir()

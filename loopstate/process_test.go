@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/filetxn/filetxn"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,8 +30,8 @@ import (
 // the rename that makes writes atomic is the same.
 
 // rootIn is the loops' root of a test directory shared with its children.
-func rootIn(dir string, opts ...Option) *Root {
-	return mustRoot(NewRoot(filepath.Join(dir, "root"), append([]Option{WithoutSync()}, opts...)...))
+func rootIn(dir string, opts ...filetxn.Option) *Root {
+	return mustRoot(NewRoot(filepath.Join(dir, "root"), append([]filetxn.Option{filetxn.WithoutSync()}, opts...)...))
 }
 
 // result is what a child recorded about one command: its exit code (see
@@ -227,7 +228,7 @@ func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
 		dir := t.TempDir()
 		waiting := make(chan struct{})
 		var once sync.Once
-		r := rootIn(dir, WithLockOptions(lock.WithWaitReport(20*time.Millisecond, func(lock.WaitReport) {
+		r := rootIn(dir, filetxn.WithLockOptions(lock.WithWaitReport(20*time.Millisecond, func(lock.WaitReport) {
 			once.Do(func() { close(waiting) })
 		})))
 		l := mustCreate(t, r, "t3", Template{})
@@ -626,7 +627,7 @@ func TestTickLockTimeoutBoundsOnlyTheWait(t *testing.T) {
 		default:
 		}
 	})
-	l := mustCreate(t, rootIn(dir, WithLockOptions(report)), "lt", Template{})
+	l := mustCreate(t, rootIn(dir, filetxn.WithLockOptions(report)), "lt", Template{})
 	ran := 0
 	harness := func(ctx context.Context, run *Run) (Result, error) { ran++; return Result{Cost: &Cost{}}, nil }
 	holder := filetxntest.Start(t, 1, dir)

@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/internal/atomicdir"
 	"github.com/filetxn/filetxn/internal/osfile"
-	"github.com/filetxn/filetxn/lock"
 )
 
 // The files of a loop, in <root>/loops/<name>/.
@@ -27,58 +26,29 @@ const (
 // A Root is a directory of loops, <dir>/loops/<name>/. It holds no state in
 // memory and is safe for concurrent use.
 type Root struct {
-	dir string
-	o   options
+	dir  string
+	opts []filetxn.Option // the caller's, applied before each loop's own
+	now  func() time.Time // time.Now; tests set another
 }
-
-// An Option configures a Root and the loops opened through it.
-type Option func(*options)
-
-type options struct {
-	noSync   bool
-	logger   *slog.Logger
-	lockOpts []lock.Option
-	now      func() time.Time
-}
-
-// WithoutSync skips fsync when writing states and tick logs: faster, and
-// still atomic for readers and for a process crash, but a power loss may
-// lose the last writes (see filetxn.WithoutSync).
-func WithoutSync() Option { return func(o *options) { o.noSync = true } }
-
-// WithLogger reports, at level Info, a lock wait that lasts longer than a
-// second (see lock.WithWaitReport).
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
-
-// WithLockOptions passes options to every acquisition of a loop's lock, such
-// as lock.WithWaitReport. Each operation already records its purpose
-// ("pause <name>", "tick <name>") in the holder record.
-func WithLockOptions(opts ...lock.Option) Option {
-	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
-}
-
-// WithClock makes the loops read the time from now instead of time.Now, for
-// tests and examples.
-func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
 // NewRoot returns the Root in dir. It does no I/O: the directory is created
-// by the first Create. It refuses an empty dir and a nil clock
-// (WithClock(nil)) with an error matching ErrInvalid, as filetxn.NewStore,
-// ledger.Open and board.Open refuse what they cannot honour.
-func NewRoot(dir string, opts ...Option) (*Root, error) {
+// by the first Create. opts are the engine's options for every change of a
+// loop's state and tick log: filetxn.WithoutSync (a power loss may then undo
+// the last writes; creating and deleting a loop stay durable),
+// filetxn.WithLockOptions (lock.WithWaitReport to hear of a long wait; each
+// operation records its own purpose, "pause <name>", "tick <name>", in the
+// holder record) and filetxn.WithNoWait. A loop's lock is always its own
+// lock file, so a filetxn.WithStateRoot or filetxn.WithLockPath is
+// overridden. NewRoot refuses an empty dir, and options that filetxn.NewStore
+// refuses, with an error matching ErrInvalid.
+func NewRoot(dir string, opts ...filetxn.Option) (*Root, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("loopstate: NewRoot: empty directory: %w", ErrInvalid)
 	}
-	r := &Root{dir: dir, o: options{now: time.Now}}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&r.o)
-		}
+	if _, err := filetxn.NewStore[*Doc](filepath.Join(dir, StateFile), Codec{}, opts...); err != nil {
+		return nil, fmt.Errorf("loopstate: NewRoot %s: %w: %w", dir, ErrInvalid, err)
 	}
-	if r.o.now == nil {
-		return nil, fmt.Errorf("loopstate: NewRoot %s: WithClock(nil): %w", dir, ErrInvalid)
-	}
-	return r, nil
+	return &Root{dir: dir, opts: opts, now: time.Now}, nil
 }
 
 func (r *Root) loopDir(name string) string { return filepath.Join(r.dir, LoopsDir, name) }
@@ -100,7 +70,7 @@ func (r *Root) loop(name string) *Loop {
 // An invalid name is refused with ErrInvalidName and invalid gates with
 // ErrInvalid, before any I/O. Create does not block; ctx is checked once.
 func (r *Root) Create(ctx context.Context, name string, t Template) (*Loop, error) {
-	d, err := New(name, r.o.now(), t)
+	d, err := New(name, r.now(), t)
 	if err != nil {
 		return nil, err
 	}
@@ -115,12 +85,8 @@ func (r *Root) Create(ctx context.Context, name string, t Template) (*Loop, erro
 	if err := os.MkdirAll(filepath.Join(r.dir, LoopsDir), 0o755); err != nil {
 		return nil, err
 	}
-	var aopts []atomicfile.Option
-	if r.o.noSync {
-		aopts = append(aopts, atomicfile.WithoutSync())
-	}
 	exists := func() (*Loop, error) { return nil, fmt.Errorf("%w: loop %s (%s)", ErrExists, name, l.dir) }
-	pd, err := atomicdir.Create(l.dir, 0o755, !r.o.noSync)
+	pd, err := atomicdir.Create(l.dir, 0o755, true)
 	if errors.Is(err, fs.ErrExist) {
 		return exists()
 	}
@@ -129,7 +95,7 @@ func (r *Root) Create(ctx context.Context, name string, t Template) (*Loop, erro
 	}
 	defer pd.Cleanup()
 	stage := pd.Path()
-	if err := atomicfile.WriteFile(filepath.Join(stage, StateFile), data, 0o644, aopts...); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(stage, StateFile), data, 0o644); err != nil {
 		return nil, err
 	}
 	// The lock file and the log are empty: Publish's sync of the directory

@@ -103,7 +103,7 @@ func demoWorker(c *cli, p project, w, rounds int) error {
 	if err != nil {
 		return err
 	}
-	root, err := loopstate.NewRoot(p.Loops, loopstate.WithLockOptions(m.option()))
+	root, err := loopstate.NewRoot(p.Loops, filetxn.WithLockOptions(m.option()))
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/loopstate"
 	"github.com/filetxn/filetxn/loopstate/harness"
 )
@@ -42,7 +43,7 @@ func (c *cli) openRoot(dir string, create bool) (*loopstate.Root, error) {
 			return nil, notFoundf("no such root: -root %s does not exist", dir)
 		}
 	}
-	return loopstate.NewRoot(dir, loopstate.WithLockOptions(c.waitReport()))
+	return loopstate.NewRoot(dir, filetxn.WithLockOptions(c.waitReport()))
 }
 
 // openLoop parses "-root DIR NAME" and opens the loop.

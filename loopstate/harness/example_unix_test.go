@@ -6,14 +6,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/filetxn/filetxn/loopstate"
 	"github.com/filetxn/filetxn/loopstate/harness"
 )
-
-// clock is a fixed time, so that the example's output does not change.
-func clock() time.Time { return time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC) }
 
 // A Command harness runs a program for the tick, in its own process group,
 // with the loop's lock handed over and a wall timeout; its last line on
@@ -22,7 +18,7 @@ func ExampleCommand() {
 	dir, _ := os.MkdirTemp("", "loopstate-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	root := must(loopstate.NewRoot(dir, loopstate.WithClock(clock)))
+	root := must(loopstate.NewRoot(dir))
 	l, _ := root.Create(ctx, "triage", loopstate.Template{Gates: loopstate.Gates{TickTimeout: new(60.0)}})
 
 	h := &harness.Command{
