@@ -50,3 +50,12 @@ func rawHold(path string) (func() error, error) {
 		return err
 	}, nil
 }
+
+// rawLockOnFD is the floor of BenchmarkRawFlockHeldFD: flock(2) exclusive
+// and unlock on a descriptor already open.
+func rawLockOnFD(f *os.File) error {
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return err
+	}
+	return unix.Flock(int(f.Fd()), unix.LOCK_UN)
+}

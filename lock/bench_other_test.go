@@ -2,7 +2,10 @@
 
 package lock_test
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // rawLockCycle: this system has no lock primitive for the package to beat.
 func rawLockCycle(path string) error { return errors.ErrUnsupported }
@@ -10,3 +13,5 @@ func rawLockCycle(path string) error { return errors.ErrUnsupported }
 func inodeOf(path string) string { return "" }
 
 func rawHold(path string) (func() error, error) { return nil, errors.ErrUnsupported }
+
+func rawLockOnFD(f *os.File) error { return errors.ErrUnsupported }

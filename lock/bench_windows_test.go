@@ -42,3 +42,13 @@ func rawHold(path string) (func() error, error) {
 		return err
 	}, nil
 }
+
+// rawLockOnFD is the floor of BenchmarkRawFlockHeldFD: LockFileEx exclusive
+// on byte 0 and unlock on a handle already open.
+func rawLockOnFD(f *os.File) error {
+	h := windows.Handle(f.Fd())
+	if err := windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, new(windows.Overlapped)); err != nil {
+		return err
+	}
+	return windows.UnlockFileEx(h, 0, 1, 0, new(windows.Overlapped))
+}

@@ -9,8 +9,8 @@ import (
 )
 
 // maxIdle is how many descriptors of lock files that no handle uses the
-// process keeps open, so that re-acquiring a lock costs one stat(2) instead of
-// an open(2) and a close(2).
+// process keeps open, so that re-acquiring a lock opens and closes nothing
+// (see acquireCached).
 const maxIdle = 16
 
 // errNotDir is the errno of a path whose directory part is a file.

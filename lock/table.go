@@ -125,7 +125,9 @@ func (e *entry) unref() *os.File {
 
 // rememberPath records that path named e's file when it was looked up.
 // Only absolute paths are remembered: a relative one names another file
-// once the working directory changes. table.mu must be held.
+// once the working directory changes, and a hint that names another file,
+// though caught by the re-check, first locks that file for a moment, which
+// can make another process's TryAcquire of it fail. table.mu must be held.
 func (e *entry) rememberPath(path string) {
 	if !filepath.IsAbs(path) || table.paths[path] == e || len(e.paths) >= maxPaths {
 		return
