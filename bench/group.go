@@ -130,6 +130,11 @@ func runGroup(cfg *config) (*section, error) {
 	sec := &section{key: "group", throughput: true,
 		title: fmt.Sprintf("%d goroutines x %d durable appends, one file", g, per)}
 	names := []string{rowSQLitePooled, rowSQLiteOneConn, rowBoltUpdate, rowBoltBatch, rowBoltBatch8, rowFiletxnGroup}
+	sd, err := os.MkdirTemp(cfg.dir, "group-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(sd) // after the rows are closed
 	rows := map[*result]*groupRow{}
 	defer func() {
 		for _, r := range rows {
@@ -137,7 +142,7 @@ func runGroup(cfg *config) (*section, error) {
 		}
 	}()
 	for i, name := range names {
-		d, err := os.MkdirTemp(cfg.dir, "group-")
+		d, err := os.MkdirTemp(sd, "row-")
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +154,7 @@ func runGroup(cfg *config) (*section, error) {
 		sec.rows = append(sec.rows, r)
 		rows[r] = row
 	}
-	err := interleave(sec, cfg.rounds, func(r *result) (float64, error) {
+	err = interleave(sec, cfg.rounds, func(r *result) (float64, error) {
 		row := rows[r]
 		var elapsed time.Duration
 		err := measure(r, g*per, func() error {

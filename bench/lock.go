@@ -121,6 +121,7 @@ func runLock(cfg *config) (*section, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer os.RemoveAll(d)
 	path := filepath.Join(d, "state.lock")
 	names, acquire, closeAll, err := lockRows(path)
 	if err != nil {

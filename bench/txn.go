@@ -115,6 +115,11 @@ func runTxn(cfg *config, key, title string, n int, names []string, ops int) (*se
 		return nil, err
 	}
 	sec := &section{key: key, title: title}
+	sd, err := os.MkdirTemp(cfg.dir, key+"-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(sd) // after the rows are closed
 	rows := map[*result]txnRow{}
 	defer func() {
 		for _, r := range rows {
@@ -122,7 +127,7 @@ func runTxn(cfg *config, key, title string, n int, names []string, ops int) (*se
 		}
 	}()
 	for i, name := range names {
-		d, err := os.MkdirTemp(cfg.dir, "txn-")
+		d, err := os.MkdirTemp(sd, "row-")
 		if err != nil {
 			return nil, err
 		}
