@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +32,10 @@ const (
 const childEnv = "FILETXN_BENCH_CONTEND_ROW"
 
 var bgCtx = context.Background()
+
+// errLost is returned when a locked row of the contend section ends short of
+// its count.
+var errLost = errors.New("updates lost")
 
 // The counter file every contend row increments: a decimal number and a
 // newline. counterCodec is its filetxn.Codec.

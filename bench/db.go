@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -168,5 +167,3 @@ func checkBody(who string, id int, got []byte, err error, want []byte) error {
 	}
 	return nil
 }
-
-var errLost = errors.New("updates lost")

@@ -17,12 +17,10 @@ func (s *section) value(r *result) string {
 	if s.throughput {
 		return fmt.Sprintf("%.0f ops/s", v)
 	}
-	switch {
-	case v >= 1e6:
+	if v >= 1e6 {
 		return fmt.Sprintf("%.2f ms", v/1e6)
-	default:
-		return fmt.Sprintf("%.2f µs", v/1e3)
 	}
+	return fmt.Sprintf("%.2f µs", v/1e3)
 }
 
 func (r *result) allocs() (string, string) {

@@ -39,12 +39,11 @@ func (f *fileRow) check(want []byte, _ int) error {
 }
 
 type dbRow struct {
-	name  string
-	seedN int
-	put   func(id int, body []byte) error
-	get   func(id int) ([]byte, error)
-	rst   func() error
-	cls   func() error
+	name string
+	put  func(id int, body []byte) error
+	get  func(id int) ([]byte, error)
+	rst  func() error
+	cls  func() error
 }
 
 func (d *dbRow) append(id int) error { return d.put(id, appendEntry(nil, id, "a")) }
@@ -93,13 +92,13 @@ func openTxnRow(name, dir string, n int, seed []byte) (txnRow, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &dbRow{name: name, seedN: n, put: s.put, get: s.get, rst: s.reset, cls: s.close}, nil
+		return &dbRow{name: name, put: s.put, get: s.get, rst: s.reset, cls: s.close}, nil
 	case rowBolt:
 		b, err := openBolt(dir, n)
 		if err != nil {
 			return nil, err
 		}
-		return &dbRow{name: name, seedN: n, put: b.put, get: b.get, rst: b.reset, cls: b.close}, nil
+		return &dbRow{name: name, put: b.put, get: b.get, rst: b.reset, cls: b.close}, nil
 	}
 	return nil, fmt.Errorf("no txn row %q", name)
 }
