@@ -169,9 +169,10 @@ func unlock(f *os.File) {
 // goroutines that call them.
 var (
 	// hookBeforeLock runs in acquire after the lock file is open (or found
-	// in the table) and before the lock is asked for or joined: a test
-	// deletes or replaces the file there, so that the lock is granted on a
-	// file no longer at the path.
+	// in the table) and before the lock is asked for or joined, and in
+	// acquireCached before its lock is asked for (so possibly twice in one
+	// Acquire): a test deletes or replaces the file there, so that the lock
+	// is granted on a file no longer at the path.
 	hookBeforeLock func(path string)
 	// hookBeforeInherited runs in lockOS between the failed non-blocking
 	// attempt on the process's own descriptor and the check of a descriptor
