@@ -306,16 +306,6 @@ func (l *Loop) CheckGate(ctx context.Context) error {
 	return res
 }
 
-// SetGates replaces the loop's thresholds (set-gates; see [Doc.SetGates]).
-// Invalid thresholds are refused with ErrInvalid before any I/O.
-func (l *Loop) SetGates(ctx context.Context, g Gates) error {
-	if err := g.validate(); err != nil {
-		return err
-	}
-	_, err := l.mutate(ctx, "set-gates", func(d *Doc) error { return d.SetGates(l.now(), g) })
-	return err
-}
-
 // EnableSchedule turns the automatic trigger on (loop enable-schedule). It
 // takes the lock, re-reads and writes only if something changes; status is
 // left alone and no tick-log line is written.

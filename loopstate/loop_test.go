@@ -302,7 +302,7 @@ func TestTickRecordsEveryOutcome(t *testing.T) {
 	if _, err := step(TriggerManual, okHarness(Cost{USD: 0.5})); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SetGates(ctx0, Gates{Budget: Budget{USD: f64(0.5)}}); err != nil {
+	if _, err := l.Mutate(ctx0, func(d *Doc) error { return d.SetGates(l.now(), Gates{Budget: Budget{USD: f64(0.5)}}) }); err != nil {
 		t.Fatal(err)
 	}
 	if rec, err := step(TriggerManual, okHarness(Cost{})); err != nil || !tickHalted(rec) || rec.SkipReason != SkipGate || rec.Outcome != Skipped {
@@ -529,7 +529,6 @@ func TestLateCallersDoNotRecreateADeletedLoop(t *testing.T) {
 		{"Resume", func() error { return l.Resume(ctx0) }},
 		{"Approve", func() error { return l.Approve(ctx0, "late", "") }},
 		{"CheckGate", func() error { return l.CheckGate(ctx0) }},
-		{"SetGates", func() error { return l.SetGates(ctx0, Gates{}) }},
 		{"EnableSchedule", func() error { return l.EnableSchedule(ctx0) }},
 		{"Mutate", func() error { _, err := l.Mutate(ctx0, func(*Doc) error { return nil }); return err }},
 		{"Tick manual", func() error { _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); return err }},

@@ -194,7 +194,8 @@ func (mc *machine) CheckGate(t *rapid.T) {
 // SetGates replaces the thresholds.
 func (mc *machine) SetGates(t *rapid.T) {
 	g := drawGates(t, mc.m.now, "new gates")
-	expect(t, "SetGates", mc.loop.SetGates(ctxM, g), nil)
+	_, err := mc.loop.Mutate(ctxM, func(d *Doc) error { return d.SetGates(mc.loop.now(), g) })
+	expect(t, "SetGates", err, nil)
 	mc.m.gates = g.clone()
 }
 
