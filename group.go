@@ -331,8 +331,7 @@ func (b *batch[D]) step(c *call[D]) {
 func (b *batch[D]) recovered(c *call[D]) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.panicked, c.panicVal = true, p
-			b.fresh = false
+			c.panicked, c.panicVal = true, p // step left the document stale
 		}
 	}()
 	b.step(c)

@@ -1,0 +1,479 @@
+package filetxn
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// The tests of group commit hold a leader inside its fn, so that the calls
+// started meanwhile queue behind it in a known order; when it is released it
+// publishes alone and hands the lead to the first of them, whose batch is
+// then all of them. testHookQueued tells a test when a call has joined the
+// queue, so nothing here sleeps and hopes.
+
+// outcome is what one Mutate gave its caller.
+type outcome struct {
+	commit   Commit
+	err      error
+	returned bool // Mutate returned (false: it panicked, or the goroutine ended)
+	panicked any  // the recovered panic value, if any
+}
+
+// groupStore returns a kv store on a file holding "{}\n" (so that an
+// unchanged empty document writes nothing), and a context whose
+// transactions count their renames in writes.
+func groupStore(t *testing.T, opts ...Option) (*Store[*kv], context.Context, *atomic.Int64) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kv.json")
+	require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o644))
+	var writes atomic.Int64
+	ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Replaced: func() { writes.Add(1) }})
+	return must(NewStore[*kv](path, kvCodec{}, opts...)), ctx, &writes
+}
+
+// watchQueue makes every call that joins a group's queue send on the
+// returned channel, until the test ends.
+func watchQueue(t *testing.T) <-chan struct{} {
+	t.Helper()
+	queued := make(chan struct{}, 1024) // the hook runs under the group's mutex: it must not block
+	testHookQueued = func() { queued <- struct{}{} }
+	t.Cleanup(func() { testHookQueued = nil })
+	return queued
+}
+
+// within returns the next value from ch, or fails the test after a
+// generous bound.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(20 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// start runs s.Mutate(ctx, fn) in a new goroutine and returns where its
+// outcome will arrive.
+func start(s *Store[*kv], ctx context.Context, fn func(*kv) error) <-chan outcome {
+	out := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			o.panicked = recover()
+			out <- o
+		}()
+		o.commit, o.err = s.Mutate(ctx, fn)
+		o.returned = true
+	}()
+	return out
+}
+
+// hold starts a Mutate that sets key "leader" and then waits in its fn
+// until release is called: it leads, holding the lock, while the test
+// queues others behind it. then, if not nil, runs after the wait.
+func hold(t *testing.T, s *Store[*kv], ctx context.Context, then func()) (release func(), done <-chan outcome) {
+	t.Helper()
+	inside, rel := make(chan struct{}), make(chan struct{})
+	done = start(s, ctx, func(d *kv) error {
+		d.m["leader"] = "1"
+		close(inside)
+		<-rel
+		if then != nil {
+			then()
+		}
+		return nil
+	})
+	within(t, inside, "the leader's fn to run")
+	return func() { close(rel) }, done
+}
+
+// follow starts a Mutate and returns once it has joined the queue.
+func follow(t *testing.T, s *Store[*kv], ctx context.Context, queued <-chan struct{}, fn func(*kv) error) <-chan outcome {
+	t.Helper()
+	out := start(s, ctx, fn)
+	within(t, queued, "a follower to queue")
+	return out
+}
+
+// set returns a fn that sets key k to "1" and counts its runs in runs[k].
+func set(runs *sync.Map, k string) func(*kv) error {
+	return func(d *kv) error {
+		n, _ := runs.LoadOrStore(k, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+		d.m[k] = "1"
+		return nil
+	}
+}
+
+func fileKeys(t *testing.T, s *Store[*kv]) map[string]string {
+	t.Helper()
+	d, err := s.View(context.Background())
+	require.NoError(t, err)
+	return d.m
+}
+
+// TestMutateGroupSharesOneWrite: seven calls that queue behind a held
+// leader are published by one write, after the leader's own: two renames
+// for eight Mutates, each of whose fns ran once and whose change is in the
+// file. Each follower's Commit is Written and, shared, has no Digest.
+// Ablation: take() returning the leader's call alone (no batching) makes
+// eight renames, and this test goes red.
+func TestMutateGroupSharesOneWrite(t *testing.T) {
+	s, ctx, writes := groupStore(t)
+	queued := watchQueue(t)
+	var runs sync.Map
+	release, leader := hold(t, s, ctx, nil)
+	var followers []<-chan outcome
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		followers = append(followers, follow(t, s, ctx, queued, set(&runs, k)))
+	}
+	release()
+	require.Equal(t, outcome{commit: Commit{Written: true, published: []byte("{\"leader\":\"1\"}\n")}, returned: true}, within(t, leader, "the leader"),
+		"leader's Mutate = got, want written alone")
+	for i, f := range followers {
+		o := within(t, f, "a follower")
+		require.True(t, o.returned && o.err == nil && o.commit.Written, "follower %d's Mutate = %+v, want written", i, o)
+		_, owned := o.commit.Digest()
+		require.False(t, owned, "follower %d's Commit.Digest() = owned, want not owned: its write carried six others", i)
+	}
+	require.Equal(t, int64(2), writes.Load(), "renames for 8 Mutates = %d, want 2 (the leader's, then one for the 7 queued)", writes.Load())
+	runs.Range(func(k, n any) bool {
+		require.Equal(t, int64(1), n.(*atomic.Int64).Load(), "runs of %s's fn = %d, want 1", k, n.(*atomic.Int64).Load())
+		return true
+	})
+	require.Len(t, fileKeys(t, s), 8, "keys in the file = %v, want the leader's and the seven followers'", fileKeys(t, s))
+}
+
+// TestMutateGroupLosesNoUpdate: 8 goroutines x 50 increments of one file,
+// through one Store and a second Store value on the same file (which
+// groups apart and excludes through the lock), end with every increment
+// counted, and fewer renames than calls when the calls overlap (they may
+// not, on a loaded machine, so the count is logged, not required).
+// Ablation: finish() publishing the bytes encoded after the leader's fn
+// instead of after the last one loses the followers' increments and this
+// test goes red.
+func TestMutateGroupLosesNoUpdate(t *testing.T) {
+	const goroutines, each = 8, 50
+	s := newCounter(t, WithoutSync())
+	other := must(NewStore[*counter](s.path, counterCodec{}, WithoutSync()))
+	var writes atomic.Int64
+	ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Replaced: func() { writes.Add(1) }})
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		st := s
+		if g%4 == 3 {
+			st = other
+		}
+		wg.Go(func() {
+			for range each {
+				c, err := st.Mutate(ctx, func(c *counter) error { c.n++; return nil })
+				if err != nil || !c.Written {
+					t.Errorf("Mutate(+1) = %+v, %v, want written", c, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, "400\n", readCount(t, s.path), "file after %d x %d increments = got, want 400", goroutines, each)
+	t.Logf("%d renames for %d increments", writes.Load(), goroutines*each)
+}
+
+// TestMutateGroupUndoesAFailingFnAlone: in a batch of three, the middle fn
+// changes the document and then fails: its caller gets its own error (the
+// very value) and nothing written, its change is absent, and the changes of
+// the fns before and after it are published. The same holds for a fn whose
+// change the codec cannot encode. Ablation: leaving the document fresh after
+// a failed fn (step's "b.fresh = false" dropped, so no re-decode) lets its
+// change leak into the publish, and this test goes red.
+func TestMutateGroupUndoesAFailingFnAlone(t *testing.T) {
+	errBoom := errors.New("boom")
+	for name, fail := range map[string]func(*kv) error{
+		"fn error":     func(d *kv) error { d.m["failed"] = "1"; return errBoom },
+		"encode error": func(d *kv) error { d.m["failed"] = "1"; d.m[unencodable] = "x"; return nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, ctx, writes := groupStore(t)
+			s.codec = refusingCodec{}
+			queued := watchQueue(t)
+			var runs sync.Map
+			release, leader := hold(t, s, ctx, nil)
+			a := follow(t, s, ctx, queued, set(&runs, "a"))
+			f := follow(t, s, ctx, queued, fail)
+			b := follow(t, s, ctx, queued, set(&runs, "b"))
+			release()
+			require.True(t, within(t, leader, "the leader").returned)
+			for k, ch := range map[string]<-chan outcome{"a": a, "b": b} {
+				o := within(t, ch, k)
+				require.True(t, o.returned && o.err == nil && o.commit.Written, "%s's Mutate = %+v, want written", k, o)
+			}
+			o := within(t, f, "the failing call")
+			require.False(t, o.commit.Written, "failing Mutate's Commit = %+v, want nothing written", o.commit)
+			if name == "fn error" {
+				require.Same(t, errBoom, o.err, "failing Mutate = %v, want its fn's error itself", o.err)
+			} else {
+				require.ErrorIs(t, o.err, errUnencodable, "failing Mutate = %v, want the codec's error", o.err)
+			}
+			require.Equal(t, map[string]string{"leader": "1", "a": "1", "b": "1"}, fileKeys(t, s), "file after the batch = got, want leader, a and b without the failed change")
+			require.Equal(t, int64(2), writes.Load(), "renames = %d, want 2", writes.Load())
+		})
+	}
+}
+
+// unencodable is a key that refusingCodec will not encode.
+const unencodable = "unencodable"
+
+var errUnencodable = errors.New("refusingCodec: unencodable key")
+
+// refusingCodec is kvCodec, except that it refuses to encode a document
+// holding the key unencodable.
+type refusingCodec struct{ kvCodec }
+
+func (c refusingCodec) Encode(d *kv) ([]byte, error) {
+	if _, ok := d.m[unencodable]; ok {
+		return nil, errUnencodable
+	}
+	return c.kvCodec.Encode(d)
+}
+
+// TestMutateGroupPanicReachesItsOwnCaller: a follower's fn that changes the
+// document and panics re-raises its value in its own caller only; the
+// others of its batch return and are published without its change. A
+// leader's fn that panics propagates as it would alone, and the calls
+// queued behind it are run (once each) by the next leader, not dropped.
+// Ablations: marking the document fresh before fn has returned (step's
+// "b.fresh = false" dropped) leaks the panicking fn's change ("follower"
+// goes red); not requeueing the calls a batch took but never ran leaves
+// them waiting ("leader" times out).
+func TestMutateGroupPanicReachesItsOwnCaller(t *testing.T) {
+	t.Run("follower", func(t *testing.T) {
+		s, ctx, _ := groupStore(t)
+		queued := watchQueue(t)
+		var runs sync.Map
+		release, leader := hold(t, s, ctx, nil)
+		a := follow(t, s, ctx, queued, set(&runs, "a"))
+		p := follow(t, s, ctx, queued, func(d *kv) error { d.m["panicked"] = "1"; panic("boom") })
+		b := follow(t, s, ctx, queued, set(&runs, "b"))
+		release()
+		require.True(t, within(t, leader, "the leader").returned)
+		for k, ch := range map[string]<-chan outcome{"a": a, "b": b} {
+			o := within(t, ch, k)
+			require.True(t, o.returned && o.err == nil && o.commit.Written && o.panicked == nil, "%s's Mutate = %+v, want written", k, o)
+		}
+		o := within(t, p, "the panicking call")
+		require.Equal(t, outcome{panicked: "boom"}, o, "panicking Mutate = got, want its own panic value re-raised")
+		require.Equal(t, map[string]string{"leader": "1", "a": "1", "b": "1"}, fileKeys(t, s), "file = got, want leader, a and b without the panicking fn's change")
+	})
+	t.Run("leader", func(t *testing.T) {
+		// p is promoted when the held leader is done, takes a and b into
+		// its batch, and panics in its own fn before theirs run.
+		s, ctx, _ := groupStore(t)
+		queued := watchQueue(t)
+		var runs sync.Map
+		release, first := hold(t, s, ctx, nil)
+		p := follow(t, s, ctx, queued, func(d *kv) error { d.m["panicked"] = "1"; panic("leader boom") })
+		a := follow(t, s, ctx, queued, set(&runs, "a"))
+		b := follow(t, s, ctx, queued, set(&runs, "b"))
+		release()
+		require.True(t, within(t, first, "the first leader").returned)
+		require.Equal(t, outcome{panicked: "leader boom"}, within(t, p, "the panicking leader"), "leader's panicking Mutate = got, want its panic")
+		for k, ch := range map[string]<-chan outcome{"a": a, "b": b} {
+			o := within(t, ch, k)
+			require.True(t, o.returned && o.err == nil && o.commit.Written, "%s's Mutate = %+v, want written", k, o)
+		}
+		runs.Range(func(k, n any) bool {
+			require.Equal(t, int64(1), n.(*atomic.Int64).Load(), "runs of %s's fn = %d, want 1", k, n.(*atomic.Int64).Load())
+			return true
+		})
+		require.Equal(t, map[string]string{"leader": "1", "a": "1", "b": "1"}, fileKeys(t, s), "file = got, want leader, a and b, and not the panicking leader's change")
+	})
+}
+
+// TestMutateGroupGoexitLeavesNobodyWaiting: a follower's fn that calls
+// runtime.Goexit (as testing's FailNow does) ends the goroutine that runs
+// it, the leader's, and its caller's goroutine too, as if it had run
+// there; the other calls of the batch are still published and answered,
+// and those not yet run are run by the next leader. Ablation: finish() run
+// at the end of run() instead of deferred leaves the followers waiting, and
+// this test times out.
+func TestMutateGroupGoexitLeavesNobodyWaiting(t *testing.T) {
+	s, ctx, _ := groupStore(t)
+	queued := watchQueue(t)
+	var runs sync.Map
+	release, first := hold(t, s, ctx, nil)
+	a := follow(t, s, ctx, queued, set(&runs, "a")) // will lead the second batch
+	g := follow(t, s, ctx, queued, func(d *kv) error { d.m["goexit"] = "1"; runtime.Goexit(); return nil })
+	b := follow(t, s, ctx, queued, set(&runs, "b"))
+	release()
+	require.True(t, within(t, first, "the first leader").returned)
+	require.Equal(t, outcome{}, within(t, a, "a, the leader whose goroutine the Goexit ended"), "a's Mutate = got, want its goroutine ended")
+	require.Equal(t, outcome{}, within(t, g, "the Goexit call"), "Goexit call's Mutate = got, want its goroutine ended")
+	o := within(t, b, "b")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "b's Mutate = %+v, want written", o)
+	require.Equal(t, map[string]string{"leader": "1", "a": "1", "b": "1"}, fileKeys(t, s), "file = got, want leader, a and b")
+	c, err := s.Mutate(ctx, set(&runs, "c"))
+	require.True(t, err == nil && c.Written, "Mutate after the Goexit = %+v, %v, want written (the lead was handed on)", c, err)
+}
+
+// TestMutateGroupCancelledCallLeavesTheQueue: a call whose ctx ends while
+// it waits in the queue returns at once (the leader still holds the lock)
+// with an error matching context.Canceled that carries the holder, and its
+// fn never runs; a call made with a done ctx while a leader holds the lock
+// fails at once the same way, without queueing. The calls queued around it
+// are unaffected. Ablation: dropping the ctx.Done case from the queue's
+// wait makes the cancelled call wait for the leader, and this test times
+// out.
+func TestMutateGroupCancelledCallLeavesTheQueue(t *testing.T) {
+	s, ctx, _ := groupStore(t)
+	queued := watchQueue(t)
+	var runs sync.Map
+	release, leader := hold(t, s, ctx, nil)
+	defer func() { release(); within(t, leader, "the leader") }()
+	a := follow(t, s, ctx, queued, set(&runs, "a"))
+	cctx, cancel := context.WithCancel(ctx)
+	cancelled := follow(t, s, cctx, queued, set(&runs, "cancelled"))
+	cancel()
+	o := within(t, cancelled, "the cancelled call, while the leader holds the lock")
+	var busy *lock.BusyError
+	require.True(t, errors.Is(o.err, context.Canceled) && errors.As(o.err, &busy) && busy.Holder != nil,
+		"cancelled Mutate = %v, want a *lock.BusyError matching context.Canceled, with the holder", o.err)
+	_, err := s.Mutate(cctx, set(&runs, "done"))
+	require.ErrorIs(t, err, context.Canceled, "Mutate(done ctx) behind a leader = %v, want context.Canceled at once", err)
+	release()
+	release = func() {}
+	o = within(t, a, "a")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "a's Mutate = %+v, want written", o)
+	require.Equal(t, map[string]string{"leader": "1", "a": "1"}, fileKeys(t, s), "file = got, want leader and a only")
+	_, ran := runs.Load("cancelled")
+	require.False(t, ran, "the cancelled call's fn ran")
+}
+
+// TestMutateGroupReentryFails: Mutate on the same Store from inside fn
+// fails at once with lock.ErrReentrant, whether fn is the leader's own or a
+// follower's run by the leader's goroutine; so does Mutate from inside a
+// Locked callback while another call leads, waiting for the lock that the
+// callback holds. Ablation: queueing without the re-entry check
+// (mayQueue's TryAcquire) makes each of these wait for itself until its
+// ctx ends, and this test goes red.
+func TestMutateGroupReentryFails(t *testing.T) {
+	nested := func(s *Store[*kv], ctx context.Context, got *error) func(*kv) error {
+		return func(d *kv) error {
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // bounds the deadlock of the ablation
+			defer cancel()
+			_, *got = s.Mutate(ctx, func(d *kv) error { d.m["nested"] = "1"; return nil })
+			d.m["outer"] = "1"
+			return nil
+		}
+	}
+	t.Run("leader", func(t *testing.T) {
+		s, ctx, _ := groupStore(t)
+		var got error
+		out := start(s, ctx, nested(s, ctx, &got))
+		o := within(t, out, "the outer Mutate")
+		require.True(t, o.returned && o.err == nil, "outer Mutate = %+v", o)
+		require.ErrorIs(t, got, lock.ErrReentrant, "Mutate inside the leader's fn = %v, want ErrReentrant", got)
+	})
+	t.Run("follower", func(t *testing.T) {
+		s, ctx, _ := groupStore(t)
+		queued := watchQueue(t)
+		var got error
+		release, leader := hold(t, s, ctx, nil)
+		f := follow(t, s, ctx, queued, nested(s, ctx, &got))
+		g := follow(t, s, ctx, queued, func(d *kv) error { d.m["other"] = "1"; return nil })
+		release()
+		within(t, leader, "the leader")
+		for _, ch := range []<-chan outcome{f, g} {
+			o := within(t, ch, "a follower")
+			require.True(t, o.returned && o.err == nil, "follower's Mutate = %+v", o)
+		}
+		require.ErrorIs(t, got, lock.ErrReentrant, "Mutate inside a follower's fn = %v, want ErrReentrant", got)
+		require.Equal(t, map[string]string{"leader": "1", "outer": "1", "other": "1"}, fileKeys(t, s), "file = got, want the outer changes, not the nested one")
+	})
+	t.Run("locked", func(t *testing.T) {
+		waiting := make(chan struct{})
+		var once sync.Once
+		report := lock.WithWaitReport(time.Nanosecond, func(lock.WaitReport) { once.Do(func() { close(waiting) }) })
+		s, ctx, _ := groupStore(t, WithLockOptions(report))
+		var got error
+		var leader <-chan outcome
+		err := s.Locked(ctx, func(tx *Tx) error {
+			leader = start(s, ctx, func(d *kv) error { d.m["leader"] = "1"; return nil })
+			within(t, waiting, "the leader to wait for the lock")
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // bounds the deadlock of the ablation
+			defer cancel()
+			_, got = s.Mutate(ctx, func(d *kv) error { d.m["nested"] = "1"; return nil })
+			return nil
+		})
+		require.NoError(t, err)
+		require.ErrorIs(t, got, lock.ErrReentrant, "Mutate inside Locked while another call leads = %v, want ErrReentrant", got)
+		o := within(t, leader, "the leader")
+		require.True(t, o.returned && o.err == nil && o.commit.Written, "leader's Mutate = %+v, want written", o)
+	})
+}
+
+// TestRestoreRefusesASharedWrite: two calls published by one write each get
+// a Commit without a Digest, so neither can Restore over the other's change
+// (the Restore diverges and the other's change stays); a call that was the
+// only one of its batch to change the document (beside a no-op and a
+// failure) owns its write as if alone, and may Restore over it. Ablation:
+// marking no write shared gives a and b the digest of the file, a's Restore
+// then erases b's change, and this test goes red.
+func TestRestoreRefusesASharedWrite(t *testing.T) {
+	t.Run("shared", func(t *testing.T) {
+		s, ctx, _ := groupStore(t)
+		queued := watchQueue(t)
+		var runs sync.Map
+		release, leader := hold(t, s, ctx, nil)
+		a := follow(t, s, ctx, queued, set(&runs, "a"))
+		b := follow(t, s, ctx, queued, set(&runs, "b"))
+		release()
+		lc := within(t, leader, "the leader").commit
+		snapshot := lc.published // the file as a found it
+		ac, bc := within(t, a, "a").commit, within(t, b, "b").commit
+		var owned []Digest
+		for _, c := range []Commit{ac, bc} {
+			require.True(t, c.Written, "batched Commit = %+v, want written", c)
+			if d, ok := c.Digest(); ok {
+				owned = append(owned, d)
+			}
+		}
+		require.Empty(t, owned, "digests of a shared write = %x, want none", owned)
+		_, err := s.Restore(ctx, snapshot, owned...)
+		require.ErrorIs(t, err, ErrDiverged, "a's Restore over the shared write = %v, want ErrDiverged", err)
+		require.Equal(t, map[string]string{"leader": "1", "a": "1", "b": "1"}, fileKeys(t, s), "file after the refused Restore = got, want b's change kept")
+	})
+	t.Run("sole writer", func(t *testing.T) {
+		s, ctx, _ := groupStore(t)
+		queued := watchQueue(t)
+		var runs sync.Map
+		release, leader := hold(t, s, ctx, nil)
+		a := follow(t, s, ctx, queued, set(&runs, "a"))
+		noop := follow(t, s, ctx, queued, func(*kv) error { return nil })
+		failed := follow(t, s, ctx, queued, func(d *kv) error { d.m["failed"] = "1"; return errors.New("no") })
+		release()
+		snapshot := within(t, leader, "the leader").commit.published
+		ac := within(t, a, "a").commit
+		nc := within(t, noop, "the no-op").commit
+		within(t, failed, "the failed call")
+		require.False(t, nc.Written, "no-op's Commit in a batch = %+v, want nothing written", nc)
+		d, ok := ac.Digest()
+		require.True(t, ok, "sole writer's Commit.Digest() = not owned, want owned")
+		_, err := s.Restore(ctx, snapshot, d)
+		require.NoError(t, err, "sole writer's Restore = %v, want it to put the snapshot back", err)
+		require.Equal(t, map[string]string{"leader": "1"}, fileKeys(t, s), "file after Restore = got, want the snapshot")
+	})
+}
