@@ -6,10 +6,10 @@
 //
 // # Which call to use
 //
-//	Mutate        change the document: lock, read, fn once, write if the bytes changed
+//	Mutate        change the document: lock, read, fn once, write if the bytes changed; calls made at once on one Store share a write
 //	MutateProbed  Mutate that must succeed without the lock when it changes nothing (a read-only state root, a replayed command); fn may run twice
 //	View          read one whole version without the lock; decide under Mutate, not on it
-//	Locked        several files under one lock (an archive, then the data; a log beside the state), through a Tx
+//	Locked        several files under one lock (an archive, then the data; a log beside the state), through a Tx; never shares a write
 //	Restore       put back bytes taken earlier, only over versions this caller published (Commit.Digest)
 //
 // # Guarantees
@@ -22,6 +22,13 @@
 //     a reader or a crash sees the old or the new version.
 //   - No needless write: when fn leaves the encoded bytes unchanged nothing is
 //     written, and Commit.Written is false.
+//   - Group commit: Mutates (and MutateProbed past its probe) that goroutines
+//     make at once on one Store are published with one write, and so one
+//     fsync of the file and one of its directory, instead of one each: the
+//     caller that takes the lock runs the fns queued behind it in order on
+//     one document. Each fn still runs once, and each caller gets its own
+//     Commit, error and panic; a failing fn is undone alone. Nobody waits
+//     for a batch to fill, so a lone call costs what it did alone.
 //   - No silent no-op: a document type that fn would change a copy of (a
 //     struct or an int by value) is refused by NewStore.
 //   - Proof of authorship: Commit.Digest hashes exactly the bytes the call
@@ -59,6 +66,13 @@
 // same in every program: lock.AcquireAll does that, ordering by file
 // identity.
 //
+// Group commit runs fn on the goroutine of the caller that holds the lock,
+// and re-entry is judged for that goroutine. So a fn that locks a file held
+// by its own caller (Mutate on A, called from inside a transaction on B,
+// whose fn calls Mutate on B) waits for that caller, which waits for the
+// batch, until a context ends, where without grouping it would get
+// lock.ErrReentrant.
+//
 // # Caveats
 //
 //   - The lock is advisory: a program that writes the file without taking the
@@ -69,6 +83,10 @@
 //     subprocess, a network call, a person) while the lock is held, unless it
 //     hands the lock over on purpose (lock.Handle.HandOver).
 //   - View may return a version that is stale by the time it is used.
+//   - fn may run on another goroutine of the process (group commit, see
+//     Store.Mutate): it must not depend on which goroutine runs it, and must
+//     not call runtime.Goexit (testing's FailNow), which would end the
+//     goroutine of the caller holding the lock.
 //   - The lost-lock check narrows the window, it does not close it: a lock
 //     file deleted or replaced after the check, while the temporary file is
 //     fsynced and renamed, goes unnoticed. A lock lost between two writes of

@@ -201,8 +201,10 @@ func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error)
 // replayed command).
 //
 // fn may run twice, so it must be a pure decision on the document: no side
-// effects beyond changing it. ctx bounds the wait for the lock only, as in
-// Mutate: the probe never waits, so it runs whatever the state of ctx.
+// effects beyond changing it. The probe runs on the caller's goroutine and
+// is never grouped; the Mutate after it shares a write with other calls as
+// Mutate does. ctx bounds the wait for the lock only, as in Mutate: the
+// probe never waits, so it runs whatever the state of ctx.
 func (s *Store[D]) MutateProbed(ctx context.Context, fn func(D) error) (Commit, error) {
 	if s.unchanged(fn) {
 		return Commit{}, nil
@@ -290,7 +292,9 @@ func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest
 // one file under one acquisition (for example: write an archive, then the
 // data file). fn reads and writes through tx; tx is valid only during fn,
 // and a Tx method called after fn has returned panics. fn's error is
-// returned unchanged. Locking, re-entry, ctx and panics behave as in Mutate.
+// returned unchanged. Locking, re-entry, ctx and panics behave as in Mutate,
+// but Locked never shares a write: fn runs alone, on the caller's goroutine,
+// under an acquisition of its own.
 //
 // Every Tx.Write and Tx.Append checks, just before it publishes, that the
 // lock file is still the one locked; once a check finds the lock lost, that
