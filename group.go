@@ -173,6 +173,11 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error) (Commit, error)
 		<-c.done // a leader took c (or promoted it) meanwhile: its answer is on the way
 	}
 	switch {
+	case c.lead && ctx.Err() != nil:
+		// Promoted, but its ctx ended the wait first: fn does not run, as
+		// for a call that leaves the queue; the lead passes on.
+		s.g.handOff()
+		return Commit{}, s.gaveUp(ctx, start)
 	case c.lead:
 		return s.lead(c, true)
 	case c.cancelled:
