@@ -67,7 +67,8 @@ type Commit struct {
 }
 
 // Digest returns the SHA-256 of the bytes this call published, and true, or
-// false when it published nothing. It hashes them in memory (they were
+// false when it owns none: it published nothing, or published its change
+// together with another caller's (below). It hashes them in memory (they were
 // written under the lock, and are never read back), so it proves authorship:
 // if the file still has this digest later, nobody has written since, and
 // [Store.Restore] may put a snapshot back over it. A call that wrote nothing
