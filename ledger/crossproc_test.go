@@ -95,7 +95,7 @@ func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 				if err != nil {
 					t.Fatalf("MarkDone(%s) = %v", id, err)
 				}
-				closed = append(closed, got...)
+				closed = append(closed, got.Changed...)
 			}
 			if finished {
 				break

@@ -153,12 +153,12 @@ func ExampleStore() {
 	)
 	fmt.Println("appended", ids)
 
-	closed, _ := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "fixed in 3-4")
-	fmt.Println("closed", closed)
+	rep, _ := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "fixed in 3-4")
+	fmt.Println("closed", rep.Changed)
 
 	// A replay writes nothing and takes no lock.
-	closed, _ = s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "fixed in 3-4")
-	fmt.Println("closed again", closed)
+	rep, _ = s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "fixed in 3-4")
+	fmt.Println("closed again", rep.Changed, "already done", rep.AlreadyDone)
 
 	// Several changes in one lock, one read and one write.
 	s.Mutate(ctx, func(d *ledger.Doc) error {
@@ -174,6 +174,6 @@ func ExampleStore() {
 	// Output:
 	// appended [DW-1 DW-2]
 	// closed [DW-1]
-	// closed again []
+	// closed again [] already done [DW-1]
 	// open [DW-2 DW-3]
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/filetxn/filetxn"
@@ -135,30 +136,6 @@ func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit
 		return filetxn.Commit{}, s.noRoot()
 	}
 	return s.eng.Mutate(ctx, fn)
-}
-
-// MutateProbed is Mutate preceded by a lock-free probe: fn first runs on a
-// snapshot read without the lock, and if it leaves the Doc unchanged,
-// MutateProbed returns at once, without taking the lock (Commit.Written is
-// false). Otherwise (fn changed it or failed, or the snapshot could not be
-// read or parsed) it runs Mutate, which decides again under the lock on fresh
-// data. fn may therefore run twice and must be a pure decision on the Doc.
-//
-// It is the engine's MutateProbed, except that "unchanged" is read from the
-// Doc rather than by encoding it and comparing the bytes.
-func (s *Store) MutateProbed(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
-	data, err := s.probe(ctx)
-	return s.probed(ctx, data, err, fn)
-}
-
-// probed finishes MutateProbed given the result of the probe read.
-func (s *Store) probed(ctx context.Context, data []byte, err error, fn func(*Doc) error) (filetxn.Commit, error) {
-	if err == nil {
-		if doc, perr := Parse(data); perr == nil && fn(doc) == nil && !doc.Changed() {
-			return filetxn.Commit{}, nil
-		}
-	}
-	return s.Mutate(ctx, fn)
 }
 
 // Restore puts snapshot back as the whole ledger, under the lock, only if the
@@ -296,74 +273,101 @@ func (s *Store) appendLocked(ctx context.Context, specs []Spec, buf *[]byte, ids
 	})
 }
 
-// MarkDone closes the open entries among ids (see [Doc.MarkDone]) and returns
-// the ids closed. An id already closed is a replay: it is skipped, and when
-// every id is, nothing is written and no lock is taken. An id that no entry
-// carries is an error matching [ErrNotFound] that names it, and nothing is
-// written: a typo is not a replay.
-func (s *Store) MarkDone(ctx context.Context, ids []string, date, note string, opts ...CloseOption) ([]string, error) {
-	if _, err := closeConfig(ids, date, opts); err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	fn := func(d *Doc) error { return s.known("MarkDone", d, ids) }
-	data, err := s.probe(ctx)
-	if err == nil {
-		// An unknown id is decided on the lock-free read, as a no-op is: a
-		// rival that files it a moment later could as well file it a
-		// moment after the lock.
-		if d, perr := Parse(data); perr == nil {
-			if err := fn(d); err != nil {
-				return nil, err
-			}
-		}
-	}
-	var done []string
-	_, err = s.probed(ctx, data, err, func(d *Doc) (err error) {
-		if err := fn(d); err != nil {
-			return err
-		}
-		done, err = d.MarkDone(ids, date, note, opts...)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return done, nil
+// A Report is what a Store operation did with the ids it was given, decided on
+// the version of the ledger it changed (or found needed no change): Changed
+// lists, in the order given, the ids whose entry the call changed (closed by
+// MarkDone, reopened by MarkOpen, given a decision by RecordDecision), and the
+// Classification is that of the ids on that version before the call. An id
+// in Open but not in Changed after MarkOpen, say, was open already.
+type Report struct {
+	Changed []string
+	Classification
 }
 
-// known returns an error matching ErrNotFound, naming the first of ids that
-// no entry of d carries, or nil.
-func (s *Store) known(op string, d *Doc, ids []string) error {
-	for _, id := range ids {
-		if _, ok := d.Entry(id); !ok {
-			return fmt.Errorf("ledger: %s %s: %w: %s", op, s.path, ErrNotFound, id)
-		}
+// MarkDone closes the open entries among ids (see [Doc.MarkDone]) and reports
+// them in Changed. An id already closed is a replay: it is skipped (it is in
+// AlreadyDone), and when every id is, nothing is written and no lock is
+// taken. An id that no entry carries is an error matching [ErrNotFound] that
+// names it, and nothing is written (a typo is not a replay); the Report's
+// Unknown then lists every such id, so that a caller may close the others.
+func (s *Store) MarkDone(ctx context.Context, ids []string, date, note string, opts ...CloseOption) (Report, error) {
+	if _, err := closeConfig(ids, date, opts); err != nil || len(ids) == 0 {
+		return Report{}, err
 	}
-	return nil
+	return s.report(ctx, "MarkDone", ids, func(d *Doc) ([]string, error) { return d.MarkDone(ids, date, note, opts...) })
 }
 
 // MarkOpen undoes this operation's reopenable closes (see [Doc.MarkOpen]) and
-// returns the ids reopened. When none is eligible, nothing is written and no
-// lock is taken.
-func (s *Store) MarkOpen(ctx context.Context, ids []string, note, operationID string) ([]string, error) {
+// reports them in Changed; an id among AlreadyDone but not in Changed was not
+// closed by this operation with this note. When none is eligible, nothing is
+// written and no lock is taken. Unknown ids are an error matching
+// [ErrNotFound], as for MarkDone.
+func (s *Store) MarkOpen(ctx context.Context, ids []string, note, operationID string) (Report, error) {
 	if err := checkOperationID(operationID); err != nil || len(ids) == 0 {
-		return nil, err
+		return Report{}, err
 	}
-	var opened []string
-	_, err := s.MutateProbed(ctx, func(d *Doc) (err error) { opened, err = d.MarkOpen(ids, note, operationID); return err })
-	return opened, err
+	return s.report(ctx, "MarkOpen", ids, func(d *Doc) ([]string, error) { return d.MarkOpen(ids, note, operationID) })
 }
 
 // RecordDecision records a decision on an entry, and with [CloseWith] closes
-// it, in one write (see [Doc.RecordDecision]). It returns false, without a
-// lock, when no entry has the id.
-func (s *Store) RecordDecision(ctx context.Context, id, date, label, detail string, opts ...DecisionOption) (bool, error) {
+// it, in one write (see [Doc.RecordDecision]); Changed is [id] when the
+// decision was recorded, and the entry was closed too when it was among Open
+// and CloseWith was given. An id no entry carries is an error matching
+// [ErrNotFound], decided without the lock; with [RequireOpen] an entry that
+// is not open gets no decision, and nothing is written.
+func (s *Store) RecordDecision(ctx context.Context, id, date, label, detail string, opts ...DecisionOption) (Report, error) {
 	if err := checkDate("RecordDecision", "date", date); err != nil {
-		return false, err
+		return Report{}, err
 	}
-	var ok bool
-	_, err := s.MutateProbed(ctx, func(d *Doc) (err error) { ok, err = d.RecordDecision(id, date, label, detail, opts...); return err })
-	return ok, err
+	return s.report(ctx, "RecordDecision", []string{id}, func(d *Doc) ([]string, error) {
+		if ok, err := d.RecordDecision(id, date, label, detail, opts...); !ok || err != nil {
+			return nil, err
+		}
+		return []string{id}, nil
+	})
+}
+
+// report runs op on the ledger as the engine's MutateProbed does, for an
+// operation on ids: an unknown id changes nothing, so the lock-free read
+// decides it, and the call then fails with ErrNotFound naming it.
+func (s *Store) report(ctx context.Context, name string, ids []string, op func(*Doc) ([]string, error)) (Report, error) {
+	var rep Report
+	err := s.mutateProbed(ctx, func(d *Doc) (err error) {
+		rep = Report{Classification: d.Classify(ids...)}
+		if len(rep.Unknown) > 0 {
+			return nil
+		}
+		rep.Changed, err = op(d)
+		return err
+	})
+	switch {
+	case err != nil:
+		return Report{}, err
+	case len(rep.Unknown) > 0:
+		return Report{Classification: Classification{Unknown: rep.Unknown}}, fmt.Errorf("ledger: %s %s: %w: %s", name, s.path, ErrNotFound, strings.Join(rep.Unknown, ", "))
+	}
+	return rep, nil
+}
+
+// mutateProbed is the engine's MutateProbed, except that without a state root
+// for the default lock a change fails with that error once the lock-free read
+// has shown that fn changes the ledger.
+func (s *Store) mutateProbed(ctx context.Context, fn func(*Doc) error) error {
+	if s.rootErr == nil {
+		_, err := s.eng.MutateProbed(ctx, fn)
+		return err
+	}
+	d, err := s.eng.View(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(d); err != nil {
+		return err
+	}
+	if d.Changed() {
+		return s.noRoot()
+	}
+	return nil
 }
 
 // MarkSeenAgain records a recurrence on each open entry among ids (see
@@ -374,7 +378,7 @@ func (s *Store) MarkSeenAgain(ctx context.Context, ids []string, date, note stri
 		return SeenAgain{Applied: []bool{}}, err
 	}
 	var res SeenAgain
-	_, err := s.MutateProbed(ctx, func(d *Doc) (err error) { res, err = d.MarkSeenAgain(ids, date, note); return err })
+	err := s.mutateProbed(ctx, func(d *Doc) (err error) { res, err = d.MarkSeenAgain(ids, date, note); return err })
 	return res, err
 }
 
@@ -388,7 +392,7 @@ func (s *Store) Merge(ctx context.Context, snapshot []byte) (MergeReport, error)
 		return MergeReport{}, err
 	}
 	var rep MergeReport
-	_, err = s.MutateProbed(ctx, func(d *Doc) error { rep = d.Merge(snap); return nil })
+	err = s.mutateProbed(ctx, func(d *Doc) error { rep = d.Merge(snap); return nil })
 	return rep, err
 }
 

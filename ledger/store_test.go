@@ -112,7 +112,7 @@ func mutators(t *testing.T) []struct {
 			func(d *Doc) { d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID)) }},
 		{"MarkOpen", reopenableSeed(t),
 			func(ctx context.Context, s *Store) error {
-				_, err := s.MarkOpen(ctx, []string{"DW-1", "DW-2", "DW-99", "DW-3"}, "by dw-a", operationID)
+				_, err := s.MarkOpen(ctx, []string{"DW-1", "DW-2", "DW-3"}, "by dw-a", operationID)
 				return err
 			},
 			func(d *Doc) { d.MarkOpen([]string{"DW-1", "DW-2", "DW-99", "DW-3"}, "by dw-a", operationID) }},
@@ -201,15 +201,23 @@ func TestEveryWriteNeedsTheLock(t *testing.T) {
 
 // TestNoOpsTakeNoLock: operations that write nothing succeed while another
 // holder has the lock and waiting is disabled (bmad-loop's NOOP_MUTATORS,
-// the #736 probes). Ablation: making Store.MutateProbed call the engine's
-// Mutate turned every row red except the empty batches (answered before any
-// I/O) and Archive (which probes for itself).
+// the #736 probes), and an unknown id is ErrNotFound decided on that read.
+// Ablation: making Store.mutateProbed call the engine's Mutate instead of its
+// MutateProbed turns every row red except the empty batches (answered before
+// any I/O), Append and Archive (which probe for themselves).
 func TestNoOpsTakeNoLock(t *testing.T) {
 	ctx := context.Background()
 	closed := mustParse(t, ledgerFixture)
 	closed.MarkDone([]string{"DW-1", "DW-3"}, "2026-06-11", "n")
 	archived := mustParse(t, ledgerFixture)
 	archived.ArchiveInto(mustParse(t, ""), "", "2026-08-24")
+	changed := func(r Report, err error) (any, error) { return r.Changed, err }
+	notFound := func(r Report, err error) (any, error) {
+		if errors.Is(err, ErrNotFound) && len(r.Changed) == 0 {
+			return "not found", nil
+		}
+		return r, err
+	}
 	for _, tc := range []struct {
 		name, seed string
 		call       func(*Store) (any, error)
@@ -218,24 +226,24 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 		{"Append nothing", ledgerFixture, func(s *Store) (any, error) { return s.Append(ctx) }, []string(nil)},
 		{"Append filed twin", "### DW-1: t\norigin: o\nsource_spec: `s`\nstatus: open\n",
 			func(s *Store) (any, error) { return s.Append(ctx, Spec{Title: "t", Origin: "o", SourceSpec: "s"}) }, []string{""}},
-		{"MarkDone nothing", ledgerFixture, func(s *Store) (any, error) { return s.MarkDone(ctx, nil, "2026-06-11", "n") }, []string(nil)},
+		{"MarkDone nothing", ledgerFixture, func(s *Store) (any, error) { return changed(s.MarkDone(ctx, nil, "2026-06-11", "n")) }, []string(nil)},
 		{"MarkDone done", ledgerFixture,
-			func(s *Store) (any, error) { return s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n") }, []string(nil)},
+			func(s *Store) (any, error) { return changed(s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n")) }, []string(nil)},
 		{"MarkDone reopenable on done", closed.String(),
 			func(s *Store) (any, error) {
-				return s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID))
+				return changed(s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID)))
 			}, []string(nil)},
-		{"MarkOpen nothing", ledgerFixture, func(s *Store) (any, error) { return s.MarkOpen(ctx, nil, "n", operationID) }, []string(nil)},
+		{"MarkOpen nothing", ledgerFixture, func(s *Store) (any, error) { return changed(s.MarkOpen(ctx, nil, "n", operationID)) }, []string(nil)},
 		{"MarkOpen none eligible", closed.String(),
 			func(s *Store) (any, error) {
-				return s.MarkOpen(ctx, []string{"DW-1", "DW-2", "DW-3"}, "n", operationID)
+				return changed(s.MarkOpen(ctx, []string{"DW-1", "DW-2", "DW-3"}, "n", operationID))
 			}, []string(nil)},
 		{"MarkOpen missing ledger", "<missing>",
-			func(s *Store) (any, error) { return s.MarkOpen(ctx, []string{"DW-1"}, "n", operationID) }, []string(nil)},
+			func(s *Store) (any, error) { return notFound(s.MarkOpen(ctx, []string{"DW-1"}, "n", operationID)) }, "not found"},
 		{"RecordDecision missing entry", ledgerFixture,
-			func(s *Store) (any, error) { return s.RecordDecision(ctx, "DW-99", "2026-06-11", "l", "d") }, false},
+			func(s *Store) (any, error) { return notFound(s.RecordDecision(ctx, "DW-99", "2026-06-11", "l", "d")) }, "not found"},
 		{"RecordDecision missing ledger", "<missing>",
-			func(s *Store) (any, error) { return s.RecordDecision(ctx, "DW-1", "2026-06-11", "l", "d") }, false},
+			func(s *Store) (any, error) { return notFound(s.RecordDecision(ctx, "DW-1", "2026-06-11", "l", "d")) }, "not found"},
 		{"MarkSeenAgain replay", ledgerFixture,
 			func(s *Store) (any, error) {
 				r, err := s.MarkSeenAgain(ctx, []string{"DW-3"}, "2026-06-08", "code review of spec-2-3.md")
@@ -295,7 +303,7 @@ func TestNoStateRoot(t *testing.T) {
 	if _, err := s.LockPath(); !errors.Is(err, ErrNoStateRoot) {
 		t.Errorf("LockPath() = %v, want ErrNoStateRoot", err)
 	}
-	if got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n"); err != nil || len(got) != 0 {
+	if got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n"); err != nil || len(got.Changed) != 0 {
 		t.Errorf("no-op MarkDone = %v, %v", got, err)
 	}
 	if got, err := s.Archive(ctx, "2026-01-01", ""); err != nil || len(got) != 0 {
@@ -419,7 +427,7 @@ func TestStoreDuplicateIDFailsAndWritesNothing(t *testing.T) {
 	if got := string(readOrNil(t, s.path)); got != text {
 		t.Errorf("the ledger changed")
 	}
-	if got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n"); err != nil || len(got) != 1 {
+	if got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n"); err != nil || len(got.Changed) != 1 {
 		t.Errorf("MarkDone(DW-2) = %v, %v", got, err)
 	}
 }
@@ -545,7 +553,7 @@ func TestAFailedAcquisitionLeavesNothingBehind(t *testing.T) {
 			t.Fatalf("MarkDone = %v, want ErrWouldBlock", err)
 		}
 	})
-	if got, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n"); err != nil || len(got) != 1 {
+	if got, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n"); err != nil || len(got.Changed) != 1 {
 		t.Errorf("MarkDone after the holder left = %v, %v", got, err)
 	}
 }
@@ -577,7 +585,9 @@ func TestLockPathFollowsSymlinkedDirectories(t *testing.T) {
 // TestAFailingProbeReadFallsThroughToTheLock: when the lock-free read fails,
 // the operation decides under the lock instead (the lock file appears) and
 // still answers its no-op without writing (bmad-loop's
-// test_a_failing_probe_read_falls_through_to_the_locked_path).
+// test_a_failing_probe_read_falls_through_to_the_locked_path). These are the
+// operations with a probe of their own; MarkDone, MarkOpen and RecordDecision
+// use the engine's MutateProbed, whose tests check the same.
 func TestAFailingProbeReadFallsThroughToTheLock(t *testing.T) {
 	ctx := context.Background()
 	archived := mustParse(t, ledgerFixture)
@@ -589,21 +599,6 @@ func TestAFailingProbeReadFallsThroughToTheLock(t *testing.T) {
 		{"Append", "### DW-1: t\norigin: o\nsource_spec: `s`\nstatus: open\n", func(s *Store) (int, error) {
 			ids, err := s.Append(ctx, Spec{Title: "t", Origin: "o", SourceSpec: "s"})
 			return len(slices.DeleteFunc(ids, func(id string) bool { return id == "" })), err
-		}},
-		{"MarkDone", ledgerFixture, func(s *Store) (int, error) {
-			ids, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n")
-			return len(ids), err
-		}},
-		{"MarkOpen", ledgerFixture, func(s *Store) (int, error) {
-			ids, err := s.MarkOpen(ctx, []string{"DW-2"}, "n", operationID)
-			return len(ids), err
-		}},
-		{"RecordDecision", ledgerFixture, func(s *Store) (int, error) {
-			ok, err := s.RecordDecision(ctx, "DW-99", "2026-06-11", "l", "d")
-			if ok {
-				return 1, err
-			}
-			return 0, err
 		}},
 		{"Archive", archived.String(), func(s *Store) (int, error) {
 			ids, err := s.Archive(ctx, "", "")
@@ -694,7 +689,7 @@ func TestUnknownIDsAndIdentitylessSpecsAreRefused(t *testing.T) {
 	s := newStore(t, ledgerFixture)
 	got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n")
 	require.NoError(t, err, "MarkDone(DW-2, already done) = %v, want a replay", err)
-	require.Empty(t, got, "MarkDone(DW-2, already done) = %v, want nothing closed", got)
+	require.True(t, len(got.Changed) == 0 && slices.Equal(got.AlreadyDone, []string{"DW-2"}), "MarkDone(DW-2, already done) = %+v, want nothing closed and DW-2 already done", got)
 
 	first, err := s.Append(ctx, Spec{Title: "first", Origin: "o", SourceSpec: "s.md"})
 	require.NoError(t, err)

@@ -112,25 +112,36 @@ func (c *cli) outcome(r closeReport) error {
 	return nil
 }
 
-// mutateLedger runs fn on the ledger at file, which must exist, as a probed
-// mutation within -lock-timeout. Before that it runs fn once on an empty
-// ledger, so that bad arguments (a bad date) are refused before the file is
-// read or locked. fn may thus run up to three times, each time deciding on
-// the text it is given; what it records on its last run is what counts.
-func (c *cli) mutateLedger(file string, fn func(d *ledger.Doc) error) error {
-	if err := fn(must(ledger.Parse(nil))); err != nil {
-		return err
+// closeKnown runs op, a Store operation on ids, on the ledger at file, which
+// must exist, within -lock-timeout. check runs the operation's Doc twin on an
+// empty ledger first, so that bad arguments (a bad date) are refused before
+// the file is read or locked. When some ids name no entry, op refuses them
+// all (ErrNotFound); closeKnown then runs it on the others and returns the
+// unknown ones beside its report, for the command's exit 3 after its output.
+func (c *cli) closeKnown(file string, ids []string, check func(*ledger.Doc) error, op func(context.Context, *ledger.Store, []string) (ledger.Report, error)) (ledger.Report, []string, error) {
+	if err := check(must(ledger.Parse(nil))); err != nil {
+		return ledger.Report{}, nil, err
 	}
 	s, err := openExisting(file, c.openLedger)
 	if err != nil {
-		return err
+		return ledger.Report{}, nil, err
 	}
 	ctx, cancel := c.lockCtx()
 	defer cancel()
-	if _, err := s.MutateProbed(ctx, fn); err != nil {
-		return ledgerError(file, err)
+	rep, err := op(ctx, s, ids)
+	var unknown []string
+	if errors.Is(err, ledger.ErrNotFound) {
+		unknown = rep.Unknown
+		known := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(unknown, id) })
+		rep, err = ledger.Report{}, nil
+		if len(known) > 0 {
+			rep, err = op(ctx, s, known)
+		}
 	}
-	return nil
+	if err != nil {
+		return ledger.Report{}, nil, ledgerError(file, err)
+	}
+	return rep, unknown, nil
 }
 
 func ledgerClose(c *cli, args []string) error {
@@ -150,18 +161,15 @@ func ledgerClose(c *cli, args []string) error {
 	if *op != "" {
 		opts = append(opts, ledger.Reopenable(*op))
 	}
-	// Each run classifies the ids on the text it closes them in.
-	var r closeReport
-	err = c.mutateLedger(*file, func(d *ledger.Doc) error {
-		cls := d.Classify(ids...)
-		closed, err := d.MarkDone(ids, *date, *note, opts...)
-		r = closeReport{File: *file, Closed: closed, AlreadyDone: cls.AlreadyDone, Unknown: cls.Unknown, Malformed: cls.Malformed}
-		return err
-	})
+	rep, unknown, err := c.closeKnown(*file, ids,
+		func(d *ledger.Doc) error { _, err := d.MarkDone(ids, *date, *note, opts...); return err },
+		func(ctx context.Context, s *ledger.Store, ids []string) (ledger.Report, error) {
+			return s.MarkDone(ctx, ids, *date, *note, opts...)
+		})
 	if err != nil {
 		return err
 	}
-	return c.outcome(r)
+	return c.outcome(closeReport{File: *file, Closed: rep.Changed, AlreadyDone: rep.AlreadyDone, Unknown: unknown, Malformed: rep.Malformed})
 }
 
 func ledgerReopen(c *cli, args []string) error {
@@ -176,23 +184,21 @@ func ledgerReopen(c *cli, args []string) error {
 	if len(ids) == 0 {
 		return usagef("no ids to reopen")
 	}
-	var r closeReport
-	err = c.mutateLedger(*file, func(d *ledger.Doc) error {
-		cls := d.Classify(ids...)
-		reopened, err := d.MarkOpen(ids, *note, *op)
-		var notEligible []string
-		for _, id := range cls.AlreadyDone {
-			if !slices.Contains(reopened, id) {
-				notEligible = append(notEligible, id)
-			}
-		}
-		r = closeReport{File: *file, Reopened: reopened, AlreadyOpen: cls.Open, NotEligible: notEligible, Unknown: cls.Unknown, Malformed: cls.Malformed}
-		return err
-	})
+	rep, unknown, err := c.closeKnown(*file, ids,
+		func(d *ledger.Doc) error { _, err := d.MarkOpen(ids, *note, *op); return err },
+		func(ctx context.Context, s *ledger.Store, ids []string) (ledger.Report, error) {
+			return s.MarkOpen(ctx, ids, *note, *op)
+		})
 	if err != nil {
 		return err
 	}
-	return c.outcome(r)
+	var notEligible []string
+	for _, id := range rep.AlreadyDone {
+		if !slices.Contains(rep.Changed, id) {
+			notEligible = append(notEligible, id)
+		}
+	}
+	return c.outcome(closeReport{File: *file, Reopened: rep.Changed, AlreadyOpen: rep.Open, NotEligible: notEligible, Unknown: unknown, Malformed: rep.Malformed})
 }
 
 func ledgerDecide(c *cli, args []string) error {
@@ -210,20 +216,18 @@ func ledgerDecide(c *cli, args []string) error {
 	if *closeNote != "" {
 		opts = append(opts, ledger.CloseWith(*closeNote))
 	}
-	var found, closed bool
-	err = c.mutateLedger(*file, func(d *ledger.Doc) error {
-		before, _ := d.Entry(id)
-		var err error
-		found, err = d.RecordDecision(id, *date, *label, *detail, opts...)
-		closed = found && *closeNote != "" && before.Open()
-		return err
-	})
+	rep, unknown, err := c.closeKnown(*file, []string{id},
+		func(d *ledger.Doc) error { _, err := d.RecordDecision(id, *date, *label, *detail, opts...); return err },
+		func(ctx context.Context, s *ledger.Store, ids []string) (ledger.Report, error) {
+			return s.RecordDecision(ctx, id, *date, *label, *detail, opts...)
+		})
 	if err != nil {
 		return err
 	}
-	if !found {
+	if len(unknown) > 0 {
 		return notFoundf("no entry %s in %s", id, *file)
 	}
+	closed := *closeNote != "" && slices.Contains(rep.Open, id)
 	if c.json {
 		return c.printJSON(struct {
 			File   string `json:"file"`
