@@ -329,32 +329,32 @@ func TestAdvanceRefusesARowItCannotRewrite(t *testing.T) {
 		target         Status
 		opts           []AdvanceOption
 		sentinel       error
-		reason         Reason
+		reason         reason
 		current        Status
 	}{
 		{"quoted key", strings.Replace(sprint, "  4-1-thing: review\n", "  4-1-thing: review\n  '5-1-quoted': ready-for-dev\n", 1),
-			"5-1-quoted", InProgress, []AdvanceOption{Stamp("x")}, ErrNotRewritable, ReasonKeyNotPlain, ReadyForDev},
-		{"double-quoted key", "development_status:\n  \"5-1-q\": backlog\n", "5-1-q", Done, nil, ErrNotRewritable, ReasonKeyNotPlain, Backlog},
-		{"explicit key", "development_status:\n  ? 5-1-q\n  : backlog\n", "5-1-q", Done, nil, ErrNotRewritable, ReasonKeyNotPlain, Backlog},
-		{"space before colon", "development_status:\n  5-1-q  : backlog\n", "5-1-q", Done, nil, ErrNotRewritable, ReasonKeyNotPlain, Backlog},
-		{"alias value", "x: &s backlog\ndevelopment_status:\n  5-1-q: *s\n", "5-1-q", Done, nil, ErrNotRewritable, ReasonValueIsAlias, Backlog},
-		{"anchored value", "development_status:\n  5-1-q: &s backlog\n  5-2-r: *s\n", "5-1-q", Done, nil, ErrNotRewritable, ReasonUnreadableValue, Backlog},
-		{"tagged value", "development_status:\n  5-1-q: !!str backlog\n", "5-1-q", Done, nil, ErrNotRewritable, ReasonUnreadableValue, Backlog},
-		{"block scalar", "development_status:\n  5-1-q: |\n    backlog\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, ReasonMultilineValue, "backlog"},
-		{"value on the next line", "development_status:\n  5-1-q:\n    backlog\n", "5-1-q", Done, nil, ErrNotRewritable, ReasonMultilineValue, Backlog},
-		{"plain value over two lines", "development_status:\n  5-1-q: in\n    progress\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, ReasonMultilineValue, "in progress"},
-		{"quoted value over two lines", "development_status:\n  5-1-q: \"in\n    progress\"\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, ReasonMultilineValue, "in progress"},
-		{"empty value", "development_status:\n  5-1-q:\n  5-2-r: done\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, ReasonUnreadableValue, ""},
-		{"trailing blank", "development_status:\n  5-1-q: backlog \n", "5-1-q", Done, nil, ErrNotRewritable, ReasonUnreadableValue, Backlog},
-		{"merged row", "base: &b\n  5-1-q: backlog\ndevelopment_status:\n  <<: *b\n  5-2-r: done\n", "5-1-q", Done, nil, ErrNotRewritable, ReasonRowNotInMapping, Backlog},
-		{"aliased mapping", "base: &b\n  5-1-q: backlog\ndevelopment_status: *b\n", "5-1-q", Done, nil, ErrNotRewritable, ReasonRowNotInMapping, Backlog},
-		{"repeated epic", "development_status:\n  epic-5: backlog\n  epic-5: review\n", "epic-5", Done, nil, ErrNotRewritable, ReasonDuplicateKey, Review},
-		{"nested unknown key", "development_status:\n  stories:\n    5-1-q: backlog\n", "stories", Done, nil, ErrNotRewritable, ReasonValueNotScalar, ""},
-		{"completed is outside the order", "development_status:\n  5-1-q: completed\n", "5-1-q", Done, nil, ErrUnorderedStatus, ReasonUnorderedStatus, "completed"},
-		{"in_progress is outside the order", "development_status:\n  5-1-q: in_progress\n", "5-1-q", Review, nil, ErrUnorderedStatus, ReasonUnorderedStatus, "in_progress"},
-		{"In progress is outside the order", "development_status:\n  5-1-q: In progress\n", "5-1-q", Review, nil, ErrUnorderedStatus, ReasonUnorderedStatus, "In progress"},
-		{"blocked is outside the order", "development_status:\n  5-1-q: blocked  # waiting\n", "5-1-q", InProgress, nil, ErrUnorderedStatus, ReasonUnorderedStatus, "blocked"},
-		{"a regression off the allowlist", sprint, "4-1-thing", InProgress, []AdvanceOption{AllowRegression()}, ErrIllegalTransition, ReasonIllegalRegress, Review},
+			"5-1-quoted", InProgress, []AdvanceOption{Stamp("x")}, ErrNotRewritable, reasonKeyNotPlain, ReadyForDev},
+		{"double-quoted key", "development_status:\n  \"5-1-q\": backlog\n", "5-1-q", Done, nil, ErrNotRewritable, reasonKeyNotPlain, Backlog},
+		{"explicit key", "development_status:\n  ? 5-1-q\n  : backlog\n", "5-1-q", Done, nil, ErrNotRewritable, reasonKeyNotPlain, Backlog},
+		{"space before colon", "development_status:\n  5-1-q  : backlog\n", "5-1-q", Done, nil, ErrNotRewritable, reasonKeyNotPlain, Backlog},
+		{"alias value", "x: &s backlog\ndevelopment_status:\n  5-1-q: *s\n", "5-1-q", Done, nil, ErrNotRewritable, reasonValueIsAlias, Backlog},
+		{"anchored value", "development_status:\n  5-1-q: &s backlog\n  5-2-r: *s\n", "5-1-q", Done, nil, ErrNotRewritable, reasonUnreadableValue, Backlog},
+		{"tagged value", "development_status:\n  5-1-q: !!str backlog\n", "5-1-q", Done, nil, ErrNotRewritable, reasonUnreadableValue, Backlog},
+		{"block scalar", "development_status:\n  5-1-q: |\n    backlog\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, reasonMultilineValue, "backlog"},
+		{"value on the next line", "development_status:\n  5-1-q:\n    backlog\n", "5-1-q", Done, nil, ErrNotRewritable, reasonMultilineValue, Backlog},
+		{"plain value over two lines", "development_status:\n  5-1-q: in\n    progress\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, reasonMultilineValue, "in progress"},
+		{"quoted value over two lines", "development_status:\n  5-1-q: \"in\n    progress\"\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, reasonMultilineValue, "in progress"},
+		{"empty value", "development_status:\n  5-1-q:\n  5-2-r: done\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, reasonUnreadableValue, ""},
+		{"trailing blank", "development_status:\n  5-1-q: backlog \n", "5-1-q", Done, nil, ErrNotRewritable, reasonUnreadableValue, Backlog},
+		{"merged row", "base: &b\n  5-1-q: backlog\ndevelopment_status:\n  <<: *b\n  5-2-r: done\n", "5-1-q", Done, nil, ErrNotRewritable, reasonRowNotInMapping, Backlog},
+		{"aliased mapping", "base: &b\n  5-1-q: backlog\ndevelopment_status: *b\n", "5-1-q", Done, nil, ErrNotRewritable, reasonRowNotInMapping, Backlog},
+		{"repeated epic", "development_status:\n  epic-5: backlog\n  epic-5: review\n", "epic-5", Done, nil, ErrNotRewritable, reasonDuplicateKey, Review},
+		{"nested unknown key", "development_status:\n  stories:\n    5-1-q: backlog\n", "stories", Done, nil, ErrNotRewritable, reasonValueNotScalar, ""},
+		{"completed is outside the order", "development_status:\n  5-1-q: completed\n", "5-1-q", Done, nil, ErrUnorderedStatus, reasonUnorderedStatus, "completed"},
+		{"in_progress is outside the order", "development_status:\n  5-1-q: in_progress\n", "5-1-q", Review, nil, ErrUnorderedStatus, reasonUnorderedStatus, "in_progress"},
+		{"In progress is outside the order", "development_status:\n  5-1-q: In progress\n", "5-1-q", Review, nil, ErrUnorderedStatus, reasonUnorderedStatus, "In progress"},
+		{"blocked is outside the order", "development_status:\n  5-1-q: blocked  # waiting\n", "5-1-q", InProgress, nil, ErrUnorderedStatus, reasonUnorderedStatus, "blocked"},
+		{"a regression off the allowlist", sprint, "4-1-thing", InProgress, []AdvanceOption{AllowRegression()}, ErrIllegalTransition, reasonIllegalRegress, Review},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -363,7 +363,7 @@ func TestAdvanceRefusesARowItCannotRewrite(t *testing.T) {
 			if !errors.As(err, &re) || !errors.Is(err, tt.sentinel) {
 				t.Fatalf("Advance(%q, %q) error = %v, want a *RowError wrapping %v", tt.key, tt.target, err, tt.sentinel)
 			}
-			if re.Reason != tt.reason || re.Key != tt.key || re.Current != tt.current || re.Target != tt.target || re.Path != "sprint-status.yaml" || re.Line == 0 {
+			if re.reason != tt.reason || re.Key != tt.key || re.Current != tt.current || re.Target != tt.target || re.Path != "sprint-status.yaml" || re.Line == 0 {
 				t.Errorf("Advance(%q, %q) error = %+v, want reason %q, current %q", tt.key, tt.target, re, tt.reason, tt.current)
 			}
 			if gotSrc != tt.src {

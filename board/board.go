@@ -233,7 +233,7 @@ func (d *Doc) Unread() []*RowError {
 	var out []*RowError
 	for _, i := range d.order {
 		if r := &d.rows[i]; r.unread {
-			out = append(out, &RowError{Path: d.path, Line: r.line + 1, Key: r.key, Reason: r.refusal, Detail: r.detail, Err: ErrNotRewritable})
+			out = append(out, &RowError{Path: d.path, Line: r.line + 1, Key: r.key, reason: r.refusal, Detail: r.detail, Err: ErrNotRewritable})
 		}
 	}
 	return out
@@ -323,8 +323,8 @@ func (d *Doc) plan(key string, target Status, cfg advanceConfig) (Status, advanc
 		return "", none, nil
 	}
 	r, cur := &d.rows[i], d.status(i)
-	rowErr := func(sentinel error, reason Reason, detail string) (Status, advancePlan, error) {
-		return "", none, &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: cur, Target: target, Reason: reason, Detail: detail, Err: sentinel}
+	rowErr := func(sentinel error, reason reason, detail string) (Status, advancePlan, error) {
+		return "", none, &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: cur, Target: target, reason: reason, Detail: detail, Err: sentinel}
 	}
 	if r.unread {
 		return rowErr(ErrNotRewritable, r.refusal, r.detail)
@@ -334,13 +334,13 @@ func (d *Doc) plan(key string, target Status, cfg advanceConfig) (Status, advanc
 	case ci >= 0 && ti >= 0:
 		if ci > ti && cfg.regress {
 			if !allowedRegression(cur, target) {
-				return rowErr(ErrIllegalTransition, ReasonIllegalRegress, "only done -> awaiting-operator may move backwards")
+				return rowErr(ErrIllegalTransition, reasonIllegalRegress, "only done -> awaiting-operator may move backwards")
 			}
 		} else if ci >= ti {
 			return cur, none, nil
 		}
 	case !cfg.unordered:
-		return rowErr(ErrUnorderedStatus, ReasonUnorderedStatus, "pass AllowUnordered to overwrite it")
+		return rowErr(ErrUnorderedStatus, reasonUnorderedStatus, "pass AllowUnordered to overwrite it")
 	case cur == target:
 		return cur, none, nil
 	}
@@ -348,7 +348,7 @@ func (d *Doc) plan(key string, target Status, cfg advanceConfig) (Status, advanc
 		return rowErr(ErrNotRewritable, r.refusal, r.detail)
 	}
 	if r.flow && strings.ContainsAny(string(target), ",[]{}") {
-		return rowErr(ErrNotRewritable, ReasonUnreadableValue, "the value sits in a flow mapping, where the target would not read as one plain value")
+		return rowErr(ErrNotRewritable, reasonUnreadableValue, "the value sits in a flow mapping, where the target would not read as one plain value")
 	}
 	// The lift reads the epic as it was before this edit (bmad-loop reads the file
 	// before writing). The epic is the row keyed "epic-<n>" with the story's epic number

@@ -85,21 +85,21 @@ func (e *ParseError) Error() string {
 // Unwrap returns the sentinel.
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// Reason says why a row was refused. The first six values are bmad-loop's own reasons
+// reason says why a row was refused, in RowError's message. The first six values are bmad-loop's own reasons
 // (SprintStatusWriteRefused.reason); the last three are ours.
-type Reason string
+type reason string
 
 // Reasons carried by RowError.
 const (
-	ReasonKeyNotPlain     Reason = "key-not-plain"      // quoted, tagged, anchored or explicit ("? key") key
-	ReasonValueNotScalar  Reason = "value-not-scalar"   // the value is a list, or a mapping without a scalar status key
-	ReasonValueIsAlias    Reason = "value-is-alias"     // the value is "*name"
-	ReasonMultilineValue  Reason = "multiline-value"    // block scalar, or a value that continues on another line
-	ReasonUnreadableValue Reason = "unreadable-value"   // empty, tagged or anchored value or mapping, trailing blanks, text the editor cannot locate, or a target a flow mapping cannot hold
-	ReasonRowNotInMapping Reason = "row-not-in-mapping" // the row comes from a merge key or an aliased mapping
-	ReasonDuplicateKey    Reason = "duplicate-key"      // a non-story key that appears more than once, or a map row with two status keys
-	ReasonUnorderedStatus Reason = "status-not-ordered" // current status outside the order (ErrUnorderedStatus)
-	ReasonIllegalRegress  Reason = "illegal-transition" // backward move not on the allowlist (ErrIllegalTransition)
+	reasonKeyNotPlain     reason = "key-not-plain"      // quoted, tagged, anchored or explicit ("? key") key
+	reasonValueNotScalar  reason = "value-not-scalar"   // the value is a list, or a mapping without a scalar status key
+	reasonValueIsAlias    reason = "value-is-alias"     // the value is "*name"
+	reasonMultilineValue  reason = "multiline-value"    // block scalar, or a value that continues on another line
+	reasonUnreadableValue reason = "unreadable-value"   // empty, tagged or anchored value or mapping, trailing blanks, text the editor cannot locate, or a target a flow mapping cannot hold
+	reasonRowNotInMapping reason = "row-not-in-mapping" // the row comes from a merge key or an aliased mapping
+	reasonDuplicateKey    reason = "duplicate-key"      // a non-story key that appears more than once, or a map row with two status keys
+	reasonUnorderedStatus reason = "status-not-ordered" // current status outside the order (ErrUnorderedStatus)
+	reasonIllegalRegress  reason = "illegal-transition" // backward move not on the allowlist (ErrIllegalTransition)
 )
 
 // RowError reports a row that was not moved, or (from Doc.Unread, with Target "") a row
@@ -111,7 +111,7 @@ type RowError struct {
 	Key     string // the row's key
 	Current Status // its status (drafted folded to ready-for-dev for stories)
 	Target  Status // the status that was asked for
-	Reason  Reason
+	reason  reason // why, one of the reasons above
 	Detail  string // a human-readable explanation, may be ""
 	Err     error  // the sentinel
 }
@@ -126,9 +126,9 @@ func (e *RowError) Error() string {
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d", where, e.Line)
 	}
-	msg := fmt.Sprintf("%v: %s: %s: %s", e.Err, where, e.Key, e.Reason)
+	msg := fmt.Sprintf("%v: %s: %s: %s", e.Err, where, e.Key, e.reason)
 	if e.Target != "" {
-		msg = fmt.Sprintf("%v: %s: %s %q -> %q: %s", e.Err, where, e.Key, e.Current, e.Target, e.Reason)
+		msg = fmt.Sprintf("%v: %s: %s %q -> %q: %s", e.Err, where, e.Key, e.Current, e.Target, e.reason)
 	}
 	if e.Detail != "" {
 		msg += " (" + e.Detail + ")"

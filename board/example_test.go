@@ -65,12 +65,14 @@ func ExampleRowError() {
 	_, err := d.Advance("5-1-x", board.Done)
 	var re *board.RowError
 	if errors.As(err, &re) {
-		fmt.Println(re.Key, re.Current, re.Target, re.Reason, errors.Is(err, board.ErrUnorderedStatus))
+		fmt.Println(re.Key, re.Current, re.Target, errors.Is(err, board.ErrUnorderedStatus))
+		fmt.Println(err)
 	}
 	st, err := d.Advance("5-1-x", board.Done, board.AllowUnordered())
 	fmt.Println(st, err)
 	// Output:
-	// 5-1-x completed done status-not-ordered true
+	// 5-1-x completed done true
+	// board: status outside the known order: sprint-status.yaml:2: 5-1-x "completed" -> "done": status-not-ordered (pass AllowUnordered to overwrite it)
 	// done <nil>
 }
 

@@ -1,6 +1,7 @@
 package board_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/filetxn/filetxn/board"
@@ -24,13 +25,13 @@ func ExampleDoc_Unread() {
 		return
 	}
 	for _, e := range d.Unread() {
-		fmt.Println(e.Key, "line", e.Line, e.Reason)
+		fmt.Println(e.Key, "line", e.Line, errors.Is(e, board.ErrNotRewritable))
 	}
 	st, err := d.Advance("1-1-export", board.InProgress)
 	fmt.Println(st, err)
 	fmt.Print(string(d.Bytes()))
 	// Output:
-	// 1-2-import line 7 value-not-scalar
+	// 1-2-import line 7 true
 	// in-progress <nil>
 	// development_status:
 	//   epic-1:

@@ -145,7 +145,7 @@ func TestMapRowsWithoutAStatusAreReportedAndNeverStopTheBoard(t *testing.T) {
 	var got []seen
 	for _, e := range un {
 		got = append(got, seen{e.Key, e.Line})
-		require.True(t, errors.Is(e, ErrNotRewritable) && e.Reason == ReasonValueNotScalar && e.Path == "sprint-status.yaml" && e.Target == "",
+		require.True(t, errors.Is(e, ErrNotRewritable) && e.reason == reasonValueNotScalar && e.Path == "sprint-status.yaml" && e.Target == "",
 			"Unread() entry = %+v, want ErrNotRewritable, value-not-scalar, the path, no target", e)
 		require.Contains(t, e.Error(), "sprint-status.yaml:", "Unread() entry %q does not name path:line", e)
 	}
@@ -155,7 +155,7 @@ func TestMapRowsWithoutAStatusAreReportedAndNeverStopTheBoard(t *testing.T) {
 	for _, key := range []string{"1-5-no-status", "2-1-list", "2-3-deep"} {
 		_, after, err := advance(t, src, key, Done, AllowUnordered())
 		var re *RowError
-		require.True(t, errors.As(err, &re) && errors.Is(err, ErrNotRewritable) && re.Reason == ReasonValueNotScalar, "Advance(%q, done) error = %v, want a *RowError wrapping ErrNotRewritable, value-not-scalar", key, err)
+		require.True(t, errors.As(err, &re) && errors.Is(err, ErrNotRewritable) && re.reason == reasonValueNotScalar, "Advance(%q, done) error = %v, want a *RowError wrapping ErrNotRewritable, value-not-scalar", key, err)
 		require.True(t, re.Key == key && re.Line > 0 && re.Target == Done, "Advance(%q, done) error = %+v, want key, line and target", key, re)
 		require.Equal(t, src, after, "Advance(%q, done) changed the board", key)
 	}
@@ -172,10 +172,10 @@ func TestMapRowsWithoutAStatusAreReportedAndNeverStopTheBoard(t *testing.T) {
 	// repetition.
 	dup := "development_status:\n  x: done\n  x:\n    title: t\n"
 	un = mustDoc(t, dup).Unread()
-	require.True(t, len(un) == 1 && un[0].Key == "x" && un[0].Line == 3 && un[0].Reason == ReasonValueNotScalar, "Unread(%q) = %v, want x at line 3, value-not-scalar", dup, un)
+	require.True(t, len(un) == 1 && un[0].Key == "x" && un[0].Line == 3 && un[0].reason == reasonValueNotScalar, "Unread(%q) = %v, want x at line 3, value-not-scalar", dup, un)
 	_, _, err = advance(t, dup, "x", Done, AllowUnordered())
 	var rerr *RowError
-	require.True(t, errors.As(err, &rerr) && rerr.Reason == ReasonValueNotScalar, "Advance(x, done) error = %v, want value-not-scalar", err)
+	require.True(t, errors.As(err, &rerr) && rerr.reason == reasonValueNotScalar, "Advance(x, done) error = %v, want value-not-scalar", err)
 }
 
 func mustDoc(t *testing.T, src string) *Doc {
@@ -193,19 +193,19 @@ func TestMapRowsRefuseWhatCannotBeRewrittenSafely(t *testing.T) {
 		name, src, key string
 		target         Status
 		opts           []AdvanceOption
-		reason         Reason
+		reason         reason
 		current        Status
 	}{
-		{"aliased mapping", "x: &m {status: backlog}\ndevelopment_status:\n  1-1-a: *m\n", "1-1-a", Done, nil, ReasonValueIsAlias, Backlog},
-		{"aliased status", "x: &s backlog\ndevelopment_status:\n  1-1-a:\n    status: *s\n", "1-1-a", Done, nil, ReasonValueIsAlias, Backlog},
-		{"aliased status in a flow mapping", "development_status:\n  1-1-a: {t: &s backlog, status: *s}\n", "1-1-a", Done, nil, ReasonValueIsAlias, Backlog},
-		{"anchored mapping", "development_status:\n  1-1-a: &m\n    status: backlog\n  1-2-b: *m\n", "1-1-a", Done, nil, ReasonUnreadableValue, Backlog},
-		{"two status keys", "development_status:\n  1-1-a:\n    status: done\n    status: backlog\n", "1-1-a", Review, nil, ReasonDuplicateKey, Backlog},
-		{"quoted status key", "development_status:\n  1-1-a:\n    'status': backlog\n", "1-1-a", Done, nil, ReasonKeyNotPlain, Backlog},
-		{"status value on the next line", "development_status:\n  1-1-a:\n    status:\n      backlog\n", "1-1-a", Done, nil, ReasonMultilineValue, Backlog},
-		{"empty status", "development_status:\n  1-1-a:\n    status:\n    title: x\n", "1-1-a", Done, []AdvanceOption{AllowUnordered()}, ReasonUnreadableValue, ""},
-		{"trailing blanks on the status line", "development_status:\n  1-1-a:\n    status: backlog  \n", "1-1-a", Done, nil, ReasonUnreadableValue, Backlog},
-		{"a flow target that would not read back", "development_status:\n  1-1-a: {status: blocked}\n", "1-1-a", "a,b", []AdvanceOption{AllowUnordered()}, ReasonUnreadableValue, "blocked"},
+		{"aliased mapping", "x: &m {status: backlog}\ndevelopment_status:\n  1-1-a: *m\n", "1-1-a", Done, nil, reasonValueIsAlias, Backlog},
+		{"aliased status", "x: &s backlog\ndevelopment_status:\n  1-1-a:\n    status: *s\n", "1-1-a", Done, nil, reasonValueIsAlias, Backlog},
+		{"aliased status in a flow mapping", "development_status:\n  1-1-a: {t: &s backlog, status: *s}\n", "1-1-a", Done, nil, reasonValueIsAlias, Backlog},
+		{"anchored mapping", "development_status:\n  1-1-a: &m\n    status: backlog\n  1-2-b: *m\n", "1-1-a", Done, nil, reasonUnreadableValue, Backlog},
+		{"two status keys", "development_status:\n  1-1-a:\n    status: done\n    status: backlog\n", "1-1-a", Review, nil, reasonDuplicateKey, Backlog},
+		{"quoted status key", "development_status:\n  1-1-a:\n    'status': backlog\n", "1-1-a", Done, nil, reasonKeyNotPlain, Backlog},
+		{"status value on the next line", "development_status:\n  1-1-a:\n    status:\n      backlog\n", "1-1-a", Done, nil, reasonMultilineValue, Backlog},
+		{"empty status", "development_status:\n  1-1-a:\n    status:\n    title: x\n", "1-1-a", Done, []AdvanceOption{AllowUnordered()}, reasonUnreadableValue, ""},
+		{"trailing blanks on the status line", "development_status:\n  1-1-a:\n    status: backlog  \n", "1-1-a", Done, nil, reasonUnreadableValue, Backlog},
+		{"a flow target that would not read back", "development_status:\n  1-1-a: {status: blocked}\n", "1-1-a", "a,b", []AdvanceOption{AllowUnordered()}, reasonUnreadableValue, "blocked"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,7 +214,7 @@ func TestMapRowsRefuseWhatCannotBeRewrittenSafely(t *testing.T) {
 			_, after, err := advance(t, tt.src, tt.key, tt.target, tt.opts...)
 			var re *RowError
 			require.True(t, errors.As(err, &re) && errors.Is(err, ErrNotRewritable), "Advance(%q, %q) error = %v, want a *RowError wrapping ErrNotRewritable", tt.key, tt.target, err)
-			require.Equal(t, tt.reason, re.Reason, "Advance(%q, %q) reason = %q, want %q (%v)", tt.key, tt.target, re.Reason, tt.reason, err)
+			require.Equal(t, tt.reason, re.reason, "Advance(%q, %q) reason = %q, want %q (%v)", tt.key, tt.target, re.reason, tt.reason, err)
 			require.Equal(t, tt.src, after, "Advance(%q, %q) changed the board", tt.key, tt.target)
 		})
 	}

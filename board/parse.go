@@ -32,7 +32,7 @@ type row struct {
 	// valStart and valEnd bound the value (quotes included) in lines[vline].text. They
 	// are meaningful only when refusal is "".
 	valStart, valEnd int
-	refusal          Reason // why the row cannot be rewritten, "" when it can
+	refusal          reason // why the row cannot be rewritten, "" when it can
 	detail           string // more about refusal
 }
 
@@ -220,12 +220,12 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 		sv = val
 	case yaml.MappingNode:
 		if sk, sv, n = statusField(val); sk == nil {
-			r.unread, r.refusal, r.detail = true, ReasonValueNotScalar, "the mapping has no status key"
+			r.unread, r.refusal, r.detail = true, reasonValueNotScalar, "the mapping has no status key"
 		} else if d := deref(sv); d.Kind != yaml.ScalarNode {
-			r.unread, r.refusal, r.detail = true, ReasonValueNotScalar, fmt.Sprintf("the status key on line %d holds a %s", sk.Line, kindName(d.Kind))
+			r.unread, r.refusal, r.detail = true, reasonValueNotScalar, fmt.Sprintf("the status key on line %d holds a %s", sk.Line, kindName(d.Kind))
 		}
 	default:
-		r.unread, r.refusal, r.detail = true, ReasonValueNotScalar, "the value is a "+kindName(val.Kind)
+		r.unread, r.refusal, r.detail = true, reasonValueNotScalar, "the value is a "+kindName(val.Kind)
 	}
 	if !r.unread {
 		if st := deref(sv); st.Tag != "!!null" {
@@ -243,26 +243,26 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 		// A row without a status keeps that reason: it is what Unread reports.
 		dup := fmt.Sprintf("%s also appears on line %d; its last value wins and neither line is rewritten", key, pr.line+1)
 		if !pr.unread {
-			pr.refusal, pr.detail = ReasonDuplicateKey, dup
+			pr.refusal, pr.detail = reasonDuplicateKey, dup
 		}
 		if !r.unread {
-			r.refusal, r.detail = ReasonDuplicateKey, dup
+			r.refusal, r.detail = reasonDuplicateKey, dup
 		}
 	}
 	switch {
 	case r.refusal != "":
 	case foreign:
-		r.refusal, r.detail = ReasonRowNotInMapping, "the row comes from a merge key or an aliased mapping"
+		r.refusal, r.detail = reasonRowNotInMapping, "the row comes from a merge key or an aliased mapping"
 	case sk == nil:
 		p.locate(&r, keyNode, v, false)
 	case v.Kind == yaml.AliasNode:
-		r.refusal, r.detail = ReasonValueIsAlias, fmt.Sprintf("the value is an alias (*%s) of a mapping", v.Value)
+		r.refusal, r.detail = reasonValueIsAlias, fmt.Sprintf("the value is an alias (*%s) of a mapping", v.Value)
 	case val.Anchor != "":
-		r.refusal, r.detail = ReasonUnreadableValue, fmt.Sprintf("the mapping carries an anchor (&%s) that aliases elsewhere refer to", val.Anchor)
+		r.refusal, r.detail = reasonUnreadableValue, fmt.Sprintf("the mapping carries an anchor (&%s) that aliases elsewhere refer to", val.Anchor)
 	case val.Style&yaml.TaggedStyle != 0:
-		r.refusal, r.detail = ReasonUnreadableValue, "the mapping carries an explicit tag"
+		r.refusal, r.detail = reasonUnreadableValue, "the mapping carries an explicit tag"
 	case n > 1:
-		r.refusal, r.detail = ReasonDuplicateKey, fmt.Sprintf("the mapping has %d status keys; the last wins and none is rewritten", n)
+		r.refusal, r.detail = reasonDuplicateKey, fmt.Sprintf("the mapping has %d status keys; the last wins and none is rewritten", n)
 	default:
 		r.vline, r.flow = sk.Line-1, val.Style&yaml.FlowStyle != 0
 		p.locate(&r, sk, sv, r.flow)
@@ -308,16 +308,16 @@ func statusField(m *yaml.Node) (k, v *yaml.Node, n int) {
 // parser for positions and then checks them against the bytes: any disagreement refuses
 // the row rather than guessing.
 func (p *parser) locate(r *row, k, v *yaml.Node, inFlow bool) {
-	refuse := func(reason Reason, format string, args ...any) {
+	refuse := func(reason reason, format string, args ...any) {
 		r.refusal, r.detail = reason, fmt.Sprintf(format, args...)
 	}
 	if k.Style != 0 || k.Anchor != "" || k.Kind != yaml.ScalarNode {
-		refuse(ReasonKeyNotPlain, "the key is quoted, tagged or anchored")
+		refuse(reasonKeyNotPlain, "the key is quoted, tagged or anchored")
 		return
 	}
 	li := k.Line - 1
 	if li < 0 || li >= len(p.lines) {
-		refuse(ReasonUnreadableValue, "the parser placed the key outside the file")
+		refuse(reasonUnreadableValue, "the parser placed the key outside the file")
 		return
 	}
 	text, skip := p.lines[li].text, 0
@@ -326,40 +326,40 @@ func (p *parser) locate(r *row, k, v *yaml.Node, inFlow bool) {
 	}
 	koff := byteOffset(text, k.Column, skip)
 	if koff < 0 || !keyStart(text[skip:koff], inFlow) {
-		refuse(ReasonKeyNotPlain, "the key is not the first thing on its line")
+		refuse(reasonKeyNotPlain, "the key is not the first thing on its line")
 		return
 	}
 	if !strings.HasPrefix(text[koff:], k.Value+":") {
-		refuse(ReasonKeyNotPlain, "the key is not written as \"key:\" on one line")
+		refuse(reasonKeyNotPlain, "the key is not written as \"key:\" on one line")
 		return
 	}
 	colon := koff + len(k.Value)
 	switch {
 	case v.Kind == yaml.AliasNode:
-		refuse(ReasonValueIsAlias, "the value is an alias (*%s)", v.Value)
+		refuse(reasonValueIsAlias, "the value is an alias (*%s)", v.Value)
 		return
 	case v.Kind != yaml.ScalarNode:
-		refuse(ReasonValueNotScalar, "the value is a %s", kindName(v.Kind))
+		refuse(reasonValueNotScalar, "the value is a %s", kindName(v.Kind))
 		return
 	case v.Anchor != "":
-		refuse(ReasonUnreadableValue, "the value carries an anchor (&%s) that aliases elsewhere refer to", v.Anchor)
+		refuse(reasonUnreadableValue, "the value carries an anchor (&%s) that aliases elsewhere refer to", v.Anchor)
 		return
 	case v.Style&yaml.TaggedStyle != 0:
-		refuse(ReasonUnreadableValue, "the value carries an explicit tag")
+		refuse(reasonUnreadableValue, "the value carries an explicit tag")
 		return
 	case v.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
-		refuse(ReasonMultilineValue, "the value is a block scalar")
+		refuse(reasonMultilineValue, "the value is a block scalar")
 		return
 	case v.Tag == "!!null" && v.Value == "":
-		refuse(ReasonUnreadableValue, "the value is empty")
+		refuse(reasonUnreadableValue, "the value is empty")
 		return
 	case v.Line != k.Line:
-		refuse(ReasonMultilineValue, "the value starts on the line after its key")
+		refuse(reasonMultilineValue, "the value starts on the line after its key")
 		return
 	}
 	voff := byteOffset(text, v.Column, skip)
 	if voff <= colon+1 || !isBlank(text[colon+1:voff]) {
-		refuse(ReasonUnreadableValue, "no blank between the colon and the value")
+		refuse(reasonUnreadableValue, "no blank between the colon and the value")
 		return
 	}
 	var end int
@@ -370,11 +370,11 @@ func (p *parser) locate(r *row, k, v *yaml.Node, inFlow bool) {
 			quote = '\''
 		}
 		if text[voff] != quote {
-			refuse(ReasonUnreadableValue, "the quoted value is not where the parser put it")
+			refuse(reasonUnreadableValue, "the quoted value is not where the parser put it")
 			return
 		}
 		if end = quotedEnd(text, voff); end < 0 {
-			refuse(ReasonMultilineValue, "the quoted value continues on the next line")
+			refuse(reasonMultilineValue, "the quoted value continues on the next line")
 			return
 		}
 		inner := text[voff+1 : end-1]
@@ -382,16 +382,16 @@ func (p *parser) locate(r *row, k, v *yaml.Node, inFlow bool) {
 			inner = strings.ReplaceAll(inner, "''", "'")
 		}
 		if (quote == '\'' || !strings.Contains(inner, `\`)) && inner != v.Value {
-			refuse(ReasonUnreadableValue, "the quoted value does not match what the parser read")
+			refuse(reasonUnreadableValue, "the quoted value does not match what the parser read")
 			return
 		}
 	default:
 		if !strings.HasPrefix(text[voff:], v.Value) {
 			first := strings.TrimRight(text[voff:], " \t")
 			if strings.HasPrefix(v.Value, first) {
-				refuse(ReasonMultilineValue, "the value continues on the next line")
+				refuse(reasonMultilineValue, "the value continues on the next line")
 			} else {
-				refuse(ReasonUnreadableValue, "the value is not where the parser put it")
+				refuse(reasonUnreadableValue, "the value is not where the parser put it")
 			}
 			return
 		}
@@ -399,9 +399,9 @@ func (p *parser) locate(r *row, k, v *yaml.Node, inFlow bool) {
 	}
 	if !commentTail(text[end:]) && !(inFlow && flowTail(text[end:])) {
 		if isBlank(text[end:]) {
-			refuse(ReasonUnreadableValue, "line %d: %q: trailing blanks after the value; remove them, or start a comment after them", li+1, text)
+			refuse(reasonUnreadableValue, "line %d: %q: trailing blanks after the value; remove them, or start a comment after them", li+1, text)
 		} else {
-			refuse(ReasonUnreadableValue, "line %d: %q: unexpected text after the value", li+1, text)
+			refuse(reasonUnreadableValue, "line %d: %q: unexpected text after the value", li+1, text)
 		}
 		return
 	}
