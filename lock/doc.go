@@ -72,8 +72,12 @@
 //     interrupted: the process keeps it, in one goroutine, until the other
 //     holder releases, and then lets the lock go at once.
 //   - The process keeps up to 16 descriptors of recently released lock files
-//     open on Unix, to make re-acquisition cheap; on Windows each is closed
-//     when its last handle is released.
+//     open on Unix, with the paths that named them, so that re-acquiring a
+//     lock opens nothing; on Windows each is closed when its last handle is
+//     released. After a change of working directory, the first Acquire of a
+//     relative path used before locks the file that path named before for
+//     the moment of one stat, then lets it go and locks the file the path
+//     names now.
 //   - Windows: the lock covers byte 0 of the lock file (as bmad-loop's Python
 //     lock does), and such locks are mandatory for that byte; the holder
 //     record starts at byte 1. HandOver is not supported.

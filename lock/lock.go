@@ -181,8 +181,8 @@ func (h *Handle) Release() error {
 // locks the file now at the path (creating it, unless WithoutCreate), until
 // it holds the lock on the file the path names or ctx ends. This costs one
 // stat of the path per acquisition, and another before locking when the
-// process keeps no descriptor for the path (its first use, a relative path,
-// or a lock busy in this process or another).
+// process keeps no descriptor for the path (its first use, or a lock busy
+// in this process or another).
 //
 // Goroutines of one process that ask for the same file (by identity: a
 // symlink, a relative or a dot-dot spelling are the same file) queue inside

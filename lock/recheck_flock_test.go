@@ -262,3 +262,25 @@ func TestReacquiringAPulledFileLocksTheFileAtThePath(t *testing.T) {
 		})
 	}
 }
+
+// TestRelativePathAfterChdirLocksTheFileItNamesNow: a relative lock path is
+// taken and released in one directory, the process changes directory, and
+// the same relative path is taken again: the handle holds the file the path
+// names now (Current is true, that file is locked), not the file the table
+// remembers for that spelling, which is left unlocked.
+//
+// Ablation that turns it red: acquireCached skipping its movedFrom re-check
+// after the grant: the handle holds the first directory's file.
+func TestRelativePathAfterChdirLocksTheFileItNamesNow(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	t.Chdir(a)
+	first, err := lock.Acquire(context.Background(), "x.lock")
+	require.NoError(t, err, "Acquire(%q) in %s", "x.lock", a)
+	require.NoError(t, first.Release(), "Release()")
+	t.Chdir(b)
+	h := mustAcquire(t, "x.lock")
+	ok, err := h.Current()
+	require.True(t, ok && err == nil, "Current() after Acquire(%q) in another directory = %v, %v, want true, nil", "x.lock", ok, err)
+	require.True(t, lockedAtPath(t, filepath.Join(b, "x.lock")), "%s/x.lock locked = false, want true", b)
+	require.False(t, lockedAtPath(t, filepath.Join(a, "x.lock")), "%s/x.lock locked = true, want false", a)
+}

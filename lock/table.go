@@ -60,10 +60,10 @@ const maxPaths = 4
 // unused entries (with their descriptors open) so that re-acquiring a lock is
 // cheap.
 //
-// paths remembers which entry an absolute path named when it was last looked
-// up, so that acquireCached can lock without a stat first; it is a hint,
-// checked after locking like every grant, and an entry's paths leave it when
-// the entry leaves the table.
+// paths remembers which entry a path named when it was last looked up, so
+// that acquireCached can lock without a stat first; it is a hint, checked
+// after locking like every grant, and an entry's paths leave it when the
+// entry leaves the table.
 var table = struct {
 	mu      sync.Mutex // protects entries, paths, idle, and every entry's mutable fields
 	entries map[fileID]*entry
@@ -124,12 +124,18 @@ func (e *entry) unref() *os.File {
 }
 
 // rememberPath records that path named e's file when it was looked up.
-// Only absolute paths are remembered: a relative one names another file
-// once the working directory changes, and a hint that names another file,
-// though caught by the re-check, first locks that file for a moment, which
-// can make another process's TryAcquire of it fail. table.mu must be held.
+// table.mu must be held.
+//
+// A relative path is remembered too, although it names another file once
+// the working directory changes: the re-check after the grant catches that,
+// and the path is forgotten, at the price of locking the file it named
+// before for the moment of one stat (a TryAcquire of that file by another
+// process at that moment says busy). Checking the working directory first
+// would cost a system call on every acquisition of a relative path, for the
+// benefit of programs that change directory between two uses of one
+// relative lock path.
 func (e *entry) rememberPath(path string) {
-	if !filepath.IsAbs(path) || table.paths[path] == e || len(e.paths) >= maxPaths {
+	if table.paths[path] == e || len(e.paths) >= maxPaths {
 		return
 	}
 	table.paths[path] = e
@@ -457,7 +463,7 @@ func granted(e *entry, path string, me int64, o *options) *Handle {
 }
 
 // acquireCached is the uncontended acquisition of a lock file whose
-// descriptor the table keeps: when path (absolute) named an entry's file at
+// descriptor the table keeps: when path named an entry's file at
 // its last lookup, nobody in this process holds or is acquiring that entry,
 // and the kernel grants the lock at once, the re-check after the grant (the
 // path still names the locked file) is the only stat, and no file is
