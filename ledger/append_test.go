@@ -207,20 +207,20 @@ func TestNextID(t *testing.T) {
 		{"DW-\n", "DW-1"},
 	} {
 		d := mustParse(t, tc.text)
-		if got := d.NextID(); got != tc.want {
+		if got := d.nextID(); got != tc.want {
 			t.Errorf("NextID(%q) = %s, want %s", tc.text, got, tc.want)
 		}
 	}
-	if got := mustParse(t, "DW-41").NextSeq(); got != 42 {
+	if got := mustParse(t, "DW-41").nextSeq(); got != 42 {
 		t.Errorf("NextSeq() = %d, want 42", got)
 	}
-	if got := mustParse(t, "DW-99999999999999999999999").NextSeq(); got != 1<<64-1 {
+	if got := mustParse(t, "DW-99999999999999999999999").nextSeq(); got != 1<<64-1 {
 		t.Errorf("NextSeq() of a huge id = %d, want MaxUint64", got)
 	}
 	// A close removes a reference in the status line: the next id follows the text.
 	d := mustParse(t, "### DW-1: a\nstatus: open see DW-50\n")
 	d.MarkDone([]string{"DW-1"}, "2026-06-11", "x")
-	if got := d.NextID(); got != "DW-2" {
+	if got := d.nextID(); got != "DW-2" {
 		t.Errorf("NextID after the close = %s, want DW-2", got)
 	}
 	// A title referring to a higher id raises the next one.

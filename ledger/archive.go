@@ -5,7 +5,7 @@ import (
 )
 
 // ArchiveName is the base name of the archive file, a sibling of the ledger.
-const ArchiveName = "deferred-work-archive.md"
+const archiveName = "deferred-work-archive.md"
 
 // Archivable returns the ids [Doc.ArchiveInto] would move with the same
 // before, in ledger order, without changing anything: the entries whose status

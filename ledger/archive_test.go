@@ -215,8 +215,8 @@ func TestArchiveReclose(t *testing.T) {
 	if len(blocks) != 2 || !strings.Contains(blocks[0].Body, "resolution: first") || !strings.Contains(blocks[1].Body, "resolution: second") {
 		t.Errorf("archive = %q, want two blocks in closure order", a.String())
 	}
-	if len(a.Duplicates()) != 1 {
-		t.Errorf("archive duplicates = %v, want DW-1 twice (by design)", a.Duplicates())
+	if len(a.duplicates()) != 1 {
+		t.Errorf("archive duplicates = %v, want DW-1 twice (by design)", a.duplicates())
 	}
 	// Same-day re-closes share a stamp; the archive's order is the tie-break.
 	d = mustParse(t, "### DW-1: x\n\nstatus: open\n")

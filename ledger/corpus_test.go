@@ -77,18 +77,18 @@ func TestCorpusParsesAndRoundTrips(t *testing.T) {
 					open++
 				}
 			}
-			if len(es) != facts.entries || open != facts.open || d.NextID() != facts.next {
-				t.Errorf("entries, open, next = %d, %d, %s; want %d, %d, %s", len(es), open, d.NextID(), facts.entries, facts.open, facts.next)
+			if len(es) != facts.entries || open != facts.open || d.nextID() != facts.next {
+				t.Errorf("entries, open, next = %d, %d, %s; want %d, %d, %s", len(es), open, d.nextID(), facts.entries, facts.open, facts.next)
 			}
 			// Entries are disjoint, in order, and each is exactly its slice of the text.
 			at := 0
 			for _, e := range es {
-				if e.Start < at || e.End < e.Start || string(data[e.Start:e.End]) != e.Body {
-					t.Fatalf("entry %s [%d,%d) overlaps or misreports its body", e.ID, e.Start, e.End)
+				if e.start < at || e.end < e.start || string(data[e.start:e.end]) != e.Body {
+					t.Fatalf("entry %s [%d,%d) overlaps or misreports its body", e.ID, e.start, e.end)
 				}
-				at = e.End
+				at = e.end
 			}
-			if dups := d.Duplicates(); len(dups) != 0 {
+			if dups := d.duplicates(); len(dups) != 0 {
 				t.Errorf("Duplicates() = %v", dups)
 			}
 		})

@@ -117,7 +117,7 @@ func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dups := d.Duplicates(); len(dups) != 0 {
+	if dups := d.duplicates(); len(dups) != 0 {
 		t.Fatalf("duplicate ids: %v", dups)
 	}
 	entries := d.Entries()

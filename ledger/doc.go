@@ -3,7 +3,7 @@
 // process and bmad-loop can append to and close entries of one file side by side.
 //
 // A [Doc] is one version of the file: its read methods ([Doc.Entries],
-// [Doc.OpenIDs], [Doc.Classify], ...) answer from the text, its operations
+// [Doc.Classify], ...) answer from the text, its operations
 // ([Doc.Append], [Doc.MarkDone], [Doc.MarkOpen], [Doc.RecordDecision],
 // [Doc.MarkSeenAgain], [Doc.ArchiveInto], [Doc.Merge]) edit it in memory. A
 // [Store] is the file shared by goroutines and processes through the filetxn

@@ -32,12 +32,10 @@ func ExampleParse() {
 	for _, e := range d.Entries() {
 		fmt.Printf("%s %q open=%v line=%d\n", e.ID, e.Title, e.Open(), e.Line)
 	}
-	fmt.Println("open:", d.OpenIDs(), "next:", d.NextID())
 	fmt.Printf("%+v\n", d.Classify("DW-1", "DW-2", "DW-9"))
 	// Output:
 	// DW-1 "Harden unicode handling" open=true line=7
 	// DW-2 "Old closed item" open=false line=11
-	// open: [DW-1] next: DW-3
 	// {Open:[DW-1] AlreadyDone:[DW-2] Unknown:[DW-9] Malformed:[] Duplicates:[]}
 }
 

@@ -77,8 +77,8 @@ func TestFixtureParses(t *testing.T) {
 	if got := es[0].Body; !strings.HasPrefix(got, "### DW-1: Harden") || !strings.HasSuffix(got, "status: open\n\n") {
 		t.Errorf("DW-1 body = %q", got)
 	}
-	if es[0].Line != 3 || es[0].StatusLine != 8 {
-		t.Errorf("DW-1 lines = %d, %d, want 3, 8", es[0].Line, es[0].StatusLine)
+	if es[0].Line != 3 || es[0].statusLine != 8 {
+		t.Errorf("DW-1 lines = %d, %d, want 3, 8", es[0].Line, es[0].statusLine)
 	}
 	if got := string(d.Bytes()); got != ledgerFixture {
 		t.Errorf("Bytes() = %q, want the input", got)
@@ -104,7 +104,7 @@ func TestEntryEndsAtNextSectionHeading(t *testing.T) {
 func TestEntryWithoutStatusIsMalformed(t *testing.T) {
 	d := mustParse(t, "### DW-7: Malformed entry\n\norigin: somewhere\n")
 	e, ok := d.Entry("DW-7")
-	if !ok || e.Status != "" || e.Open() || !e.Malformed() || e.StatusLine != 0 {
+	if !ok || e.Status != "" || e.Open() || !e.Malformed() || e.statusLine != 0 {
 		t.Errorf("Entry(DW-7) = %+v, %v; want status \"\", malformed", e, ok)
 	}
 	if got := d.OpenIDs(); len(got) != 0 {

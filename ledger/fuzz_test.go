@@ -49,16 +49,16 @@ func FuzzDecodeEncode(f *testing.F) {
 		at := 0
 		text := d.String()
 		for _, e := range d.Entries() {
-			if e.Start < at || e.End > len(text) || text[e.Start:e.End] != e.Body || !strings.HasPrefix(e.Body, "### "+e.ID+": ") {
-				t.Fatalf("entry %s [%d,%d) is not a disjoint slice of %q", e.ID, e.Start, e.End, text)
+			if e.start < at || e.end > len(text) || text[e.start:e.end] != e.Body || !strings.HasPrefix(e.Body, "### "+e.ID+": ") {
+				t.Fatalf("entry %s [%d,%d) is not a disjoint slice of %q", e.ID, e.start, e.end, text)
 			}
-			at = e.End
+			at = e.end
 		}
 	})
 }
 
 // FuzzOperations runs every operation on arbitrary ledgers: none panics, an
-// append keeps every existing byte and mints NextID, a close then reopen of the
+// append keeps every existing byte and mints nextID, a close then reopen of the
 // same operation restores the text, every stub archiving leaves is one
 // bmad-loop's archiver reads as a stub, and every result reads back.
 func FuzzOperations(f *testing.F) {
@@ -75,13 +75,13 @@ func FuzzOperations(f *testing.F) {
 		}
 		targets = append(targets, "DW-1")
 
-		next := d.NextID()
+		next := d.nextID()
 		got, err := d.Append(Spec{Title: "fuzz\nentry", Origin: "fuzz", SourceSpec: "f.md", Reason: "r"})
 		if err != nil || !strings.HasPrefix(d.String(), text) {
 			t.Fatalf("Append = %v, %v; existing text changed", got, err)
 		}
 		if got[0] != "" && got[0] != next {
-			t.Fatalf("Append minted %s, NextID said %s", got[0], next)
+			t.Fatalf("Append minted %s, nextID said %s", got[0], next)
 		}
 
 		d = mustParse(t, text)
@@ -127,8 +127,8 @@ func FuzzOperations(f *testing.F) {
 		}
 		m := mustParse(t, "")
 		m.Merge(mustParse(t, text))
-		if len(m.Duplicates()) != 0 {
-			t.Fatalf("Merge published duplicates %v", m.Duplicates())
+		if len(m.duplicates()) != 0 {
+			t.Fatalf("Merge published duplicates %v", m.duplicates())
 		}
 		for _, doc := range []*Doc{d, a, m} {
 			if re := mustParse(t, doc.String()); re.String() != doc.String() || len(re.Entries()) != len(doc.Entries()) {
@@ -149,7 +149,7 @@ func FuzzBatchIsSerial(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := Parse(data)
-		if err != nil || len(d.Duplicates()) != 0 {
+		if err != nil || len(d.duplicates()) != 0 {
 			return
 		}
 		var ids []string

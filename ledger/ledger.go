@@ -145,8 +145,8 @@ type Entry struct {
 	Severity   string // critical, high, medium or low from the first severity field line; "" when none
 	Body       string // the entry's text, heading included
 	Line       int    // 1-based line of the heading
-	StatusLine int    // 1-based line of the status line; 0 when there is none
-	Start, End int    // byte offsets of Body in the text
+	statusLine int    // 1-based line of the status line; 0 when there is none
+	start, end int    // byte offsets of Body in the text
 }
 
 // Open reports whether the status's first word is "open".
@@ -159,9 +159,9 @@ func (e Entry) Done() bool { return firstField(e.Status) == "done" }
 // status line, or a status such as "closed", "resolved" or "opne".
 func (e Entry) Malformed() bool { return !e.Open() && !e.Done() }
 
-// CloseDate returns the date of a status that is exactly "done YYYY-MM-DD"
+// closeDate returns the date of a status that is exactly "done YYYY-MM-DD"
 // with a real date, and "" otherwise.
-func (e Entry) CloseDate() string {
+func (e Entry) closeDate() string {
 	f := strings.FieldsFunc(e.Status, isSpace)
 	if len(f) == 2 && f[0] == "done" && validDate(f[1]) {
 		return f[1]
@@ -177,11 +177,11 @@ func (p *parsed) export(e *entry) Entry {
 		Severity: p.severity(e),
 		Body:     p.body(e),
 		Line:     e.line + 1,
-		Start:    e.start,
-		End:      e.end,
+		start:    e.start,
+		end:      e.end,
 	}
 	if e.statusLn >= 0 {
-		x.StatusLine = e.statusLn + 1
+		x.statusLine = e.statusLn + 1
 	}
 	return x
 }
@@ -258,36 +258,36 @@ func (d *Doc) Classify(ids ...string) Classification {
 	return c
 }
 
-// Duplicate names an id that several entries carry and the 1-based lines of
+// duplicate names an id that several entries carry and the 1-based lines of
 // their headings.
-type Duplicate struct {
+type duplicate struct {
 	ID    string
 	Lines []int
 }
 
-// Duplicates returns every id that two or more entries carry, in order of first
+// duplicates returns every id that two or more entries carry, in order of first
 // appearance. A ledger with duplicates is corrupt for those ids: operations on
 // them fail with a *[DuplicateIDError] until the file is fixed by hand.
-func (d *Doc) Duplicates() []Duplicate {
+func (d *Doc) duplicates() []duplicate {
 	p := d.parsed()
-	var out []Duplicate
+	var out []duplicate
 	for i := range p.entries {
 		id := p.entries[i].id
 		if idx, ok := p.dups[id]; ok && idx[0] == i {
-			out = append(out, Duplicate{ID: id, Lines: p.dupErr(id).(*DuplicateIDError).Lines})
+			out = append(out, duplicate{ID: id, Lines: p.dupErr(id).(*DuplicateIDError).Lines})
 		}
 	}
 	return out
 }
 
-// NextID returns the id the next appended entry gets: one past the highest
+// nextID returns the id the next appended entry gets: one past the highest
 // DW-<n> anywhere in the text (headings, bodies, prose, fenced examples), or
 // DW-1. It is exact for numbers of any size.
-func (d *Doc) NextID() string { return "DW-" + increment(d.maxSeq()) }
+func (d *Doc) nextID() string { return "DW-" + increment(d.maxSeq()) }
 
-// NextSeq returns the number of [Doc.NextID], or math.MaxUint64 if it does not
+// nextSeq returns the number of nextID, or math.MaxUint64 if it does not
 // fit in a uint64.
-func (d *Doc) NextSeq() uint64 {
+func (d *Doc) nextSeq() uint64 {
 	n, err := strconv.ParseUint(increment(d.maxSeq()), 10, 64)
 	if err != nil {
 		return math.MaxUint64

@@ -58,8 +58,8 @@ func TestMerge(t *testing.T) {
 			if !slices.Equal(rep.Carried, tc.carried) || !slices.Equal(rep.Collisions, tc.collide) || !slices.Equal(rep.Remainder, tc.remainder) {
 				t.Errorf("report = %+v, want carried %v collisions %v remainder %q", rep, tc.carried, tc.collide, tc.remainder)
 			}
-			if len(d.Duplicates()) != 0 {
-				t.Errorf("merge published a duplicate id: %v", d.Duplicates())
+			if len(d.duplicates()) != 0 {
+				t.Errorf("merge published a duplicate id: %v", d.duplicates())
 			}
 			if again := d.Merge(mustParse(t, snapshot)); len(again.Carried) != 0 {
 				t.Errorf("second merge carried %v", again.Carried)
@@ -72,7 +72,7 @@ func TestMergeNeverPublishesADuplicate(t *testing.T) {
 	snap := mustParse(t, "### DW-3: a\nstatus: open\n\n### DW-3: b\nstatus: open\n")
 	d := mustParse(t, "")
 	rep := d.Merge(snap)
-	if !slices.Equal(rep.Carried, []string{"DW-3"}) || !slices.Equal(rep.Collisions, []string{"DW-3"}) || len(d.Duplicates()) != 0 {
+	if !slices.Equal(rep.Carried, []string{"DW-3"}) || !slices.Equal(rep.Collisions, []string{"DW-3"}) || len(d.duplicates()) != 0 {
 		t.Errorf("Merge = %+v into %q", rep, d.String())
 	}
 }

@@ -47,7 +47,7 @@ func TestStoreRefusesNonRegularFiles(t *testing.T) {
 				}
 				// The ledger is a regular file with a closed entry; the odd
 				// file moves to the archive's path beside it.
-				path = filepath.Join(filepath.Dir(odd), ArchiveName)
+				path = filepath.Join(filepath.Dir(odd), archiveName)
 				require.NoError(t, os.Rename(odd, path))
 				require.NoError(t, os.WriteFile(odd, []byte(closed), 0o644))
 			}

@@ -84,7 +84,7 @@ func (d *Doc) append1(s Spec, origins *originLines) string {
 	if d.covered(f.origin, f.sourceSpec, s.CrossSpecDedupe, origins) {
 		return ""
 	}
-	id := d.NextID()
+	id := d.nextID()
 	d.appendText(f.entry(d.text, id))
 	if origins != nil {
 		origins.extend(d.text)

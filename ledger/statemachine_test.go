@@ -96,12 +96,12 @@ func (m *ledgerMachine) init(t *rapid.T, newTarget func(*rapid.T, string) target
 		case e.Open():
 			me.state = mOpen
 		case e.Done():
-			me.state, me.closeDate = mDone, e.CloseDate()
+			me.state, me.closeDate = mDone, e.closeDate()
 		}
 		m.model = append(m.model, me)
 		m.byID[e.ID] = me
 	}
-	m.maxNum = int(d.NextSeq()) - 1
+	m.maxNum = int(d.nextSeq()) - 1
 	m.touched = map[string]bool{}
 }
 
@@ -439,8 +439,8 @@ func prose(d *Doc) []string {
 		}
 	}
 	for _, e := range d.Entries() {
-		add(d.String()[at:e.Start])
-		at = e.End
+		add(d.String()[at:e.start])
+		at = e.end
 	}
 	add(d.String()[at:])
 	return out
@@ -451,8 +451,8 @@ func (m *ledgerMachine) Check(t *rapid.T) {
 	doc := m.tgt.Ledger(t)
 	es := doc.Entries()
 	// 1. Ids are unique and the entries are the model's, in order.
-	if len(doc.Duplicates()) != 0 {
-		t.Fatalf("duplicate ids: %v", doc.Duplicates())
+	if len(doc.duplicates()) != 0 {
+		t.Fatalf("duplicate ids: %v", doc.duplicates())
 	}
 	if len(es) != len(m.model) {
 		t.Fatalf("%d entries, model has %d: %v", len(es), len(m.model), ids(doc))
@@ -472,12 +472,12 @@ func (m *ledgerMachine) Check(t *rapid.T) {
 		case e.Done():
 			state = mDone
 		}
-		if state != me.state || state == mDone && e.CloseDate() != me.closeDate {
+		if state != me.state || state == mDone && e.closeDate() != me.closeDate {
 			t.Fatalf("%s status %q, model state %d closed %q", e.ID, e.Status, me.state, me.closeDate)
 		}
 	}
 	// 3. Appended ids increase: the next id is one past the highest number.
-	if got, want := doc.NextID(), "DW-"+strconv.Itoa(m.maxNum+1); got != want {
+	if got, want := doc.nextID(), "DW-"+strconv.Itoa(m.maxNum+1); got != want {
 		t.Fatalf("NextID() = %s, model %s", got, want)
 	}
 	// 4. OpenIDs agrees with the entries.

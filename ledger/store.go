@@ -64,7 +64,7 @@ func (s *Store) probe(ctx context.Context) ([]byte, error) {
 const unplaced = "\x00ledger: the lock is not placed"
 
 // Open returns the Store for the ledger at path; the archive is
-// [ArchiveName] in the same directory. opts are the engine's options
+// deferred-work-archive.md in the same directory. opts are the engine's options
 // (filetxn.WithStateRoot, filetxn.WithLockPath, filetxn.WithoutSync,
 // filetxn.WithLockOptions, ...), applied after the ledger's default, so that
 // the caller's win. The default lock is bmad-loop's sidecar under
@@ -88,7 +88,7 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, archive: filepath.Join(filepath.Dir(path), ArchiveName), eng: eng}
+	s := &Store{path: path, archive: filepath.Join(filepath.Dir(path), archiveName), eng: eng}
 	if lp, _ := eng.LockPath(); lp != unplaced {
 		return s, nil
 	}

@@ -576,7 +576,7 @@ func TestLockPathFollowsSymlinkedDirectories(t *testing.T) {
 	if a != b || a == "" {
 		t.Errorf("LockPath via the link = %q, direct = %q", b, a)
 	}
-	other, _ := must(Open(filepath.Join(real, ArchiveName), filetxn.WithStateRoot(root))).LockPath()
+	other, _ := must(Open(filepath.Join(real, archiveName), filetxn.WithStateRoot(root))).LockPath()
 	if other == a {
 		t.Errorf("the archive file has the ledger's lock name %q", other)
 	}

@@ -75,7 +75,7 @@ func TestEveryOperationValidatesItsDate(t *testing.T) {
 func TestDuplicatedIDs(t *testing.T) {
 	text := "# L\n\n### DW-1: first\nstatus: open\n\n### DW-2: other\nstatus: open\n\n### DW-1: second\nstatus: done 2026-01-01\n"
 	d := mustParse(t, text)
-	if got := d.Duplicates(); len(got) != 1 || got[0].ID != "DW-1" || !slices.Equal(got[0].Lines, []int{3, 9}) {
+	if got := d.duplicates(); len(got) != 1 || got[0].ID != "DW-1" || !slices.Equal(got[0].Lines, []int{3, 9}) {
 		t.Errorf("Duplicates() = %+v, want DW-1 at lines 3, 9", got)
 	}
 	c := d.Classify("DW-1", "DW-2", "DW-1")
