@@ -30,8 +30,10 @@
 //     Archive writes the archive, then the ledger, under one hold; a crash in
 //     between copies no body twice.
 //   - Bad arguments are *[ArgError] values, returned before any I/O. An id
-//     no entry carries is an error matching [ErrNotFound] for Store.MarkDone;
-//     an id already closed is a replay that succeeds without writing.
+//     no entry carries is an error matching [ErrNotFound] for Store.MarkDone,
+//     MarkOpen and RecordDecision, decided without the lock; an id already
+//     closed is a replay that succeeds without writing. Each returns a
+//     [Report] of what it did with every id.
 //
 // # Caveats
 //
