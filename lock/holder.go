@@ -96,9 +96,12 @@ var recordPrefix = sync.OnceValue(func() []byte {
 // then the JSON line, the same fields json.Marshal(Holder) would give, and
 // the hand-over nonce when there is one (see HandOver).
 func encodeRecord(purpose string, now time.Time, nonce string) []byte {
-	prefix := recordPrefix()
-	out := make([]byte, 0, len(prefix)+len(purpose)+64)
-	out = append(out, prefix...)
+	return appendRecord(nil, purpose, now, nonce)
+}
+
+// appendRecord appends encodeRecord's bytes to out.
+func appendRecord(out []byte, purpose string, now time.Time, nonce string) []byte {
+	out = append(out, recordPrefix()...)
 	if purpose != "" {
 		q, err := json.Marshal(purpose)
 		if err != nil {

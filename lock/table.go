@@ -1,7 +1,6 @@
 package lock
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"io/fs"
@@ -48,7 +47,8 @@ type entry struct {
 	handedOver bool          // f was given to a child process by HandOver
 	retired    bool          // no longer in the table; closed when refs reach 0
 	wake       chan struct{} // made by the first waiter, closed at the next state change
-	idle       *list.Element // non-nil while refs == 0 and the entry is cached
+	idle       bool          // refs == 0 and the entry is cached, in table's idle list
+	prev, next *entry        // neighbours in table's idle list, while idle
 	paths      []string      // keys of table.paths that may name e (see acquireCached)
 }
 
@@ -68,7 +68,11 @@ var table = struct {
 	mu      sync.Mutex // protects entries, paths, idle, and every entry's mutable fields
 	entries map[fileID]*entry
 	paths   map[string]*entry
-	idle    list.List // of *entry, least recently used first
+	// The idle entries, a doubly linked list through entry.prev and next,
+	// least recently used first (linked through the entries themselves so
+	// that a release allocates nothing).
+	oldest, newest *entry
+	idle           int
 }{entries: make(map[fileID]*entry), paths: make(map[string]*entry)}
 
 // broadcast wakes every goroutine waiting on e's gate. table.mu must be held.
@@ -91,9 +95,8 @@ func (e *entry) gate() <-chan struct{} {
 
 // ref and unref count users of e. table.mu must be held.
 func (e *entry) ref() {
-	if e.idle != nil {
-		table.idle.Remove(e.idle)
-		e.idle = nil
+	if e.idle {
+		e.unlinkIdle()
 	}
 	e.refs++
 }
@@ -111,16 +114,45 @@ func (e *entry) unref() *os.File {
 	if e.retired {
 		return e.f
 	}
-	e.idle = table.idle.PushBack(e)
-	if table.idle.Len() <= maxIdle {
+	e.linkIdle()
+	if table.idle <= maxIdle {
 		return nil
 	}
 	// One push makes at most one entry too many.
-	old := table.idle.Remove(table.idle.Front()).(*entry)
-	old.idle = nil
+	old := table.oldest
+	old.unlinkIdle()
 	delete(table.entries, old.id)
 	old.forgetPaths()
 	return old.f
+}
+
+// linkIdle appends e to the idle list as its newest entry. table.mu must be
+// held.
+func (e *entry) linkIdle() {
+	e.idle, e.prev, e.next = true, table.newest, nil
+	if table.newest != nil {
+		table.newest.next = e
+	} else {
+		table.oldest = e
+	}
+	table.newest = e
+	table.idle++
+}
+
+// unlinkIdle takes e out of the idle list. table.mu must be held.
+func (e *entry) unlinkIdle() {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		table.oldest = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		table.newest = e.prev
+	}
+	e.idle, e.prev, e.next = false, nil, nil
+	table.idle--
 }
 
 // rememberPath records that path named e's file when it was looked up.
@@ -452,7 +484,8 @@ func granted(e *entry, path string, me int64, o *options) *Handle {
 	if !o.noHolder {
 		// The record is diagnostics: a lock file that cannot be written
 		// (read-only, disk full) does not fail the acquisition.
-		_, werr := e.f.WriteAt(encodeRecord(o.purpose, now, ""), 0)
+		var buf [256]byte // enough for a record without a long purpose
+		_, werr := e.f.WriteAt(appendRecord(buf[:0], o.purpose, now, ""), 0)
 		h.holder = werr == nil
 	}
 	table.mu.Lock()

@@ -10,14 +10,16 @@ import (
 )
 
 // TestTableForgetsThePathsOfEvictedEntries: after more lock files than the
-// table keeps have been taken and released, every path the table remembers
-// names an entry still in the table (whose descriptor is open), the table
-// keeps at most maxIdle entries, and a lock file whose entry was evicted is
-// taken again on the file at its path.
+// table keeps have been taken and released, the idle list is a well-linked
+// list of at most maxIdle unused entries of the table, every path the table
+// remembers names an entry still in the table (whose descriptor is open),
+// and a lock file whose entry was evicted is taken again on the file at its
+// path.
 //
-// Ablation that turns it red: unref evicting an entry without forgetPaths:
+// Ablations that turn it red: unref evicting an entry without forgetPaths:
 // table.paths keeps paths of entries whose descriptors are closed (and
-// grows with every lock file the process has ever used).
+// grows with every lock file the process has ever used); unlinkIdle not
+// clearing the neighbour's back link (table.oldest's prev).
 func TestTableForgetsThePathsOfEvictedEntries(t *testing.T) {
 	dir := t.TempDir()
 	n := 3*maxIdle + 2
@@ -28,6 +30,16 @@ func TestTableForgetsThePathsOfEvictedEntries(t *testing.T) {
 		require.NoError(t, h.Release(), "Release(%q)", path(i))
 	}
 	table.mu.Lock()
+	n, prev := 0, (*entry)(nil)
+	for e := table.oldest; e != nil; e = e.next {
+		require.True(t, e.idle && e.prev == prev && e.refs == 0 && table.entries[e.id] == e,
+			"idle list entry %d: idle %v, refs %d, in table %v, linked back %v, want an idle entry of the table linked to its neighbour",
+			n, e.idle, e.refs, table.entries[e.id] == e, e.prev == prev)
+		prev = e
+		n++
+	}
+	require.True(t, prev == table.newest && n == table.idle && n <= maxIdle,
+		"idle list: %d entries ending at the newest %v, table.idle %d, want table.idle entries, at most maxIdle %d", n, prev == table.newest, table.idle, maxIdle)
 	for p, e := range table.paths {
 		if filepath.Dir(p) != dir {
 			continue // another test's
