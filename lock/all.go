@@ -21,10 +21,7 @@ import (
 // are refused at once with an error matching ErrReentrant, as asking twice
 // for one lock is. Release each handle when done, in any order.
 func AcquireAll(ctx context.Context, paths []string, opts ...Option) ([]*Handle, error) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := collect(opts)
 	type item struct {
 		i  int
 		id fileID

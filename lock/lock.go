@@ -20,6 +20,20 @@ type options struct {
 	noCreate    bool
 }
 
+// collect applies opts to the zero options. The options escape to the heap
+// (an Option is a function the compiler cannot see into), so only a call
+// with options allocates them.
+func collect(opts []Option) options {
+	if len(opts) == 0 {
+		return options{}
+	}
+	o := new(options)
+	for _, opt := range opts {
+		opt(o)
+	}
+	return *o
+}
+
 // WithPurpose records why the lock is held (for example "tick ci-triage") in
 // the holder record, so that a waiter can say what it waits for.
 func WithPurpose(purpose string) Option { return func(o *options) { o.purpose = purpose } }

@@ -297,10 +297,7 @@ func (e notSupported) Unwrap() []error      { return []error{ErrNotSupported, e.
 func (e notSupported) Is(target error) bool { return target == ErrNotSupported }
 
 func acquire(ctx context.Context, path string, block bool, opts []Option) (*Handle, error) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := collect(opts)
 	me := goid()
 	if h := acquireCached(path, me, &o); h != nil {
 		return h, nil
