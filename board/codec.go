@@ -80,22 +80,6 @@ func (c *lastParse) find(src []byte) *Doc {
 	return nil
 }
 
-// peek runs fn on the Doc remembered for src, if there is one, and reports whether there
-// was: the lock-free probe decides on it without the copy that get makes. fn must not
-// change the Doc; it runs with the cache locked.
-func (c *lastParse) peek(src []byte, fn func(*Doc)) bool {
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d := c.find(src)
-	if d != nil {
-		fn(d)
-	}
-	return d != nil
-}
-
 func (c *lastParse) get(src []byte) *Doc {
 	if c == nil {
 		return nil
