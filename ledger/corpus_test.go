@@ -63,7 +63,7 @@ func TestCorpusParsesAndRoundTrips(t *testing.T) {
 			if got := d.Bytes(); string(got) != string(data) {
 				t.Fatalf("Bytes() differs from the file")
 			}
-			if enc, _ := (Codec{}).Encode(d); string(enc) != string(data) {
+			if enc, _ := (codec{}).Encode(d); string(enc) != string(data) {
 				t.Fatalf("Codec.Encode differs from the file")
 			}
 			es := d.Entries()

@@ -34,7 +34,7 @@ func addSeeds(f *testing.F) {
 func FuzzDecodeEncode(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var c Codec
+		var c codec
 		d, err := c.Decode(data)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidUTF8) || utf8.Valid([]byte(normalize(data))) {

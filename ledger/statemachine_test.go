@@ -583,7 +583,7 @@ func (d *docTarget) Reopen(t *rapid.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := (Codec{}).Decode(d.archive.Bytes())
+	a, err := (codec{}).Decode(d.archive.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
