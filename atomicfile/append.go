@@ -21,7 +21,7 @@ func AppendFile(path string, data []byte, perm fs.FileMode, opts ...Option) erro
 	}
 	_, err = f.Write(data)
 	if err == nil && !o.noSync {
-		err = syncFile(f)
+		err = syncFile(f, path)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/filetxn/filetxn/internal/osfile"
 )
 
@@ -138,7 +139,11 @@ func create(op, path string, perm fs.FileMode, opts []Option) (*PendingFile, err
 	if fi != nil {
 		createPerm = tempPerm(fi)
 	}
-	if err := pf.stage(dir, createPerm); err != nil {
+	err = fault.At(fault.Create, target)
+	if err == nil {
+		err = pf.stage(dir, createPerm)
+	}
+	if err != nil {
 		if pe, ok := err.(*fs.PathError); ok && errors.Is(err, fs.ErrNotExist) {
 			return nil, pf.fail(op, fmt.Errorf("parent directory %s: %w", dir, pe.Err))
 		}
@@ -165,7 +170,10 @@ func (pf *PendingFile) Write(p []byte) (int, error) {
 	if pf.err != nil {
 		return 0, pf.err
 	}
-	n, err := pf.f.Write(p)
+	n, err := 0, fault.At(fault.Write, pf.target)
+	if err == nil {
+		n, err = pf.f.Write(p)
+	}
 	if err != nil {
 		pf.err = pf.fail("Write", unwrapOS(err))
 		return n, pf.err
@@ -264,12 +272,15 @@ func (pf *PendingFile) stageOwn(dir string, perm fs.FileMode) error {
 // file of stageOwn over the target.
 func (pf *PendingFile) publishOwn() error {
 	if pf.sync {
-		if err := syncFile(pf.f); err != nil {
+		if err := syncFile(pf.f, pf.target); err != nil {
 			return err
 		}
 	}
 	pf.closed = true
 	if err := pf.f.Close(); err != nil {
+		return err
+	}
+	if err := fault.At(fault.Rename, pf.target); err != nil {
 		return err
 	}
 	return replace(pf.tmp, pf.target, pf.dsync)
@@ -325,9 +336,12 @@ func kind(m fs.FileMode) string {
 var synced func(path string)
 
 // syncFile fsyncs f ([os.File.Sync]: EINTR retried, F_FULLFSYNC on Darwin).
-func syncFile(f *os.File) error {
+func syncFile(f *os.File, target string) error {
 	if synced != nil {
 		synced(f.Name())
+	}
+	if err := fault.At(fault.Sync, target); err != nil {
+		return err
 	}
 	return f.Sync()
 }
@@ -336,6 +350,9 @@ func syncFile(f *os.File) error {
 func syncDir(dir string) error {
 	if synced != nil {
 		synced(dir)
+	}
+	if err := fault.At(fault.SyncDir, dir); err != nil {
+		return err
 	}
 	return osfile.SyncDir(dir)
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/google/renameio/v2"
+
+	"github.com/filetxn/filetxn/internal/fault"
 )
 
 // Outside Windows a temporary file is renameio's: [renameio.NewPendingFile]
@@ -79,6 +81,15 @@ func (pf *PendingFile) publish() error {
 	}
 	if synced != nil {
 		synced(pf.f.Name())
+	}
+	// renameio fsyncs and renames in one call: a fault at either step fails
+	// it before it starts, which leaves what a failed fsync or rename leaves
+	// (the temporary file, for Cleanup to remove).
+	if err := fault.At(fault.Sync, pf.target); err != nil {
+		return err
+	}
+	if err := fault.At(fault.Rename, pf.target); err != nil {
+		return err
 	}
 	pf.closed = true // by CloseAtomicallyReplace, or by its Cleanup if it fails first
 	return pf.rio.CloseAtomicallyReplace()

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/filetxn/filetxn/internal/fault"
 )
 
 // fileID is a lock file's identity: device and inode on Unix, volume serial
@@ -270,6 +272,9 @@ func openLockFile(path string, noCreate bool) (*os.File, error) {
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
+		if err := fault.At(fault.Mkdir, filepath.Dir(path)); err != nil {
+			return nil, err
+		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, err
 		}
@@ -299,6 +304,9 @@ func (e notSupported) Is(target error) bool { return target == ErrNotSupported }
 func acquire(ctx context.Context, path string, block bool, opts []Option) (*Handle, error) {
 	o := collect(opts)
 	me := goid()
+	if err := fault.At(fault.Lock, path); err != nil {
+		return nil, pathError("Acquire", path, err)
+	}
 	if h := acquireCached(path, me, &o); h != nil {
 		return h, nil
 	}

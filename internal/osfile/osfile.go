@@ -22,6 +22,8 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+
+	"github.com/filetxn/filetxn/internal/fault"
 )
 
 // ErrNotRegular is returned, wrapped in an *fs.PathError that names the path
@@ -133,6 +135,9 @@ func readFileOS(path string, buf []byte, spare int) ([]byte, error) {
 // otherwise an *fs.PathError with Op op naming path (wrapping ErrNotRegular
 // for a file that is not a regular one).
 func ReadState(path, op string, buf []byte, spare int) ([]byte, error) {
+	if err := fault.At(fault.Read, path); err != nil {
+		return nil, &fs.PathError{Op: op, Path: path, Err: err}
+	}
 	data, err := ReadFileInto(path, buf, spare)
 	switch {
 	case err == nil:
