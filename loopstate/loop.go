@@ -251,9 +251,8 @@ func (l *Loop) View(ctx context.Context) (*Doc, error) {
 	return d, err
 }
 
-// Pause pauses a running loop (loop pause), recording by and reason. A
-// paused or halted loop is refused with a *GuardError wrapping ErrNotRunning
-// (exit 1).
+// Pause pauses a running loop, recording by and reason (see [Doc.Pause]). A
+// paused or halted loop is refused with a *GuardError wrapping ErrNotRunning.
 func (l *Loop) Pause(ctx context.Context, by, reason string) error {
 	if err := errors.Join(checkText("by", by), checkText("reason", reason)); err != nil {
 		return err
@@ -262,17 +261,17 @@ func (l *Loop) Pause(ctx context.Context, by, reason string) error {
 	return err
 }
 
-// Resume resumes a paused loop (loop resume). A running or halted loop is
-// refused with a *GuardError wrapping ErrNotPaused (exit 1); only Approve
-// releases a halt.
+// Resume resumes a paused loop (see [Doc.Resume]). A running or halted loop is
+// refused with a *GuardError wrapping ErrNotPaused; only Approve releases a
+// halt.
 func (l *Loop) Resume(ctx context.Context) error {
 	_, err := l.mutate(ctx, "resume", func(d *Doc) error { return d.Resume(l.now()) })
 	return err
 }
 
-// Approve releases a halted loop and opens a new gate window (loop approve; see
+// Approve releases a halted loop and opens a new gate window (see
 // [Doc.Approve]). A loop that is not halted is refused with a *GuardError
-// wrapping ErrNotHalted (exit 1).
+// wrapping ErrNotHalted.
 func (l *Loop) Approve(ctx context.Context, by, note string) error {
 	if err := errors.Join(checkText("by", by), checkText("note", note)); err != nil {
 		return err
@@ -306,7 +305,7 @@ func (l *Loop) CheckGate(ctx context.Context) error {
 	return res
 }
 
-// EnableSchedule turns the automatic trigger on (loop enable-schedule). It
+// EnableSchedule turns the automatic trigger on (see [Doc.EnableSchedule]). It
 // takes the lock, re-reads and writes only if something changes; status is
 // left alone and no tick-log line is written.
 func (l *Loop) EnableSchedule(ctx context.Context) error {
@@ -314,7 +313,7 @@ func (l *Loop) EnableSchedule(ctx context.Context) error {
 	return err
 }
 
-// DisableSchedule turns the automatic trigger off (loop disable-schedule), as
+// DisableSchedule turns the automatic trigger off (see [Doc.DisableSchedule]), as
 // EnableSchedule.
 func (l *Loop) DisableSchedule(ctx context.Context) error {
 	_, err := l.mutate(ctx, "disable-schedule", func(d *Doc) error { d.DisableSchedule(l.now()); return nil })
