@@ -3,7 +3,6 @@ package lock
 import (
 	"os"
 	"os/exec"
-	"strings"
 )
 
 // handoverEnv is the environment variable, FILETXN_LOCK_HANDOVER, through
@@ -51,24 +50,3 @@ func (h *Handle) HandOver(cmd *exec.Cmd) error { return h.handOver(cmd) }
 type handoverFile struct{ f *os.File }
 
 func (d *handoverFile) close() { d.f.Close() }
-
-// withEnv returns env (or this process's environment when env is nil) with
-// item appended to the handoverEnv list.
-func withEnv(env []string, item string) []string {
-	if env == nil {
-		env = os.Environ()
-	}
-	out := make([]string, 0, len(env)+1)
-	prev := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, handoverEnv+"="); ok {
-			prev = v
-			continue
-		}
-		out = append(out, kv)
-	}
-	if prev != "" {
-		item = prev + "," + item
-	}
-	return append(out, handoverEnv+"="+item)
-}

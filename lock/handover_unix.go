@@ -123,3 +123,24 @@ func inherited(e *entry) (fd int, proof string, ok, freed bool) {
 	}
 	return -1, "", false, freed
 }
+
+// withEnv returns env (or this process's environment when env is nil) with
+// item appended to the handoverEnv list.
+func withEnv(env []string, item string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env)+1)
+	prev := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, handoverEnv+"="); ok {
+			prev = v
+			continue
+		}
+		out = append(out, kv)
+	}
+	if prev != "" {
+		item = prev + "," + item
+	}
+	return append(out, handoverEnv+"="+item)
+}
