@@ -85,8 +85,8 @@ func BenchmarkRawFloor(b *testing.B) {
 func BenchmarkPauseVsFloor(b *testing.B) {
 	for _, m := range benchModes {
 		b.Run(m.name, func(b *testing.B) {
+			f := newFloor(b, benchLoop(b)) // first: it skips where there is no raw floor
 			l := benchLoop(b, m.opts...)
-			f := newFloor(b, benchLoop(b))
 			e := benchLoop(b)
 			eopts := []filetxn.Option{filetxn.WithLockPath(e.LockPath()), filetxn.WithLockOptions(lock.WithPurpose("pause bench"))}
 			if !m.sync {
@@ -148,8 +148,8 @@ func noop(context.Context, *Run) (Result, error) { return Result{Cost: &Cost{}},
 func BenchmarkTickVsFloor(b *testing.B) {
 	for _, m := range benchModes {
 		b.Run(m.name, func(b *testing.B) {
+			f := newFloor(b, benchLoop(b)) // first: it skips where there is no raw floor
 			l := benchLoop(b, m.opts...)
-			f := newFloor(b, benchLoop(b))
 			var op, floor time.Duration
 			for b.Loop() {
 				t0 := time.Now()
@@ -178,8 +178,8 @@ func BenchmarkTickCommandOverhead(b *testing.B) {
 	}
 	for _, m := range benchModes {
 		b.Run(m.name, func(b *testing.B) {
+			f := newFloor(b, benchLoop(b)) // first: it skips where there is no raw floor
 			l := benchLoop(b, m.opts...)
-			f := newFloor(b, benchLoop(b))
 			cmd := NewCommandHarness(path, nil, 0)
 			var tick, bare, floor time.Duration
 			for b.Loop() {
