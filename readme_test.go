@@ -8,17 +8,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestReadmeExampleIsCompiled: the README's Go block is a verbatim part of
-// example_test.go, so the code a user copies is code the tests compile and
-// run.
+// TestReadmeExampleIsCompiled: the README's first two Go blocks (the job
+// queue and the counter) are verbatim parts of this package's example files,
+// so the code a user copies is code the tests compile and run.
 func TestReadmeExampleIsCompiled(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
-	example, err := os.ReadFile("example_test.go")
-	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(readme), "```go\n")
-	require.True(t, ok, "README.md has no Go block")
-	block, _, ok := strings.Cut(rest, "```")
-	require.True(t, ok, "README.md's Go block is not closed")
-	require.Contains(t, string(example), block, "README.md's Go block is not part of example_test.go")
+	var examples strings.Builder
+	for _, name := range []string{"example_json_test.go", "example_test.go"} {
+		b, err := os.ReadFile(name)
+		require.NoError(t, err)
+		examples.Write(b)
+	}
+	rest := string(readme)
+	for i := range 2 {
+		var ok bool
+		_, rest, ok = strings.Cut(rest, "```go\n")
+		require.True(t, ok, "README.md has no Go block %d", i+1)
+		var block string
+		block, rest, ok = strings.Cut(rest, "```")
+		require.True(t, ok, "README.md's Go block %d is not closed", i+1)
+		require.Contains(t, examples.String(), block, "README.md's Go block %d is not part of example_json_test.go or example_test.go", i+1)
+	}
 }
