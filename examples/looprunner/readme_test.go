@@ -12,14 +12,14 @@ import (
 
 // TestReadmeSnippetsAreCopiedFromExamples: every Go block of the README is
 // a verbatim part of an example file the tests compile and run (the root's
-// first block is also checked by the root package's TestReadmeExampleIsCompiled).
+// first two blocks are also checked by the root package's TestReadmeExampleIsCompiled).
 func TestReadmeSnippetsAreCopiedFromExamples(t *testing.T) {
 	readme := readFile(t, "../../README.md")
 	examples, err := filepath.Glob("../../*/example_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples = append(examples, "../../example_test.go")
+	examples = append(examples, "../../example_test.go", "../../example_json_test.go")
 	var sources []string
 	for _, f := range examples {
 		sources = append(sources, readFile(t, f))
