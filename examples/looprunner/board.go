@@ -123,7 +123,11 @@ func boardShow(c *cli, args []string) error {
 			Epics   map[string]board.Status `json:"epics"`
 			Order   []storyJSON             `json:"order"`
 			Next    string                  `json:"next"`
-		}{File: *file, Stories: map[string]board.Status{}, Epics: map[string]board.Status{}, Order: []storyJSON{}, Next: next.Key}
+			Unread  []unreadJSON            `json:"unread"`
+		}{File: *file, Stories: map[string]board.Status{}, Epics: map[string]board.Status{}, Order: []storyJSON{}, Next: next.Key, Unread: []unreadJSON{}}
+		for _, u := range d.Unread() {
+			out.Unread = append(out.Unread, unreadJSON{u.Key, u.Line, u.Detail})
+		}
 		for _, st := range d.Stories() {
 			out.Stories[st.Key] = st.Status
 			out.Order = append(out.Order, storyJSON{st.Key, st.Epic, st.Status, st.Line})
@@ -133,7 +137,22 @@ func boardShow(c *cli, args []string) error {
 		}
 		return c.printJSON(out)
 	}
-	return printBoard(c.stdout, d.Epics(), d.Stories(), next.Key)
+	if err := printBoard(c.stdout, d.Epics(), d.Stories(), next.Key); err != nil {
+		return err
+	}
+	// Rows without a status are listed, never dropped in silence: they stay
+	// as they are, and advance refuses them.
+	for _, u := range d.Unread() {
+		fmt.Fprintf(c.stderr, "%s: %s: line %d: no status (%s); it is never moved\n", c.name, u.Key, u.Line, u.Detail)
+	}
+	return nil
+}
+
+// unreadJSON is a row without a status in board show's -json output.
+type unreadJSON struct {
+	Key    string `json:"key"`
+	Line   int    `json:"line"`
+	Detail string `json:"detail"`
 }
 
 // printBoard prints each epic followed by its stories, then the stories of

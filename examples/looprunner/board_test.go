@@ -23,6 +23,7 @@ type boardJSON struct {
 	Epics   map[string]string `json:"epics"`
 	Order   []storyJSON       `json:"order"`
 	Next    string            `json:"next"`
+	Unread  []unreadJSON      `json:"unread"`
 }
 
 func TestBoardAdvance(t *testing.T) {
@@ -98,4 +99,20 @@ func TestBoardShow(t *testing.T) {
 		t.Fatalf("board show = %q", r.stdout)
 	}
 	e.want(3, "board", "show", "-file", e.path("missing.yaml"))
+}
+
+// TestBoardShowListsRowsWithoutAStatus: a row the board cannot read a status
+// from (a mapping without status) is named with its line, on stderr for text
+// and under "unread" for -json, instead of vanishing from the listing.
+// Ablation: dropping the Unread loop in boardShow turns both checks red.
+func TestBoardShowListsRowsWithoutAStatus(t *testing.T) {
+	e := newEnv(t)
+	f := e.write("sprint-status.yaml", "development_status:\n  epic-1: in-progress\n  1-1-foo: done\n  1-2-bar:\n    title: x\n")
+	var got boardJSON
+	decode(t, e.want(0, "-json", "board", "show", "-file", f), &got)
+	require.Equal(t, []unreadJSON{{Key: "1-2-bar", Line: 4, Detail: "the mapping has no status key"}}, got.Unread,
+		"board show -json: unread = %+v, want 1-2-bar at line 4", got.Unread)
+	r := e.want(0, "board", "show", "-file", f)
+	require.Contains(t, r.stderr, "1-2-bar: line 4: no status", "board show: stderr = %q, want the row without a status named", r.stderr)
+	require.Contains(t, r.stdout, "1-1-foo", "board show: stdout = %q", r.stdout)
 }
