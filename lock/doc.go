@@ -50,9 +50,27 @@
 //     for a holder that does not check Handle.Current before it publishes,
 //     and for the moment between its check and its publication: do not
 //     delete lock files of a live program.
-//   - flock(2) is unreliable on NFS and some network file systems; keep lock
-//     files on a local file system. A file system that refuses locks gives an
-//     error matching ErrNotSupported.
+//   - Exclusion holds only where the file system makes flock(2) exclude
+//     every process that can open the file. Local file systems do (ext4,
+//     xfs, btrfs, tmpfs, zfs, f2fs, overlayfs over a local one; APFS and
+//     HFS+ on macOS; UFS and ZFS on the BSDs; NTFS on Windows, whose
+//     LockFileEx locks on an SMB share are kept by the server). On NFS
+//     mounted with nolock or local_lock, on FUSE file systems (sshfs,
+//     rclone, virtiofs: up to the daemon), CIFS/SMB, 9p, vboxsf, AFS, Coda
+//     and Lustre, a lock may exclude only the processes of one host.
+//     Acquire therefore looks at the lock file's file system (statfs f_type
+//     on Linux, f_fstypename on macOS and the BSDs), once, when it opens the
+//     descriptor, and refuses those with an error matching ErrNotSupported
+//     that names the file system, unless the caller passes
+//     WithAnyFileSystem. NFSv4, and NFSv3 with lockd, do lock across hosts,
+//     but statfs cannot tell them from a nolock mount, so they need the
+//     option too. A file system not on that list is allowed, so that a
+//     local file system this package does not know keeps working: the list
+//     is of the network and user-space file systems that are known to break
+//     exclusion, and one that is missing from it is not caught. Windows,
+//     illumos and the data file's file system are not checked. A file
+//     system that refuses locks outright gives an error matching
+//     ErrNotSupported too.
 //   - Re-entry is judged per goroutine. A goroutine that holds a lock and
 //     waits for another goroutine that asks for the same lock still
 //     deadlocks, as with sync.Mutex.

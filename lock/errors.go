@@ -18,8 +18,10 @@ var (
 
 	// ErrNotSupported is returned when the operating system or the file
 	// system cannot lock the file (for example ENOLCK or EOPNOTSUPP on a
-	// network file system), or when an operation such as HandOver does not
-	// exist on this platform.
+	// network file system), when the lock file is on a file system where
+	// flock may not exclude other hosts and WithAnyFileSystem was not
+	// given, or when an operation such as HandOver does not exist on this
+	// platform.
 	ErrNotSupported = errors.New("lock: not supported")
 
 	// ErrLockLost is returned when the lock file at a held lock's path is no

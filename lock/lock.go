@@ -18,6 +18,7 @@ type options struct {
 	reportAfter time.Duration
 	onWait      func(WaitReport)
 	noCreate    bool
+	anyFS       bool
 }
 
 // collect applies opts to the zero options. The options escape to the heap
@@ -50,6 +51,13 @@ func WithoutHolder() Option { return func(o *options) { o.noHolder = true } }
 // the lock it is granted on the removed file guards nothing, so it lets it go
 // and fails in the same way.
 func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
+
+// WithAnyFileSystem lets Acquire and TryAcquire lock a file on a file system
+// where flock may not exclude other hosts, which they refuse otherwise (NFS,
+// FUSE, SMB, 9p and others: see the package's Caveats): for a mount known to
+// lock across hosts (NFSv4 with locking), or where every user of the lock
+// runs on one host.
+func WithAnyFileSystem() Option { return func(o *options) { o.anyFS = true } }
 
 // WithWaitReport calls fn once, from another goroutine, when a wait has lasted
 // longer than after, with the holder record read at that moment. fn must not

@@ -52,6 +52,10 @@ type entry struct {
 	idle       bool          // refs == 0 and the entry is cached, in table's idle list
 	prev, next *entry        // neighbours in table's idle list, while idle
 	paths      []string      // keys of table.paths that may name e (see acquireCached)
+
+	// fsErr, set before e enters the table and never changed, refuses e's
+	// file system unless the caller allows any (see fsRefusal).
+	fsErr error
 }
 
 // maxPaths bounds how many spellings of one lock file table.paths remembers.
@@ -224,23 +228,22 @@ var (
 )
 
 // lookup returns the entry for the lock file at path, creating the file (and
-// its directories) when it does not exist unless noCreate, with a reference
-// taken.
-func lookup(path string, noCreate bool) (*entry, error) {
+// its directories) when it does not exist unless o.noCreate, with a
+// reference taken. It refuses a file on a file system where flock may not
+// exclude other hosts unless o.anyFS; the file system is looked at once, when
+// the descriptor is opened.
+func lookup(path string, o *options) (*entry, error) {
 	id, err := idOfPath(path)
 	if err == nil {
 		table.mu.Lock()
 		if e := table.entries[id]; e != nil {
-			e.ref()
-			e.rememberPath(path)
-			table.mu.Unlock()
-			return e, nil
+			return found(e, path, o, nil)
 		}
 		table.mu.Unlock()
-	} else if !errors.Is(err, fs.ErrNotExist) || noCreate {
+	} else if !errors.Is(err, fs.ErrNotExist) || o.noCreate {
 		return nil, pathError("Acquire", path, underlying(err))
 	}
-	f, err := openLockFile(path, noCreate)
+	f, err := openLockFile(path, o.noCreate)
 	if err != nil {
 		return nil, pathError("Acquire", path, underlying(err))
 	}
@@ -248,18 +251,32 @@ func lookup(path string, noCreate bool) (*entry, error) {
 		f.Close()
 		return nil, pathError("Acquire", path, underlying(err))
 	}
+	fsErr := fsRefusal(f)
+	if fsErr != nil && !o.anyFS {
+		f.Close()
+		return nil, pathError("Acquire", path, fsErr)
+	}
 	table.mu.Lock()
 	if e := table.entries[id]; e != nil {
-		e.ref()
-		e.rememberPath(path)
-		unlock(f) // another goroutine opened it first
-		return e, nil
+		return found(e, path, o, f) // another goroutine opened it first
 	}
-	e := &entry{id: id, f: f, owners: make(map[int64]int), inherited: -1}
+	e := &entry{id: id, f: f, owners: make(map[int64]int), inherited: -1, fsErr: fsErr}
 	table.entries[id] = e
+	return found(e, path, o, nil)
+}
+
+// found ends a lookup that found e, or made it, with table.mu held: it
+// refuses e's file system unless o allows it, and otherwise takes a
+// reference to e and remembers path. It unlocks table.mu, then closes f (a
+// descriptor the lookup does not need) if it is not nil.
+func found(e *entry, path string, o *options, f *os.File) (*entry, error) {
+	if e.fsErr != nil && !o.anyFS {
+		unlock(f)
+		return nil, pathError("Acquire", path, e.fsErr)
+	}
 	e.ref()
 	e.rememberPath(path)
-	table.mu.Unlock()
+	unlock(f)
 	return e, nil
 }
 
@@ -310,7 +327,7 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 	if h := acquireCached(path, me, &o); h != nil {
 		return h, nil
 	}
-	e, err := lookup(path, o.noCreate)
+	e, err := lookup(path, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +342,7 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 			// The descriptor was handed to a child, or the file is no
 			// longer at the path: start over on the file there now.
 			unlock(e.unref())
-			if e, err = lookup(path, o.noCreate); err != nil {
+			if e, err = lookup(path, &o); err != nil {
 				return nil, err
 			}
 			continue
@@ -343,7 +360,7 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 				return h, err
 			}
 			// lockOS let go of a file no longer at the path and retired e.
-			if e, err = lookup(path, o.noCreate); err != nil {
+			if e, err = lookup(path, &o); err != nil {
 				return nil, err
 			}
 			continue
@@ -513,7 +530,7 @@ func granted(e *entry, path string, me int64, o *options) *Handle {
 func acquireCached(path string, me int64, o *options) *Handle {
 	table.mu.Lock()
 	e := table.paths[path]
-	if e == nil || e.retired || e.state != osFree {
+	if e == nil || e.retired || e.state != osFree || (e.fsErr != nil && !o.anyFS) {
 		table.mu.Unlock()
 		return nil
 	}

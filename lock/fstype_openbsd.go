@@ -1,0 +1,5 @@
+package lock
+
+import "golang.org/x/sys/unix"
+
+func fsTypeName(st *unix.Statfs_t) []byte { return st.F_fstypename[:] }
