@@ -56,7 +56,8 @@ func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
 // where flock may not exclude other hosts, which they refuse otherwise (NFS,
 // FUSE, SMB, 9p and others: see the package's Caveats): for a mount known to
 // lock across hosts (NFSv4 with locking), or where every user of the lock
-// runs on one host.
+// runs on one host. Every acquirer of such a lock file passes it, a child
+// that borrows the lock through HandOver too.
 func WithAnyFileSystem() Option { return func(o *options) { o.anyFS = true } }
 
 // WithWaitReport calls fn once, from another goroutine, when a wait has lasted
