@@ -30,7 +30,7 @@ func (h *Handle) handOver(cmd *exec.Cmd) error {
 	if !h.borrowed {
 		if h.nonce == "" {
 			nonce := rand.Text()
-			if _, err := h.e.f.WriteAt(encodeRecord(h.purpose, h.acquired, nonce), 0); err != nil {
+			if _, err := h.e.f.WriteAt(appendRecord(nil, h.purpose, h.acquired, nonce), 0); err != nil {
 				return pathError("HandOver", h.path, underlying(err))
 			}
 			h.nonce, h.holder = nonce, true

@@ -92,14 +92,6 @@ var recordPrefix = sync.OnceValue(func() []byte {
 	return append([]byte{'\n'}, b[:len(b)-1]...) // without the closing brace
 })
 
-// encodeRecord returns the bytes written at offset 0: the reserved byte,
-// then the JSON line, the same fields json.Marshal(Holder) would give, and
-// the hand-over nonce when there is one (see HandOver).
-func encodeRecord(purpose string, now time.Time, nonce string) []byte {
-	return appendRecord(nil, purpose, now, nonce)
-}
-
-// appendRecord appends encodeRecord's bytes to out.
 func appendRecord(out []byte, purpose string, now time.Time, nonce string) []byte {
 	out = append(out, recordPrefix()...)
 	if purpose != "" {

@@ -131,7 +131,8 @@ type Handle struct {
 	mu       sync.Mutex // protects released, dup, holder and nonce
 	released bool
 	dup      *handoverFile // descriptor given to children by HandOver, if any
-	nonce    string        // the proof HandOver wrote into the holder record, if any
+	//lint:ignore U1000 HandOver, which sets and reads it, exists on Unix only.
+	nonce string // the proof HandOver wrote into the holder record, if any
 }
 
 // Path returns the lock file's path as given to Acquire.

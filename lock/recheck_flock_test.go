@@ -284,3 +284,14 @@ func TestRelativePathAfterChdirLocksTheFileItNamesNow(t *testing.T) {
 	require.True(t, lockedAtPath(t, filepath.Join(b, "x.lock")), "%s/x.lock locked = false, want true", b)
 	require.False(t, lockedAtPath(t, filepath.Join(a, "x.lock")), "%s/x.lock locked = true, want false", a)
 }
+
+// waitFile waits (at most bound) until a file exists at path. Unlike
+// filetxntest.WaitFor it gives up after bound, so that a child stuck because of a
+// broken lock fails in seconds rather than minutes.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	waitUntil(t, "file "+filepath.Base(path), func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
+}
