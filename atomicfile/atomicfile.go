@@ -124,7 +124,7 @@ func create(op, path string, perm fs.FileMode, opts []Option) (*PendingFile, err
 	}
 	if fi != nil {
 		if !fi.Mode().IsRegular() {
-			return nil, pf.fail(op, fmt.Errorf("%w: %s", ErrNotRegular, kind(fi.Mode())))
+			return nil, pf.fail(op, osfile.NotRegular(fi.Mode()))
 		}
 		if err := checkWritable(target, fi); err != nil {
 			return nil, pf.fail(op, err)
@@ -259,7 +259,7 @@ func (pf *PendingFile) Cleanup() error {
 func (pf *PendingFile) stageOwn(dir string, perm fs.FileMode) error {
 	var err error
 	for range 100 {
-		pf.tmp = joinRaw(dir, tempName(filepath.Base(pf.target)))
+		pf.tmp = joinRaw(dir, osfile.TempName(filepath.Base(pf.target)))
 		pf.f, err = osfile.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if !errors.Is(err, fs.ErrExist) {
 			break
@@ -313,23 +313,6 @@ type resolvedError struct {
 
 func (e *resolvedError) Error() string { return "via link to " + e.target + ": " + e.err.Error() }
 func (e *resolvedError) Unwrap() error { return e.err }
-
-// kind names the type of a file that is not regular, for error messages.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "irregular file"
-}
 
 // synced, when a test sets it, is told of every fsync this package makes:
 // the path of a directory, or of a file being staged.

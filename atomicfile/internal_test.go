@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // TestWriteErrorIsSticky checks that once a Write has failed, CloseAtomicallyReplace
@@ -132,23 +134,23 @@ func TestTempName(t *testing.T) {
 	}{
 		{"short", "state.json"},
 		{"255 bytes", strings.Repeat("x", 255)},
-		{"multibyte at the cut", strings.Repeat("x", maxTempBase-1) + strings.Repeat("é", 20)},
+		{"multibyte at the cut", strings.Repeat("x", osfile.MaxTempBase-1) + strings.Repeat("é", 20)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tempName(tt.base)
+			got := osfile.TempName(tt.base)
 			if len(got) > 255 {
-				t.Errorf("tempName(%d-byte base) = %d bytes, want <= 255", len(tt.base), len(got))
+				t.Errorf("TempName(%d-byte base) = %d bytes, want <= 255", len(tt.base), len(got))
 			}
 			if !utf8.ValidString(got) {
-				t.Errorf("tempName(%q) = %q, not valid UTF-8", tt.base, got)
+				t.Errorf("TempName(%q) = %q, not valid UTF-8", tt.base, got)
 			}
 			i := strings.LastIndex(got, ".tmp-")
 			if i < 0 || !strings.HasPrefix(got, ".") || !strings.HasPrefix(tt.base, got[1:i]) {
-				t.Errorf("tempName(%q) = %q, want .<prefix of base>.tmp-<random>", tt.base, got)
+				t.Errorf("TempName(%q) = %q, want .<prefix of base>.tmp-<random>", tt.base, got)
 			}
-			if other := tempName(tt.base); other == got {
-				t.Errorf("tempName(%q) twice = %q both times, want different names", tt.base, got)
+			if other := osfile.TempName(tt.base); other == got {
+				t.Errorf("TempName(%q) twice = %q both times, want different names", tt.base, got)
 			}
 		})
 	}

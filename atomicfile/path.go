@@ -3,11 +3,8 @@ package atomicfile
 import (
 	"errors"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
-	"unicode/utf8"
 )
 
 // maxLinkHops bounds the symbolic links followed for one target, as
@@ -84,24 +81,6 @@ func joinRaw(dir, name string) string {
 		return dir + name
 	}
 	return dir + string(filepath.Separator) + name
-}
-
-// maxTempBase is how many bytes of the target's name go into a temporary
-// file's name, so that ".<base>.tmp-<13 random>" stays under the usual 255-byte
-// limit on a name even for a target whose own name is near it.
-const maxTempBase = 200
-
-// tempName returns a fresh name ".<base>.tmp-<random>" for a temporary file
-// standing in for a target named base.
-func tempName(base string) string {
-	if len(base) > maxTempBase {
-		n := maxTempBase
-		for n > 0 && !utf8.RuneStart(base[n]) {
-			n--
-		}
-		base = base[:n]
-	}
-	return "." + base + ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
 }
 
 // unwrapOS strips the path from one layer of *fs.PathError or *os.LinkError

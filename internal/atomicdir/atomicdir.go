@@ -8,11 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/filetxn/filetxn/internal/osfile"
 )
@@ -131,7 +128,7 @@ func Create(path string, perm fs.FileMode, durable bool) (*Pending, error) {
 	}
 	var err error
 	for range 100 {
-		pd.tmp = filepath.Join(dir, tempName(base))
+		pd.tmp = filepath.Join(dir, osfile.TempName(base))
 		if err = os.Mkdir(pd.tmp, perm); !errors.Is(err, fs.ErrExist) {
 			break
 		}
@@ -211,23 +208,6 @@ const (
 	replaced              // published: nothing left to clean
 	cleaned               // the staging directory removed
 )
-
-// maxTempBase bounds the part of the final name kept in the staging name, so
-// that the staging name fits the file system's limit on a name.
-const maxTempBase = 200
-
-// tempName is the staging name for base: ".<base>.tmp-<random>", hidden and
-// never equal to base, with base cut (at a rune boundary) if long.
-func tempName(base string) string {
-	if len(base) > maxTempBase {
-		n := maxTempBase
-		for n > 0 && !utf8.RuneStart(base[n]) {
-			n--
-		}
-		base = base[:n]
-	}
-	return "." + base + ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
-}
 
 // unwrapOS strips the path from one layer of *fs.PathError or *os.LinkError
 // and keeps the failed step: the caller wraps it in an error naming its own

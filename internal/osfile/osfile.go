@@ -20,8 +20,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/filetxn/filetxn/internal/fault"
 )
@@ -166,4 +169,24 @@ func SyncDir(dir string) error {
 		OnSyncDir(dir)
 	}
 	return syncDir(dir)
+}
+
+// MaxTempBase is how many bytes of a target's name go into the name of a
+// temporary file or directory staged for it, so that ".<base>.tmp-<13
+// random>" stays under the usual 255-byte limit on a name even for a target
+// whose own name is near it.
+const MaxTempBase = 200
+
+// TempName returns a fresh name ".<base>.tmp-<random>" for a temporary file
+// or directory standing in for a target named base: hidden, never equal to
+// base, with base cut (at a rune boundary) past MaxTempBase bytes.
+func TempName(base string) string {
+	if len(base) > MaxTempBase {
+		n := MaxTempBase
+		for n > 0 && !utf8.RuneStart(base[n]) {
+			n--
+		}
+		base = base[:n]
+	}
+	return "." + base + ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
 }

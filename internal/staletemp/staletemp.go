@@ -28,11 +28,13 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
-// maxTempBase is atomicfile's maxTempBase: how many bytes of a long target
-// name its own temporary names keep.
-const maxTempBase = 200
+// maxTempBase is how many bytes of a long target name atomicfile's own
+// temporary names keep.
+const maxTempBase = osfile.MaxTempBase
 
 // Remove removes, from the directory of the file path finally names (path's
 // symbolic links followed), every regular file whose name is one of
