@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
 )
@@ -64,18 +65,29 @@ func (r result) String() string {
 // hanging it.
 func runIn(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	if raceEnabled {
-		// A race-enabled binary sleeps a second at exit by default, to let
-		// other goroutines report; the tests run it hundreds of times.
-		cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
-	}
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	cmd := exec.Command(bin, args...)
+	for try := 1; ; try++ {
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), env...)
+		if raceEnabled {
+			// A race-enabled binary sleeps a second at exit by default, to let
+			// other goroutines report; the tests run it hundreds of times.
+			cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
+		}
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Start()
+		if err == nil {
+			break
+		}
+		// Under Wine only, a start that fails with Wine's "Internal error"
+		// (Wine 8 now and then fails a CreateProcess under load) is tried
+		// again, up to three times: nothing ran, so a retry changes nothing
+		// the test checks. Elsewhere a failed start fails at once.
+		if try == 3 || !wine.Detected() || !strings.Contains(err.Error(), "Internal error") {
+			t.Fatal(err)
+		}
+		cmd = exec.Command(bin, args...)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
