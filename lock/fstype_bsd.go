@@ -2,24 +2,9 @@
 
 package lock
 
-import (
-	"os"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// statFile returns the name of f's file system (f_fstypename), or nothing if
-// fstatfs fails (an unknown file system is allowed).
-func statFile(f *os.File) statfsResult {
-	var st unix.Statfs_t
-	for {
-		err := unix.Fstatfs(int(f.Fd()), &st)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return statfsResult{}
-		}
-		return statfsResult{name: unix.ByteSliceToString(fsTypeName(&st))}
-	}
+// describe names a BSD or macOS file system by f_fstypename.
+func describe(st *unix.Statfs_t) statfsResult {
+	return statfsResult{name: unix.ByteSliceToString(fsTypeName(st))}
 }
