@@ -98,6 +98,13 @@ func appendRecord(b []byte, r *TickRecord) []byte {
 	return append(appendLine(b, w), '\n')
 }
 
+// MarshalJSON encodes r as its line in the tick log, without the newline:
+// the same keys, in the same order, with the same timestamp layout.
+func (r TickRecord) MarshalJSON() ([]byte, error) {
+	b := appendRecord(nil, &r)
+	return b[:len(b)-1], nil
+}
+
 // truncNote cuts s to at most maxNote bytes at a character boundary.
 func truncNote(s string) string {
 	if len(s) <= maxNote {

@@ -470,44 +470,6 @@ func countErrs(ls []loopstate.Listing) int {
 	return n
 }
 
-// tickJSON is a tick's record as the tick log writes it (the format's
-// section 4).
-type tickJSON struct {
-	N            int64     `json:"n"`
-	StartedAt    time.Time `json:"started_at"`
-	EndedAt      time.Time `json:"ended_at"`
-	Outcome      string    `json:"outcome"`
-	SkipReason   *string   `json:"skip_reason"`
-	StatusBefore string    `json:"status_before"`
-	StatusAfter  string    `json:"status_after"`
-	ExitCode     *int      `json:"exit_code"`
-	Cost         costJSON  `json:"cost"`
-	GatesTripped []string  `json:"gates_tripped"`
-	Trigger      string    `json:"trigger"`
-	PID          int       `json:"pid"`
-	Note         string    `json:"note"`
-}
-
-func tickRecordJSON(r loopstate.TickRecord) tickJSON {
-	t := tickJSON{
-		N: r.N, StartedAt: r.StartedAt, EndedAt: r.EndedAt, Outcome: string(r.Outcome),
-		StatusBefore: string(r.StatusBefore), StatusAfter: string(r.StatusAfter), ExitCode: r.ExitCode,
-		Cost: costJSON(r.Cost), GatesTripped: nonNil(r.GatesTripped), Trigger: string(r.Trigger), PID: r.PID, Note: r.Note,
-	}
-	if r.SkipReason != "" {
-		s := string(r.SkipReason)
-		t.SkipReason = &s
-	}
-	return t
-}
-
-// costJSON is a cost with the format's keys.
-type costJSON struct {
-	USD     float64 `json:"usd"`
-	Tokens  int64   `json:"tokens"`
-	Seconds float64 `json:"seconds"`
-}
-
 // loopTickDetails is the help of loop tick after its flags.
 const loopTickDetails = `CMD runs in the loop's directory with the loop's lock handed over, so it may
 run 'looprunner loop check-gate' or 'loop pause' on its own loop, and with
@@ -589,7 +551,7 @@ func loopTick(c *cli, args []string) error {
 	rec, err := l.Tick(context.Background(), trig, fn, loopstate.WithLockTimeout(c.lockTimeout))
 	if rec.Outcome != "" {
 		if c.json {
-			if perr := c.printJSON(tickRecordJSON(rec)); perr != nil {
+			if perr := c.printJSON(rec); perr != nil {
 				return perr
 			}
 		} else {

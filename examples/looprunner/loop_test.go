@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/filetxn/filetxn/loopstate"
 )
@@ -237,4 +238,29 @@ func TestLoopStateItDoesNotUnderstand(t *testing.T) {
 	if got := e.read(sf[len(e.dir)+1:]); got != bad {
 		t.Fatalf("the refused state was rewritten: %q", got)
 	}
+}
+
+// tickJSON decodes a tick's record as loop tick -json prints it: the
+// tick log's line.
+type tickJSON struct {
+	N            int64     `json:"n"`
+	StartedAt    time.Time `json:"started_at"`
+	EndedAt      time.Time `json:"ended_at"`
+	Outcome      string    `json:"outcome"`
+	SkipReason   *string   `json:"skip_reason"`
+	StatusBefore string    `json:"status_before"`
+	StatusAfter  string    `json:"status_after"`
+	ExitCode     *int      `json:"exit_code"`
+	Cost         costJSON  `json:"cost"`
+	GatesTripped []string  `json:"gates_tripped"`
+	Trigger      string    `json:"trigger"`
+	PID          int       `json:"pid"`
+	Note         string    `json:"note"`
+}
+
+// costJSON is a cost with the format's keys.
+type costJSON struct {
+	USD     float64 `json:"usd"`
+	Tokens  int64   `json:"tokens"`
+	Seconds float64 `json:"seconds"`
 }
