@@ -2,9 +2,19 @@ package ledger
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // This file is the Store's append path. Appending to a ledger of megabytes
@@ -13,6 +23,129 @@ import (
 // without copying them into a Doc, and adds the entries in the buffer's spare
 // room. Whenever that shortcut cannot show it gives the Doc's answer, it
 // parses and appends through the Doc instead.
+
+// Append appends one entry per spec (see [Doc.Append]) and returns the minted
+// ids, "" where a spec was already filed as an open entry. A missing ledger
+// (and its directory) is created. When every spec is already filed, nothing is
+// written and no lock is taken, unless a spec asks for CrossSpecDedupe: the
+// open twin it matched may be closed by the time of the write, so such a batch
+// always decides under the lock.
+//
+// A spec is identified by its Origin and SourceSpec, the pair that decides
+// whether it is already filed: a spec with both empty has no identity (every
+// such spec would count as a duplicate of the first and be skipped), so it is
+// refused before any I/O with an *[ArgError] wrapping [ErrInvalidArgument].
+func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
+	for i, sp := range specs {
+		if sp.Origin == "" && sp.SourceSpec == "" {
+			return nil, &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Origin", Value: "", Err: fmt.Errorf("%w: Origin and SourceSpec are both empty, so the spec has no identity to file it under", ErrInvalidArgument)}
+		}
+	}
+	if err := validateSpecs(specs); err != nil {
+		return nil, err
+	}
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	var ids []string
+	buf := getReadBuffer()
+	defer putReadBuffer(buf)
+	for _, sp := range specs {
+		if sp.CrossSpecDedupe {
+			if err := s.makeDir(); err != nil {
+				return nil, err
+			}
+			err := s.appendLocked(ctx, specs, buf, &ids)
+			return ids, err
+		}
+	}
+	// The batch can be a no-op only if the file holds every spec's origin:
+	// otherwise it writes, and goes to the lock without parsing the probe.
+	data, err := s.probeInto(ctx, buf)
+	noop := err == nil
+	for _, sp := range specs {
+		noop = noop && bytes.Contains(data, []byte(oneLine(sp.Origin)))
+	}
+	if noop {
+		if doc, perr := Parse(data); perr == nil {
+			if got, aerr := doc.Append(specs...); aerr == nil && !doc.Changed() {
+				return got, nil
+			} else if aerr == nil {
+				ids = got
+			}
+		}
+	}
+	if data == nil { // a missing ledger, or a probe that failed: its directory may be missing too
+		if err := s.makeDir(); err != nil {
+			return nil, err
+		}
+	}
+	err = s.appendLocked(ctx, specs, buf, &ids)
+	return ids, err
+}
+
+// makeDir creates the ledger's directory if it is missing, as Python's
+// appender does (the engine does not), before the lock is taken: a lock file
+// placed beside the ledger would otherwise create it 0700.
+func (s *Store) makeDir() error {
+	dir := filepath.Dir(s.path)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return os.MkdirAll(dir, 0o777)
+	}
+	return nil
+}
+
+// probeInto is [Store.probe] reading into buf.
+func (s *Store) probeInto(ctx context.Context, buf *[]byte) ([]byte, error) {
+	if s.probeFault != nil {
+		if err := s.probeFault(); err != nil {
+			return nil, err
+		}
+	}
+	data, err := osfile.ReadState(s.path, "Read", *buf, appendSpare)
+	if data != nil {
+		*buf = data
+	}
+	return data, err
+}
+
+// appendLocked appends specs under the ledger's lock, as Mutate with
+// Doc.Append would, reading into buf; *ids gets the minted ids once they are
+// decided. It hashes nothing itself, since Append reports no Commit.
+func (s *Store) appendLocked(ctx context.Context, specs []Spec, buf *[]byte, ids *[]string) error {
+	if s.rootErr != nil {
+		return s.noRoot()
+	}
+	return s.eng.Locked(ctx, func(tx *filetxn.Tx) error {
+		// Read into buf, with room for the new entries, rather than with
+		// tx.Read's new slice: the lock is held, so these are the bytes the
+		// write replaces.
+		data, err := osfile.ReadState(s.path, "Read", *buf, appendSpare)
+		if err != nil {
+			return err
+		}
+		if data != nil {
+			*buf = data
+		}
+		out, got, ok := appendBytes(data, specs)
+		if !ok {
+			d, err := Parse(data)
+			if err != nil {
+				return &fs.PathError{Op: "Decode", Path: s.path, Err: err}
+			}
+			if got, err = d.Append(specs...); err != nil {
+				return err
+			}
+			out = d.Bytes()
+		}
+		*ids = got
+		if bytes.Equal(out, data) {
+			return nil
+		}
+		_, err = tx.Write(s.path, out)
+		return err
+	})
+}
 
 // appendBytes appends specs to data, a whole ledger file (nil when missing),
 // as Parse, Doc.Append and Doc.Bytes would, and returns the new bytes (in
