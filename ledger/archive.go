@@ -13,9 +13,9 @@ const archiveName = "deferred-work-archive.md"
 // before ("" for no cutoff), that are not already stubs. Open entries and
 // prose are never eligible.
 //
-// Errors: an *[ArgError] for a before that is neither "" nor a real date; a
-// *[DuplicateIDError] when an eligible entry's id names several entries (a
-// corrupt ledger is not archived until it is fixed by hand).
+// Errors: an *[ArgError] for a before that is neither "" nor a real date; an
+// error matching [ErrDuplicateID] when an eligible entry's id names several
+// entries (a corrupt ledger is not archived until it is fixed by hand).
 func (d *Doc) Archivable(before string) ([]string, error) {
 	if err := checkArchiveArgs(before, ""); err != nil {
 		return nil, err

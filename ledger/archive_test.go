@@ -84,14 +84,14 @@ func TestArchiveEligibility(t *testing.T) {
 
 func TestArchiveValidatesDates(t *testing.T) {
 	d := mustParse(t, ledgerFixture)
-	if _, err := d.Archivable("2026-13-01"); !errors.Is(err, ErrInvalidDate) {
-		t.Errorf("Archivable(bad) = %v, want ErrInvalidDate", err)
+	if _, err := d.Archivable("2026-13-01"); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Archivable(bad) = %v, want ErrInvalidArgument", err)
 	}
-	if _, err := d.ArchiveInto(mustParse(t, ""), "", "today"); !errors.Is(err, ErrInvalidDate) {
-		t.Errorf("ArchiveInto(stamp today) = %v, want ErrInvalidDate", err)
+	if _, err := d.ArchiveInto(mustParse(t, ""), "", "today"); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("ArchiveInto(stamp today) = %v, want ErrInvalidArgument", err)
 	}
-	if _, err := d.ArchiveInto(mustParse(t, ""), "2026-02-30", "2026-08-24"); !errors.Is(err, ErrInvalidDate) || d.Changed() {
-		t.Errorf("ArchiveInto(before bad) = %v, want ErrInvalidDate", err)
+	if _, err := d.ArchiveInto(mustParse(t, ""), "2026-02-30", "2026-08-24"); !errors.Is(err, ErrInvalidArgument) || d.Changed() {
+		t.Errorf("ArchiveInto(before bad) = %v, want ErrInvalidArgument", err)
 	}
 }
 
@@ -267,9 +267,8 @@ func TestArchiveRefusesDuplicatedIDs(t *testing.T) {
 	text := "### DW-1: a\nstatus: done 2026-01-01\n\n### DW-1: b\nstatus: open\n"
 	d := mustParse(t, text)
 	_, err := d.ArchiveInto(mustParse(t, ""), "", "2026-08-24")
-	var de *DuplicateIDError
-	if !errors.As(err, &de) || de.ID != "DW-1" || !slices.Equal(de.Lines, []int{1, 4}) || d.Changed() {
-		t.Errorf("ArchiveInto = %v, want a DuplicateIDError for DW-1 at lines 1, 4", err)
+	if !errors.Is(err, ErrDuplicateID) || !strings.Contains(err.Error(), "DW-1 is carried by 2 entries (lines 1, 4)") || d.Changed() {
+		t.Errorf("ArchiveInto = %v, want ErrDuplicateID naming DW-1 at lines 1, 4", err)
 	}
 }
 

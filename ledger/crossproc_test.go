@@ -91,11 +91,15 @@ func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 			}
 			if open := d.OpenIDs(); len(open) > 0 {
 				id := open[rng.IntN(len(open))]
-				got, err := s.MarkDone(ctx, []string{id}, "2026-06-11", fmt.Sprintf("closed by process %d", c.Index))
+				var got []string
+				_, err := s.Mutate(ctx, func(d *Doc) (err error) {
+					got, err = d.MarkDone([]string{id}, "2026-06-11", fmt.Sprintf("closed by process %d", c.Index))
+					return err
+				})
 				if err != nil {
 					t.Fatalf("MarkDone(%s) = %v", id, err)
 				}
-				closed = append(closed, got.Changed...)
+				closed = append(closed, got...)
 			}
 			if finished {
 				break

@@ -88,7 +88,8 @@ func ExampleDoc_MarkOpen() {
 
 func ExampleDoc_RecordDecision() {
 	d, _ := ledger.Parse([]byte("### DW-1: x\nstatus: open\n"))
-	d.RecordDecision("DW-1", "2026-06-11", "fix now", "worth the churn", ledger.CloseWith("closed by decision"))
+	d.RecordDecision("DW-1", "2026-06-11", "fix now", "worth the churn")
+	d.MarkDone([]string{"DW-1"}, "2026-06-11", "closed by decision") // decide and close
 	fmt.Print(d.String())
 	// Output:
 	// ### DW-1: x
@@ -151,12 +152,21 @@ func ExampleStore() {
 	)
 	fmt.Println("appended", ids)
 
-	rep, _ := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "fixed in 3-4")
-	fmt.Println("closed", rep.Changed)
+	// Close DW-1 and say what became of it. Mutate decides on a lock-free
+	// read first, so fn may run twice: it assigns its results.
+	var closed []string
+	var was ledger.Classification
+	closeDW1 := func(d *ledger.Doc) (err error) {
+		was = d.Classify("DW-1")
+		closed, err = d.MarkDone([]string{"DW-1"}, "2026-06-11", "fixed in 3-4")
+		return err
+	}
+	c, _ := s.Mutate(ctx, closeDW1)
+	fmt.Println("closed", closed, "written", c.Written)
 
 	// A replay writes nothing and takes no lock.
-	rep, _ = s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "fixed in 3-4")
-	fmt.Println("closed again", rep.Changed, "already done", rep.AlreadyDone)
+	c, _ = s.Mutate(ctx, closeDW1)
+	fmt.Println("closed again", closed, "already done", was.AlreadyDone, "written", c.Written)
 
 	// Several changes in one lock, one read and one write.
 	s.Mutate(ctx, func(d *ledger.Doc) error {
@@ -171,7 +181,7 @@ func ExampleStore() {
 	fmt.Println("open", d.OpenIDs())
 	// Output:
 	// appended [DW-1 DW-2]
-	// closed [DW-1]
-	// closed again [] already done [DW-1]
+	// closed [DW-1] written true
+	// closed again [] already done [DW-1] written false
 	// open [DW-2 DW-3]
 }

@@ -267,14 +267,14 @@ type duplicate struct {
 
 // duplicates returns every id that two or more entries carry, in order of first
 // appearance. A ledger with duplicates is corrupt for those ids: operations on
-// them fail with a *[DuplicateIDError] until the file is fixed by hand.
+// them fail with an error matching [ErrDuplicateID] until the file is fixed by hand.
 func (d *Doc) duplicates() []duplicate {
 	p := d.parsed()
 	var out []duplicate
 	for i := range p.entries {
 		id := p.entries[i].id
 		if idx, ok := p.dups[id]; ok && idx[0] == i {
-			out = append(out, duplicate{ID: id, Lines: p.dupErr(id).(*DuplicateIDError).Lines})
+			out = append(out, duplicate{ID: id, Lines: p.dupErr(id).(*duplicateIDError).Lines})
 		}
 	}
 	return out

@@ -22,7 +22,7 @@ import (
 // atomicfile.ErrNotRegular, and leaves it as it was. Before, a pipe hung
 // every command forever. Ablation: osfile opening without O_NONBLOCK hangs
 // the pipe cases (the guard fails the test); without its fstat check the
-// pipe and the device read as an empty ledger and View, Mutate, MarkDone and
+// pipe and the device read as an empty ledger and View, Mutate (a close) and
 // Archive go red (an Append, and the archive's write, are still refused by
 // atomicfile's own check of the target before it stages).
 func TestStoreRefusesNonRegularFiles(t *testing.T) {
@@ -32,10 +32,12 @@ func TestStoreRefusesNonRegularFiles(t *testing.T) {
 			_, err := s.Append(ctx, Spec{Title: "t", Origin: "o", SourceSpec: "s", Reason: "r"})
 			return err
 		},
-		"MarkDone": func(s *Store) error { _, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-01", "n"); return err },
-		"Mutate":   func(s *Store) error { _, err := s.Mutate(ctx, func(*Doc) error { return nil }); return err },
-		"View":     func(s *Store) error { _, err := s.View(ctx); return err },
-		"Archive":  func(s *Store) error { _, err := s.Archive(ctx, "", "2026-06-02"); return err },
+		"Mutate": func(s *Store) error {
+			_, err := s.Mutate(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{"DW-1"}, "2026-06-01", "n"); return err })
+			return err
+		},
+		"View":    func(s *Store) error { _, err := s.View(ctx); return err },
+		"Archive": func(s *Store) error { _, err := s.Archive(ctx, "", "2026-06-02"); return err },
 	}
 	const closed = "# Deferred Work\n\n### DW-1: t\norigin: o\nlocation: n/a\nsource_spec: `s`\nreason: r\nstatus: done 2026-06-01\n"
 	for kind, odd := range oddfile.Make(t) {

@@ -61,10 +61,10 @@ func (d *Doc) Append(specs ...Spec) ([]string, error) {
 func validateSpecs(specs []Spec) error {
 	for i, s := range specs {
 		if s.Status != "" && !canonicalStatus(s.Status) {
-			return &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Status", Value: s.Status, Err: ErrInvalidStatus}
+			return &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Status", Value: s.Status, Err: errStatus}
 		}
 		if s.Severity != "" && !canonicalSeverity(s.Severity) {
-			return &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Severity", Value: s.Severity, Err: ErrInvalidSeverity}
+			return &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Severity", Value: s.Severity, Err: errSeverity}
 		}
 	}
 	return nil
@@ -72,7 +72,7 @@ func validateSpecs(specs []Spec) error {
 
 func checkDate(op, field, date string) error {
 	if !validDate(date) {
-		return &ArgError{Op: op, Field: field, Value: date, Err: ErrInvalidDate}
+		return &ArgError{Op: op, Field: field, Value: date, Err: errDate}
 	}
 	return nil
 }
@@ -280,21 +280,9 @@ func fieldValueMatches(r, v string) bool {
 type CloseOption func(*closeOptions)
 
 type closeOptions struct {
-	notes      map[string]string
 	opID       string
 	reopenable bool
 	digest     string // sha256 of opID, once validated
-}
-
-// WithNotes gives each id its own resolution note. The map must hold exactly
-// one note per id of the batch (ids repeated in the batch share theirs).
-func WithNotes(notes map[string]string) CloseOption {
-	return func(o *closeOptions) {
-		if notes == nil {
-			notes = map[string]string{}
-		}
-		o.notes = notes
-	}
 }
 
 // Reopenable makes the close undoable by [Doc.MarkOpen] with the same
@@ -310,14 +298,16 @@ func Reopenable(operationID string) CloseOption {
 // "status: done <date>" with "resolution: <note>" directly under it. It
 // returns the ids actually closed, in the order given; an id that is missing,
 // not open, or already closed earlier in the batch is skipped, so a repeated
-// call changes nothing. A reopenable close also skips an entry whose status
-// line holds a line-break character such as U+2028.
+// call changes nothing ([Doc.Classify] tells a replay from a typo). A
+// reopenable close also skips an entry whose status line holds a line-break
+// character such as U+2028. To give each id its own note, call MarkDone once
+// per id: a batch is byte for byte the serial calls.
 //
 // Errors (nothing is changed): an *[ArgError] for a date that is not a real
-// YYYY-MM-DD, notes that are not one per id, or an empty operation id; a
-// *[DuplicateIDError] when an id names several entries.
+// YYYY-MM-DD or an empty operation id; an error matching [ErrDuplicateID]
+// when an id names several entries.
 func (d *Doc) MarkDone(ids []string, date, note string, opts ...CloseOption) ([]string, error) {
-	o, err := closeConfig(ids, date, opts)
+	o, err := closeConfig(date, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -336,11 +326,7 @@ func (d *Doc) MarkDone(ids []string, date, note string, opts ...CloseOption) ([]
 			continue
 		}
 		seen[id] = true
-		n := note
-		if o.notes != nil {
-			n = o.notes[id]
-		}
-		if ed, ok := d.doneEdit(id, date, n, o.digest); ok {
+		if ed, ok := d.doneEdit(id, date, note, o.digest); ok {
 			edits = append(edits, ed)
 			done = append(done, id)
 		}
@@ -350,7 +336,7 @@ func (d *Doc) MarkDone(ids []string, date, note string, opts ...CloseOption) ([]
 }
 
 // closeConfig applies and validates MarkDone's arguments.
-func closeConfig(ids []string, date string, opts []CloseOption) (closeOptions, error) {
+func closeConfig(date string, opts []CloseOption) (closeOptions, error) {
 	var o closeOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -358,23 +344,9 @@ func closeConfig(ids []string, date string, opts []CloseOption) (closeOptions, e
 	if err := checkDate("MarkDone", "date", date); err != nil {
 		return o, err
 	}
-	if o.notes != nil {
-		want := make(map[string]bool, len(ids))
-		for _, id := range ids {
-			want[id] = true
-			if _, ok := o.notes[id]; !ok {
-				return o, &ArgError{Op: "MarkDone", Field: "notes (missing the note for)", Value: id, Err: ErrNotes}
-			}
-		}
-		for id := range o.notes {
-			if !want[id] {
-				return o, &ArgError{Op: "MarkDone", Field: "notes (a note for an id not in the batch)", Value: id, Err: ErrNotes}
-			}
-		}
-	}
 	if o.reopenable {
 		if o.opID == "" {
-			return o, &ArgError{Op: "MarkDone", Field: "operation id", Value: o.opID, Err: ErrEmptyOperationID}
+			return o, &ArgError{Op: "MarkDone", Field: "operation id", Value: o.opID, Err: errOperationID}
 		}
 		o.digest = operationDigest(o.opID)
 	}
@@ -447,15 +419,6 @@ func (d *Doc) doneEdit(id, date, note, digest string) (edit, bool) {
 	return edit{e.statusBeg, e.statusEnd, with}, true
 }
 
-// applyDone closes one entry; digest non-empty makes the close reopenable.
-func (d *Doc) applyDone(id, date, note, digest string) bool {
-	ed, ok := d.doneEdit(id, date, note, digest)
-	if ok {
-		d.applyEdits([]edit{ed})
-	}
-	return ok
-}
-
 // insertEdit inserts "\n"+line just before the status line's newline, or,
 // for an entry without a status line, after the body's last non-whitespace
 // character.
@@ -481,8 +444,8 @@ var undoTail = regexp.MustCompile(`^\nresolution:[ \t]*(.*)\nresolution-undo:[ \
 // "archived:" lines of a reopened entry become "archived-body:", so the entry
 // reads as live but still points at its archived body.
 //
-// Errors (nothing is changed): an *[ArgError] for an empty operation id, a
-// *[DuplicateIDError] when an id names several entries.
+// Errors (nothing is changed): an *[ArgError] for an empty operation id, an
+// error matching [ErrDuplicateID] when an id names several entries.
 func (d *Doc) MarkOpen(ids []string, note, operationID string) ([]string, error) {
 	if err := checkOperationID(operationID); err != nil {
 		return nil, err
@@ -513,7 +476,7 @@ func (d *Doc) MarkOpen(ids []string, note, operationID string) ([]string, error)
 
 func checkOperationID(operationID string) error {
 	if operationID == "" {
-		return &ArgError{Op: "MarkOpen", Field: "operation id", Value: operationID, Err: ErrEmptyOperationID}
+		return &ArgError{Op: "MarkOpen", Field: "operation id", Value: operationID, Err: errOperationID}
 	}
 	return nil
 }
@@ -558,43 +521,16 @@ func (d *Doc) openEdits(id, note, digest string) []edit {
 	return edits
 }
 
-// DecisionOption configures [Doc.RecordDecision].
-type DecisionOption func(*decisionOptions)
-
-type decisionOptions struct {
-	closeNote   string
-	close       bool
-	requireOpen bool
-}
-
-// CloseWith also closes the entry, plainly, with note as its resolution, after
-// the decision line is written; the close is skipped if the entry is not open.
-func CloseWith(note string) DecisionOption {
-	return func(o *decisionOptions) { o.closeNote, o.close = note, true }
-}
-
-// RequireOpen makes the decision conditional: if the entry is not open,
-// nothing is written and RecordDecision returns false.
-func RequireOpen() DecisionOption {
-	return func(o *decisionOptions) { o.requireOpen = true }
-}
-
 // RecordDecision writes "decision: <date> <label> — <detail>" under the
 // entry's status line (" — <detail>" is left out when the detail is empty),
 // whether the entry is open or done: a decision is a record, not a status
-// change. With [CloseWith] it then closes the entry; the order keeps the
-// resolution line adjacent to the status line, so the result is byte for byte
-// the pair of calls RecordDecision then MarkDone. It returns false, writing
-// nothing, when no entry has the id (or, with [RequireOpen], the entry is not
-// open).
+// change. It returns false, writing nothing, when no entry has the id. To
+// decide and close in one write, call [Doc.MarkDone] after it on the same Doc:
+// the resolution line then stays adjacent to the status line.
 //
-// Errors (nothing is changed): an *[ArgError] for a bad date, a
-// *[DuplicateIDError] when the id names several entries.
-func (d *Doc) RecordDecision(id, date, label, detail string, opts ...DecisionOption) (bool, error) {
-	var o decisionOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+// Errors (nothing is changed): an *[ArgError] for a bad date, an error
+// matching [ErrDuplicateID] when the id names several entries.
+func (d *Doc) RecordDecision(id, date, label, detail string) (bool, error) {
 	if err := checkDate("RecordDecision", "date", date); err != nil {
 		return false, err
 	}
@@ -602,70 +538,52 @@ func (d *Doc) RecordDecision(id, date, label, detail string, opts ...DecisionOpt
 		return false, err
 	}
 	e := d.parsed().find(id)
-	if e == nil || o.requireOpen && !e.open() {
+	if e == nil {
 		return false, nil
 	}
-	label = oneLine(label)
-	detail = oneLine(detail)
-	line := "decision: " + date + " " + label
-	if detail != "" {
+	line := "decision: " + date + " " + oneLine(label)
+	if detail = oneLine(detail); detail != "" {
 		line += " — " + detail
 	}
 	d.applyEdits([]edit{d.insertEdit(e, line)})
-	if o.close {
-		d.applyDone(id, date, o.closeNote, "")
-	}
 	return true, nil
 }
 
-// SeenAgain is the result of [Doc.MarkSeenAgain].
-type SeenAgain struct {
-	Applied []bool   // per id, in order: a seen-again line was written
-	Stale   []string // ids whose entry is missing or no longer open: the sighting must be filed afresh
-}
-
 // MarkSeenAgain records a recurrence, "seen-again: <date> (<note>)", under the
-// status line of each open entry among ids. An id whose entry is missing or
-// not open is returned in Stale; an entry that already carries the identical
-// line is left alone (a replay), and its flag is false but it is not stale.
+// status line of each open entry among ids, and returns the ids it wrote the
+// line for, in the order given, each once. An entry that already carries the
+// identical line is left alone (a replay). An id whose entry is missing or
+// not open gets no line: the work came back, and the sighting must be filed
+// afresh (with [Doc.Append]; [Doc.Classify] tells which ids those are).
 //
-// Errors (nothing is changed): an *[ArgError] for a bad date, a
-// *[DuplicateIDError] when an id names several entries.
-func (d *Doc) MarkSeenAgain(ids []string, date, note string) (SeenAgain, error) {
+// Errors (nothing is changed): an *[ArgError] for a bad date, an error
+// matching [ErrDuplicateID] when an id names several entries.
+func (d *Doc) MarkSeenAgain(ids []string, date, note string) ([]string, error) {
 	if err := checkDate("MarkSeenAgain", "date", date); err != nil {
-		return SeenAgain{}, err
+		return nil, err
 	}
 	if err := d.checkDups(ids...); err != nil {
-		return SeenAgain{}, err
+		return nil, err
 	}
 	line := "seen-again: " + date + " (" + oneLine(note) + ")"
-	res := SeenAgain{Applied: make([]bool, len(ids))}
-	// As in MarkDone, the fold is computed as edits on one parse. A repeated
-	// id is stale again if it was, and otherwise finds its line (a replay).
+	// As in MarkDone, the fold is computed as edits on one parse; a repeated
+	// id finds its line (a replay).
 	p := d.parsed()
+	var seen []string
 	var edits []edit
-	stale := make(map[string]bool)
-	seen := make(map[string]bool, len(ids))
-	for i, id := range ids {
-		if seen[id] {
-			if stale[id] {
-				res.Stale = append(res.Stale, id)
-			}
+	done := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if done[id] {
 			continue
 		}
-		seen[id] = true
+		done[id] = true
 		e := p.find(id)
-		if e == nil || !e.open() {
-			stale[id] = true
-			res.Stale = append(res.Stale, id)
-			continue
-		}
-		if strings.Contains(p.body(e), line) {
+		if e == nil || !e.open() || strings.Contains(p.body(e), line) {
 			continue
 		}
 		edits = append(edits, d.insertEdit(e, line))
-		res.Applied[i] = true
+		seen = append(seen, id)
 	}
 	d.applyEdits(edits)
-	return res, nil
+	return seen, nil
 }

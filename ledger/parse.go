@@ -163,7 +163,7 @@ func (p *parsed) find(id string) *entry {
 	return nil
 }
 
-// dupErr returns a *DuplicateIDError when id names several entries.
+// dupErr returns a *duplicateIDError when id names several entries.
 func (p *parsed) dupErr(id string) error {
 	idx, ok := p.dups[id]
 	if !ok {
@@ -173,7 +173,7 @@ func (p *parsed) dupErr(id string) error {
 	for i, j := range idx {
 		lines[i] = p.entries[j].line + 1
 	}
-	return &DuplicateIDError{ID: id, Lines: lines}
+	return &duplicateIDError{ID: id, Lines: lines}
 }
 
 // fences marks the lines inside fenced code blocks, over the whole text: a

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/filetxn/filetxn"
 	"os"
@@ -203,21 +202,24 @@ func (m *ledgerMachine) MarkDone(t *rapid.T) {
 	date := rapid.SampledFrom(smDates).Draw(t, "close date")
 	note := rapid.SampledFrom(smNotes).Draw(t, "close note")
 	var opts []CloseOption
-	notes := map[string]string{}
+	var notes map[string]string
 	if rapid.Bool().Draw(t, "per-id notes") {
+		notes = map[string]string{}
 		for _, id := range ids {
 			notes[id] = rapid.SampledFrom(smNotes).Draw(t, "note for "+id)
 		}
-		opts = append(opts, WithNotes(notes))
 	}
 	op := ""
 	if rapid.Bool().Draw(t, "reopenable") {
 		op = rapid.SampledFrom(smOps).Draw(t, "close op")
 		opts = append(opts, Reopenable(op))
 	}
-	got, err := m.tgt.MarkDone(ids, date, note, opts...)
-	if m.refusesUnknown(t, "MarkDone", ids, err) {
-		return
+	var got []string
+	var err error
+	if notes != nil {
+		got, err = m.tgt.MarkDoneEach(ids, date, notes, opts...)
+	} else {
+		got, err = m.tgt.MarkDone(ids, date, note, opts...)
 	}
 	if err != nil {
 		t.Fatalf("MarkDone: %v", err)
@@ -241,29 +243,12 @@ func (m *ledgerMachine) MarkDone(t *rapid.T) {
 	}
 }
 
-// refusesUnknown reports whether the target is a Store and ids hold an id no
-// entry carries, after checking that the call failed with ErrNotFound: the
-// Store refuses such an id (a typo is not a replay) and changes nothing, while
-// the Doc skips it.
-func (m *ledgerMachine) refusesUnknown(t *rapid.T, op string, ids []string, err error) bool {
-	if _, store := m.tgt.(*storeTarget); !store || !slices.ContainsFunc(ids, func(id string) bool { return m.byID[id] == nil }) {
-		return false
-	}
-	if !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Store.%s(%v) with an unknown id = %v, want ErrNotFound", op, ids, err)
-	}
-	return true
-}
-
 // MarkOpen undoes reopenable closes of one operation.
 func (m *ledgerMachine) MarkOpen(t *rapid.T) {
 	ids := m.drawIDs(t, "reopen ids")
 	note := rapid.SampledFrom(smNotes).Draw(t, "reopen note")
 	op := rapid.SampledFrom(smOps).Draw(t, "reopen op")
 	got, err := m.tgt.MarkOpen(ids, note, op)
-	if m.refusesUnknown(t, "MarkOpen", ids, err) {
-		return
-	}
 	if err != nil {
 		t.Fatalf("MarkOpen: %v", err)
 	}
@@ -292,19 +277,14 @@ func (m *ledgerMachine) RecordDecision(t *rapid.T) {
 	date := rapid.SampledFrom(smDates).Draw(t, "decision date")
 	label := rapid.SampledFrom(smLabels).Draw(t, "label")
 	detail := rapid.SampledFrom(append([]string{""}, smNotes...)).Draw(t, "detail")
-	var opts []DecisionOption
+	var closeNote *string
 	closeIt := rapid.Bool().Draw(t, "decision closes")
 	if closeIt {
-		opts = append(opts, CloseWith(rapid.SampledFrom(smNotes).Draw(t, "decision close note")))
+		n := rapid.SampledFrom(smNotes).Draw(t, "decision close note")
+		closeNote = &n
 	}
 	requireOpen := rapid.Bool().Draw(t, "require open")
-	if requireOpen {
-		opts = append(opts, RequireOpen())
-	}
-	got, err := m.tgt.RecordDecision(id, date, label, detail, opts...)
-	if m.refusesUnknown(t, "RecordDecision", ids[:1], err) {
-		return
-	}
+	got, err := m.tgt.Decide(decision{id, date, label, detail, closeNote, requireOpen})
 	if err != nil {
 		t.Fatalf("RecordDecision: %v", err)
 	}
@@ -335,21 +315,15 @@ func (m *ledgerMachine) MarkSeenAgain(t *rapid.T) {
 		t.Fatalf("MarkSeenAgain: %v", err)
 	}
 	line := date + " (" + oneLine(note) + ")"
-	applied := make([]bool, len(ids))
-	var stale []string
-	for i, id := range ids {
-		e := m.byID[id]
-		if e == nil || e.state != mOpen {
-			stale = append(stale, id)
-			continue
-		}
-		if !e.seen[line] {
+	var want []string
+	for _, id := range ids {
+		if e := m.byID[id]; e != nil && e.state == mOpen && !e.seen[line] {
 			e.seen[line] = true
-			applied[i] = true
+			want = append(want, id)
 		}
 	}
-	if !slices.Equal(got.Applied, applied) || !slices.Equal(got.Stale, stale) {
-		t.Fatalf("MarkSeenAgain(%v) = %+v, model %v %v", ids, got, applied, stale)
+	if !slices.Equal(got, want) {
+		t.Fatalf("MarkSeenAgain(%v) = %v, model %v", ids, got, want)
 	}
 }
 
@@ -545,13 +519,52 @@ type target interface {
 	ArchiveText(t *rapid.T) string
 	Append(specs ...Spec) ([]string, error)
 	MarkDone(ids []string, date, note string, opts ...CloseOption) ([]string, error)
+	MarkDoneEach(ids []string, date string, notes map[string]string, opts ...CloseOption) ([]string, error) // one note per id, in one batch
 	MarkOpen(ids []string, note, op string) ([]string, error)
-	RecordDecision(id, date, label, detail string, opts ...DecisionOption) (bool, error)
-	MarkSeenAgain(ids []string, date, note string) (SeenAgain, error)
+	Decide(dec decision) (bool, error)
+	MarkSeenAgain(ids []string, date, note string) ([]string, error)
 	Archivable(before string) ([]string, error)
 	Archive(before, stamp string) ([]string, error)
 	CrashArchive(t *rapid.T, before, stamp string) // an archive whose ledger write is lost
 	Reopen(t *rapid.T)
+}
+
+// decision is a RecordDecision, then, when closeNote is not nil, a MarkDone
+// with that note, in one batch; with requireOpen, nothing unless the entry is
+// open.
+type decision struct {
+	id, date, label, detail string
+	closeNote               *string
+	requireOpen             bool
+}
+
+// apply runs the decision on d and reports whether the decision line was
+// written.
+func (dec decision) apply(d *Doc) (bool, error) {
+	if dec.requireOpen {
+		if e, ok := d.Entry(dec.id); !ok || !e.Open() {
+			return false, nil
+		}
+	}
+	ok, err := d.RecordDecision(dec.id, dec.date, dec.label, dec.detail)
+	if !ok || err != nil || dec.closeNote == nil {
+		return ok, err
+	}
+	_, err = d.MarkDone([]string{dec.id}, dec.date, *dec.closeNote)
+	return ok, err
+}
+
+// markDoneEach closes each id with its own note, one MarkDone per id.
+func markDoneEach(d *Doc, ids []string, date string, notes map[string]string, opts ...CloseOption) ([]string, error) {
+	var closed []string
+	for _, id := range ids {
+		got, err := d.MarkDone([]string{id}, date, notes[id], opts...)
+		if err != nil {
+			return nil, err
+		}
+		closed = append(closed, got...)
+	}
+	return closed, nil
 }
 
 type docTarget struct {
@@ -567,7 +580,11 @@ func newDocTarget(t *rapid.T, seed string) target {
 	return &docTarget{d, mustParse(t, "")}
 }
 
-func (d *docTarget) Ledger(*rapid.T) *Doc        { return d.Doc }
+func (d *docTarget) Ledger(*rapid.T) *Doc              { return d.Doc }
+func (d *docTarget) Decide(dec decision) (bool, error) { return dec.apply(d.Doc) }
+func (d *docTarget) MarkDoneEach(ids []string, date string, notes map[string]string, opts ...CloseOption) ([]string, error) {
+	return markDoneEach(d.Doc, ids, date, notes, opts...)
+}
 func (d *docTarget) ArchiveText(*rapid.T) string { return d.archive.String() }
 func (d *docTarget) Archive(before, stamp string) ([]string, error) {
 	return d.Doc.ArchiveInto(d.archive, before, stamp)
@@ -625,20 +642,31 @@ func (s *storeTarget) ArchiveText(t *rapid.T) string {
 	return string(b)
 }
 func (s *storeTarget) Append(specs ...Spec) ([]string, error) { return s.s.Append(s.ctx, specs...) }
+
+// mutate runs fn in one Store.Mutate and returns what its last run returned.
+func mutate[T any](s *storeTarget, fn func(*Doc) (T, error)) (T, error) {
+	var got T
+	_, err := s.s.Mutate(s.ctx, func(d *Doc) (err error) {
+		got, err = fn(d)
+		return err
+	})
+	return got, err
+}
+
 func (s *storeTarget) MarkDone(ids []string, date, note string, opts ...CloseOption) ([]string, error) {
-	rep, err := s.s.MarkDone(s.ctx, ids, date, note, opts...)
-	return rep.Changed, err
+	return mutate(s, func(d *Doc) ([]string, error) { return d.MarkDone(ids, date, note, opts...) })
+}
+func (s *storeTarget) MarkDoneEach(ids []string, date string, notes map[string]string, opts ...CloseOption) ([]string, error) {
+	return mutate(s, func(d *Doc) ([]string, error) { return markDoneEach(d, ids, date, notes, opts...) })
 }
 func (s *storeTarget) MarkOpen(ids []string, note, op string) ([]string, error) {
-	rep, err := s.s.MarkOpen(s.ctx, ids, note, op)
-	return rep.Changed, err
+	return mutate(s, func(d *Doc) ([]string, error) { return d.MarkOpen(ids, note, op) })
 }
-func (s *storeTarget) RecordDecision(id, date, label, detail string, opts ...DecisionOption) (bool, error) {
-	rep, err := s.s.RecordDecision(s.ctx, id, date, label, detail, opts...)
-	return len(rep.Changed) > 0, err
+func (s *storeTarget) Decide(dec decision) (bool, error) {
+	return mutate(s, dec.apply)
 }
-func (s *storeTarget) MarkSeenAgain(ids []string, date, note string) (SeenAgain, error) {
-	return s.s.MarkSeenAgain(s.ctx, ids, date, note)
+func (s *storeTarget) MarkSeenAgain(ids []string, date, note string) ([]string, error) {
+	return mutate(s, func(d *Doc) ([]string, error) { return d.MarkSeenAgain(ids, date, note) })
 }
 func (s *storeTarget) Archivable(before string) ([]string, error) {
 	return archivable(s.ctx, s.s, before)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/filetxn/filetxn"
@@ -14,18 +13,16 @@ import (
 
 // Store is a ledger file, with its archive sibling, shared between goroutines
 // and processes through the filetxn engine: every write takes the ledger's
-// lock, reads the file afresh, applies the operation and replaces the file
+// lock, reads the file afresh, applies the change and replaces the file
 // atomically. It holds no data in memory and is safe for concurrent use.
 //
-// Each operation method first decides on a lock-free read, as
-// [Store.MutateProbed] does: if the operation would write nothing (an empty
-// batch, a missing ledger, every spec already filed, every id already closed,
-// nothing eligible) it returns without taking the lock, so such calls succeed
-// even where the lock cannot be taken. Otherwise it takes the lock and decides
-// again on fresh data; a batch of N changes costs one lock, one read and one
-// write. Arguments are validated before any I/O. A Store whose lock lives
-// under a state root that cannot be derived fails every write with an error
-// wrapping [ErrNoStateRoot].
+// [Store.Mutate] runs any batch of Doc operations in one write, and decides
+// first on a lock-free read, so a batch that would write nothing (a replayed
+// close, ids already done, a missing ledger) takes no lock and succeeds even
+// where the lock cannot be taken. [Store.Append] and [Store.Archive] do the
+// same for appending and for archiving, which writes two files. A Store whose
+// lock lives under a state root that cannot be derived fails every write with
+// an error wrapping [ErrNoStateRoot].
 //
 // As in the engine: ctx bounds the wait for the lock and nothing else (a done
 // ctx on a free lock still runs the operation; on a busy one it fails at
@@ -120,153 +117,71 @@ func (s *Store) noRoot() error {
 // ledger is an empty Doc.
 func (s *Store) View(ctx context.Context) (*Doc, error) { return s.eng.View(ctx) }
 
-// Mutate runs fn on the ledger under its lock, as filetxn.Store.Mutate: it
-// waits for the lock (or ctx), reads and parses the ledger, calls fn once, and
-// writes the result atomically if its bytes changed. fn's error is returned
-// unchanged and nothing is written; a panic in fn releases the lock and
-// propagates. Calling the Store from inside fn fails with an error matching
-// lock.ErrReentrant. The Commit's Digest proves which bytes this call
-// published, if it published any (see [Store.Restore]).
+// Mutate runs fn on the ledger and publishes what fn leaves in the Doc, as
+// filetxn.Store.MutateProbed does: it takes the lock if it is free, reads
+// the ledger, runs fn and, if the bytes changed, replaces the file
+// atomically, so a batch of Doc operations costs one lock, one read and one
+// write. When the lock is busy or cannot be taken, fn first runs on a
+// version read without the lock, and if it leaves the ledger unchanged (ids
+// closed already, nothing eligible, a missing ledger), Mutate returns that
+// answer with Commit.Written false, without waiting for the lock or needing
+// it at all; otherwise it waits for the lock and runs fn again on fresh
+// data. fn may therefore run twice: it must only decide on and change the
+// Doc, and assign what its operations return (the last run's values are
+// the answer), never accumulate them.
+//
+// fn's error is returned unchanged and nothing is written; an argument a
+// Doc operation refuses is thus refused after a read, and, when the lock is
+// busy, after the wait for it, so check arguments first when that matters.
+// A panic in fn releases the lock and propagates. fn must not call the
+// Store: under the lock that fails with an error matching
+// lock.ErrReentrant. A missing ledger is an empty Doc, and the file (not
+// its directory) is created when fn adds to it. The Commit's Digest proves
+// which bytes this call published, if it published any (see
+// [Store.Restore]).
 func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	if s.rootErr == nil {
+		return s.eng.MutateProbed(ctx, fn)
+	}
+	// Without a state root for the default lock, only a change fails.
+	d, err := s.eng.View(ctx)
+	if err != nil {
+		return filetxn.Commit{}, err
+	}
+	if err := fn(d); err != nil {
+		return filetxn.Commit{}, err
+	}
+	if d.Changed() {
+		return filetxn.Commit{}, s.noRoot()
+	}
+	return filetxn.Commit{}, nil
+}
+
+// mutate is the engine's Mutate, for an operation that must decide under the
+// lock: fn runs once.
+func (s *Store) mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
 	if s.rootErr != nil {
 		return filetxn.Commit{}, s.noRoot()
 	}
 	return s.eng.Mutate(ctx, fn)
 }
 
+// mutateProbed is Mutate without its Commit.
+func (s *Store) mutateProbed(ctx context.Context, fn func(*Doc) error) error {
+	_, err := s.Mutate(ctx, fn)
+	return err
+}
+
 // Restore puts snapshot back as the whole ledger, under the lock, only if the
 // ledger's current bytes are a version the caller owns (their digest is among
 // owned: the Commit.Digest of the caller's own writes) or already equal
 // snapshot; otherwise it writes nothing and returns an error matching
-// filetxn.ErrDiverged. It never merges; see [Store.Merge] for that.
+// filetxn.ErrDiverged. It never merges; [Doc.Merge] in [Store.Mutate] does.
 func (s *Store) Restore(ctx context.Context, snapshot []byte, owned ...filetxn.Digest) (filetxn.Commit, error) {
 	if s.rootErr != nil {
 		return filetxn.Commit{}, s.noRoot()
 	}
 	return s.eng.Restore(ctx, snapshot, owned...)
-}
-
-// A Report is what a Store operation did with the ids it was given, decided on
-// the version of the ledger it changed (or found needed no change): Changed
-// lists, in the order given, the ids whose entry the call changed (closed by
-// MarkDone, reopened by MarkOpen, given a decision by RecordDecision), and the
-// Classification is that of the ids on that version before the call. An id
-// in Open but not in Changed after MarkOpen, say, was open already.
-type Report struct {
-	Changed []string
-	Classification
-}
-
-// MarkDone closes the open entries among ids (see [Doc.MarkDone]) and reports
-// them in Changed. An id already closed is a replay: it is skipped (it is in
-// AlreadyDone), and when every id is, nothing is written and no lock is
-// taken. An id that no entry carries is an error matching [ErrNotFound] that
-// names it, and nothing is written (a typo is not a replay); the Report's
-// Unknown then lists every such id, so that a caller may close the others.
-func (s *Store) MarkDone(ctx context.Context, ids []string, date, note string, opts ...CloseOption) (Report, error) {
-	if _, err := closeConfig(ids, date, opts); err != nil || len(ids) == 0 {
-		return Report{}, err
-	}
-	return s.report(ctx, "MarkDone", ids, func(d *Doc) ([]string, error) { return d.MarkDone(ids, date, note, opts...) })
-}
-
-// MarkOpen undoes this operation's reopenable closes (see [Doc.MarkOpen]) and
-// reports them in Changed; an id among AlreadyDone but not in Changed was not
-// closed by this operation with this note. When none is eligible, nothing is
-// written and no lock is taken. Unknown ids are an error matching
-// [ErrNotFound], as for MarkDone.
-func (s *Store) MarkOpen(ctx context.Context, ids []string, note, operationID string) (Report, error) {
-	if err := checkOperationID(operationID); err != nil || len(ids) == 0 {
-		return Report{}, err
-	}
-	return s.report(ctx, "MarkOpen", ids, func(d *Doc) ([]string, error) { return d.MarkOpen(ids, note, operationID) })
-}
-
-// RecordDecision records a decision on an entry, and with [CloseWith] closes
-// it, in one write (see [Doc.RecordDecision]); Changed is [id] when the
-// decision was recorded, and the entry was closed too when it was among Open
-// and CloseWith was given. An id no entry carries is an error matching
-// [ErrNotFound], decided without the lock; with [RequireOpen] an entry that
-// is not open gets no decision, and nothing is written.
-func (s *Store) RecordDecision(ctx context.Context, id, date, label, detail string, opts ...DecisionOption) (Report, error) {
-	if err := checkDate("RecordDecision", "date", date); err != nil {
-		return Report{}, err
-	}
-	return s.report(ctx, "RecordDecision", []string{id}, func(d *Doc) ([]string, error) {
-		if ok, err := d.RecordDecision(id, date, label, detail, opts...); !ok || err != nil {
-			return nil, err
-		}
-		return []string{id}, nil
-	})
-}
-
-// report runs op on the ledger as the engine's MutateProbed does, for an
-// operation on ids: an unknown id changes nothing, so the lock-free read
-// decides it, and the call then fails with ErrNotFound naming it.
-func (s *Store) report(ctx context.Context, name string, ids []string, op func(*Doc) ([]string, error)) (Report, error) {
-	var rep Report
-	err := s.mutateProbed(ctx, func(d *Doc) (err error) {
-		rep = Report{Classification: d.Classify(ids...)}
-		if len(rep.Unknown) > 0 {
-			return nil
-		}
-		rep.Changed, err = op(d)
-		return err
-	})
-	switch {
-	case err != nil:
-		return Report{}, err
-	case len(rep.Unknown) > 0:
-		return Report{Classification: Classification{Unknown: rep.Unknown}}, fmt.Errorf("ledger: %s %s: %w: %s", name, s.path, ErrNotFound, strings.Join(rep.Unknown, ", "))
-	}
-	return rep, nil
-}
-
-// mutateProbed is the engine's MutateProbed, except that without a state root
-// for the default lock a change fails with that error once the lock-free read
-// has shown that fn changes the ledger.
-func (s *Store) mutateProbed(ctx context.Context, fn func(*Doc) error) error {
-	if s.rootErr == nil {
-		_, err := s.eng.MutateProbed(ctx, fn)
-		return err
-	}
-	d, err := s.eng.View(ctx)
-	if err != nil {
-		return err
-	}
-	if err := fn(d); err != nil {
-		return err
-	}
-	if d.Changed() {
-		return s.noRoot()
-	}
-	return nil
-}
-
-// MarkSeenAgain records a recurrence on each open entry among ids (see
-// [Doc.MarkSeenAgain]); the ids whose entry is missing or no longer open come
-// back in Stale and must be filed afresh.
-func (s *Store) MarkSeenAgain(ctx context.Context, ids []string, date, note string) (SeenAgain, error) {
-	if err := checkDate("MarkSeenAgain", "date", date); err != nil || len(ids) == 0 {
-		return SeenAgain{Applied: []bool{}}, err
-	}
-	var res SeenAgain
-	err := s.mutateProbed(ctx, func(d *Doc) (err error) { res, err = d.MarkSeenAgain(ids, date, note); return err })
-	return res, err
-}
-
-// Merge carries back into the ledger the entries of snapshot (an earlier
-// version's bytes) that it lost, without touching anything else (see
-// [Doc.Merge]). When nothing is missing, nothing is written and no lock is
-// taken.
-func (s *Store) Merge(ctx context.Context, snapshot []byte) (MergeReport, error) {
-	snap, err := Parse(snapshot)
-	if err != nil {
-		return MergeReport{}, err
-	}
-	var rep MergeReport
-	err = s.mutateProbed(ctx, func(d *Doc) error { rep = d.Merge(snap); return nil })
-	return rep, err
 }
 
 // Archive moves the ledger's closed entries, closed before before ("" for
@@ -320,8 +235,11 @@ func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, er
 			return &fs.PathError{Op: "Decode", Path: s.archive, Err: err}
 		}
 		ids, err := d.ArchiveInto(a, before, stamp)
-		if err != nil || len(ids) == 0 {
-			return err
+		if err != nil {
+			return &fs.PathError{Op: "Archive", Path: s.path, Err: err}
+		}
+		if len(ids) == 0 {
+			return nil
 		}
 		if a.Changed() {
 			if _, err := tx.Write(s.archive, a.Bytes()); err != nil {

@@ -76,6 +76,14 @@ func reopenableSeed(t *testing.T) string {
 	return d.String()
 }
 
+// viaMutate is a Store call that runs op in Mutate.
+func viaMutate(op func(*Doc)) func(context.Context, *Store) error {
+	return func(ctx context.Context, s *Store) error {
+		_, err := s.Mutate(ctx, func(d *Doc) error { op(d); return nil })
+		return err
+	}
+}
+
 // mutators are the Store's write paths, each seeded so that it writes
 // (bmad-loop's LOCKED_MUTATORS), with the Doc operation that must produce the
 // same bytes.
@@ -96,43 +104,37 @@ func mutators(t *testing.T) []struct {
 		{"Append creates", "<missing>",
 			func(ctx context.Context, s *Store) error { _, err := s.Append(ctx, spec); return err },
 			func(d *Doc) { d.Append(spec) }},
-		{"MarkDone", ledgerFixture,
-			func(ctx context.Context, s *Store) error {
-				_, err := s.MarkDone(ctx, []string{"DW-1", "DW-3"}, "2026-06-11", "n", WithNotes(map[string]string{"DW-1": "a", "DW-3": "b"}))
-				return err
-			},
+		{"MarkDone per-id notes", ledgerFixture,
+			viaMutate(func(d *Doc) {
+				d.MarkDone([]string{"DW-1"}, "2026-06-11", "a")
+				d.MarkDone([]string{"DW-3"}, "2026-06-11", "b")
+			}),
 			func(d *Doc) {
-				d.MarkDone([]string{"DW-1", "DW-3"}, "2026-06-11", "n", WithNotes(map[string]string{"DW-1": "a", "DW-3": "b"}))
+				d.MarkDone([]string{"DW-1"}, "2026-06-11", "a")
+				d.MarkDone([]string{"DW-3"}, "2026-06-11", "b")
 			}},
 		{"MarkDone reopenable", ledgerFixture,
-			func(ctx context.Context, s *Store) error {
-				_, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID))
-				return err
-			},
+			viaMutate(func(d *Doc) { d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID)) }),
 			func(d *Doc) { d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID)) }},
 		{"MarkOpen", reopenableSeed(t),
-			func(ctx context.Context, s *Store) error {
-				_, err := s.MarkOpen(ctx, []string{"DW-1", "DW-2", "DW-3"}, "by dw-a", operationID)
-				return err
-			},
+			viaMutate(func(d *Doc) { d.MarkOpen([]string{"DW-1", "DW-2", "DW-3"}, "by dw-a", operationID) }),
 			func(d *Doc) { d.MarkOpen([]string{"DW-1", "DW-2", "DW-99", "DW-3"}, "by dw-a", operationID) }},
-		{"RecordDecision", ledgerFixture,
-			func(ctx context.Context, s *Store) error {
-				_, err := s.RecordDecision(ctx, "DW-1", "2026-06-11", "fix now", "worth it", CloseWith("closed"))
-				return err
-			},
-			func(d *Doc) { d.RecordDecision("DW-1", "2026-06-11", "fix now", "worth it", CloseWith("closed")) }},
+		{"RecordDecision and close", ledgerFixture,
+			viaMutate(func(d *Doc) {
+				d.RecordDecision("DW-1", "2026-06-11", "fix now", "worth it")
+				d.MarkDone([]string{"DW-1"}, "2026-06-11", "closed")
+			}),
+			func(d *Doc) {
+				d.RecordDecision("DW-1", "2026-06-11", "fix now", "worth it")
+				d.MarkDone([]string{"DW-1"}, "2026-06-11", "closed")
+			}},
 		{"MarkSeenAgain", ledgerFixture,
-			func(ctx context.Context, s *Store) error {
-				_, err := s.MarkSeenAgain(ctx, []string{"DW-1"}, "2026-06-11", "again")
-				return err
-			},
+			viaMutate(func(d *Doc) { d.MarkSeenAgain([]string{"DW-1"}, "2026-06-11", "again") }),
 			func(d *Doc) { d.MarkSeenAgain([]string{"DW-1"}, "2026-06-11", "again") }},
 		{"Merge", "### DW-1: kept\nstatus: open\n",
-			func(ctx context.Context, s *Store) error {
-				_, err := s.Merge(ctx, []byte("### DW-1: kept\nstatus: open\n\n### DW-2: lost\nstatus: open\n"))
-				return err
-			},
+			viaMutate(func(d *Doc) {
+				d.Merge(mustParse(t, "### DW-1: kept\nstatus: open\n\n### DW-2: lost\nstatus: open\n"))
+			}),
 			func(d *Doc) { d.Merge(mustParse(t, "### DW-1: kept\nstatus: open\n\n### DW-2: lost\nstatus: open\n")) }},
 		{"Archive", ledgerFixture,
 			func(ctx context.Context, s *Store) error {
@@ -201,22 +203,20 @@ func TestEveryWriteNeedsTheLock(t *testing.T) {
 
 // TestNoOpsTakeNoLock: operations that write nothing succeed while another
 // holder has the lock and waiting is disabled (bmad-loop's NOOP_MUTATORS,
-// the #736 probes), and an unknown id is ErrNotFound decided on that read.
-// Ablation: making Store.mutateProbed call the engine's Mutate instead of its
-// MutateProbed turns every row red except the empty batches (answered before
-// any I/O), Append and Archive (which probe for themselves).
+// the #736 probes), an unknown id among them. Ablation: making Store.Mutate
+// call the engine's Mutate instead of its MutateProbed turns every Mutate row
+// red; Append and Archive probe for themselves.
 func TestNoOpsTakeNoLock(t *testing.T) {
 	ctx := context.Background()
 	closed := mustParse(t, ledgerFixture)
 	closed.MarkDone([]string{"DW-1", "DW-3"}, "2026-06-11", "n")
 	archived := mustParse(t, ledgerFixture)
 	archived.ArchiveInto(mustParse(t, ""), "", "2026-08-24")
-	changed := func(r Report, err error) (any, error) { return r.Changed, err }
-	notFound := func(r Report, err error) (any, error) {
-		if errors.Is(err, ErrNotFound) && len(r.Changed) == 0 {
-			return "not found", nil
-		}
-		return r, err
+	// mutate runs op in one Store.Mutate and returns what op returned.
+	mutate := func(s *Store, op func(*Doc) (any, error)) (any, error) {
+		var got any
+		_, err := s.Mutate(ctx, func(d *Doc) (err error) { got, err = op(d); return err })
+		return got, err
 	}
 	for _, tc := range []struct {
 		name, seed string
@@ -226,35 +226,47 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 		{"Append nothing", ledgerFixture, func(s *Store) (any, error) { return s.Append(ctx) }, []string(nil)},
 		{"Append filed twin", "### DW-1: t\norigin: o\nsource_spec: `s`\nstatus: open\n",
 			func(s *Store) (any, error) { return s.Append(ctx, Spec{Title: "t", Origin: "o", SourceSpec: "s"}) }, []string{""}},
-		{"MarkDone nothing", ledgerFixture, func(s *Store) (any, error) { return changed(s.MarkDone(ctx, nil, "2026-06-11", "n")) }, []string(nil)},
-		{"MarkDone done", ledgerFixture,
-			func(s *Store) (any, error) { return changed(s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n")) }, []string(nil)},
-		{"MarkDone reopenable on done", closed.String(),
-			func(s *Store) (any, error) {
-				return changed(s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID)))
-			}, []string(nil)},
-		{"MarkOpen nothing", ledgerFixture, func(s *Store) (any, error) { return changed(s.MarkOpen(ctx, nil, "n", operationID)) }, []string(nil)},
-		{"MarkOpen none eligible", closed.String(),
-			func(s *Store) (any, error) {
-				return changed(s.MarkOpen(ctx, []string{"DW-1", "DW-2", "DW-3"}, "n", operationID))
-			}, []string(nil)},
-		{"MarkOpen missing ledger", "<missing>",
-			func(s *Store) (any, error) { return notFound(s.MarkOpen(ctx, []string{"DW-1"}, "n", operationID)) }, "not found"},
-		{"RecordDecision missing entry", ledgerFixture,
-			func(s *Store) (any, error) { return notFound(s.RecordDecision(ctx, "DW-99", "2026-06-11", "l", "d")) }, "not found"},
-		{"RecordDecision missing ledger", "<missing>",
-			func(s *Store) (any, error) { return notFound(s.RecordDecision(ctx, "DW-1", "2026-06-11", "l", "d")) }, "not found"},
-		{"MarkSeenAgain replay", ledgerFixture,
-			func(s *Store) (any, error) {
-				r, err := s.MarkSeenAgain(ctx, []string{"DW-3"}, "2026-06-08", "code review of spec-2-3.md")
-				return r.Applied, err
-			}, []bool{false}},
+		{"MarkDone nothing", ledgerFixture, func(s *Store) (any, error) {
+			return mutate(s, func(d *Doc) (any, error) { return d.MarkDone(nil, "2026-06-11", "n") })
+		}, []string(nil)},
+		{"MarkDone done", ledgerFixture, func(s *Store) (any, error) {
+			return mutate(s, func(d *Doc) (any, error) { return d.MarkDone([]string{"DW-2"}, "2026-06-11", "n") })
+		}, []string(nil)},
+		{"MarkDone unknown", ledgerFixture, func(s *Store) (any, error) {
+			return mutate(s, func(d *Doc) (any, error) { return d.MarkDone([]string{"DW-99"}, "2026-06-11", "n") })
+		}, []string(nil)},
+		{"MarkDone reopenable on done", closed.String(), func(s *Store) (any, error) {
+			return mutate(s, func(d *Doc) (any, error) {
+				return d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID))
+			})
+		}, []string(nil)},
+		{"MarkOpen nothing", ledgerFixture, func(s *Store) (any, error) {
+			return mutate(s, func(d *Doc) (any, error) { return d.MarkOpen(nil, "n", operationID) })
+		}, []string(nil)},
+		{"MarkOpen none eligible", closed.String(), func(s *Store) (any, error) {
+			return mutate(s, func(d *Doc) (any, error) { return d.MarkOpen([]string{"DW-1", "DW-2", "DW-3"}, "n", operationID) })
+		}, []string(nil)},
+		{"MarkOpen missing ledger", "<missing>", func(s *Store) (any, error) {
+			return mutate(s, func(d *Doc) (any, error) { return d.MarkOpen([]string{"DW-1"}, "n", operationID) })
+		}, []string(nil)},
+		{"RecordDecision missing entry", ledgerFixture, func(s *Store) (any, error) {
+			return mutate(s, func(d *Doc) (any, error) { return d.RecordDecision("DW-99", "2026-06-11", "l", "d") })
+		}, false},
+		{"RecordDecision missing ledger", "<missing>", func(s *Store) (any, error) {
+			return mutate(s, func(d *Doc) (any, error) { return d.RecordDecision("DW-1", "2026-06-11", "l", "d") })
+		}, false},
+		{"MarkSeenAgain replay", ledgerFixture, func(s *Store) (any, error) {
+			return mutate(s, func(d *Doc) (any, error) {
+				return d.MarkSeenAgain([]string{"DW-3"}, "2026-06-08", "code review of spec-2-3.md")
+			})
+		}, []string(nil)},
+		{"Merge nothing lost", ledgerFixture, func(s *Store) (any, error) {
+			return mutate(s, func(d *Doc) (any, error) { return d.Merge(mustParse(t, ledgerFixture)).Carried, nil })
+		}, []string(nil)},
 		{"Archive nothing eligible", archived.String(), func(s *Store) (any, error) { return s.Archive(ctx, "", "") }, []string(nil)},
 		{"Archive dry run nothing eligible", archived.String(), func(s *Store) (any, error) { return archivable(ctx, s, "") }, []string(nil)},
 		{"Archive before cutoff", ledgerFixture, func(s *Store) (any, error) { return s.Archive(ctx, "2026-05-25", "") }, []string(nil)},
 		{"Archive missing ledger", "<missing>", func(s *Store) (any, error) { return s.Archive(ctx, "", "") }, []string(nil)},
-		{"Merge nothing lost", ledgerFixture,
-			func(s *Store) (any, error) { r, err := s.Merge(ctx, []byte(ledgerFixture)); return r.Carried, err }, []string(nil)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t, tc.seed, filetxn.WithNoWait())
@@ -303,20 +315,24 @@ func TestNoStateRoot(t *testing.T) {
 	if _, err := s.LockPath(); !errors.Is(err, ErrNoStateRoot) {
 		t.Errorf("LockPath() = %v, want ErrNoStateRoot", err)
 	}
-	if got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n"); err != nil || len(got.Changed) != 0 {
-		t.Errorf("no-op MarkDone = %v, %v", got, err)
+	closeID := func(id string) error {
+		_, err := s.Mutate(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{id}, "2026-06-11", "n"); return err })
+		return err
+	}
+	if err := closeID("DW-2"); err != nil {
+		t.Errorf("Mutate(close DW-2, done already) = %v, want nil", err)
 	}
 	if got, err := s.Archive(ctx, "2026-01-01", ""); err != nil || len(got) != 0 {
 		t.Errorf("no-op Archive = %v, %v", got, err)
 	}
-	if _, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n"); !errors.Is(err, ErrNoStateRoot) {
-		t.Errorf("MarkDone = %v, want ErrNoStateRoot", err)
+	if err := closeID("DW-1"); !errors.Is(err, ErrNoStateRoot) {
+		t.Errorf("Mutate(close DW-1) = %v, want ErrNoStateRoot", err)
 	}
 	if _, err := s.Archive(ctx, "", ""); !errors.Is(err, ErrNoStateRoot) {
 		t.Errorf("Archive = %v, want ErrNoStateRoot", err)
 	}
-	if _, err := s.Mutate(ctx, func(*Doc) error { return nil }); !errors.Is(err, ErrNoStateRoot) {
-		t.Errorf("Mutate = %v, want ErrNoStateRoot", err)
+	if _, err := s.Mutate(ctx, func(*Doc) error { return nil }); err != nil {
+		t.Errorf("Mutate(no change) = %v, want nil", err)
 	}
 	if got := string(readOrNil(t, path)); got != ledgerFixture {
 		t.Errorf("the ledger changed")
@@ -399,12 +415,6 @@ func TestStoreValidatesBeforeAnyIO(t *testing.T) {
 	s := must(Open(filepath.Join(block, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(block, "state"))))
 	checks := map[string]error{}
 	_, checks["Append"] = s.Append(ctx, Spec{Title: "a"}, Spec{Title: "b", Severity: "urgent"})
-	_, checks["MarkDone"] = s.MarkDone(ctx, []string{"DW-1"}, "2026-02-30", "n")
-	_, checks["MarkDone notes"] = s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n", WithNotes(map[string]string{}))
-	_, checks["MarkDone op"] = s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n", Reopenable(""))
-	_, checks["MarkOpen"] = s.MarkOpen(ctx, []string{"DW-1"}, "n", "")
-	_, checks["RecordDecision"] = s.RecordDecision(ctx, "DW-1", "06/11/2026", "l", "d")
-	_, checks["MarkSeenAgain"] = s.MarkSeenAgain(ctx, []string{"DW-1"}, "2026-6-11", "n")
 	_, checks["Archive"] = s.Archive(ctx, "yesterday", "")
 	_, checks["Archive stamp"] = s.Archive(ctx, "", "2026-13-01")
 	for op, err := range checks {
@@ -419,29 +429,33 @@ func TestStoreDuplicateIDFailsAndWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	text := "### DW-1: a\nstatus: open\n\n### DW-2: b\nstatus: open\n\n### DW-1: c\nstatus: open\n"
 	s := newStore(t, text)
-	_, err := s.MarkDone(ctx, []string{"DW-2", "DW-1"}, "2026-06-11", "n")
-	var de *DuplicateIDError
-	if !errors.As(err, &de) || !slices.Equal(de.Lines, []int{1, 7}) {
-		t.Errorf("MarkDone = %v, want a DuplicateIDError at lines 1, 7", err)
+	closeIDs := func(ids ...string) ([]string, error) {
+		var closed []string
+		_, err := s.Mutate(ctx, func(d *Doc) (err error) { closed, err = d.MarkDone(ids, "2026-06-11", "n"); return err })
+		return closed, err
 	}
-	if got := string(readOrNil(t, s.path)); got != text {
-		t.Errorf("the ledger changed")
-	}
-	if got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n"); err != nil || len(got.Changed) != 1 {
-		t.Errorf("MarkDone(DW-2) = %v, %v", got, err)
-	}
+	_, err := closeIDs("DW-2", "DW-1")
+	require.ErrorIs(t, err, ErrDuplicateID, "MarkDone(DW-2, DW-1) = %v, want ErrDuplicateID", err)
+	require.ErrorContains(t, err, "DW-1 is carried by 2 entries (lines 1, 7)", "MarkDone(DW-2, DW-1) = %v, want the lines named", err)
+	require.Equal(t, text, string(readOrNil(t, s.path)), "ledger after a refused MarkDone")
+	got, err := closeIDs("DW-2")
+	require.NoError(t, err, "MarkDone(DW-2) = %v, %v", got, err)
+	require.Equal(t, []string{"DW-2"}, got, "MarkDone(DW-2) = %v, want [DW-2]", got)
 }
 
+// TestMutateFromInsideMutateIsAnError: a write the Store is asked for while
+// fn runs under its lock fails with ErrReentrant instead of deadlocking. (On
+// Mutate's lock-free run nothing is held: fn must not call the Store.)
 func TestMutateFromInsideMutateIsAnError(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, ledgerFixture)
 	var inner error
-	_, err := s.Mutate(ctx, func(d *Doc) error {
-		_, inner = s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n")
+	_, err := s.mutate(ctx, func(d *Doc) error {
+		_, inner = s.Mutate(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n"); return err })
 		return nil
 	})
 	if err != nil || !errors.Is(inner, lock.ErrReentrant) {
-		t.Errorf("nested MarkDone = %v (outer %v), want ErrReentrant", inner, err)
+		t.Errorf("nested Mutate = %v (outer %v), want ErrReentrant", inner, err)
 	}
 }
 
@@ -470,7 +484,8 @@ func TestRestoreOnlyOverOwnedVersions(t *testing.T) {
 	}
 	// Merge puts back what was lost without removing the rival's entry.
 	os.WriteFile(s.path, []byte("# Deferred Work\n"), 0o644)
-	rep, err := s.Merge(ctx, snapshot)
+	var rep MergeReport
+	_, err = s.Mutate(ctx, func(d *Doc) error { rep = d.Merge(mustParse(t, string(snapshot))); return nil })
 	if err != nil || !slices.Equal(rep.Carried, []string{"DW-1", "DW-2", "DW-3"}) {
 		t.Errorf("Merge = %+v, %v", rep, err)
 	}
@@ -537,8 +552,8 @@ func TestStoreView(t *testing.T) {
 	if _, err := s.View(context.Background()); !errors.Is(err, ErrInvalidUTF8) {
 		t.Errorf("View of invalid bytes = %v, want ErrInvalidUTF8", err)
 	}
-	if _, err := s.MarkDone(context.Background(), []string{"DW-1"}, "2026-06-11", "n"); !errors.Is(err, ErrInvalidUTF8) {
-		t.Errorf("MarkDone on invalid bytes = %v, want ErrInvalidUTF8", err)
+	if _, err := s.Mutate(context.Background(), func(*Doc) error { return nil }); !errors.Is(err, ErrInvalidUTF8) {
+		t.Errorf("Mutate on invalid bytes = %v, want ErrInvalidUTF8", err)
 	}
 }
 
@@ -547,14 +562,15 @@ func TestStoreView(t *testing.T) {
 func TestAFailedAcquisitionLeavesNothingBehind(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, ledgerFixture, filetxn.WithNoWait())
+	closeDW1 := func(d *Doc) error { _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n"); return err }
 	t.Run("held", func(t *testing.T) {
 		holdLock(t, s)
-		if _, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n"); !errors.Is(err, lock.ErrWouldBlock) {
-			t.Fatalf("MarkDone = %v, want ErrWouldBlock", err)
+		if _, err := s.Mutate(ctx, closeDW1); !errors.Is(err, lock.ErrWouldBlock) {
+			t.Fatalf("Mutate(close DW-1) = %v, want ErrWouldBlock", err)
 		}
 	})
-	if got, err := s.MarkDone(ctx, []string{"DW-1"}, "2026-06-11", "n"); err != nil || len(got.Changed) != 1 {
-		t.Errorf("MarkDone after the holder left = %v, %v", got, err)
+	if c, err := s.Mutate(ctx, closeDW1); err != nil || !c.Written {
+		t.Errorf("Mutate(close DW-1) after the holder left = %+v, %v, want a write", c, err)
 	}
 }
 
@@ -662,35 +678,13 @@ func TestAppendCreatesTheLedgersDirectory(t *testing.T) {
 	}
 }
 
-// TestUnknownIDsAndIdentitylessSpecsAreRefused: MarkDone of an id that no
-// entry carries (a typo, or any id on a missing ledger) fails with
-// ErrNotFound naming the id, decided on the lock-free read (the lock is held
-// elsewhere), and Append of a spec with neither Origin nor SourceSpec fails
-// with ErrInvalidArgument before any I/O; neither writes. Replays still
-// succeed: an id already closed is skipped. Ablations: dropping the known
-// check makes MarkDone answer [] as if it had replayed; dropping the
-// identity check appends the spec (and would skip every later identityless
-// one as its duplicate, answering [""]).
-func TestUnknownIDsAndIdentitylessSpecsAreRefused(t *testing.T) {
+// TestIdentitylessSpecsAreRefused: Append of a spec with neither Origin nor
+// SourceSpec fails with ErrInvalidArgument before any I/O and writes nothing.
+// Ablation: dropping the identity check appends the spec (and would skip every
+// later identityless one as its duplicate, answering [""]).
+func TestIdentitylessSpecsAreRefused(t *testing.T) {
 	ctx := context.Background()
-	for _, seed := range []string{ledgerFixture, "<missing>"} {
-		s := newStore(t, seed, filetxn.WithNoWait())
-		holdLock(t, s)
-		before := readOrNil(t, s.path)
-		got, err := s.MarkDone(ctx, []string{"DW-2", "DW-99"}, "2026-06-11", "n")
-		require.ErrorIs(t, err, ErrNotFound, "MarkDone(DW-2, DW-99) on %.20q = %v, %v, want ErrNotFound", seed, got, err)
-		unknown := "DW-99"
-		if seed == "<missing>" {
-			unknown = "DW-2"
-		}
-		require.ErrorContains(t, err, unknown, "MarkDone(DW-2, DW-99) = %v, want the first unknown id named", err)
-		require.Equal(t, string(before), string(readOrNil(t, s.path)), "ledger after a refused MarkDone")
-	}
 	s := newStore(t, ledgerFixture)
-	got, err := s.MarkDone(ctx, []string{"DW-2"}, "2026-06-11", "n")
-	require.NoError(t, err, "MarkDone(DW-2, already done) = %v, want a replay", err)
-	require.True(t, len(got.Changed) == 0 && slices.Equal(got.AlreadyDone, []string{"DW-2"}), "MarkDone(DW-2, already done) = %+v, want nothing closed and DW-2 already done", got)
-
 	first, err := s.Append(ctx, Spec{Title: "first", Origin: "o", SourceSpec: "s.md"})
 	require.NoError(t, err)
 	before := readOrNil(t, s.path)

@@ -43,7 +43,7 @@ func TestDatesAreRealCalendarDays(t *testing.T) {
 		}
 		if err != nil {
 			var ae *ArgError
-			if !errors.Is(err, ErrInvalidDate) || !errors.As(err, &ae) || ae.Value != tc.date || !strings.Contains(err.Error(), "date") || d.Changed() {
+			if !errors.Is(err, ErrInvalidArgument) || !errors.As(err, &ae) || ae.Value != tc.date || !strings.Contains(err.Error(), "date") || d.Changed() {
 				t.Errorf("MarkDone(date %q) = %v; want an ArgError naming the date", tc.date, err)
 			}
 		}
@@ -60,15 +60,15 @@ func TestEveryOperationValidatesItsDate(t *testing.T) {
 	_, checks["Archivable"] = d.Archivable(bad)
 	_, checks["ArchiveInto"] = d.ArchiveInto(mustParse(t, ""), "", bad)
 	for op, err := range checks {
-		if !errors.Is(err, ErrInvalidDate) || !strings.Contains(err.Error(), bad) {
-			t.Errorf("%s(date %q) = %v, want ErrInvalidDate naming it", op, bad, err)
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s(date %q) = %v, want ErrInvalidArgument naming it", op, bad, err)
 		}
 	}
 	if d.Changed() {
 		t.Errorf("a refused operation changed the text")
 	}
-	if _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable("")); !errors.Is(err, ErrEmptyOperationID) || d.Changed() {
-		t.Errorf("MarkDone(Reopenable(\"\")) = %v, want ErrEmptyOperationID", err)
+	if _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable("")); !errors.Is(err, ErrInvalidArgument) || d.Changed() {
+		t.Errorf("MarkDone(Reopenable(\"\")) = %v, want ErrInvalidArgument", err)
 	}
 }
 
@@ -84,11 +84,10 @@ func TestDuplicatedIDs(t *testing.T) {
 	}
 	check := func(op string, err error) {
 		t.Helper()
-		var de *DuplicateIDError
-		if !errors.Is(err, ErrDuplicateID) || !errors.As(err, &de) || de.ID != "DW-1" || !slices.Equal(de.Lines, []int{3, 9}) {
-			t.Errorf("%s = %v, want a DuplicateIDError for DW-1 at lines 3, 9", op, err)
+		if !errors.Is(err, ErrDuplicateID) {
+			t.Errorf("%s = %v, want ErrDuplicateID", op, err)
 		}
-		if !strings.Contains(err.Error(), "DW-1") || !strings.Contains(err.Error(), "3, 9") {
+		if err == nil || !strings.Contains(err.Error(), "DW-1") || !strings.Contains(err.Error(), "3, 9") {
 			t.Errorf("%s error %q does not name the id and lines", op, err)
 		}
 		if d.Changed() {

@@ -92,7 +92,6 @@ func exitCode(err error) int {
 		data     *dataError
 		lbusy    *lock.BusyError
 		lparse   *ledger.ParseError
-		ldup     *ledger.DuplicateIDError
 		larg     *ledger.ArgError
 		bparse   *board.ParseError
 		bstate   *loopstate.StateError
@@ -110,7 +109,7 @@ func exitCode(err error) int {
 	case errors.As(err, &lbusy), errors.Is(err, lock.ErrWouldBlock),
 		errors.Is(err, lock.ErrLockLost): // nothing was written: running it again is safe
 		return exitBusy
-	case errors.As(err, &data), errors.As(err, &lparse), errors.As(err, &ldup),
+	case errors.As(err, &data), errors.As(err, &lparse), errors.Is(err, ledger.ErrDuplicateID),
 		errors.As(err, &bparse), errors.Is(err, board.ErrNotRewritable), errors.As(err, &bstate),
 		errors.Is(err, atomicfile.ErrNotRegular):
 		return exitDataError
@@ -195,15 +194,8 @@ func ledgerFlag(field string) string {
 	return strings.ToLower(field)
 }
 
-// ledgerWhy says what an argument the ledger refused must be.
-func ledgerWhy(sentinel error) string {
-	switch sentinel {
-	case ledger.ErrInvalidSeverity:
-		return "must be one of critical, high, medium, low"
-	case ledger.ErrInvalidDate:
-		return "must be a calendar date, YYYY-MM-DD"
-	case ledger.ErrEmptyOperationID:
-		return "must not be empty"
-	}
-	return strings.TrimPrefix(sentinel.Error(), "ledger: ")
+// ledgerWhy says what an argument the ledger refused must be: the
+// *ledger.ArgError's Err, without the sentinel's own words.
+func ledgerWhy(why error) string {
+	return strings.TrimPrefix(why.Error(), ledger.ErrInvalidArgument.Error()+": ")
 }

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/filetxn/filetxn"
+	"io/fs"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/ledger"
 )
 
@@ -26,8 +27,8 @@ func (c *cli) openLedger(file string) (*ledger.Store, error) {
 // ledgerError adds the ledger's path to an error that names lines but not
 // the file (an id carried by several entries).
 func ledgerError(file string, err error) error {
-	var dup *ledger.DuplicateIDError
-	if errors.As(err, &dup) {
+	var pe *fs.PathError
+	if errors.Is(err, ledger.ErrDuplicateID) && !errors.As(err, &pe) {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	return err
@@ -85,63 +86,71 @@ type closeReport struct {
 }
 
 // outcome prints the report and returns the error for ids that were not
-// handled: unknown ones (exit 3), then refused ones (exit 1).
+// handled: unknown ones (exit 3), then refused ones (exit 1). With -json a
+// failure is one document, the failure's error and exit_code (as for every
+// command) with the report's fields beside them.
 func (c *cli) outcome(r closeReport) error {
-	if c.json {
-		if err := c.printJSON(r); err != nil {
-			return err
-		}
-	} else {
-		for _, l := range []struct {
-			what string
-			ids  []string
-		}{{"closed", r.Closed}, {"reopened", r.Reopened}, {"already done", r.AlreadyDone}, {"already open", r.AlreadyOpen}} {
-			if len(l.ids) > 0 {
-				c.printf("%s: %s\n", l.what, strings.Join(l.ids, " "))
-			}
-		}
-	}
+	var err error
 	switch {
 	case len(r.Unknown) > 0:
-		return notFoundf("no entry %s in %s", strings.Join(r.Unknown, ", "), r.File)
+		err = notFoundf("no entry %s in %s", strings.Join(r.Unknown, ", "), r.File)
 	case len(r.Malformed) > 0:
-		return refusedf("%s: status is neither open nor done; not changed", strings.Join(r.Malformed, ", "))
+		err = refusedf("%s: status is neither open nor done; not changed", strings.Join(r.Malformed, ", "))
 	case len(r.NotEligible) > 0:
-		return refusedf("%s: not closed by this operation with this note; not reopened", strings.Join(r.NotEligible, ", "))
+		err = refusedf("%s: not closed by this operation with this note; not reopened", strings.Join(r.NotEligible, ", "))
 	}
-	return nil
+	if c.json {
+		if err == nil {
+			return c.printJSON(r)
+		}
+		if perr := c.printJSON(struct {
+			Error    string `json:"error"`
+			ExitCode int    `json:"exit_code"`
+			closeReport
+		}{message(err), exitCode(err), r}); perr != nil {
+			return perr
+		}
+		return err
+	}
+	for _, l := range []struct {
+		what string
+		ids  []string
+	}{{"closed", r.Closed}, {"reopened", r.Reopened}, {"already done", r.AlreadyDone}, {"already open", r.AlreadyOpen}} {
+		if len(l.ids) > 0 {
+			c.printf("%s: %s\n", l.what, strings.Join(l.ids, " "))
+		}
+	}
+	return err
 }
 
-// closeKnown runs op, a Store operation on ids, on the ledger at file, which
-// must exist, within -lock-timeout. check runs the operation's Doc twin on an
-// empty ledger first, so that bad arguments (a bad date) are refused before
-// the file is read or locked. When some ids name no entry, op refuses them
-// all (ErrNotFound); closeKnown then runs it on the others and returns the
-// unknown ones beside its report, for the command's exit 3 after its output.
-func (c *cli) closeKnown(file string, ids []string, check func(*ledger.Doc) error, op func(context.Context, *ledger.Store, []string) (ledger.Report, error)) (ledger.Report, []string, error) {
-	if err := check(must(ledger.Parse(nil))); err != nil {
-		return ledger.Report{}, nil, err
+// changeLedger runs op, Doc operations on ids, in one Mutate of the ledger
+// at file, which must exist, within -lock-timeout, and returns what op
+// returned with the ids classified on the version op changed (or found
+// needing no change). op first runs on an empty ledger, so that bad
+// arguments (a bad date) are refused before the file is read or locked. The
+// Doc operations skip ids no entry carries; the caller reports them from
+// Unknown.
+func (c *cli) changeLedger(file string, ids []string, op func(*ledger.Doc) ([]string, error)) ([]string, ledger.Classification, error) {
+	if _, err := op(must(ledger.Parse(nil))); err != nil {
+		return nil, ledger.Classification{}, err
 	}
 	s, err := openExisting(file, c.openLedger)
 	if err != nil {
-		return ledger.Report{}, nil, err
+		return nil, ledger.Classification{}, err
 	}
 	ctx, cancel := c.lockCtx()
 	defer cancel()
-	rep, err := op(ctx, s, ids)
-	var unknown []string
-	if errors.Is(err, ledger.ErrNotFound) {
-		unknown = rep.Unknown
-		known := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(unknown, id) })
-		rep, err = ledger.Report{}, nil
-		if len(known) > 0 {
-			rep, err = op(ctx, s, known)
-		}
-	}
+	var changed []string
+	var was ledger.Classification
+	_, err = s.Mutate(ctx, func(d *ledger.Doc) (err error) {
+		was = d.Classify(ids...)
+		changed, err = op(d)
+		return err
+	})
 	if err != nil {
-		return ledger.Report{}, nil, ledgerError(file, err)
+		return nil, ledger.Classification{}, ledgerError(file, err)
 	}
-	return rep, unknown, nil
+	return changed, was, nil
 }
 
 func ledgerClose(c *cli, args []string) error {
@@ -161,15 +170,11 @@ func ledgerClose(c *cli, args []string) error {
 	if *op != "" {
 		opts = append(opts, ledger.Reopenable(*op))
 	}
-	rep, unknown, err := c.closeKnown(*file, ids,
-		func(d *ledger.Doc) error { _, err := d.MarkDone(ids, *date, *note, opts...); return err },
-		func(ctx context.Context, s *ledger.Store, ids []string) (ledger.Report, error) {
-			return s.MarkDone(ctx, ids, *date, *note, opts...)
-		})
+	closed, was, err := c.changeLedger(*file, ids, func(d *ledger.Doc) ([]string, error) { return d.MarkDone(ids, *date, *note, opts...) })
 	if err != nil {
 		return err
 	}
-	return c.outcome(closeReport{File: *file, Closed: rep.Changed, AlreadyDone: rep.AlreadyDone, Unknown: unknown, Malformed: rep.Malformed})
+	return c.outcome(closeReport{File: *file, Closed: closed, AlreadyDone: was.AlreadyDone, Unknown: was.Unknown, Malformed: was.Malformed})
 }
 
 func ledgerReopen(c *cli, args []string) error {
@@ -184,21 +189,17 @@ func ledgerReopen(c *cli, args []string) error {
 	if len(ids) == 0 {
 		return usagef("no ids to reopen")
 	}
-	rep, unknown, err := c.closeKnown(*file, ids,
-		func(d *ledger.Doc) error { _, err := d.MarkOpen(ids, *note, *op); return err },
-		func(ctx context.Context, s *ledger.Store, ids []string) (ledger.Report, error) {
-			return s.MarkOpen(ctx, ids, *note, *op)
-		})
+	reopened, was, err := c.changeLedger(*file, ids, func(d *ledger.Doc) ([]string, error) { return d.MarkOpen(ids, *note, *op) })
 	if err != nil {
 		return err
 	}
 	var notEligible []string
-	for _, id := range rep.AlreadyDone {
-		if !slices.Contains(rep.Changed, id) {
+	for _, id := range was.AlreadyDone {
+		if !slices.Contains(reopened, id) {
 			notEligible = append(notEligible, id)
 		}
 	}
-	return c.outcome(closeReport{File: *file, Reopened: rep.Changed, AlreadyOpen: rep.Open, NotEligible: notEligible, Unknown: unknown, Malformed: rep.Malformed})
+	return c.outcome(closeReport{File: *file, Reopened: reopened, AlreadyOpen: was.Open, NotEligible: notEligible, Unknown: was.Unknown, Malformed: was.Malformed})
 }
 
 func ledgerDecide(c *cli, args []string) error {
@@ -212,22 +213,21 @@ func ledgerDecide(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	var opts []ledger.DecisionOption
-	if *closeNote != "" {
-		opts = append(opts, ledger.CloseWith(*closeNote))
-	}
-	rep, unknown, err := c.closeKnown(*file, []string{id},
-		func(d *ledger.Doc) error { _, err := d.RecordDecision(id, *date, *label, *detail, opts...); return err },
-		func(ctx context.Context, s *ledger.Store, ids []string) (ledger.Report, error) {
-			return s.RecordDecision(ctx, id, *date, *label, *detail, opts...)
-		})
+	// The decision, then with -close-note the close, in one write: the
+	// resolution line stays adjacent to the status line.
+	_, was, err := c.changeLedger(*file, []string{id}, func(d *ledger.Doc) ([]string, error) {
+		if ok, err := d.RecordDecision(id, *date, *label, *detail); !ok || err != nil || *closeNote == "" {
+			return nil, err
+		}
+		return d.MarkDone([]string{id}, *date, *closeNote)
+	})
 	if err != nil {
 		return err
 	}
-	if len(unknown) > 0 {
+	if len(was.Unknown) > 0 {
 		return notFoundf("no entry %s in %s", id, *file)
 	}
-	closed := *closeNote != "" && slices.Contains(rep.Open, id)
+	closed := *closeNote != "" && slices.Contains(was.Open, id)
 	if c.json {
 		return c.printJSON(struct {
 			File   string `json:"file"`
