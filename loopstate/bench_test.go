@@ -29,7 +29,7 @@ var benchModes = []struct {
 func benchLoop(b *testing.B, opts ...filetxn.Option) *Loop {
 	b.Helper()
 	r := mustRoot(NewRoot(b.TempDir(), opts...))
-	l, err := r.Create(context.Background(), "bench", Template{Name: "bench", Gates: Gates{MaxTicks: i64(1 << 40)}})
+	l, err := r.Create(context.Background(), "bench", Template{Name: "bench", Gates: Gates{MaxTicks: i64(1 << 40)}}.apply)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func BenchmarkPauseVsFloor(b *testing.B) {
 			f := newFloor(b, benchLoop(b)) // first: it skips where there is no raw floor
 			l := benchLoop(b, m.opts...)
 			e := benchLoop(b)
-			eopts := []filetxn.Option{filetxn.WithLockPath(e.LockPath()), filetxn.WithLockOptions(lock.WithPurpose("pause bench"))}
+			eopts := []filetxn.Option{filetxn.WithLockPath(e.lock), filetxn.WithLockOptions(lock.WithPurpose("pause bench"))}
 			if !m.sync {
 				eopts = append(eopts, filetxn.WithoutSync())
 			}
@@ -216,12 +216,12 @@ func (copyCodec) Encode(data *[]byte) ([]byte, error) { return *data, nil }
 // BenchmarkCodec is the CPU cost of reading and writing a state: Decode
 // (validate, scan, check the invariants) and Encode of a changed Doc.
 func BenchmarkCodec(b *testing.B) {
-	d, _ := New("bench", time.Now(), Template{Name: "bench", Gates: Gates{MaxTicks: i64(20), Budget: Budget{USD: f64(5)}}})
-	data := []byte(d.String())
+	d, _ := New("bench", time.Now(), Template{Name: "bench", Gates: Gates{MaxTicks: i64(20), BudgetUSD: f64(5)}})
+	data := []byte(d.canonical())
 	b.SetBytes(int64(len(data)))
 	b.Run("decode", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := (Codec{}).Decode(data); err != nil {
+			if _, err := (codec{}).Decode(data); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -229,9 +229,9 @@ func BenchmarkCodec(b *testing.B) {
 	b.Run("decode+pause+encode", func(b *testing.B) {
 		now := time.Now()
 		for b.Loop() {
-			d, _ := Codec{}.Decode(data)
-			d.Pause(now, "a", "b")
-			if _, err := (Codec{}).Encode(d); err != nil {
+			d, _ := codec{}.Decode(data)
+			d.pause(now, "a", "b")
+			if _, err := (codec{}).Encode(d); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -14,32 +14,32 @@ import (
 	"unicode/utf8"
 )
 
-// Codec reads and writes .state.loop files for the filetxn engine (it is a
+// codec reads and writes state files for the filetxn engine (it is a
 // filetxn.Codec[*Doc]). Decode refuses a document that is not the format or
-// breaks an invariant, with a *StateError naming Path and the key or
+// breaks an invariant, with a *StateError naming path and the key or
 // invariant; Encode refuses to write a Doc that breaks one. A Doc that was
 // decoded and not changed encodes to exactly the bytes it was decoded from,
 // whatever their layout; a changed one is written in the canonical layout
 // (one top-level key a line, in the format's order, nested objects on one
 // line), after the known keys any unknown top-level keys it was read with.
-// The zero Codec checks no name and names no path.
-type Codec struct {
-	Path string // the file, for errors
-	Name string // when set, the name the document must have (its directory's)
+// The zero codec checks no name and names no path.
+type codec struct {
+	path string // the file, for errors
+	name string // when set, the name the document must have (its directory's)
 }
 
 // Decode parses a state file. data must be the whole file; nil (a missing
 // file) is refused with an error wrapping ErrNoLoop.
-func (c Codec) Decode(data []byte) (*Doc, error) {
+func (c codec) Decode(data []byte) (*Doc, error) {
 	if data == nil {
-		return nil, fmt.Errorf("%w: %s does not exist", ErrNoLoop, c.Path)
+		return nil, fmt.Errorf("%w: %s does not exist", ErrNoLoop, c.path)
 	}
 	d, err := decode(data)
 	if err == nil {
 		err = d.validate()
 	}
-	if err == nil && c.Name != "" && d.Name != c.Name {
-		err = &StateError{Invariant: invName, Detail: fmt.Sprintf("name is %q in the directory of %q", d.Name, c.Name), Err: ErrInvariant}
+	if err == nil && c.name != "" && d.Name != c.name {
+		err = &StateError{invariant: invName, detail: fmt.Sprintf("name is %q in the directory of %q", d.Name, c.name)}
 	}
 	if err != nil {
 		return nil, c.withPath(err)
@@ -51,37 +51,69 @@ func (c Codec) Decode(data []byte) (*Doc, error) {
 
 // Encode returns the bytes of d: the bytes it was decoded from when nothing
 // has changed, else its canonical encoding. It returns a *StateError when d
-// breaks an invariant (or its name is not c.Name), and then nothing must be
+// breaks an invariant (or its name is not c.name), and then nothing must be
 // written.
-func (c Codec) Encode(d *Doc) ([]byte, error) {
+func (c codec) Encode(d *Doc) ([]byte, error) {
 	if err := d.validate(); err != nil {
 		return nil, c.withPath(err)
 	}
-	if c.Name != "" && d.Name != c.Name {
-		return nil, c.withPath(&StateError{Invariant: invName, Detail: fmt.Sprintf("name %q written to the directory of %q", d.Name, c.Name), Err: ErrInvariant})
+	if c.name != "" && d.Name != c.name {
+		return nil, c.withPath(&StateError{invariant: invName, detail: fmt.Sprintf("name %q written to the directory of %q", d.Name, c.name)})
 	}
-	if d.read == nil {
-		return d.appendCanonical(nil), nil
-	}
-	// Unchanged: equal to the Doc as decoded, or (a time in another
-	// location, say) encoding as it did.
-	now := *d
-	now.raw, now.read = nil, nil
-	if reflect.DeepEqual(&now, d.read) {
-		return d.raw, nil
-	}
-	out := d.appendCanonical(nil)
-	if bytes.Equal(out, d.read.appendCanonical(nil)) {
+	out, changed := d.encode()
+	if !changed {
 		return d.raw, nil
 	}
 	return out, nil
 }
 
-func (c Codec) withPath(err error) error {
+// encode returns d's canonical encoding, or nil when it has not changed
+// since it was decoded (equal to the Doc as decoded, or encoding as it did:
+// a time in another location, say, is no change), and whether it has
+// changed. A Doc that was not decoded has changed.
+func (d *Doc) encode() ([]byte, bool) {
+	if d.read == nil {
+		return d.appendCanonical(nil), true
+	}
+	now := *d
+	now.raw, now.read = nil, nil
+	if reflect.DeepEqual(&now, d.read) {
+		return nil, false
+	}
+	out := d.appendCanonical(nil)
+	if bytes.Equal(out, d.read.appendCanonical(nil)) {
+		return nil, false
+	}
+	return out, true
+}
+
+// MarshalJSON returns the state as its file holds it: the bytes it was
+// decoded from when it has not changed, else the canonical layout of the
+// format. A Doc that breaks an invariant gives a *StateError.
+func (d *Doc) MarshalJSON() ([]byte, error) {
+	b, err := codec{}.Encode(d)
+	return bytes.Clone(b), err
+}
+
+// UnmarshalJSON reads a state file's document into d, as the package reads
+// its files: strictly (every key present, none unknown or repeated, values
+// of the format's types, the invariants kept), keeping unknown top-level
+// keys and the bytes read. A document it refuses gives a *StateError, and d
+// is left as it was.
+func (d *Doc) UnmarshalJSON(data []byte) error {
+	v, err := codec{}.Decode(bytes.Clone(data))
+	if err != nil {
+		return err
+	}
+	*d = *v
+	return nil
+}
+
+func (c codec) withPath(err error) error {
 	var se *StateError
 	if errors.As(err, &se) && se.Path == "" {
 		cp := *se
-		cp.Path = c.Path
+		cp.Path = c.path
 		return &cp
 	}
 	return err
@@ -313,7 +345,7 @@ func (s timestamp) MarshalJSON() ([]byte, error) {
 // ---- decoding ----
 
 func malformed(key, format string, args ...any) error {
-	return &StateError{Key: key, Detail: fmt.Sprintf(format, args...), Err: ErrMalformed}
+	return &StateError{Key: key, detail: fmt.Sprintf(format, args...)}
 }
 
 func join(path, key string) string {
@@ -350,7 +382,7 @@ func decode(data []byte) (*Doc, error) {
 		return nil, malformed("schema", "want an integer, got %.40s", keys[i].val)
 	}
 	if schema != schemaVersion {
-		return nil, &StateError{Key: "schema", Detail: fmt.Sprintf("major %d, this reader knows %d", schema, schemaVersion), Err: ErrSchema}
+		return nil, &StateError{Key: "schema", detail: fmt.Sprintf("major %d, this reader knows %d", schema, schemaVersion)}
 	}
 	if err := checkObject("", keys, reflect.TypeFor[wireDoc](), &extra); err != nil {
 		return nil, err
@@ -364,7 +396,7 @@ func decode(data []byte) (*Doc, error) {
 	d := w.doc()
 	d.extra = extra
 	if err := d.Gates.validate(); err != nil {
-		return nil, &StateError{Key: "gates", Detail: err.Error(), Err: ErrMalformed}
+		return nil, &StateError{Key: "gates", detail: err.Error()}
 	}
 	return d, nil
 }
@@ -554,7 +586,7 @@ func jsonName(f reflect.StructField) string {
 // doc converts a decoded document to a Doc.
 func (w *wireDoc) doc() *Doc {
 	d := &Doc{
-		Schema:              w.Schema,
+		schema:              w.Schema,
 		Name:                string(w.Name),
 		Template:            optString(w.Template),
 		Status:              Status(w.Status),
@@ -581,10 +613,10 @@ func (w *wireDoc) doc() *Doc {
 		TickTimeout:            (*float64)(g.TickTimeout),
 	}
 	if b := g.Budget; b != nil {
-		d.Gates.Budget = Budget{USD: (*float64)(b.USD), Tokens: (*int64)(b.Tokens), Seconds: (*float64)(b.Seconds)}
+		d.Gates.BudgetUSD, d.Gates.BudgetTokens, d.Gates.BudgetSeconds = (*float64)(b.USD), (*int64)(b.Tokens), (*float64)(b.Seconds)
 	}
 	if c := w.CurrentTick; c != nil {
-		d.CurrentTick = &CurrentTick{N: int64(c.N), StartedAt: time.Time(c.StartedAt), PID: int(c.PID), PIDStart: optString(c.PIDStart)}
+		d.CurrentTick = &CurrentTick{N: int64(c.N), StartedAt: time.Time(c.StartedAt), PID: int(c.PID), pidStart: optString(c.PIDStart)}
 	}
 	if p := w.Pause; p != nil {
 		d.Paused = &Pause{At: time.Time(p.At), By: string(p.By), Reason: string(p.Reason)}
@@ -617,7 +649,7 @@ func optString(s *nonEmpty) string {
 // wire converts d to the document the file holds.
 func (d *Doc) wire() *wireDoc {
 	w := &wireDoc{
-		Schema:              d.Schema,
+		Schema:              d.schema,
 		Name:                str(d.Name),
 		Template:            optNonEmpty(d.Template),
 		Status:              str(d.Status),
@@ -636,7 +668,7 @@ func (d *Doc) wire() *wireDoc {
 		w.LastTickAt = (*timestamp)(&d.LastTickAt)
 	}
 	if c := d.CurrentTick; c != nil {
-		w.CurrentTick = &wireTick{N: count(c.N), StartedAt: timestamp(c.StartedAt), PID: count(c.PID), PIDStart: optNonEmpty(c.PIDStart)}
+		w.CurrentTick = &wireTick{N: count(c.N), StartedAt: timestamp(c.StartedAt), PID: count(c.PID), PIDStart: optNonEmpty(c.pidStart)}
 	}
 	if p := d.Paused; p != nil {
 		w.Pause = &wirePause{At: timestamp(p.At), By: str(p.By), Reason: str(p.Reason)}
@@ -658,7 +690,7 @@ func (g Gates) wire() wireGates {
 		MaxTicks:               (*count)(g.MaxTicks),
 		MaxConsecutiveFailures: (*count)(g.MaxConsecutiveFailures),
 		MaxFailuresTotal:       (*count)(g.MaxFailuresTotal),
-		Budget:                 &wireBudget{USD: (*number)(g.Budget.USD), Tokens: (*count)(g.Budget.Tokens), Seconds: (*number)(g.Budget.Seconds)},
+		Budget:                 &wireBudget{USD: (*number)(g.BudgetUSD), Tokens: (*count)(g.BudgetTokens), Seconds: (*number)(g.BudgetSeconds)},
 		ExpiresAt:              (*timestamp)(g.ExpiresAt),
 		CheckpointEvery:        (*count)(g.CheckpointEvery),
 		TickTimeout:            (*number)(g.TickTimeout),

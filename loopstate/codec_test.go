@@ -55,23 +55,23 @@ const specCanonical = `{
 // the canonical bytes decode to the same state; its halt is what the gates
 // say.
 func TestSpecExampleRoundTrips(t *testing.T) {
-	d, err := Codec{}.Decode([]byte(specExample))
+	d, err := codec{}.Decode([]byte(specExample))
 	if err != nil {
 		t.Fatalf("Decode(spec example) = %v", err)
 	}
-	if out, err := (Codec{}).Encode(d); err != nil || string(out) != specExample {
+	if out, err := (codec{}).Encode(d); err != nil || string(out) != specExample {
 		t.Fatalf("Encode(Decode(spec example)) = %q, %v, want the input", out, err)
 	}
-	if got := d.String(); got != specCanonical {
+	if got := d.canonical(); got != specCanonical {
 		t.Fatalf("canonical(spec example) =\n%s\nwant\n%s", got, specCanonical)
 	}
 	d.Template = "changed"
-	out, err := Codec{}.Encode(d)
+	out, err := codec{}.Encode(d)
 	if want := strings.Replace(specCanonical, `"ci-triage"`, `"changed"`, 1); err != nil || string(out) != want {
 		t.Fatalf("Encode(changed) = %q, %v, want the canonical layout", out, err)
 	}
-	d2, err := Codec{}.Decode(out)
-	if err != nil || d2.String() != string(out) {
+	d2, err := codec{}.Decode(out)
+	if err != nil || d2.canonical() != string(out) {
 		t.Fatalf("Decode(canonical) = %v, %v", d2, err)
 	}
 	if trips := d.trippedGates(d.UpdatedAt); len(trips) != 1 || trips[0].reason != d.Halted.Reason {
@@ -85,12 +85,12 @@ func TestSpecExampleRoundTrips(t *testing.T) {
 // Ablation: keeping the caller's slice as the Doc's raw bytes makes it red.
 func TestDecodeKeepsNothingOfItsInput(t *testing.T) {
 	data := []byte(specExample)
-	d, err := Codec{}.Decode(data)
+	d, err := codec{}.Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clear(data)
-	if out, err := (Codec{}).Encode(d); err != nil || string(out) != specExample {
+	if out, err := (codec{}).Encode(d); err != nil || string(out) != specExample {
 		t.Fatalf("Encode(unchanged Doc) after the input was overwritten = %.40q, %v, want the input", out, err)
 	}
 }
@@ -99,7 +99,7 @@ func TestDecodeKeepsNothingOfItsInput(t *testing.T) {
 func TestNewStateIsCanonical(t *testing.T) {
 	d, err := New("ci", time.Date(2025, 5, 1, 9, 0, 0, 700, time.FixedZone("x", 3600)), Template{
 		Name:  "ci-triage",
-		Gates: Gates{MaxTicks: i64(5), Budget: Budget{USD: f64(2.5)}, ExpiresAt: tm(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)), TickTimeout: f64(90)},
+		Gates: Gates{MaxTicks: i64(5), BudgetUSD: f64(2.5), ExpiresAt: tm(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)), TickTimeout: f64(90)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestNewStateIsCanonical(t *testing.T) {
   "last_approval": null
 }
 `
-	if out, err := (Codec{}).Encode(d); err != nil || string(out) != want {
+	if out, err := (codec{}).Encode(d); err != nil || string(out) != want {
 		t.Fatalf("Encode(New) =\n%s%v\nwant\n%s", out, err, want)
 	}
 }
@@ -136,7 +136,7 @@ func TestNewStateIsCanonical(t *testing.T) {
 func TestDecodeRefusesWithTheKeyAtFault(t *testing.T) {
 	good := func() string {
 		d, _ := New("x", epoch0, Template{})
-		return d.String()
+		return d.canonical()
 	}()
 	edit := func(old, new string) string {
 		if !strings.Contains(good, old) {
@@ -154,7 +154,7 @@ func TestDecodeRefusesWithTheKeyAtFault(t *testing.T) {
 		{"bom", "\xef\xbb\xbf" + good, ErrMalformed, "", ""},
 		{"not utf-8", edit(`"x"`, "\"\xff\""), ErrMalformed, "", ""},
 		{"trailing data", good + "{}", ErrMalformed, "", ""},
-		{"schema 2", edit(`"schema": 1`, `"schema": 2`), ErrSchema, "schema", ""},
+		{"schema 2", edit(`"schema": 1`, `"schema": 2`), ErrMalformed, "schema", ""},
 		{"schema string", edit(`"schema": 1`, `"schema": "1"`), ErrMalformed, "schema", ""},
 		{"no schema", edit(`"schema": 1,`, ``), ErrMalformed, "schema", ""},
 		{"missing key", edit(`  "last_approval": null`, `  "x_other": null`), ErrMalformed, "last_approval", ""},
@@ -164,7 +164,7 @@ func TestDecodeRefusesWithTheKeyAtFault(t *testing.T) {
 		{"timestamp with offset", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": "2025-05-01T10:00:00+01:00"`), ErrMalformed, "created_at", ""},
 		{"timestamp with fraction", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": "2025-05-01T09:00:00.5Z"`), ErrMalformed, "created_at", ""},
 		{"null timestamp", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": null`), ErrMalformed, "created_at", ""},
-		{"unknown status", edit(`"status": "running"`, `"status": "sleeping"`), ErrInvariant, "", invStatus},
+		{"unknown status", edit(`"status": "running"`, `"status": "sleeping"`), ErrMalformed, "", invStatus},
 		{"unknown gate", edit(`"max_ticks": null`, `"max_tick": 3`), ErrMalformed, "gates.max_tick", ""},
 		{"negative gate", edit(`"max_ticks": null`, `"max_ticks": -3`), ErrMalformed, "gates.max_ticks", ""},
 		{"checkpoint zero", edit(`"checkpoint_every": null`, `"checkpoint_every": 0`), ErrMalformed, "gates", ""},
@@ -172,14 +172,14 @@ func TestDecodeRefusesWithTheKeyAtFault(t *testing.T) {
 		{"unknown nested key", edit(`"spent": {"usd": 0.0,`, `"spent": {"eur": 1, "usd": 0.0,`), ErrMalformed, "spent.eur", ""},
 		{"negative spent", edit(`"spent": {"usd": 0.0,`, `"spent": {"usd": -1.0,`), ErrMalformed, "spent.usd", ""},
 		{"empty template", edit(`"template": null`, `"template": ""`), ErrMalformed, "template", ""},
-		{"pause while running", edit(`"pause": null`, `"pause": {"at": "2025-05-01T09:00:00Z", "by": "a", "reason": "b"}`), ErrInvariant, "", invPaused},
-		{"halt of unknown gate", strings.Replace(edit(`"status": "running"`, `"status": "halted"`), `"halt": null`, `"halt": {"at": "2025-05-01T09:00:00Z", "gates": ["moon"], "reason": "", "tick": 0}`, 1), ErrInvariant, "", invHalted},
-		{"epoch spent above spent", edit(`"tick": 0, "spent": {"usd": 0.0`, `"tick": 0, "spent": {"usd": 1.0`), ErrInvariant, "", invEpochSpent},
+		{"pause while running", edit(`"pause": null`, `"pause": {"at": "2025-05-01T09:00:00Z", "by": "a", "reason": "b"}`), ErrMalformed, "", invPaused},
+		{"halt of unknown gate", strings.Replace(edit(`"status": "running"`, `"status": "halted"`), `"halt": null`, `"halt": {"at": "2025-05-01T09:00:00Z", "gates": ["moon"], "reason": "", "tick": 0}`, 1), ErrMalformed, "", invHalted},
+		{"epoch spent above spent", edit(`"tick": 0, "spent": {"usd": 0.0`, `"tick": 0, "spent": {"usd": 1.0`), ErrMalformed, "", invEpochSpent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Codec{Path: "/p/.state.loop"}.Decode([]byte(tc.doc))
+			_, err := codec{path: "/p/.state.loop"}.Decode([]byte(tc.doc))
 			var se *StateError
-			if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.Path != "/p/.state.loop" || se.Key != tc.key || se.Invariant != tc.inv {
+			if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.Path != "/p/.state.loop" || se.Key != tc.key || se.invariant != tc.inv {
 				t.Fatalf("Decode(%s) = %v (%+v), want %v at key %q invariant %q", tc.name, err, se, tc.want, tc.key, tc.inv)
 			}
 			if !strings.HasPrefix(err.Error(), "loopstate: /p/.state.loop: ") {
@@ -194,14 +194,14 @@ func TestDecodeRefusesWithTheKeyAtFault(t *testing.T) {
 func TestEncodeRefusesABrokenDoc(t *testing.T) {
 	d, _ := New("x", epoch0, Template{})
 	d.Status = Paused
-	if _, err := (Codec{Path: "p"}).Encode(d); !errors.Is(err, ErrInvariant) {
-		t.Fatalf("Encode(paused without pause) = %v, want ErrInvariant", err)
+	if _, err := (codec{path: "p"}).Encode(d); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("Encode(paused without pause) = %v, want ErrMalformed", err)
 	}
 	d.Status = Running
-	if _, err := (Codec{Name: "y"}).Encode(d); !errors.Is(err, ErrInvariant) {
-		t.Fatalf("Encode(name x into y) = %v, want ErrInvariant", err)
+	if _, err := (codec{name: "y"}).Encode(d); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("Encode(name x into y) = %v, want ErrMalformed", err)
 	}
-	if _, err := (Codec{}).Decode(nil); !errors.Is(err, ErrNoLoop) {
+	if _, err := (codec{}).Decode(nil); !errors.Is(err, ErrNoLoop) {
 		t.Fatalf("Decode(nil) = %v, want ErrNoLoop", err)
 	}
 }
@@ -214,7 +214,7 @@ func TestFloatsAndStringsRoundTrip(t *testing.T) {
 		b, _ := number(f).MarshalJSON()
 		d, _ := New("x", epoch0, Template{})
 		d.Spent = Cost{USD: f}
-		d2, err := Codec{}.Decode([]byte(d.String()))
+		d2, err := codec{}.Decode([]byte(d.canonical()))
 		if err != nil || d2.Spent.USD != f {
 			t.Fatalf("float %v written as %s reads back as %v, %v", f, b, d2, err)
 		}
@@ -224,7 +224,7 @@ func TestFloatsAndStringsRoundTrip(t *testing.T) {
 	}
 	for _, s := range []string{"plain", `q"uote`, `back\slash`, "new\nline\ttab\x01", "ünï 中文 \u2028", "<&>"} {
 		d, _ := New("x", epoch0, Template{Name: s})
-		d2, err := Codec{}.Decode([]byte(d.String()))
+		d2, err := codec{}.Decode([]byte(d.canonical()))
 		if err != nil || d2.Template != s {
 			t.Fatalf("template %q reads back as %q, %v", s, d2.Template, err)
 		}
@@ -238,15 +238,15 @@ func TestFloatsAndStringsRoundTrip(t *testing.T) {
 // change, after the known ones, in file order.
 func TestUnknownTopLevelKeysSurvive(t *testing.T) {
 	d0, _ := New("x", epoch0, Template{})
-	in := strings.Replace(d0.String(), "{\n", "{\n  \"z_new\": [1, {\"a\": null}],\n  \"a_new\": \"v\",\n", 1)
-	d, err := Codec{}.Decode([]byte(in))
+	in := strings.Replace(d0.canonical(), "{\n", "{\n  \"z_new\": [1, {\"a\": null}],\n  \"a_new\": \"v\",\n", 1)
+	d, err := codec{}.Decode([]byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Pause(epoch0.Add(time.Hour), "me", ""); err != nil {
+	if err := d.pause(epoch0.Add(time.Hour), "me", ""); err != nil {
 		t.Fatal(err)
 	}
-	out, _ := Codec{}.Encode(d)
+	out, _ := codec{}.Encode(d)
 	if !bytes.HasSuffix(out, []byte("  \"last_approval\": null,\n  \"z_new\": [1,{\"a\":null}],\n  \"a_new\": \"v\"\n}\n")) {
 		t.Fatalf("unknown keys after a change:\n%s", out)
 	}
@@ -259,18 +259,18 @@ func FuzzDecode(f *testing.F) {
 	d, _ := New("x", epoch0, Template{Gates: Gates{MaxTicks: i64(2), ExpiresAt: tm(epoch0), TickTimeout: f64(1.5)}})
 	f.Add([]byte(specExample))
 	f.Add([]byte(specCanonical))
-	f.Add([]byte(d.String()))
-	d.Pause(epoch0, "a\"b", "c\nd")
-	f.Add([]byte(d.String()))
-	d.Resume(epoch0)
+	f.Add([]byte(d.canonical()))
+	d.pause(epoch0, "a\"b", "c\nd")
+	f.Add([]byte(d.canonical()))
+	d.resume(epoch0)
 	d.beginTick(epoch0, 42, "linux:boot:1234")
-	f.Add([]byte(strings.Replace(d.String(), "\n}\n", ", \"x\": {\"k\": [1e3, \"\\u0041\"]}}", 1)))
+	f.Add([]byte(strings.Replace(d.canonical(), "\n}\n", ", \"x\": {\"k\": [1e3, \"\\u0041\"]}}", 1)))
 	f.Add([]byte(`{"schema": 2}`))
 	f.Add([]byte(`{"schema": 1, "schema": 1}`))
 	f.Add([]byte("\xef\xbb\xbf{}"))
 	f.Add([]byte(strings.Replace(specExample, "1.84", "1.84e0", 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := Codec{}.Decode(data)
+		d, err := codec{}.Decode(data)
 		if err != nil {
 			var se *StateError
 			if !errors.As(err, &se) {
@@ -281,15 +281,15 @@ func FuzzDecode(f *testing.F) {
 		if err := d.validate(); err != nil {
 			t.Fatalf("Decode(%q) accepted a state that fails Validate: %v", data, err)
 		}
-		if out, err := (Codec{}).Encode(d); err != nil || !bytes.Equal(out, data) {
+		if out, err := (codec{}).Encode(d); err != nil || !bytes.Equal(out, data) {
 			t.Fatalf("Encode(Decode(%q)) = %q, %v, want the input", data, out, err)
 		}
-		canon := []byte(d.String())
-		d2, err := Codec{}.Decode(canon)
+		canon := []byte(d.canonical())
+		d2, err := codec{}.Decode(canon)
 		if err != nil {
 			t.Fatalf("Decode(canonical of %q) = %v\n%s", data, err, canon)
 		}
-		if again := d2.String(); again != string(canon) {
+		if again := d2.canonical(); again != string(canon) {
 			t.Fatalf("canonical encoding is not stable:\n%s\nthen\n%s", canon, again)
 		}
 	})

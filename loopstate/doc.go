@@ -3,17 +3,19 @@
 // on) in files that a runner and operator commands change at the same time.
 //
 // A [Root] is a directory of loops, <root>/loops/<name>/, each with its
-// state (.state.loop, one JSON document), its lock file (.state.lock) and
-// its tick log (ticks.jsonl); docs/formats/loopstate.md in the repository
-// specifies the files. [Doc] is the state and its transitions; a [Loop]
-// applies them under the loop's lock, and [Loop.Tick] runs a whole tick,
-// harness included, under it:
+// state (one JSON document), its lock file and its tick log;
+// docs/formats/loopstate.md in the repository specifies the files. [Doc] is
+// the state; a [Loop] changes it under the loop's lock (Pause, Resume,
+// Approve, CheckGate, SetSchedule, or any change through Mutate), and
+// [Loop.Tick] runs a whole tick, harness included, under it:
 //
 //	root, err := loopstate.NewRoot(dir)
 //	...
-//	l, _ := root.Create(ctx, "nightly", loopstate.Template{
-//		Gates: loopstate.Gates{MaxTicks: new(int64(20)), Budget: loopstate.Budget{USD: new(5.0)}},
+//	l, err := root.Create(ctx, "nightly", func(d *loopstate.Doc) error {
+//		d.Gates = loopstate.Gates{MaxTicks: new(int64(20)), BudgetUSD: new(5.0)}
+//		return nil
 //	})
+//	...
 //	rec, err := l.Tick(ctx, loopstate.TriggerManual, (&harness.Command{Path: "./triage"}).Run)
 //	// err == nil: rec says what happened, rec.StatusAfter == loopstate.Halted if a gate halted it
 //
@@ -22,7 +24,10 @@
 //   - No lost update: every change takes the loop's lock, then reads, then
 //     checks its guard, then writes; a pause during a tick applies after it.
 //   - No torn state: the state is replaced by rename, so a reader without the
-//     lock ([Root.List], [Loop.View]) and a crash see a whole version.
+//     lock ([Loop.View]) and a crash see a whole version.
+//   - No lock for a no-op: an operation that provably changes nothing (a
+//     check-gate that trips no gate, a schedule set as it is) decides on a
+//     lock-free snapshot and takes no lock.
 //   - Refused, never rewritten: a state file that is not the format gives a
 //     [*StateError] naming the path and the key; an unchanged state is
 //     written back byte for byte, and unknown top-level keys survive.

@@ -5,27 +5,26 @@ import (
 	"fmt"
 )
 
-// Errors returned by this package, matched with errors.Is. A refused
-// transition is a [*GuardError], a halt found by CheckGate an error
-// matching ErrHalted that gives the halt's reasons, and a state file this package will not use a [*StateError]; each unwraps
-// to one sentinel below. A lock that stays busy past the caller's context
-// is the lock package's *lock.BusyError, naming the lock file and its
-// holder.
+// Errors returned by this package, matched with errors.Is. An operation
+// refused because of the loop's status is a [*GuardError] and a state this
+// package will not read or write a [*StateError]; each unwraps to one
+// sentinel below. A lock that stays busy past the caller's context is the
+// lock package's *lock.BusyError, naming the lock file and its holder.
 var (
-	// ErrNotRunning is returned when an operation needs a running loop (pause,
-	// the start of a tick) and the loop is paused or halted. Pausing a
-	// halted loop is refused so that a pause never hides a halt.
-	ErrNotRunning = errors.New("loopstate: not running")
-
-	// ErrNotPaused is returned by Resume when the loop is not paused. A
-	// halted loop is refused too: only Approve releases a halt.
-	ErrNotPaused = errors.New("loopstate: not paused")
-
-	// ErrNotHalted is returned by Approve when the loop is not halted.
-	ErrNotHalted = errors.New("loopstate: not halted")
-
 	// ErrExists is returned by Root.Create when the name is taken.
 	ErrExists = errors.New("loopstate: exists")
+
+	// ErrInvalid is returned when an argument is invalid: a loop name that
+	// does not match ^[a-z0-9][a-z0-9-]{0,62}$, a negative or non-finite
+	// threshold, a text field longer than 4096 bytes, an unknown trigger, a
+	// nil harness. Nothing is read or written, and no lock is taken.
+	ErrInvalid = errors.New("loopstate: invalid argument")
+
+	// ErrNoLoop is returned when no loop has the name: its directory has no
+	// state file, or the loop was deleted (and perhaps created again) while
+	// the caller waited for its lock. (A loop whose lock file alone is
+	// missing gets it back.)
+	ErrNoLoop = errors.New("loopstate: no such loop")
 
 	// ErrTickInProgress is returned by Tick when it runs inside the harness of
 	// a tick of the same loop (it holds a lock borrowed from the runner):
@@ -36,40 +35,18 @@ var (
 	// tick is not abandoned; try again once it has ended.
 	ErrTickInProgress = errors.New("loopstate: a tick of this loop is in progress")
 
-	// ErrInvalidName is returned when a loop name does not match
-	// ^[a-z0-9][a-z0-9-]{0,62}$. Nothing is read or created.
-	ErrInvalidName = errors.New("loopstate: invalid loop name")
+	// ErrStatus is returned, as a *GuardError that gives the status, when
+	// the loop's status does not allow an operation: pause of a loop that is
+	// not running (a pause must not hide a halt), resume of one that is not
+	// paused (only approve releases a halt), approve of one that is not
+	// halted, check-gate of one that is paused or halted.
+	ErrStatus = errors.New("loopstate: wrong status")
 
-	// ErrInvalid is returned when an argument is invalid: a negative or
-	// non-finite threshold, an unknown trigger. Nothing is read or
-	// written, and no lock is taken.
-	ErrInvalid = errors.New("loopstate: invalid argument")
-
-	// ErrNoLoop is returned when no loop has the name: its directory has
-	// no state file. (A loop whose lock file alone is missing gets it back.)
-	ErrNoLoop = errors.New("loopstate: no such loop")
-
-	// ErrDeleted is returned when the loop was deleted while the caller
-	// waited for its lock: the loop's directory is gone, or is another
-	// one (a loop of the same name created since), so the lock it got
-	// guards nothing it asked for.
-	ErrDeleted = errors.New("loopstate: loop deleted")
-
-	// ErrHalted is returned by CheckGate when it finds the loop halted or
-	// halts it. (A tick that halts the loop returns no error: its
-	// TickRecord says so.)
-	ErrHalted = errors.New("loopstate: halted")
-
-	// ErrPaused is returned by CheckGate when the loop is paused.
-	ErrPaused = errors.New("loopstate: paused")
-
-	// ErrSchema is returned when a state file has a schema major this
-	// package does not know. The file is never rewritten.
-	ErrSchema = errors.New("loopstate: unknown schema major")
-
-	// ErrMalformed is returned when a state file is not the format: not
-	// UTF-8 JSON, a key missing, unknown or repeated, a value of the wrong
-	// type. The file is never rewritten.
+	// ErrMalformed is returned, as a *StateError, when a state is not one
+	// this package reads or writes: not UTF-8 JSON, a key missing, unknown or
+	// repeated, a value of the wrong type, an unknown schema major, or a
+	// broken invariant of the format. A file is then never rewritten; a Doc
+	// that a change left so is not written.
 	ErrMalformed = errors.New("loopstate: malformed state")
 
 	// ErrOverflow is returned when an operation would take a counter
@@ -77,69 +54,50 @@ var (
 	// sum in spent past the largest value the format holds. Nothing is
 	// written: the state stays as it was, and readable.
 	ErrOverflow = errors.New("loopstate: counter overflow")
-
-	// ErrInvariant is returned when a state breaks an invariant of the format,
-	// on reading (the file is never rewritten) or on writing (nothing is
-	// written).
-	ErrInvariant = errors.New("loopstate: invariant broken")
 )
 
-// A GuardError reports a transition refused by its guard: the loop's status
-// does not allow it. Nothing was written. It unwraps to ErrNotRunning,
-// ErrNotPaused, ErrNotHalted or (from check-gate) ErrPaused.
+// A GuardError reports an operation refused because of the loop's status.
+// Nothing was written. It unwraps to ErrStatus.
 type GuardError struct {
-	Loop   string // the loop's name
-	Op     string // the transition: "pause", "resume", "approve", "check-gate", "tick"
 	Status Status // the status that refused it
-	Err    error  // the sentinel
+
+	loop   string // the loop's name
+	op     string // "pause", "resume", "approve", "check-gate", "tick"
+	reason string // halt.reason, for check-gate on a halted loop
 }
 
-// Error returns "<loop>: not halted (status running)", the line a command
-// prints when it refuses.
+// Error returns the line a command prints when it refuses, for example
+// "nightly: not halted (status running)", or for check-gate "nightly:
+// paused" and "nightly: halted (max_ticks: 20 ticks in window >= 20)".
 func (e *GuardError) Error() string {
-	r := reason(e.Err)
-	if r == string(e.Status) {
-		return e.Loop + ": " + r
+	switch {
+	case e.op == "check-gate" && e.reason != "":
+		return fmt.Sprintf("%s: %s (%s)", e.loop, e.Status, e.reason)
+	case e.op == "check-gate":
+		return e.loop + ": " + string(e.Status)
 	}
-	return fmt.Sprintf("%s: %s (status %s)", e.Loop, r, e.Status)
-}
-
-// Unwrap returns e.Err.
-func (e *GuardError) Unwrap() error { return e.Err }
-
-// reason is a sentinel's message without the package prefix.
-func reason(err error) string {
-	s := err.Error()
-	if len(s) > len("loopstate: ") && s[:len("loopstate: ")] == "loopstate: " {
-		return s[len("loopstate: "):]
+	want := Running
+	switch e.op {
+	case "resume":
+		want = Paused
+	case "approve":
+		want = Halted
 	}
-	return s
+	return fmt.Sprintf("%s: not %s (status %s)", e.loop, want, e.Status)
 }
 
-// haltedError reports a halted loop, with the reasons of its halt. It
-// unwraps to ErrHalted.
-type haltedError struct {
-	loop   string
-	reason string // halt.reason
-}
-
-// Error returns "<loop>: halted (max_ticks: 20 ticks in window >= 20)".
-func (e *haltedError) Error() string {
-	return fmt.Sprintf("%s: halted (%s)", e.loop, e.reason)
-}
-
-func (e *haltedError) Unwrap() error { return ErrHalted }
+// Unwrap returns ErrStatus.
+func (e *GuardError) Unwrap() error { return ErrStatus }
 
 // A StateError reports a state file (or state bytes) that this package refuses
-// to use: an unknown schema major, a malformed document, or a broken
-// invariant. It names the file and the key or invariant at fault. It unwraps
-// to ErrSchema, ErrMalformed or ErrInvariant.
+// to read, or a Doc that it refuses to write: it names the file and the key
+// at fault. It unwraps to ErrMalformed.
 type StateError struct {
-	Path      string // the state file; "" for bytes that came from elsewhere
-	Key       string // the JSON key at fault, dotted ("gates.budget.usd"); "" for the document
-	Invariant string // the invariant broken, as the format words it; "" unless Err is ErrInvariant
-	Detail    string // what was found
-	Err       error  // the sentinel
+	Path string // the state file; "" for bytes that came from elsewhere
+	Key  string // the JSON key at fault, dotted ("gates.budget.usd"); "" for the whole document
+
+	invariant string // the invariant broken, as the format words it; "" for none
+	detail    string // what was found
 }
 
 // Error returns "loopstate: <path>: invariant <invariant> broken: <detail>"
@@ -150,18 +108,18 @@ func (e *StateError) Error() string {
 		s += e.Path + ": "
 	}
 	switch {
-	case e.Invariant != "":
-		s += "invariant " + e.Invariant + " broken"
+	case e.invariant != "":
+		s += "invariant " + e.invariant + " broken"
 	case e.Key != "":
 		s += e.Key
 	default:
-		s += reason(e.Err)
+		s += "malformed state"
 	}
-	if e.Detail != "" {
-		s += ": " + e.Detail
+	if e.detail != "" {
+		s += ": " + e.detail
 	}
 	return s
 }
 
-// Unwrap returns e.Err.
-func (e *StateError) Unwrap() error { return e.Err }
+// Unwrap returns ErrMalformed.
+func (e *StateError) Unwrap() error { return ErrMalformed }

@@ -1,50 +1,51 @@
 package loopstate_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+	"path/filepath"
 	"time"
 
 	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
 )
 
-// clock is a fixed time, so that the examples' output does not change.
-func clock() time.Time { return time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC) }
-
 // Create claims a name atomically: the second create of the same name is
-// refused, and List reads every loop without a lock.
+// refused, and List finds every loop.
 func ExampleRoot_Create() {
 	dir, _ := os.MkdirTemp("", "loopstate-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	root := must(loopstate.NewRoot(dir))
 
-	tpl := loopstate.Template{
-		Name:     "ci-triage",
-		Gates:    loopstate.Gates{MaxTicks: new(int64(20)), Budget: loopstate.Budget{USD: new(5.0)}},
-		Schedule: loopstate.Schedule{Enabled: true, Every: "15m"},
+	ciTriage := func(d *loopstate.Doc) error {
+		d.Template = "ci-triage"
+		d.Gates = loopstate.Gates{MaxTicks: new(int64(20)), BudgetUSD: new(5.0)}
+		d.Schedule = loopstate.Schedule{Enabled: true, Every: "15m"}
+		return nil
 	}
-	if _, err := root.Create(ctx, "ci-triage-main", tpl); err != nil {
+	if _, err := root.Create(ctx, "ci-triage-main", ciTriage); err != nil {
 		fmt.Println(err)
 		return
 	}
-	_, err := root.Create(ctx, "ci-triage-main", tpl)
+	_, err := root.Create(ctx, "ci-triage-main", ciTriage)
 	fmt.Println(errors.Is(err, loopstate.ErrExists))
-	_, err = root.Create(ctx, "../escape", tpl)
-	fmt.Println(errors.Is(err, loopstate.ErrInvalidName))
+	_, err = root.Create(ctx, "../escape", ciTriage)
+	fmt.Println(errors.Is(err, loopstate.ErrInvalid))
 
 	loops, _ := root.List(ctx)
 	for _, l := range loops {
-		fmt.Println(l.Name, l.State.Status, l.State.TickCount, l.State.Schedule.Enabled)
+		d, _ := l.View(ctx)
+		fmt.Println(l.Name(), d.Status, d.TickCount, d.Template, d.Schedule.Enabled)
 	}
 	// Output:
 	// true
 	// true
-	// ci-triage-main running 0 true
+	// ci-triage-main running 0 ci-triage true
 }
 
 // A gate halts the loop; pause refuses to hide the halt; approve releases it
@@ -54,7 +55,10 @@ func ExampleLoop_Approve() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	root := must(loopstate.NewRoot(dir))
-	l, _ := root.Create(ctx, "nightly", loopstate.Template{Gates: loopstate.Gates{MaxTicks: new(int64(2))}})
+	l, _ := root.Create(ctx, "nightly", func(d *loopstate.Doc) error {
+		d.Gates.MaxTicks = new(int64(2))
+		return nil
+	})
 
 	work := func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 		return loopstate.Result{Cost: &loopstate.Cost{USD: 0.5}}, nil
@@ -63,8 +67,10 @@ func ExampleLoop_Approve() {
 		rec, err := l.Tick(ctx, loopstate.TriggerManual, work)
 		fmt.Println(rec.N, rec.Outcome, rec.StatusAfter, rec.GatesTripped, err)
 	}
+	fmt.Println(l.CheckGate(ctx))
 	err := l.Pause(ctx, "alice", "look at it")
-	fmt.Println(err, errors.Is(err, loopstate.ErrNotRunning))
+	var ge *loopstate.GuardError
+	fmt.Println(err, errors.As(err, &ge) && ge.Status == loopstate.Halted)
 	fmt.Println(l.Approve(ctx, "alice", "reviewed"))
 	fmt.Println(l.CheckGate(ctx))
 
@@ -73,10 +79,44 @@ func ExampleLoop_Approve() {
 	// Output:
 	// 1 ok running [] <nil>
 	// 2 ok halted [max_ticks] <nil>
+	// nightly: halted (max_ticks: 2 ticks in window >= 2)
 	// nightly: not running (status halted) true
 	// <nil>
 	// <nil>
 	// running 1 2 reviewed
+}
+
+// Mutate changes the state in one transaction: here the gates and the
+// schedule, with one lock, one read and one write. Setting the schedule as
+// it already is writes nothing and takes no lock.
+func ExampleLoop_Mutate() {
+	dir, _ := os.MkdirTemp("", "loopstate-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	root := must(loopstate.NewRoot(dir))
+	l, _ := root.Create(ctx, "triage", nil)
+
+	c, err := l.Mutate(ctx, func(d *loopstate.Doc) error {
+		d.Gates.BudgetTokens = new(int64(1_000_000))
+		d.Gates.CheckpointEvery = new(int64(10))
+		d.Schedule.Enabled = true
+		return nil
+	})
+	fmt.Println(c.Written, err)
+	_, err = l.Mutate(ctx, func(d *loopstate.Doc) error {
+		d.Gates.CheckpointEvery = new(int64(0)) // at least 1
+		return nil
+	})
+	fmt.Println(errors.Is(err, loopstate.ErrMalformed))
+	fmt.Println(l.SetSchedule(ctx, true))
+
+	d, _ := l.View(ctx)
+	fmt.Println(*d.Gates.BudgetTokens, *d.Gates.CheckpointEvery, d.Schedule.Enabled)
+	// Output:
+	// true <nil>
+	// true
+	// <nil>
+	// 1000000 10 true
 }
 
 // A tick runs its harness under the loop's lock and records the result in
@@ -86,7 +126,7 @@ func ExampleLoop_Tick() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	root := must(loopstate.NewRoot(dir))
-	l, _ := root.Create(ctx, "triage", loopstate.Template{})
+	l, _ := root.Create(ctx, "triage", nil)
 
 	work := func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 		return loopstate.Result{Cost: &loopstate.Cost{USD: 0.09, Tokens: 21000, Seconds: 63}, Note: "3 failing checks classified"}, nil
@@ -118,7 +158,7 @@ func ExampleWithLockTimeout() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	root := must(loopstate.NewRoot(dir))
-	l, _ := root.Create(ctx, "triage", loopstate.Template{})
+	l, _ := root.Create(ctx, "triage", nil)
 	work := func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 		time.Sleep(50 * time.Millisecond) // longer than the lock timeout
 		return loopstate.Result{Cost: &loopstate.Cost{}}, ctx.Err()
@@ -128,7 +168,7 @@ func ExampleWithLockTimeout() {
 	held, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		h, err := lock.Acquire(ctx, l.LockPath(), lock.WithPurpose("approve triage"))
+		h, err := lock.Acquire(ctx, filepath.Join(l.Dir(), ".state.lock"), lock.WithPurpose("approve triage"))
 		if err != nil {
 			panic(err)
 		}
@@ -152,54 +192,33 @@ func ExampleWithLockTimeout() {
 	// 1 ok <nil>
 }
 
-// CheckGates is a pure transition on the state: it halts a running loop and
-// lists every gate that tripped.
-func ExampleDoc_CheckGates() {
-	d, _ := loopstate.New("ci", clock(), loopstate.Template{Gates: loopstate.Gates{
-		MaxTicks:               new(int64(20)),
-		MaxConsecutiveFailures: new(int64(3)),
-	}})
-	d.TickCount, d.ConsecutiveFailures, d.FailuresTotal = 20, 3, 3
-	trips, err := d.CheckGates(clock())
-	fmt.Println(len(trips), err)
-	fmt.Println(d.Status, d.Halted.Gates)
-	fmt.Println(d.Halted.Reason)
-	_, err = d.CheckGates(clock())
-	fmt.Println(errors.Is(err, loopstate.ErrHalted))
-	// Output:
-	// 2 <nil>
-	// halted [max_ticks max_consecutive_failures]
-	// max_ticks: 20 ticks in window >= 20; max_consecutive_failures: 3 consecutive failures >= 3
-	// true
-}
+// A loop's state is its file's JSON document: View decodes it,
+// MarshalJSON gives it back as the file holds it (byte for byte, while it
+// is unchanged), and UnmarshalJSON reads one as strictly as the package's
+// own reads do.
+func ExampleDoc_MarshalJSON() {
+	dir, _ := os.MkdirTemp("", "loopstate-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	root := must(loopstate.NewRoot(dir))
+	l, _ := root.Create(ctx, "x", nil)
 
-// A state that is not changed is written back byte for byte; a changed one
-// in the canonical layout.
-func ExampleCodec() {
-	in := []byte(`{"schema": 1, "name": "x", "template": null, "status": "running",
- "created_at": "2025-05-01T09:00:00Z", "updated_at": "2025-05-01T09:00:00Z", "last_tick_at": null,
- "tick_count": 0, "resumed_count": 0, "consecutive_failures": 0, "failures_total": 0,
- "spent": {"usd": 0.0, "tokens": 0, "seconds": 0.0},
- "epoch": {"started_at": "2025-05-01T09:00:00Z", "tick": 0, "spent": {"usd": 0.0, "tokens": 0, "seconds": 0.0}},
- "gates": {"max_ticks": null, "max_consecutive_failures": null, "budget": {"usd": null, "tokens": null, "seconds": null}, "expires_at": null},
- "schedule": {"enabled": false, "every": null},
- "current_tick": null, "pause": null, "halt": null, "last_approval": null}
-`)
-	var c loopstate.Codec
-	d, _ := c.Decode(in)
-	out, _ := c.Encode(d)
-	fmt.Println(string(out) == string(in))
+	d, _ := l.View(ctx)
+	b, _ := json.Marshal(d)
+	file, _ := os.ReadFile(filepath.Join(l.Dir(), ".state.loop"))
+	var compact bytes.Buffer
+	json.Compact(&compact, file)
+	fmt.Println(bytes.Equal(b, compact.Bytes()))
 
-	d.DisableSchedule(clock())
-	d.EnableSchedule(clock().Add(time.Hour))
-	out, _ = c.Encode(d)
-	fmt.Println(strings.Join(strings.SplitN(string(out), "\n", 5)[:4], "\n"))
+	var back loopstate.Doc
+	fmt.Println(json.Unmarshal(b, &back), back.Name, back.Status)
+	err := json.Unmarshal([]byte(`{"schema": 1, "name": "x"}`), &back)
+	var se *loopstate.StateError
+	fmt.Println(errors.As(err, &se), se.Key)
 	// Output:
 	// true
-	// {
-	//   "schema": 1,
-	//   "name": "x",
-	//   "template": null,
+	// <nil> x running
+	// true template
 }
 
 // must returns r, and panics if NewRoot refused its arguments.

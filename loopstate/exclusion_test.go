@@ -27,7 +27,7 @@ func markTick(t *testing.T, l *Loop, pid int, start string) *CurrentTick {
 	t.Helper()
 	var ct *CurrentTick
 	_, err := l.Mutate(ctx0, func(d *Doc) error {
-		ct = &CurrentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: pid, PIDStart: start}
+		ct = &CurrentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: pid, pidStart: start}
 		d.CurrentTick = ct
 		return nil
 	})
@@ -89,17 +89,17 @@ func TestTickLeavesALiveRunnersTickAlone(t *testing.T) {
 	rec, err := l.Tick(ctx0, TriggerSchedule, mustNotRun(t))
 	require.NoError(t, err, "Tick(schedule) with a live runner = %v, want nil", err)
 	require.Equal(t, Skipped, rec.Outcome, "Tick(schedule).Outcome = %s, want skipped", rec.Outcome)
-	require.Equal(t, SkipBusy, rec.SkipReason, "Tick(schedule).SkipReason = %s, want busy", rec.SkipReason)
+	require.Equal(t, skipBusy, rec.SkipReason, "Tick(schedule).SkipReason = %s, want busy", rec.SkipReason)
 	require.Equal(t, string(state), string(readFile(t, l.state)), "state after the skipped tick changed")
 	recs := mustTicks(t, l)
 	require.Len(t, recs, 1, "tick log = %+v, want one skipped/busy line", recs)
-	require.Equal(t, SkipBusy, recs[0].SkipReason, "tick log = %+v, want one skipped/busy line", recs)
+	require.Equal(t, skipBusy, recs[0].SkipReason, "tick log = %+v, want one skipped/busy line", recs)
 }
 
 // TestTickTakesAnotherProcessBehindTheRunnersPidForGone: current_tick names
 // a live pid whose start token is not the recorded one: the pid was reused,
 // the runner is gone, and its tick is abandoned.
-// Ablation (run): runnerGone ignoring PIDStart (a live pid is the runner)
+// Ablation (run): runnerGone ignoring pidStart (a live pid is the runner)
 // refuses the tick.
 func TestTickTakesAnotherProcessBehindTheRunnersPidForGone(t *testing.T) {
 	if proc.Self() == "" {
@@ -194,10 +194,10 @@ func TestRemovedLockFileIsRecreated(t *testing.T) {
 		{"Resume", func() error { return l.Resume(ctx0) }},
 	}
 	for _, op := range ops {
-		require.NoError(t, os.Remove(l.LockPath()), "removing %s", l.LockPath())
+		require.NoError(t, os.Remove(l.lock), "removing %s", l.lock)
 		err := op.run()
 		require.NoError(t, err, "%s() after the lock file was removed = %v, want nil", op.name, err)
-		_, err = os.Stat(l.LockPath())
+		_, err = os.Stat(l.lock)
 		require.NoError(t, err, "the lock file after %s: %v, want it re-created", op.name, err)
 	}
 	d := mustView(t, l)
@@ -205,12 +205,12 @@ func TestRemovedLockFileIsRecreated(t *testing.T) {
 	require.Equal(t, int64(1), d.TickCount, "tick_count = %d, want 1", d.TickCount)
 
 	// A directory without a state is no loop: nothing is created in it.
-	empty := filepath.Join(r.dir, LoopsDir, "empty")
+	empty := filepath.Join(r.dir, loopsDir, "empty")
 	require.NoError(t, os.Mkdir(empty, 0o755))
 	el := r.loop("empty")
 	err := el.Pause(ctx0, "ops", "")
 	require.ErrorIs(t, err, ErrNoLoop, "Pause(a directory without state) = %v, want ErrNoLoop", err)
-	_, err = os.Stat(el.LockPath())
+	_, err = os.Stat(el.lock)
 	require.ErrorIs(t, err, os.ErrNotExist, "a lock file appeared in a directory without state: %v", err)
 }
 
@@ -220,7 +220,7 @@ func TestRemovedLockFileIsRecreated(t *testing.T) {
 // accepts.
 // Ablation (run): dropping checkInc from beginTick fails the tick_count case
 // (Encode's Validate now refuses the wrapped current_tick.n with
-// ErrInvariant; before it checked tick_count, the marker with n =
+// ErrMalformed; before it checked tick_count, the marker with n =
 // -9223372036854775808 was written); dropping addCost's token check fails
 // the tokens case.
 func TestCountersNeverOverflow(t *testing.T) {
@@ -248,7 +248,7 @@ func TestCountersNeverOverflow(t *testing.T) {
 			}, true},
 		{"resumed_count", func(d *Doc) {
 			d.ResumedCount = math.MaxInt64
-			d.Status, d.Halted = Halted, &Halt{At: epoch0, Gates: []string{GateMaxTicks}, Reason: "r"}
+			d.Status, d.Halted = Halted, &Halt{At: epoch0, Gates: []string{gateMaxTicks}, Reason: "r"}
 		}, func(l *Loop) error { return l.Approve(ctx0, "ops", "") }, false},
 		{"recovered tick", func(d *Doc) {
 			d.FailuresTotal = math.MaxInt64
@@ -267,7 +267,7 @@ func TestCountersNeverOverflow(t *testing.T) {
 			if !tc.writes {
 				require.Equal(t, string(before), string(after), "the state changed although the operation failed")
 			}
-			_, err = Codec{}.Decode(after)
+			_, err = codec{}.Decode(after)
 			require.NoError(t, err, "Decode(the state after the overflow) = %v, want nil", err)
 			require.Empty(t, mustTicks(t, l), "tick log after the overflow, want no counted line")
 		})
@@ -282,7 +282,7 @@ func TestDecodeRefusesACurrentTickPastTheLargestCount(t *testing.T) {
 	d.TickCount = math.MaxInt64
 	d.CurrentTick = &CurrentTick{N: math.MinInt64, StartedAt: epoch0, PID: 1}
 	err = d.validate()
-	require.ErrorIs(t, err, ErrInvariant, "Validate(tick_count max, current_tick.n min) = %v, want ErrInvariant", err)
+	require.ErrorIs(t, err, ErrMalformed, "Validate(tick_count max, current_tick.n min) = %v, want ErrMalformed", err)
 }
 
 // TestDeleteWhoseLockFileWasReplacedPublishesNothing: the loop's lock file
@@ -300,42 +300,42 @@ func TestDeleteWhoseLockFileWasReplacedPublishesNothing(t *testing.T) {
 	ctx := txhook.With(ctx0, txhook.Hooks{txhook.Check: func() {
 		other := filepath.Join(l.Dir(), "other.lock")
 		require.NoError(t, os.WriteFile(other, nil, 0o600))
-		require.NoError(t, os.Rename(other, l.LockPath()))
+		require.NoError(t, os.Rename(other, l.lock))
 	}})
 	err := l.Delete(ctx)
 	require.ErrorIs(t, err, lock.ErrLockLost, "Delete() with its lock file replaced = %v, want ErrLockLost", err)
-	require.ErrorContains(t, err, l.LockPath(), "Delete() = %v, want it to name %s", err, l.LockPath())
+	require.ErrorContains(t, err, l.lock, "Delete() = %v, want it to name %s", err, l.lock)
 	require.Equal(t, Running, mustView(t, l).Status, "the loop after the refused Delete, want it still there")
 }
 
-// TestCurrentTickWithoutPIDStartStillDecodes: a state written before
-// current_tick.pid_start existed decodes, with an empty PIDStart, and
+// TestCurrentTickWithoutpidStartStillDecodes: a state written before
+// current_tick.pid_start existed decodes, with an empty pidStart, and
 // encodes back byte for byte while unchanged; a changed one writes the key
 // (null). A token round-trips; an empty string is refused (null is written
 // for "none").
-func TestCurrentTickWithoutPIDStartStillDecodes(t *testing.T) {
+func TestCurrentTickWithoutpidStartStillDecodes(t *testing.T) {
 	d, err := New("x", epoch0, Template{})
 	require.NoError(t, err)
 	require.NoError(t, d.beginTick(epoch0, 42, "linux:boot:7"))
-	withToken := d.String()
+	withToken := d.canonical()
 	require.Contains(t, withToken, `"pid_start": "linux:boot:7"`, "canonical current_tick, want pid_start")
 	old := []byte(strings.Replace(withToken, `, "pid_start": "linux:boot:7"`, "", 1))
 	require.NotContains(t, string(old), "pid_start", "the old-format state still has pid_start")
 
-	od, err := Codec{}.Decode(old)
+	od, err := codec{}.Decode(old)
 	require.NoError(t, err, "Decode(a state without pid_start) = %v, want nil", err)
-	require.Equal(t, "", od.CurrentTick.PIDStart, "PIDStart of an old state = %q, want \"\"", od.CurrentTick.PIDStart)
-	out, err := Codec{}.Encode(od)
+	require.Equal(t, "", od.CurrentTick.pidStart, "pidStart of an old state = %q, want \"\"", od.CurrentTick.pidStart)
+	out, err := codec{}.Encode(od)
 	require.NoError(t, err)
 	require.Equal(t, string(old), string(out), "Encode(unchanged old state) differs from its bytes")
 	od.Template = "changed"
-	out, err = Codec{}.Encode(od)
+	out, err = codec{}.Encode(od)
 	require.NoError(t, err)
 	require.Contains(t, string(out), `"pid": 42, "pid_start": null}`, "Encode(changed old state), want pid_start null")
 
-	nd, err := Codec{}.Decode([]byte(withToken))
+	nd, err := codec{}.Decode([]byte(withToken))
 	require.NoError(t, err, "Decode(a state with pid_start) = %v, want nil", err)
-	require.Equal(t, "linux:boot:7", nd.CurrentTick.PIDStart, "PIDStart = %q, want the token", nd.CurrentTick.PIDStart)
-	_, err = Codec{}.Decode([]byte(strings.Replace(withToken, `"linux:boot:7"`, `""`, 1)))
+	require.Equal(t, "linux:boot:7", nd.CurrentTick.pidStart, "pidStart = %q, want the token", nd.CurrentTick.pidStart)
+	_, err = codec{}.Decode([]byte(strings.Replace(withToken, `"linux:boot:7"`, `""`, 1)))
 	require.ErrorIs(t, err, ErrMalformed, "Decode(pid_start \"\") = %v, want ErrMalformed", err)
 }

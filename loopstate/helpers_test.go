@@ -48,7 +48,7 @@ func newTestRoot(t testing.TB, opts ...filetxn.Option) (*Root, *testClock) {
 // mustCreate creates a loop or fails the test.
 func mustCreate(t testing.TB, r *Root, name string, tpl Template) *Loop {
 	t.Helper()
-	l, err := r.Create(context.Background(), name, tpl)
+	l, err := r.Create(context.Background(), name, tpl.apply)
 	if err != nil {
 		t.Fatalf("Create(%q) = %v", name, err)
 	}
@@ -129,19 +129,22 @@ const (
 // exitCode maps an error of this package to the format's exit code, as a
 // command line would.
 func exitCode(err error) int {
-	var busy *lock.BusyError
+	var (
+		busy  *lock.BusyError
+		guard *GuardError
+	)
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &busy), errors.Is(err, lock.ErrWouldBlock):
 		return exitBusy
-	case errors.Is(err, ErrNoLoop), errors.Is(err, ErrDeleted):
+	case errors.Is(err, ErrNoLoop):
 		return exitNoLoop
-	case errors.Is(err, ErrHalted):
+	case errors.As(err, &guard) && guard.op == "check-gate" && guard.Status == Halted:
 		return exitHalted
-	case errors.Is(err, ErrPaused):
+	case errors.As(err, &guard) && guard.op == "check-gate" && guard.Status == Paused:
 		return exitPaused
-	case errors.Is(err, ErrInvalid), errors.Is(err, ErrInvalidName):
+	case errors.Is(err, ErrInvalid):
 		return exitUsage
 	}
 	return exitRefused
@@ -154,4 +157,40 @@ func mustRoot(r *Root, err error) *Root {
 		panic(err)
 	}
 	return r
+}
+
+// Template is the tests' shorthand for what a Create fn sets: the template
+// name, the gates, the schedule, and whether the loop starts paused.
+type Template struct {
+	Name     string
+	Gates    Gates
+	Schedule Schedule
+	Paused   bool // create the loop paused (pause.by "create")
+}
+
+// apply is a Create fn that sets what t says.
+func (t Template) apply(d *Doc) error {
+	d.Template, d.Gates, d.Schedule = t.Name, t.Gates.clone(), t.Schedule
+	if t.Paused {
+		d.Status = Paused
+		d.Paused = &Pause{At: d.CreatedAt, By: "create", Reason: "created paused"}
+	}
+	return nil
+}
+
+// New returns the initial state that Create writes for name, created at
+// now from t, without any I/O, and checks it as Create does.
+func New(name string, now time.Time, t Template) (*Doc, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	d := newDoc(name, now)
+	t.apply(d)
+	if err := t.Gates.validate(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(checkOptString("template", d.Template), checkOptString("schedule every", d.Schedule.Every)); err != nil {
+		return nil, err
+	}
+	return d, nil
 }

@@ -1,7 +1,6 @@
 package loopstate
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -21,17 +20,16 @@ import (
 
 // A Loop is one loop of a Root: its directory, state file, lock file and tick
 // log. It holds no state in memory (every call reads the files anew) and is
-// safe for concurrent use. Get one from Root.Create or Root.Open.
+// safe for concurrent use. Get one from Root.Create, Root.Open or Root.List.
 //
 // Every method that changes the state takes the loop's lock (waiting as long
-// as ctx allows), checks that the lock file it holds is still the loop's
-// (the loop may have been deleted meanwhile: ErrDeleted), reads the state,
-// checks its guard on what it read, writes the state atomically if it
-// changed, and releases the lock. A wait ended by ctx returns a
-// *lock.BusyError naming the lock file and its holder; a ctx that is
-// already done tries the lock once. Nothing read before the lock is used to
-// decide. Calling a method from inside a Mutate callback on the same loop
-// returns an error matching lock.ErrReentrant instead of deadlocking.
+// as ctx allows), reads the state, checks its guard on what it read, writes
+// the state atomically if it changed, and releases the lock. A loop deleted
+// meanwhile (and perhaps created again) gives an error matching ErrNoLoop.
+// A wait ended by ctx returns a *lock.BusyError naming the lock file and
+// its holder; a ctx that is already done tries the lock once. Calling a
+// method from inside a Mutate callback on the same loop returns an error
+// matching lock.ErrReentrant instead of deadlocking.
 type Loop struct {
 	root  *Root
 	name  string
@@ -44,10 +42,13 @@ type Loop struct {
 // Name returns the loop's name.
 func (l *Loop) Name() string { return l.name }
 
-// Dir returns the loop's directory, <root>/loops/<name>.
+// Dir returns the loop's directory, <root>/loops/<name>, which holds its
+// state (.state.loop), its lock file (.state.lock) and its tick log
+// (ticks.jsonl).
 func (l *Loop) Dir() string { return l.dir }
 
-// LockPath returns the path of the lock file.
+// LockPath returns the path of the loop's lock file, <dir>/.state.lock, for
+// lock.ReadHolder or a lock the caller takes by hand.
 func (l *Loop) LockPath() string { return l.lock }
 
 func (l *Loop) now() time.Time { return stamp(l.root.now()) }
@@ -60,18 +61,22 @@ func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
 	if noWait {
 		opts = append(opts, filetxn.WithNoWait())
 	}
-	s, err := filetxn.NewStore[*Doc](l.state, Codec{Path: l.state, Name: l.name}, opts...)
+	s, err := filetxn.NewStore[*Doc](l.state, codec{path: l.state, name: l.name}, opts...)
 	if err != nil { // the loop's own paths and options: never invalid
 		panic("loopstate: " + err.Error())
 	}
 	return s
 }
 
-// locked runs fn with the loop's lock held, after checking that the lock
-// file is still the loop's. A loop deleted before the lock is taken has no
+// locked runs fn with the loop's lock held, through filetxn's Store.Locked,
+// after checking that the lock file is still the loop's. It serves the
+// operations that change more than the state file under one lock: Tick
+// (the state and the tick log, with the harness run in between) and Delete
+// (the loop's directory); a change of the state alone is mutate's, the
+// engine's Mutate. A loop deleted before the lock is taken has no
 // lock file, and the lock is not taken (lock.WithoutCreate): a late caller
 // gets ErrNoLoop and never brings the deleted loop's directory back. One
-// deleted while the caller waits gives ErrDeleted.
+// deleted while the caller waits gives ErrNoLoop.
 //
 // A loop whose lock file alone is missing (someone removed it; the state is
 // still there) gets it back: locked creates it, only if the state file is
@@ -92,14 +97,8 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 		held, stale := false, false
 		err = l.engine(op, noWait).Locked(ctx, func(tx *filetxn.Tx) error {
 			held = true
-			if dir0 != nil {
-				fi, err := os.Stat(l.dir)
-				if errors.Is(err, fs.ErrNotExist) || err == nil && !os.SameFile(dir0, fi) {
-					return fmt.Errorf("%w: %s", ErrDeleted, l.name)
-				}
-				if err != nil {
-					return err
-				}
+			if err := l.sameDir(dir0); err != nil {
+				return err
 			}
 			current, err := tx.Lock().Current()
 			if err != nil {
@@ -111,7 +110,7 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 					return err
 				}
 				if data == nil {
-					return fmt.Errorf("%w: %s", ErrDeleted, l.name)
+					return fmt.Errorf("%w: %s", ErrNoLoop, l.name)
 				}
 				stale = true
 				return fmt.Errorf("%w: %s", lock.ErrLockLost, l.lock)
@@ -183,7 +182,7 @@ func (l *Loop) read(tx *filetxn.Tx) (*Doc, []byte, error) {
 	if data == nil {
 		return nil, nil, fmt.Errorf("%w: %s", ErrNoLoop, l.name)
 	}
-	d, err := Codec{Path: l.state, Name: l.name}.Decode(data)
+	d, err := codec{path: l.state, name: l.name}.Decode(data)
 	return d, data, err
 }
 
@@ -196,46 +195,94 @@ func (l *Loop) tombstone() (string, error) {
 	return tomb, atomicdir.RenameNoReplace(l.dir, tomb, true)
 }
 
-// Mutate runs fn on the loop's state under its lock, like filetxn's
-// Store.Mutate: it waits for the lock (or ctx), checks that the loop has not
-// been deleted, reads and decodes the state, calls fn once, and if the state
-// changed sets updated_at and replaces the file atomically. If fn returns an
-// error nothing is written and the error is returned unchanged; a state that
-// breaks an invariant after fn is not written either (a *StateError). A
-// panic in fn releases the lock and propagates. Commit reports what was
-// written, as filetxn's does.
+// Mutate runs fn on the loop's state under its lock, through filetxn's
+// Store.Mutate: it waits for the lock (or ctx), reads and decodes the state,
+// calls fn once, and if the state changed sets updated_at and replaces the
+// file atomically. If fn returns an error nothing is written and the error
+// is returned unchanged; a state that breaks an invariant after fn is not
+// written either (a *StateError). A panic in fn releases the lock and
+// propagates. Commit reports what was written, as filetxn's does.
 //
-// N changes in one fn cost one lock, one read and one write. The transitions
-// of *Doc are meant to be called here.
+// N changes in one fn cost one lock, one read and one write.
 func (l *Loop) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
-	return l.mutate(ctx, "mutate", fn)
+	return l.mutate(ctx, "mutate", false, fn)
 }
 
-func (l *Loop) mutate(ctx context.Context, op string, fn func(*Doc) error) (filetxn.Commit, error) {
-	var c filetxn.Commit
-	err := l.locked(ctx, op, false, func(tx *filetxn.Tx) error {
-		d, data, err := l.read(tx)
-		if err != nil {
+// mutate runs fn as Mutate does, recording op as the lock's purpose; with
+// probe it is filetxn's MutateProbed, so that fn, a pure decision, runs on
+// a lock-free snapshot first and a call that changes nothing takes no lock.
+//
+// The directory's identity before the call tells a loop deleted (and
+// perhaps created again) while the caller waited from the loop it asked
+// for: lock.Acquire takes the lock on whatever file is at the path when it
+// gets it. A loop whose lock file alone is missing (someone removed it; the
+// state is still there) gets it back (restoreLock), and the call is made
+// again: it did not run, since the lock was not taken.
+func (l *Loop) mutate(ctx context.Context, op string, probe bool, fn func(*Doc) error) (filetxn.Commit, error) {
+	dir0 := statDir(l.dir)
+	now := l.now()
+	step := func(d *Doc) error {
+		if err := l.sameDir(dir0); err != nil {
 			return err
 		}
 		if err := fn(d); err != nil {
 			return err
 		}
-		codec := Codec{Path: l.state, Name: l.name}
-		out, err := codec.Encode(d)
-		if err != nil || bytes.Equal(out, data) {
-			return err
-		}
-		if now := l.now(); !d.UpdatedAt.Equal(now) {
+		if _, changed := d.encode(); changed {
 			d.UpdatedAt = now
-			if out, err = codec.Encode(d); err != nil {
-				return err
-			}
 		}
-		c, err = tx.Write(l.state, out)
-		return err
-	})
-	return c, err
+		return nil
+	}
+	s := l.engine(op, false)
+	for restored := false; ; restored = true {
+		var c filetxn.Commit
+		var err error
+		if probe {
+			c, err = s.MutateProbed(ctx, step)
+		} else {
+			c, err = s.Mutate(ctx, step)
+		}
+		if restored || !l.lockMissing(err) {
+			return c, codecError(err)
+		}
+		if dir0 == nil {
+			dir0 = statDir(l.dir)
+		}
+		if ok, err := l.restoreLock(ctx); err != nil || !ok {
+			return c, errors.Join(err, fmt.Errorf("%w: %s", ErrNoLoop, l.name))
+		}
+	}
+}
+
+// sameDir returns an error matching ErrNoLoop when the loop's directory is
+// gone or is another one than dir0 (nil: nothing to compare).
+func (l *Loop) sameDir(dir0 os.FileInfo) error {
+	if dir0 == nil {
+		return nil
+	}
+	fi, err := os.Stat(l.dir)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && !os.SameFile(dir0, fi) {
+		return fmt.Errorf("%w: %s was deleted while waiting for its lock", ErrNoLoop, l.name)
+	}
+	return err
+}
+
+// lockMissing reports whether err is the engine's failure to take the lock
+// because the loop's lock file does not exist (lock.WithoutCreate).
+func (l *Loop) lockMissing(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Op == "Acquire" && pe.Path == l.lock && errors.Is(pe.Err, fs.ErrNotExist)
+}
+
+// codecError returns the *StateError, or the error wrapping ErrNoLoop, that
+// the engine reports inside an *fs.PathError of its Decode or Encode step,
+// since that error names the file itself.
+func codecError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && (pe.Op == "Decode" || pe.Op == "Encode") {
+		return pe.Err
+	}
+	return err
 }
 
 // View reads the state without the lock. It sees one whole version (the
@@ -244,58 +291,64 @@ func (l *Loop) mutate(ctx context.Context, op string, fn func(*Doc) error) (file
 // an error wrapping ErrNoLoop. It does not block.
 func (l *Loop) View(ctx context.Context) (*Doc, error) {
 	d, err := l.engine("view", false).View(ctx)
-	var pe *fs.PathError
-	if err != nil && errors.As(err, &pe) && pe.Op == "Decode" {
-		err = pe.Err
-	}
-	return d, err
+	return d, codecError(err)
 }
 
-// Pause pauses a running loop, recording by and reason (see [Doc.Pause]). A
-// paused or halted loop is refused with a *GuardError wrapping ErrNotRunning.
+// Pause pauses a running loop, recording by and reason: its status becomes
+// paused, with pause.at, pause.by and pause.reason; the schedule is left
+// alone, and scheduled ticks skip until Resume. A loop that is not running
+// is refused with a *GuardError (a pause must not hide a halt). by and
+// reason are at most 4096 bytes each (else ErrInvalid, before any I/O).
 func (l *Loop) Pause(ctx context.Context, by, reason string) error {
 	if err := errors.Join(checkText("by", by), checkText("reason", reason)); err != nil {
 		return err
 	}
-	_, err := l.mutate(ctx, "pause", func(d *Doc) error { return d.Pause(l.now(), by, reason) })
+	_, err := l.mutate(ctx, "pause", true, func(d *Doc) error { return d.pause(l.now(), by, reason) })
 	return err
 }
 
-// Resume resumes a paused loop (see [Doc.Resume]). A running or halted loop is
-// refused with a *GuardError wrapping ErrNotPaused; only Approve releases a
-// halt.
+// Resume moves a paused loop back to running; resumed_count is unchanged.
+// A loop that is not paused is refused with a *GuardError: only Approve
+// releases a halt.
 func (l *Loop) Resume(ctx context.Context) error {
-	_, err := l.mutate(ctx, "resume", func(d *Doc) error { return d.Resume(l.now()) })
+	_, err := l.mutate(ctx, "resume", true, func(d *Doc) error { return d.resume(l.now()) })
 	return err
 }
 
-// Approve releases a halted loop and opens a new gate window (see
-// [Doc.Approve]). A loop that is not halted is refused with a *GuardError
-// wrapping ErrNotHalted.
+// Approve releases a halted loop: it runs again, resumed_count goes up by
+// one, consecutive_failures is reset, last_approval records by, note and the
+// tick, and a new gate window opens at the current tick_count and spent, so
+// that the gate that halted the loop is not still over its threshold. A loop
+// that is not halted is refused with a *GuardError. by and note are at most
+// 4096 bytes each (else ErrInvalid, before any I/O).
 func (l *Loop) Approve(ctx context.Context, by, note string) error {
 	if err := errors.Join(checkText("by", by), checkText("note", note)); err != nil {
 		return err
 	}
-	_, err := l.mutate(ctx, "approve", func(d *Doc) error { return d.Approve(l.now(), by, note) })
+	_, err := l.mutate(ctx, "approve", true, func(d *Doc) error { return d.approve(l.now(), by, note) })
 	return err
 }
 
-// CheckGate is check-gate, under the lock. On a running loop it evaluates
-// the gates and returns nil if none trips, or halts the loop and returns an
-// error matching ErrHalted that gives every tripped gate's reason. On a
-// halted loop it returns such an error too, and on a paused one a
-// *GuardError wrapping ErrPaused, writing nothing. Run from a tick's
-// harness (a child process that was handed the lock), it borrows the
-// runner's lock instead of waiting for it.
+// CheckGate is check-gate: may the loop's work go on? It returns nil when
+// the loop is running and no gate trips; then it writes nothing and takes
+// no lock (it decides on a lock-free snapshot, as filetxn's MutateProbed).
+// When a gate trips it halts the loop, under the lock, with every tripped
+// gate in halt.gates and their reasons in halt.reason, and returns a
+// *GuardError with Status Halted that gives the reasons; on a loop halted
+// already it returns the same, and on a paused one a *GuardError with
+// Status Paused, writing nothing. Run from a tick's harness (a child
+// process that was handed the lock), it borrows the runner's lock instead
+// of waiting for it.
 func (l *Loop) CheckGate(ctx context.Context) error {
 	var res error
-	_, err := l.mutate(ctx, "check-gate", func(d *Doc) error {
-		gates, err := d.CheckGates(l.now())
-		switch {
-		case err != nil:
-			res = err
-		case len(gates) > 0:
-			res = &haltedError{loop: l.name, reason: d.Halted.Reason}
+	_, err := l.mutate(ctx, "check-gate", true, func(d *Doc) error {
+		res = nil
+		gates, err := d.checkGates(l.now())
+		if err != nil {
+			return err
+		}
+		if len(gates) > 0 {
+			res = &GuardError{Status: Halted, loop: l.name, op: "check-gate", reason: d.Halted.Reason}
 		}
 		return nil
 	})
@@ -305,25 +358,22 @@ func (l *Loop) CheckGate(ctx context.Context) error {
 	return res
 }
 
-// EnableSchedule turns the automatic trigger on (see [Doc.EnableSchedule]). It
-// takes the lock, re-reads and writes only if something changes; status is
-// left alone and no tick-log line is written.
-func (l *Loop) EnableSchedule(ctx context.Context) error {
-	_, err := l.mutate(ctx, "enable-schedule", func(d *Doc) error { d.EnableSchedule(l.now()); return nil })
-	return err
-}
-
-// DisableSchedule turns the automatic trigger off (see [Doc.DisableSchedule]), as
-// EnableSchedule.
-func (l *Loop) DisableSchedule(ctx context.Context) error {
-	_, err := l.mutate(ctx, "disable-schedule", func(d *Doc) error { d.DisableSchedule(l.now()); return nil })
+// SetSchedule turns the automatic trigger on or off: with it off, a
+// TriggerSchedule tick is skipped. Status is left alone, and no tick-log
+// line is written. Setting it as it is writes nothing and takes no lock.
+func (l *Loop) SetSchedule(ctx context.Context, enabled bool) error {
+	op := "disable-schedule"
+	if enabled {
+		op = "enable-schedule"
+	}
+	_, err := l.mutate(ctx, op, true, func(d *Doc) error { d.setSchedule(l.now(), enabled); return nil })
 	return err
 }
 
 // Delete deletes the loop: under its lock, the loop's directory is renamed
 // to a hidden tombstone, then removed after the lock is released. A process
 // that was waiting for the lock finds, once it gets it, that its lock file
-// is no longer the loop's and gets ErrDeleted; the lock file itself is never
+// is no longer the loop's and gets ErrNoLoop; the lock file itself is never
 // deleted while anyone can still find it by the loop's path. An error from
 // removing the tombstone is returned, but the loop is deleted by then. A
 // directory that holds a lock file but no state (not a loop: the other

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/lock"
+	"github.com/stretchr/testify/require"
 )
 
 var ctx0 = context.Background()
@@ -48,7 +49,7 @@ func TestNamesAreValidatedBeforeAnyIO(t *testing.T) {
 				t.Fatalf("validName(%q) = %v, want %v", tc.name, got, tc.ok)
 			}
 			r, _ := newTestRoot(t)
-			_, cerr := r.Create(ctx0, tc.name, Template{})
+			_, cerr := r.Create(ctx0, tc.name, Template{}.apply)
 			_, oerr := r.Open(ctx0, tc.name)
 			if tc.ok {
 				if cerr != nil {
@@ -59,11 +60,11 @@ func TestNamesAreValidatedBeforeAnyIO(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(cerr, ErrInvalidName) || !errors.Is(oerr, ErrInvalidName) {
-				t.Fatalf("Create, Open(%q) = %v, %v, want ErrInvalidName", tc.name, cerr, oerr)
+			if !errors.Is(cerr, ErrInvalid) || !errors.Is(oerr, ErrInvalid) {
+				t.Fatalf("Create, Open(%q) = %v, %v, want ErrInvalid", tc.name, cerr, oerr)
 			}
-			if _, err := os.Stat(filepath.Join(r.dir, LoopsDir)); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("an invalid name created %s: %v", LoopsDir, err)
+			if _, err := os.Stat(filepath.Join(r.dir, loopsDir)); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("an invalid name created %s: %v", loopsDir, err)
 			}
 		})
 	}
@@ -73,7 +74,7 @@ func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
 	r, c := newTestRoot(t)
 	tpl := Template{Name: "ci-triage", Gates: Gates{MaxTicks: i64(20)}, Schedule: Schedule{Enabled: true, Every: "15m"}}
 	l := mustCreate(t, r, "ci", tpl)
-	for _, f := range []string{StateFile, LockFile, TickLog} {
+	for _, f := range []string{stateFile, lockFile, tickLog} {
 		if _, err := os.Stat(filepath.Join(l.Dir(), f)); err != nil {
 			t.Fatalf("after Create: %v", err)
 		}
@@ -84,7 +85,7 @@ func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
 		t.Fatalf("initial state = %+v", d)
 	}
 	before := readFile(t, l.state)
-	if _, err := r.Create(ctx0, "ci", Template{Name: "other"}); !errors.Is(err, ErrExists) || exitCode(err) != exitRefused {
+	if _, err := r.Create(ctx0, "ci", Template{Name: "other"}.apply); !errors.Is(err, ErrExists) || exitCode(err) != exitRefused {
 		t.Fatalf("second Create(ci) = %v, want ErrExists (exit 1)", err)
 	}
 	if after := readFile(t, l.state); !bytes.Equal(before, after) {
@@ -94,7 +95,7 @@ func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
 	if d := mustView(t, p); d.Status != Paused || d.Paused == nil || d.Paused.By != "create" {
 		t.Fatalf("Create with Paused: status %s, pause %+v", d.Status, d.Paused)
 	}
-	ents, _ := os.ReadDir(filepath.Join(r.dir, LoopsDir))
+	ents, _ := os.ReadDir(filepath.Join(r.dir, loopsDir))
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Fatalf("a staging directory was left behind: %s", e.Name())
@@ -103,16 +104,16 @@ func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
 	if _, err := r.Open(ctx0, "missing"); !errors.Is(err, ErrNoLoop) || exitCode(err) != exitNoLoop {
 		t.Fatalf("Open(missing) = %v, want ErrNoLoop (exit 3)", err)
 	}
-	if _, err := r.Create(ctx0, "bad", Template{Gates: Gates{CheckpointEvery: i64(0)}}); !errors.Is(err, ErrInvalid) {
+	if _, err := r.Create(ctx0, "bad", Template{Gates: Gates{CheckpointEvery: i64(0)}}.apply); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Create with checkpoint_every 0 = %v, want ErrInvalid", err)
 	}
 }
 
 func TestListReadsSnapshotsAndReportsRefusedStates(t *testing.T) {
 	r, _ := newTestRoot(t)
-	if got, err := r.List(ctx0); err != nil || len(got) != 0 {
-		t.Fatalf("List of an empty root = %v, %v", got, err)
-	}
+	got, err := r.List(ctx0)
+	require.NoError(t, err, "List(empty root) = %v, %v, want no loops", got, err)
+	require.Empty(t, got, "List(empty root) = %v, %v, want no loops", got, err)
 	for _, n := range []string{"b", "a", "c"} {
 		mustCreate(t, r, n, Template{})
 	}
@@ -120,17 +121,23 @@ func TestListReadsSnapshotsAndReportsRefusedStates(t *testing.T) {
 	if err := os.WriteFile(bad.state, []byte(`{"schema": 2}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	os.Mkdir(filepath.Join(r.dir, LoopsDir, ".x.tmp-123"), 0o755)
-	got, err := r.List(ctx0)
-	if err != nil || len(got) != 3 {
-		t.Fatalf("List = %v, %v", got, err)
+	os.Mkdir(filepath.Join(r.dir, loopsDir, ".x.tmp-123"), 0o755)
+	os.Mkdir(filepath.Join(r.dir, loopsDir, "nostate"), 0o755)
+	got, err = r.List(ctx0)
+	var names []string
+	for _, l := range got {
+		names = append(names, l.Name())
 	}
-	if got[0].Name != "a" || got[1].Name != "b" || got[0].State == nil || got[0].State.Status != Running {
-		t.Fatalf("List = %+v", got)
-	}
-	if got[2].Name != "c" || got[2].State != nil || !errors.Is(got[2].Err, ErrSchema) {
-		t.Fatalf("List row of a schema-2 state = %+v, want ErrSchema", got[2])
-	}
+	require.NoError(t, err, "List() = %v, %v", names, err)
+	require.Equal(t, []string{"a", "b", "c"}, names, "List() = %v, want [a b c]", names)
+	d, err := got[0].View(ctx0)
+	require.NoError(t, err, "List()[0].View() = %v, want the state", err)
+	require.Equal(t, Running, d.Status, "List()[0].View().Status = %s, want running", d.Status)
+	_, err = got[2].View(ctx0)
+	var se *StateError
+	require.ErrorAs(t, err, &se, "View() of a schema-2 state = %v, want a *StateError", err)
+	require.ErrorIs(t, err, ErrMalformed, "View() of a schema-2 state = %v, want ErrMalformed", err)
+	require.Equal(t, "schema", se.Key, "View() of a schema-2 state: Key = %q, want schema", se.Key)
 }
 
 // TestOperatorCommandsGuards: every command in every status, checked on the
@@ -151,17 +158,17 @@ func TestOperatorCommandsGuards(t *testing.T) {
 		after  Status
 	}{
 		{"pause running", Running, pause, nil, 0, Paused},
-		{"pause paused", Paused, pause, ErrNotRunning, 1, Paused},
-		{"pause halted", Halted, pause, ErrNotRunning, 1, Halted},
+		{"pause paused", Paused, pause, ErrStatus, 1, Paused},
+		{"pause halted", Halted, pause, ErrStatus, 1, Halted},
 		{"resume paused", Paused, resume, nil, 0, Running},
-		{"resume running", Running, resume, ErrNotPaused, 1, Running},
-		{"resume halted", Halted, resume, ErrNotPaused, 1, Halted},
+		{"resume running", Running, resume, ErrStatus, 1, Running},
+		{"resume halted", Halted, resume, ErrStatus, 1, Halted},
 		{"approve halted", Halted, approve, nil, 0, Running},
-		{"approve running", Running, approve, ErrNotHalted, 1, Running},
-		{"approve paused", Paused, approve, ErrNotHalted, 1, Paused},
+		{"approve running", Running, approve, ErrStatus, 1, Running},
+		{"approve paused", Paused, approve, ErrStatus, 1, Paused},
 		{"check-gate running", Running, check, nil, 0, Running},
-		{"check-gate paused", Paused, check, ErrPaused, 5, Paused},
-		{"check-gate halted", Halted, check, ErrHalted, 4, Halted},
+		{"check-gate paused", Paused, check, ErrStatus, 5, Paused},
+		{"check-gate halted", Halted, check, ErrStatus, 4, Halted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, c := newTestRoot(t)
@@ -184,7 +191,7 @@ func TestOperatorCommandsGuards(t *testing.T) {
 				t.Fatalf("%s = %v (exit %d), want %v (exit %d)", tc.name, err, exitCode(err), tc.want, tc.exit)
 			}
 			var ge *GuardError
-			if errors.As(err, &ge) && (ge.Loop != "x" || ge.Status != tc.status || !strings.HasPrefix(ge.Error(), "x: ")) {
+			if errors.As(err, &ge) && (ge.loop != "x" || ge.Status != tc.status || !strings.HasPrefix(ge.Error(), "x: ")) {
 				t.Fatalf("GuardError = %+v (%q)", ge, ge.Error())
 			}
 			after := mustView(t, l)
@@ -225,7 +232,7 @@ func TestApproveOpensANewWindow(t *testing.T) {
 			t.Fatalf("tick %d = %+v, %v", i+1, rec, err)
 		}
 	}
-	if err := l.CheckGate(ctx0); !errors.Is(err, ErrHalted) {
+	if err := l.CheckGate(ctx0); !errors.Is(err, ErrStatus) {
 		t.Fatalf("CheckGate on the halted loop = %v", err)
 	}
 	if err := l.Approve(ctx0, "bob", ""); err != nil {
@@ -241,7 +248,7 @@ func TestApproveOpensANewWindow(t *testing.T) {
 		}
 	}
 	d := mustView(t, l)
-	if d.TickCount != 6 || d.Halted == nil || !slices.Equal(d.Halted.Gates, []string{GateMaxTicks}) || d.Halted.Tick != 6 || d.ResumedCount != 1 {
+	if d.TickCount != 6 || d.Halted == nil || !slices.Equal(d.Halted.Gates, []string{gateMaxTicks}) || d.Halted.Tick != 6 || d.ResumedCount != 1 {
 		t.Fatalf("after 3+3 ticks: %+v %+v", d, d.Halted)
 	}
 }
@@ -250,7 +257,7 @@ func TestApproveOpensANewWindow(t *testing.T) {
 // (schedule disabled, paused, gate) and checks state and log together.
 func TestTickRecordsEveryOutcome(t *testing.T) {
 	r, c := newTestRoot(t)
-	l := mustCreate(t, r, "x", Template{Gates: Gates{MaxConsecutiveFailures: i64(2), Budget: Budget{USD: f64(1)}}})
+	l := mustCreate(t, r, "x", Template{Gates: Gates{MaxConsecutiveFailures: i64(2), BudgetUSD: f64(1)}})
 	step := func(trigger Trigger, h Harness) (TickRecord, error) {
 		c.add(time.Minute)
 		return l.Tick(ctx0, trigger, h)
@@ -258,10 +265,10 @@ func TestTickRecordsEveryOutcome(t *testing.T) {
 	if rec, err := step(TriggerManual, okHarness(Cost{USD: 0.25, Tokens: 100, Seconds: 2})); err != nil || rec.Outcome != OK || rec.N != 1 {
 		t.Fatalf("ok tick = %+v, %v", rec, err)
 	}
-	if rec, err := step(TriggerSchedule, okHarness(Cost{})); err != nil || rec.Outcome != Skipped || rec.SkipReason != SkipScheduleDisabled || rec.N != 1 {
+	if rec, err := step(TriggerSchedule, okHarness(Cost{})); err != nil || rec.Outcome != Skipped || rec.SkipReason != skipScheduleDisabled || rec.N != 1 {
 		t.Fatalf("scheduled tick with the schedule off = %+v, %v", rec, err)
 	}
-	if err := l.EnableSchedule(ctx0); err != nil {
+	if err := l.SetSchedule(ctx0, true); err != nil {
 		t.Fatal(err)
 	}
 	if rec, err := step(TriggerSchedule, failHarness); err != nil || rec.Outcome != Fail || rec.N != 2 || rec.Note != "failed on purpose" {
@@ -270,23 +277,23 @@ func TestTickRecordsEveryOutcome(t *testing.T) {
 	if err := l.Pause(ctx0, "me", "look"); err != nil {
 		t.Fatal(err)
 	}
-	if rec, err := step(TriggerManual, okHarness(Cost{})); err != nil || rec.SkipReason != SkipPaused {
+	if rec, err := step(TriggerManual, okHarness(Cost{})); err != nil || rec.SkipReason != skipPaused {
 		t.Fatalf("tick while paused = %+v, %v", rec, err)
 	}
 	if err := l.Resume(ctx0); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := step(TriggerManual, failHarness)
-	if err != nil || !tickHalted(rec) || !slices.Equal(rec.GatesTripped, []string{GateMaxConsecutiveFailures}) {
+	if err != nil || !tickHalted(rec) || !slices.Equal(rec.GatesTripped, []string{gateMaxConsecutiveFailures}) {
 		t.Fatalf("second failure = %+v, %v, want a halt by max_consecutive_failures", rec, err)
 	}
-	if rec, err := step(TriggerManual, okHarness(Cost{})); err != nil || rec.SkipReason != SkipHalted {
+	if rec, err := step(TriggerManual, okHarness(Cost{})); err != nil || rec.SkipReason != skipHalted {
 		t.Fatalf("tick while halted = %+v, %v", rec, err)
 	}
 	if err := l.Approve(ctx0, "me", ""); err != nil {
 		t.Fatal(err)
 	}
-	if rec, err := step(TriggerManual, okHarness(Cost{USD: 1})); err != nil || !tickHalted(rec) || !slices.Equal(rec.GatesTripped, []string{GateBudgetUSD}) {
+	if rec, err := step(TriggerManual, okHarness(Cost{USD: 1})); err != nil || !tickHalted(rec) || !slices.Equal(rec.GatesTripped, []string{gateBudgetUSD}) {
 		t.Fatalf("tick spending the window's budget = %+v, %v", rec, err)
 	}
 	d := mustView(t, l)
@@ -302,10 +309,10 @@ func TestTickRecordsEveryOutcome(t *testing.T) {
 	if _, err := step(TriggerManual, okHarness(Cost{USD: 0.5})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Mutate(ctx0, func(d *Doc) error { return d.SetGates(l.now(), Gates{Budget: Budget{USD: f64(0.5)}}) }); err != nil {
+	if _, err := l.Mutate(ctx0, func(d *Doc) error { d.Gates = Gates{BudgetUSD: f64(0.5)}; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if rec, err := step(TriggerManual, okHarness(Cost{})); err != nil || !tickHalted(rec) || rec.SkipReason != SkipGate || rec.Outcome != Skipped {
+	if rec, err := step(TriggerManual, okHarness(Cost{})); err != nil || !tickHalted(rec) || rec.SkipReason != skipGate || rec.Outcome != Skipped {
 		t.Fatalf("tick over a lowered budget = %+v, %v, want skipped/gate", rec, err)
 	}
 	var outcomes []string
@@ -375,13 +382,13 @@ func TestRefusedStateIsNeverRewritten(t *testing.T) {
 		want  error
 		inv   string
 	}{
-		{"paused without pause", canon(func(d *Doc) { d.Status = Paused }), ErrInvariant, invPaused},
-		{"pause while running", canon(func(d *Doc) { d.Paused = &Pause{At: epoch0} }), ErrInvariant, invPaused},
-		{"halted without halt", canon(func(d *Doc) { d.Status = Halted }), ErrInvariant, invHalted},
-		{"epoch ahead", canon(func(d *Doc) { d.Epoch.Tick = 1 }), ErrInvariant, invEpochTick},
-		{"stale current tick", canon(func(d *Doc) { d.CurrentTick = &CurrentTick{N: 5, StartedAt: epoch0, PID: 1} }), ErrInvariant, invCurrentTick},
-		{"other name", canon(func(d *Doc) { d.Name = "y" }), ErrInvariant, invName},
-		{"schema 2", `{"schema": 2, "whatever": true}`, ErrSchema, ""},
+		{"paused without pause", canon(func(d *Doc) { d.Status = Paused }), ErrMalformed, invPaused},
+		{"pause while running", canon(func(d *Doc) { d.Paused = &Pause{At: epoch0} }), ErrMalformed, invPaused},
+		{"halted without halt", canon(func(d *Doc) { d.Status = Halted }), ErrMalformed, invHalted},
+		{"epoch ahead", canon(func(d *Doc) { d.Epoch.Tick = 1 }), ErrMalformed, invEpochTick},
+		{"stale current tick", canon(func(d *Doc) { d.CurrentTick = &CurrentTick{N: 5, StartedAt: epoch0, PID: 1} }), ErrMalformed, invCurrentTick},
+		{"other name", canon(func(d *Doc) { d.Name = "y" }), ErrMalformed, invName},
+		{"schema 2", `{"schema": 2, "whatever": true}`, ErrMalformed, ""},
 		{"not json", `{"schema": 1,`, ErrMalformed, ""},
 		{"misspelt gate", strings.Replace(canon(func(*Doc) {}), `"max_ticks"`, `"max_tick"`, 1), ErrMalformed, ""},
 	} {
@@ -401,7 +408,7 @@ func TestRefusedStateIsNeverRewritten(t *testing.T) {
 			for name, op := range ops {
 				err := op()
 				var se *StateError
-				if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.Path != l.state || se.Invariant != tc.inv {
+				if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.Path != l.state || se.invariant != tc.inv {
 					t.Fatalf("%s on %s = %v, want a *StateError %v for %s, invariant %q", name, tc.name, err, tc.want, l.state, tc.inv)
 				}
 				if !strings.Contains(err.Error(), l.state) {
@@ -445,8 +452,8 @@ func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 	}
 	before := readFile(t, l.state)
 	_, err := l.Mutate(ctx0, func(d *Doc) error { d.Status = Halted; return nil })
-	if !errors.Is(err, ErrInvariant) || !bytes.Equal(before, readFile(t, l.state)) {
-		t.Fatalf("Mutate breaking an invariant = %v, want ErrInvariant and nothing written", err)
+	if !errors.Is(err, ErrMalformed) || !bytes.Equal(before, readFile(t, l.state)) {
+		t.Fatalf("Mutate breaking an invariant = %v, want ErrMalformed and nothing written", err)
 	}
 	sentinel := errors.New("mine")
 	if _, err := l.Mutate(ctx0, func(d *Doc) error { d.Template = "t3"; return sentinel }); err != sentinel {
@@ -458,7 +465,7 @@ func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 }
 
 // TestDeleteMakesWaitersFail: a Pause waiting for the lock while the loop
-// is deleted and a new loop of the same name is created gets ErrDeleted
+// is deleted and a new loop of the same name is created gets ErrNoLoop
 // once it has the lock: the lock file it holds is the old loop's, which
 // guards nothing now. Afterwards the name is free and operations give
 // ErrNoLoop.
@@ -480,23 +487,23 @@ func TestDeleteMakesWaitersFail(t *testing.T) {
 		if _, err := l.tombstone(); err != nil {
 			return err
 		}
-		_, err := r.Create(ctx0, "x", Template{Name: "second"})
+		_, err := r.Create(ctx0, "x", Template{Name: "second"}.apply)
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := <-res; !errors.Is(err, ErrDeleted) || exitCode(err) != exitNoLoop {
-		t.Fatalf("Pause that waited across a delete = %v, want ErrDeleted (exit 3)", err)
+	if err := <-res; !errors.Is(err, ErrNoLoop) || exitCode(err) != exitNoLoop {
+		t.Fatalf("Pause that waited across a delete = %v, want ErrNoLoop (exit 3)", err)
 	}
 	l2 := mustOpen(t, r, "x")
 	if d := mustView(t, l2); d.Template != "second" || d.Status != Running {
-		t.Fatalf("the new loop was changed by the stale waiter: %s", d)
+		t.Fatalf("the new loop was changed by the stale waiter: %s", d.canonical())
 	}
 	if err := l2.Delete(ctx0); err != nil {
 		t.Fatalf("Delete = %v", err)
 	}
-	ents, _ := os.ReadDir(filepath.Join(r.dir, LoopsDir))
+	ents, _ := os.ReadDir(filepath.Join(r.dir, loopsDir))
 	if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), ".x.deleted-") {
 		t.Fatalf("after Delete the loops directory holds %v, want only the first test's tombstone", ents)
 	}
@@ -529,13 +536,13 @@ func TestLateCallersDoNotRecreateADeletedLoop(t *testing.T) {
 		{"Resume", func() error { return l.Resume(ctx0) }},
 		{"Approve", func() error { return l.Approve(ctx0, "late", "") }},
 		{"CheckGate", func() error { return l.CheckGate(ctx0) }},
-		{"EnableSchedule", func() error { return l.EnableSchedule(ctx0) }},
+		{"EnableSchedule", func() error { return l.SetSchedule(ctx0, true) }},
 		{"Mutate", func() error { _, err := l.Mutate(ctx0, func(*Doc) error { return nil }); return err }},
 		{"Tick manual", func() error { _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); return err }},
 		{"Tick schedule", func() error { _, err := l.Tick(ctx0, TriggerSchedule, okHarness(Cost{})); return err }},
 		{"Delete", func() error { return l.Delete(ctx0) }},
 	}
-	loops := filepath.Join(r.dir, LoopsDir)
+	loops := filepath.Join(r.dir, loopsDir)
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
 			if err := c.call(); !errors.Is(err, ErrNoLoop) || exitCode(err) != exitNoLoop {
@@ -567,7 +574,7 @@ func TestLockTimeoutZeroTriesOnce(t *testing.T) {
 		err := <-res
 		var be *lock.BusyError
 		if !errors.As(err, &be) || !errors.Is(err, context.Canceled) || exitCode(err) != exitBusy ||
-			be.Holder == nil || be.Holder.PID != os.Getpid() || be.Holder.Purpose != "mutate x" || be.Path != l.LockPath() {
+			be.Holder == nil || be.Holder.PID != os.Getpid() || be.Holder.Purpose != "mutate x" || be.Path != l.lock {
 			t.Errorf("Resume(done ctx) on a held lock = %v, want a *lock.BusyError naming this process's mutate", err)
 		}
 		return nil

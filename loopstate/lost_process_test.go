@@ -59,9 +59,9 @@ func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 			case "replaced":
 				other := filepath.Join(l.Dir(), "other.lock")
 				require.NoError(t, os.WriteFile(other, nil, 0o600))
-				require.NoError(t, os.Rename(other, l.LockPath()), "replacing %s", l.LockPath())
+				require.NoError(t, os.Rename(other, l.lock), "replacing %s", l.lock)
 			case "removed":
-				require.NoError(t, os.Remove(l.LockPath()), "removing %s", l.LockPath())
+				require.NoError(t, os.Remove(l.lock), "removing %s", l.lock)
 			}
 
 			ctx, cancel := context.WithTimeout(ctx0, 30*time.Second)
@@ -71,7 +71,7 @@ func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 			require.Equal(t, exitBusy, exitCode(err), "exitCode(second Tick(manual)) = %d, want %d", exitCode(err), exitBusy)
 			rec, err := l.Tick(ctx, TriggerSchedule, mustNotRun(t))
 			require.NoError(t, err, "second Tick(schedule) = %v, want nil", err)
-			require.Equal(t, SkipBusy, rec.SkipReason, "second Tick(schedule) = %+v, want skipped/busy", rec)
+			require.Equal(t, skipBusy, rec.SkipReason, "second Tick(schedule) = %+v, want skipped/busy", rec)
 			require.NoError(t, l.Pause(ctx, "ops", "while the runner's lock was lost"), "Pause during the tick")
 			state, log := readFile(t, l.state), readFile(t, l.log)
 			d = mustView(t, l)

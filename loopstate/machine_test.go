@@ -40,25 +40,25 @@ func (m *model) trips() []string {
 	var out []string
 	g, window := m.gates, m.ticks-m.epochTick
 	if g.MaxTicks != nil && window >= *g.MaxTicks {
-		out = append(out, GateMaxTicks)
+		out = append(out, gateMaxTicks)
 	}
 	if g.MaxConsecutiveFailures != nil && m.consec >= *g.MaxConsecutiveFailures {
-		out = append(out, GateMaxConsecutiveFailures)
+		out = append(out, gateMaxConsecutiveFailures)
 	}
 	if g.MaxFailuresTotal != nil && m.failures >= *g.MaxFailuresTotal {
-		out = append(out, GateMaxFailuresTotal)
+		out = append(out, gateMaxFailuresTotal)
 	}
-	if g.Budget.USD != nil && m.spent.USD-m.epochSpent.USD >= *g.Budget.USD {
-		out = append(out, GateBudgetUSD)
+	if g.BudgetUSD != nil && m.spent.USD-m.epochSpent.USD >= *g.BudgetUSD {
+		out = append(out, gateBudgetUSD)
 	}
-	if g.Budget.Tokens != nil && m.spent.Tokens-m.epochSpent.Tokens >= *g.Budget.Tokens {
-		out = append(out, GateBudgetTokens)
+	if g.BudgetTokens != nil && m.spent.Tokens-m.epochSpent.Tokens >= *g.BudgetTokens {
+		out = append(out, gateBudgetTokens)
 	}
 	if g.ExpiresAt != nil && !m.now.Before(*g.ExpiresAt) {
-		out = append(out, GateExpiresAt)
+		out = append(out, gateExpiresAt)
 	}
 	if g.CheckpointEvery != nil && window > 0 && window%*g.CheckpointEvery == 0 {
-		out = append(out, GateCheckpointEvery)
+		out = append(out, gateCheckpointEvery)
 	}
 	return out
 }
@@ -77,7 +77,7 @@ func newMachine(t *rapid.T, dir string) *machine {
 	mc.m.now = mc.clock.now()
 	g := drawGates(t, mc.m.now, "initial gates")
 	sched := rapid.Bool().Draw(t, "schedule enabled")
-	if _, err := mc.root.Create(context.Background(), "m", Template{Gates: g, Schedule: Schedule{Enabled: sched}}); err != nil {
+	if _, err := mc.root.Create(context.Background(), "m", Template{Gates: g, Schedule: Schedule{Enabled: sched}}.apply); err != nil {
 		t.Fatalf("Create = %v", err)
 	}
 	mc.loop = mustOpenRapid(t, mc.root)
@@ -114,10 +114,10 @@ func drawGates(t *rapid.T, now time.Time, label string) Gates {
 	g.MaxConsecutiveFailures = opt("max_consecutive_failures", 1, 2, 3)
 	g.MaxFailuresTotal = opt("max_failures_total", 2, 5)
 	g.CheckpointEvery = opt("checkpoint_every", 1, 3)
-	g.Budget.Tokens = opt("budget.tokens", 100, 400)
+	g.BudgetTokens = opt("budget.tokens", 100, 400)
 	if rapid.Bool().Draw(t, label+" budget.usd set") {
 		v := rapid.SampledFrom([]float64{0.5, 1, 2}).Draw(t, label+" budget.usd")
-		g.Budget.USD = &v
+		g.BudgetUSD = &v
 	}
 	if rapid.Bool().Draw(t, label+" expires_at set") {
 		v := now.Add(rapid.SampledFrom([]time.Duration{time.Hour, 3 * time.Hour}).Draw(t, label+" expires_at"))
@@ -140,7 +140,7 @@ func (mc *machine) Pause(t *rapid.T) {
 	by := rapid.SampledFrom([]string{"ops", "alice", "ünï \"q\""}).Draw(t, "pause by")
 	err := mc.loop.Pause(ctxM, by, "r")
 	if mc.m.status != Running {
-		expect(t, "Pause", err, ErrNotRunning)
+		expect(t, "Pause", err, ErrStatus)
 		return
 	}
 	expect(t, "Pause", err, nil)
@@ -151,7 +151,7 @@ func (mc *machine) Pause(t *rapid.T) {
 func (mc *machine) Resume(t *rapid.T) {
 	err := mc.loop.Resume(ctxM)
 	if mc.m.status != Paused {
-		expect(t, "Resume", err, ErrNotPaused)
+		expect(t, "Resume", err, ErrStatus)
 		return
 	}
 	expect(t, "Resume", err, nil)
@@ -163,7 +163,7 @@ func (mc *machine) Approve(t *rapid.T) {
 	by := rapid.SampledFrom([]string{"bob", "carol"}).Draw(t, "approve by")
 	err := mc.loop.Approve(ctxM, by, "n")
 	if mc.m.status != Halted {
-		expect(t, "Approve", err, ErrNotHalted)
+		expect(t, "Approve", err, ErrStatus)
 		return
 	}
 	expect(t, "Approve", err, nil)
@@ -178,12 +178,12 @@ func (mc *machine) CheckGate(t *rapid.T) {
 	err := mc.loop.CheckGate(ctxM)
 	switch mc.m.status {
 	case Paused:
-		expect(t, "CheckGate", err, ErrPaused)
+		expect(t, "CheckGate", err, ErrStatus)
 	case Halted:
-		expect(t, "CheckGate", err, ErrHalted)
+		expect(t, "CheckGate", err, ErrStatus)
 	default:
 		if trips := mc.m.trips(); len(trips) > 0 {
-			expect(t, "CheckGate", err, ErrHalted)
+			expect(t, "CheckGate", err, ErrStatus)
 			mc.m.status, mc.m.haltGates = Halted, trips
 		} else {
 			expect(t, "CheckGate", err, nil)
@@ -191,10 +191,10 @@ func (mc *machine) CheckGate(t *rapid.T) {
 	}
 }
 
-// SetGates replaces the thresholds.
+// SetGates replaces the thresholds, as a Mutate that sets Gates.
 func (mc *machine) SetGates(t *rapid.T) {
 	g := drawGates(t, mc.m.now, "new gates")
-	_, err := mc.loop.Mutate(ctxM, func(d *Doc) error { return d.SetGates(mc.loop.now(), g) })
+	_, err := mc.loop.Mutate(ctxM, func(d *Doc) error { d.Gates = g; return nil })
 	expect(t, "SetGates", err, nil)
 	mc.m.gates = g.clone()
 }
@@ -204,9 +204,9 @@ func (mc *machine) Schedule(t *rapid.T) {
 	on := rapid.Bool().Draw(t, "schedule on")
 	var err error
 	if on {
-		err = mc.loop.EnableSchedule(ctxM)
+		err = mc.loop.SetSchedule(ctxM, true)
 	} else {
-		err = mc.loop.DisableSchedule(ctxM)
+		err = mc.loop.SetSchedule(ctxM, false)
 	}
 	expect(t, "Schedule", err, nil)
 	mc.m.schedule = on
@@ -225,11 +225,11 @@ func (mc *machine) Reopen(t *rapid.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Codec{}.Decode(data)
+	d, err := codec{}.Decode(data)
 	if err != nil {
 		t.Fatalf("Decode(state) = %v", err)
 	}
-	if out, err := (Codec{}).Encode(d); err != nil || !bytes.Equal(out, data) {
+	if out, err := (codec{}).Encode(d); err != nil || !bytes.Equal(out, data) {
 		t.Fatalf("Encode(Decode(state)) differs from the file")
 	}
 }
@@ -293,19 +293,19 @@ func (mc *machine) modelTick(t *rapid.T, trigger Trigger, rec TickRecord, err er
 		m.consec++
 		m.log = append(m.log, fmt.Sprintf("%d:abandoned", m.ticks))
 	}
-	skip := func(reason SkipReason) {
+	skip := func(reason string) {
 		m.log = append(m.log, fmt.Sprintf("%d:skipped/%s", m.ticks, reason))
 	}
 	switch {
 	case m.status == Paused:
-		skip(SkipPaused)
+		skip(skipPaused)
 	case m.status == Halted:
-		skip(SkipHalted)
+		skip(skipHalted)
 	case trigger == TriggerSchedule && !m.schedule:
-		skip(SkipScheduleDisabled)
+		skip(skipScheduleDisabled)
 	case len(m.trips()) > 0:
 		m.status, m.haltGates = Halted, m.trips()
-		skip(SkipGate)
+		skip(skipGate)
 		expect(t, "Tick over a gate", err, nil)
 		if !tickHalted(rec) {
 			t.Fatalf("Tick over a gate = %+v, want a record of the halt", rec)
@@ -454,16 +454,16 @@ func newDocMachine(t *rapid.T) *docMachine {
 	case Paused:
 		d.Status, d.Paused = Paused, &Pause{At: epoch0, By: "ops", Reason: "r"}
 	case Halted:
-		d.Status, d.Halted = Halted, &Halt{At: epoch0, Gates: []string{GateMaxTicks}, Reason: "r", Tick: d.TickCount}
+		d.Status, d.Halted = Halted, &Halt{At: epoch0, Gates: []string{gateMaxTicks}, Reason: "r", Tick: d.TickCount}
 	}
 	if d.TickCount < math.MaxInt64 && rapid.Bool().Draw(t, "tick in progress") {
-		d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: 42, PIDStart: "linux:boot:7"}
+		d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: 42, pidStart: "linux:boot:7"}
 	}
-	out, err := Codec{}.Encode(d)
+	out, err := codec{}.Encode(d)
 	if err != nil {
 		t.Fatalf("Encode(the drawn state) = %v", err)
 	}
-	if dm.d, err = (Codec{}).Decode(out); err != nil {
+	if dm.d, err = (codec{}).Decode(out); err != nil {
 		t.Fatalf("Decode(Encode(the drawn state)) = %v", err)
 	}
 	return dm
@@ -475,7 +475,7 @@ func typed(err error) bool {
 	if errors.As(err, &ge) {
 		return true
 	}
-	for _, s := range []error{ErrNotRunning, ErrNotPaused, ErrNotHalted, ErrTickInProgress, ErrInvalid, ErrHalted, ErrPaused, ErrOverflow} {
+	for _, s := range []error{ErrStatus, ErrStatus, ErrStatus, ErrTickInProgress, ErrInvalid, ErrStatus, ErrStatus, ErrOverflow} {
 		if errors.Is(err, s) {
 			return true
 		}
@@ -485,50 +485,50 @@ func typed(err error) bool {
 
 // apply runs op on the Doc and checks the property.
 func (dm *docMachine) apply(t *rapid.T, name string, op func(d *Doc) error) {
-	before := dm.d.String()
+	before := dm.d.canonical()
 	err := op(dm.d)
 	if err != nil {
 		if !typed(err) {
 			t.Fatalf("%s = %v, want a typed error", name, err)
 		}
-		if after := dm.d.String(); after != before {
+		if after := dm.d.canonical(); after != before {
 			t.Fatalf("%s failed (%v) and changed the state:\n%s\nwant\n%s", name, err, after, before)
 		}
 		return
 	}
-	out, err := Codec{}.Encode(dm.d)
+	out, err := codec{}.Encode(dm.d)
 	if err != nil {
 		t.Fatalf("Encode(state after %s) = %v, want nil", name, err)
 	}
-	if dm.d, err = (Codec{}).Decode(out); err != nil {
+	if dm.d, err = (codec{}).Decode(out); err != nil {
 		t.Fatalf("Decode(Encode(state after %s)) = %v, want nil:\n%s", name, err, out)
 	}
 }
 
 // Pause pauses.
 func (dm *docMachine) Pause(t *rapid.T) {
-	dm.apply(t, "Pause", func(d *Doc) error { return d.Pause(dm.now, "ops", "r") })
+	dm.apply(t, "Pause", func(d *Doc) error { return d.pause(dm.now, "ops", "r") })
 }
 
 // Resume resumes.
 func (dm *docMachine) Resume(t *rapid.T) {
-	dm.apply(t, "Resume", func(d *Doc) error { return d.Resume(dm.now) })
+	dm.apply(t, "Resume", func(d *Doc) error { return d.resume(dm.now) })
 }
 
 // Approve approves.
 func (dm *docMachine) Approve(t *rapid.T) {
-	dm.apply(t, "Approve", func(d *Doc) error { return d.Approve(dm.now, "ops", "n") })
+	dm.apply(t, "Approve", func(d *Doc) error { return d.approve(dm.now, "ops", "n") })
 }
 
 // CheckGates runs check-gate.
 func (dm *docMachine) CheckGates(t *rapid.T) {
-	dm.apply(t, "CheckGates", func(d *Doc) error { _, err := d.CheckGates(dm.now); return err })
+	dm.apply(t, "CheckGates", func(d *Doc) error { _, err := d.checkGates(dm.now); return err })
 }
 
-// SetGates replaces the thresholds.
+// SetGates replaces the thresholds, as a Mutate that sets Gates.
 func (dm *docMachine) SetGates(t *rapid.T) {
 	g := drawGates(t, dm.now, "new gates")
-	dm.apply(t, "SetGates", func(d *Doc) error { return d.SetGates(dm.now, g) })
+	dm.apply(t, "SetGates", func(d *Doc) error { d.Gates = g; return nil })
 }
 
 // Schedule turns the schedule on or off.

@@ -15,22 +15,22 @@ import (
 // repeated key goes unnoticed and the second half of the test fails.
 func TestDecodeOfManyUnknownKeysKeepsThemAndFindsADuplicate(t *testing.T) {
 	d, _ := New("x", epoch0, Template{})
-	good := d.String()
+	good := d.canonical()
 	var b strings.Builder
 	b.WriteString("{\n")
 	for i := range 100000 {
 		fmt.Fprintf(&b, "  \"x-%d\": %d,\n", i, i)
 	}
 	many := b.String() + good[2:]
-	got, err := (Codec{}).Decode([]byte(many))
+	got, err := (codec{}).Decode([]byte(many))
 	if err != nil {
 		t.Fatalf("Decode(100,000 unknown keys) = %v", err)
 	}
-	if out, err := (Codec{}).Encode(got); err != nil || string(out) != many {
+	if out, err := (codec{}).Encode(got); err != nil || string(out) != many {
 		t.Fatalf("Encode(Decode(100,000 unknown keys)) = %d bytes, %v; want the %d bytes read", len(out), err, len(many))
 	}
 	dup := strings.Replace(many, `"x-70000": 70000,`, `"x-70000": 70000, "x-50000": 1,`, 1)
-	if _, err := (Codec{}).Decode([]byte(dup)); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "x-50000") || !strings.Contains(err.Error(), "duplicate") {
+	if _, err := (codec{}).Decode([]byte(dup)); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "x-50000") || !strings.Contains(err.Error(), "duplicate") {
 		t.Fatalf("Decode(x-50000 twice among 100,000 keys) = %v, want ErrMalformed naming the duplicate key", err)
 	}
 }

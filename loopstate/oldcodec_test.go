@@ -34,7 +34,7 @@ type oldKv struct {
 }
 
 func oldMalformed(key, format string, args ...any) error {
-	return &StateError{Key: key, Detail: fmt.Sprintf(format, args...), Err: ErrMalformed}
+	return &StateError{Key: key, detail: fmt.Sprintf(format, args...)}
 }
 
 func oldJoin(path, key string) string {
@@ -355,9 +355,9 @@ func oldDecode(data []byte) (*Doc, error) {
 		return nil, oldMalformed("schema", "want an integer, got %.40s", sv)
 	}
 	if schema != schemaVersion {
-		return nil, &StateError{Key: "schema", Detail: fmt.Sprintf("major %d, this oldReader knows %d", schema, schemaVersion), Err: ErrSchema}
+		return nil, &StateError{Key: "schema", detail: fmt.Sprintf("major %d, this oldReader knows %d", schema, schemaVersion)}
 	}
-	d := &Doc{Schema: schema}
+	d := &Doc{schema: schema}
 	r := oldReader{o: o}
 	d.Name = r.str("name", false)
 	d.Template = r.str("template", true)
@@ -387,7 +387,7 @@ func oldDecode(data []byte) (*Doc, error) {
 		cr := oldReader{o: c}
 		d.CurrentTick = &CurrentTick{N: cr.int("n"), StartedAt: cr.time("started_at", false), PID: int(cr.intMax("pid", math.MaxInt32))}
 		if c.has("pid_start") { // absent from files written before it existed
-			d.CurrentTick.PIDStart = cr.str("pid_start", true)
+			d.CurrentTick.pidStart = cr.str("pid_start", true)
 		}
 		r.take(cr.done())
 	}
@@ -567,7 +567,7 @@ func (r *oldReader) gates(o *oldObj) Gates {
 	if o.has("budget") {
 		if b := gr.sub("budget", true); b != nil {
 			br := oldReader{o: b}
-			g.Budget = Budget{USD: optNum(b, "usd"), Tokens: optInt(b, "tokens"), Seconds: optNum(b, "seconds")}
+			g.BudgetUSD, g.BudgetTokens, g.BudgetSeconds = optNum(b, "usd"), optInt(b, "tokens"), optNum(b, "seconds")
 			gr.take(br.done())
 		}
 	}
@@ -581,7 +581,7 @@ func (r *oldReader) gates(o *oldObj) Gates {
 	r.take(gr.done())
 	if r.err == nil {
 		if err := g.validate(); err != nil {
-			r.take(&StateError{Key: "gates", Detail: err.Error(), Err: ErrMalformed})
+			r.take(&StateError{Key: "gates", detail: err.Error()})
 		}
 	}
 	return g
@@ -603,7 +603,7 @@ func oldCanonical(d *Doc, b []byte) []byte {
 		b = append(b, '\n')
 	}
 	last := len(d.extra) == 0
-	oldKv("schema", false, func(b []byte) []byte { return strconv.AppendInt(b, int64(d.Schema), 10) })
+	oldKv("schema", false, func(b []byte) []byte { return strconv.AppendInt(b, int64(d.schema), 10) })
 	oldKv("name", false, func(b []byte) []byte { return oldAppendString(b, d.Name) })
 	oldKv("template", false, func(b []byte) []byte { return oldAppendOptString(b, d.Template) })
 	oldKv("status", false, func(b []byte) []byte { return oldAppendString(b, string(d.Status)) })
@@ -638,7 +638,7 @@ func oldCanonical(d *Doc, b []byte) []byte {
 		e.key("n").b = strconv.AppendInt(e.b, c.N, 10)
 		e.key("started_at").b = oldAppendTime(e.b, c.StartedAt)
 		e.key("pid").b = strconv.AppendInt(e.b, int64(c.PID), 10)
-		e.key("pid_start").b = oldAppendOptString(e.b, c.PIDStart)
+		e.key("pid_start").b = oldAppendOptString(e.b, c.pidStart)
 		return e.end()
 	})
 	oldKv("pause", false, func(b []byte) []byte {
@@ -729,9 +729,9 @@ func oldAppendGates(b []byte, g Gates) []byte {
 	w.key("max_consecutive_failures").b = oldAppendOptInt(w.b, g.MaxConsecutiveFailures)
 	w.key("max_failures_total").b = oldAppendOptInt(w.b, g.MaxFailuresTotal)
 	bw := oldObjWriter{b: w.key("budget").b}
-	bw.key("usd").b = oldAppendOptFloat(bw.b, g.Budget.USD)
-	bw.key("tokens").b = oldAppendOptInt(bw.b, g.Budget.Tokens)
-	bw.key("seconds").b = oldAppendOptFloat(bw.b, g.Budget.Seconds)
+	bw.key("usd").b = oldAppendOptFloat(bw.b, g.BudgetUSD)
+	bw.key("tokens").b = oldAppendOptInt(bw.b, g.BudgetTokens)
+	bw.key("seconds").b = oldAppendOptFloat(bw.b, g.BudgetSeconds)
 	w.b = bw.end()
 	if g.ExpiresAt == nil {
 		w.key("expires_at").b = append(w.b, "null"...)
@@ -861,7 +861,7 @@ func oldParseRecord(line []byte) (TickRecord, error) {
 	t.StartedAt = r.time("started_at", false)
 	t.EndedAt = r.time("ended_at", false)
 	t.Outcome = Outcome(r.str("outcome", false))
-	t.SkipReason = SkipReason(r.str("skip_reason", true))
+	t.SkipReason = r.str("skip_reason", true)
 	t.StatusBefore = Status(r.str("status_before", false))
 	t.StatusAfter = Status(r.str("status_after", false))
 	if v, err := o.get("exit_code"); err != nil {

@@ -140,7 +140,7 @@ func TestConcurrentApprovesHaveOneWinner(t *testing.T) {
 	g := filetxntest.Start(t, n, dir)
 	raceParent(t, g, dir, n, rounds, func(round int) {
 		l := mustCreate(t, r, roundName(round), Template{Gates: Gates{MaxTicks: i64(0)}})
-		if err := l.CheckGate(ctx0); !errors.Is(err, ErrHalted) {
+		if err := l.CheckGate(ctx0); !errors.Is(err, ErrStatus) {
 			t.Fatalf("CheckGate at max_ticks 0 = %v, want a halt", err)
 		}
 	}, func(round int, res []result) {
@@ -256,7 +256,7 @@ func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
 			t.Fatalf("round %d: after tick and pause: status %s, pause %+v, want paused by ops", round, d.Status, d.Paused)
 		}
 		if d.TickCount != 1 || d.LastTickAt.IsZero() || d.Spent.USD != 0.09 || d.Spent.Tokens != 21000 || d.CurrentTick != nil {
-			t.Fatalf("round %d: the tick's fields were lost: %s", round, d)
+			t.Fatalf("round %d: the tick's fields were lost: %s", round, d.canonical())
 		}
 		if len(recs) != 1 || recs[0].Outcome != OK || recs[0].N != 1 || recs[0].Note != "3 failing checks classified" || recs[0].StatusAfter != Running {
 			t.Fatalf("round %d: tick log = %+v", round, recs)
@@ -276,7 +276,7 @@ func TestScheduledTickAfterPauseIsSkipped(t *testing.T) {
 			c.Mark("harness-ran")
 			return Result{}, nil
 		})
-		if err != nil || rec.Outcome != Skipped || rec.SkipReason != SkipPaused {
+		if err != nil || rec.Outcome != Skipped || rec.SkipReason != skipPaused {
 			t.Fatalf("scheduled tick on a paused loop = %+v, %v", rec, err)
 		}
 		return
@@ -294,7 +294,7 @@ func TestScheduledTickAfterPauseIsSkipped(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "harness-ran")); err == nil {
 		t.Fatalf("the harness ran on a paused loop")
 	}
-	if d.Status != Paused || d.TickCount != 0 || len(recs) != 1 || recs[0].SkipReason != SkipPaused || recs[0].N != 0 || recs[0].Trigger != TriggerSchedule || recs[0].PID != g.Pid(0) {
+	if d.Status != Paused || d.TickCount != 0 || len(recs) != 1 || recs[0].SkipReason != skipPaused || recs[0].N != 0 || recs[0].Trigger != TriggerSchedule || recs[0].PID != g.Pid(0) {
 		t.Fatalf("state %s tick_count %d, log %+v", d.Status, d.TickCount, recs)
 	}
 }
@@ -403,14 +403,14 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 	if c := filetxntest.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		raceChild(c, rounds, func(round int) error {
-			_, err := r.Create(ctx0, roundName(round), Template{Name: fmt.Sprintf("tpl-%d", c.Index)})
+			_, err := r.Create(ctx0, roundName(round), Template{Name: fmt.Sprintf("tpl-%d", c.Index)}.apply)
 			return err
 		})
 		return
 	}
 	dir := t.TempDir()
 	r := rootIn(dir)
-	if err := os.MkdirAll(filepath.Join(r.dir, LoopsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(r.dir, loopsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	g := filetxntest.Start(t, 2, dir)
@@ -428,7 +428,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 			t.Errorf("round %d: winners %v, template %q, %v", round, winners, d.Template, err)
 		}
 	})
-	ents, _ := os.ReadDir(filepath.Join(r.dir, LoopsDir))
+	ents, _ := os.ReadDir(filepath.Join(r.dir, loopsDir))
 	if len(ents) != rounds {
 		t.Fatalf("loops directory holds %d entries, want %d (staging left behind?)", len(ents), rounds)
 	}
@@ -468,12 +468,12 @@ func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lock.TryAcquire(l.LockPath()); !errors.Is(err, lock.ErrWouldBlock) {
+		if _, err := lock.TryAcquire(l.lock); !errors.Is(err, lock.ErrWouldBlock) {
 			t.Fatalf("round %d: TryAcquire during the tick = %v, want ErrWouldBlock", round, err)
 		}
 		runner.Kill(0)
 		actx, cancel := context.WithTimeout(ctx0, 30*time.Second)
-		h, err := lock.Acquire(actx, l.LockPath())
+		h, err := lock.Acquire(actx, l.lock)
 		cancel()
 		if err != nil {
 			t.Fatalf("round %d: the lock after the runner was killed: %v (harness pid %d gone: %v)", round, err, harness, processGone(harness))
@@ -503,7 +503,7 @@ func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 			t.Fatalf("round %d: tick log = %+v, want abandoned 1 (pid %d) then ok 2", round, recs, runner.Pid(0))
 		}
 		if d.TickCount != 2 || d.FailuresTotal != 1 || d.CurrentTick != nil {
-			t.Fatalf("round %d: state = %s", round, d)
+			t.Fatalf("round %d: state = %s", round, d.canonical())
 		}
 	}
 }
@@ -580,13 +580,13 @@ func TestOverlappingScheduledTicksSkipBusy(t *testing.T) {
 	first.Release()
 	waitTight(t, filepath.Join(dir, "harness-running-1"))
 	rec, err := l.Tick(ctx0, TriggerSchedule, okHarness(Cost{}))
-	if err != nil || rec.Outcome != Skipped || rec.SkipReason != SkipBusy || exitCode(err) != exitOK || rec.N != 0 {
+	if err != nil || rec.Outcome != Skipped || rec.SkipReason != skipBusy || exitCode(err) != exitOK || rec.N != 0 {
 		t.Fatalf("overlapping scheduled tick = %+v, %v, want skipped/busy, exit 0", rec, err)
 	}
 	os.WriteFile(filepath.Join(dir, "harness-release-1"), nil, 0o644)
 	first.Wait()
 	recs := mustTicks(t, l)
-	if len(recs) != 2 || recs[0].SkipReason != SkipBusy || recs[0].PID != os.Getpid() ||
+	if len(recs) != 2 || recs[0].SkipReason != skipBusy || recs[0].PID != os.Getpid() ||
 		!strings.Contains(recs[0].Note, fmt.Sprintf("pid %d", first.Pid(0))) || recs[1].Outcome != OK || recs[1].N != 1 {
 		t.Fatalf("tick log = %+v, want skipped/busy (naming pid %d) then ok", recs, first.Pid(0))
 	}
@@ -609,7 +609,7 @@ func TestOverlappingScheduledTicksSkipBusy(t *testing.T) {
 func TestTickLockTimeoutBoundsOnlyTheWait(t *testing.T) {
 	if c := filetxntest.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "lt")
-		h, err := lock.Acquire(ctx0, l.LockPath(), lock.WithPurpose("approve lt"))
+		h, err := lock.Acquire(ctx0, l.lock, lock.WithPurpose("approve lt"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -699,12 +699,12 @@ func TestForgedEnvironmentGrantsNothing(t *testing.T) {
 			return
 		}
 		if forgeries[c.Index] == "handover-own-fd" {
-			f, err := os.Open(l.LockPath())
+			f, err := os.Open(l.lock)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			os.Setenv(handoverEnv, fmt.Sprintf("%d:%s", f.Fd(), devIno(t, l.LockPath())))
+			os.Setenv(handoverEnv, fmt.Sprintf("%d:%s", f.Fd(), devIno(t, l.lock)))
 		}
 		c.Barrier()
 		ctx, cancel := context.WithTimeout(ctx0, 300*time.Millisecond)
@@ -723,7 +723,7 @@ func TestForgedEnvironmentGrantsNothing(t *testing.T) {
 		Env:  []string{"NO_LOOP_LOCK=1", "LOOPSTATE_NO_LOCK=1"},
 		Prepare: func(i int, cmd *exec.Cmd) error {
 			if forgeries[i] == "handover-fd3" {
-				cmd.Env = append(cmd.Env, handoverEnv+"=3:"+devIno(t, l.LockPath()))
+				cmd.Env = append(cmd.Env, handoverEnv+"=3:"+devIno(t, l.lock))
 			}
 			return nil
 		},
@@ -777,11 +777,11 @@ func TestReaderSeesOnlyWholeStates(t *testing.T) {
 			_, err := os.Stat(filepath.Join(c.Dir, "writer-done"))
 			done := err == nil
 			ls, err := r.List(ctx0)
-			if err != nil || len(ls) != 1 || ls[0].Err != nil {
+			if err != nil || len(ls) != 1 {
 				t.Fatalf("List after %d reads = %+v, %v", reads, ls, err)
 			}
-			if err := ls[0].State.validate(); err != nil {
-				t.Fatalf("listed state: %v", err)
+			if d, err := ls[0].View(ctx0); err != nil || d.validate() != nil {
+				t.Fatalf("listed loop's View after %d reads = %v", reads, err)
 			}
 			if _, err := l.View(ctx0); err != nil {
 				t.Fatalf("View after %d reads = %v", reads, err)

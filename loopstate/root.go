@@ -15,12 +15,13 @@ import (
 	"github.com/filetxn/filetxn/internal/osfile"
 )
 
-// The files of a loop, in <root>/loops/<name>/.
+// The files of a loop, in <root>/loops/<name>/ (docs/formats/loopstate.md
+// in the repository specifies them).
 const (
-	StateFile = ".state.loop" // the state: one JSON document, replaced atomically
-	LockFile  = ".state.lock" // the lock file: created with the loop, never rewritten, never deleted while the loop exists
-	TickLog   = "ticks.jsonl" // the tick log: append-only JSON Lines
-	LoopsDir  = "loops"       // the directory of loops under the root
+	stateFile = ".state.loop" // the state: one JSON document, replaced atomically
+	lockFile  = ".state.lock" // the lock file: created with the loop, never rewritten, never deleted while the loop exists
+	tickLog   = "ticks.jsonl" // the tick log: append-only JSON Lines
+	loopsDir  = "loops"       // the directory of loops under the root
 )
 
 // A Root is a directory of loops, <dir>/loops/<name>/. It holds no state in
@@ -45,44 +46,68 @@ func NewRoot(dir string, opts ...filetxn.Option) (*Root, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("loopstate: NewRoot: empty directory: %w", ErrInvalid)
 	}
-	if _, err := filetxn.NewStore[*Doc](filepath.Join(dir, StateFile), Codec{}, opts...); err != nil {
+	if _, err := filetxn.NewStore[*Doc](filepath.Join(dir, stateFile), codec{}, opts...); err != nil {
 		return nil, fmt.Errorf("loopstate: NewRoot %s: %w: %w", dir, ErrInvalid, err)
 	}
 	return &Root{dir: dir, opts: opts, now: time.Now}, nil
 }
 
-func (r *Root) loopDir(name string) string { return filepath.Join(r.dir, LoopsDir, name) }
+func (r *Root) loopDir(name string) string { return filepath.Join(r.dir, loopsDir, name) }
 
 // loop returns the Loop for a valid name, without I/O.
 func (r *Root) loop(name string) *Loop {
 	dir := r.loopDir(name)
 	return &Loop{root: r, name: name, dir: dir,
-		state: filepath.Join(dir, StateFile), lock: filepath.Join(dir, LockFile), log: filepath.Join(dir, TickLog)}
+		state: filepath.Join(dir, stateFile), lock: filepath.Join(dir, lockFile), log: filepath.Join(dir, tickLog)}
 }
 
-// Create creates the loop name from t and returns it. The name is claimed
-// atomically: the loop's directory is filled under a hidden temporary name
-// (state, empty lock file, empty tick log) and renamed to <name> only if
-// that name is free, so of two concurrent creates exactly one succeeds, the
-// other gets an error wrapping ErrExists, and nobody ever sees a loop
-// without its state. No lock is taken: there is nothing to lock yet.
+// Create creates the loop name and returns it. Its state starts running,
+// with counters at zero, no gates, the schedule off and the gate window
+// opened now; fn, unless nil, sets what the loop starts with (Template,
+// Gates, Schedule, or a Pause that creates it paused), as in Mutate. The
+// name is claimed atomically: the loop's directory is filled under a
+// hidden temporary name (state, empty lock file, empty tick log) and
+// renamed to <name> only if that name is free, so of two concurrent creates
+// exactly one succeeds, the other gets an error wrapping ErrExists, and
+// nobody ever sees a loop without its state. No lock is taken: there is
+// nothing to lock yet.
 //
-// An invalid name is refused with ErrInvalidName and invalid gates with
-// ErrInvalid, before any I/O. Create does not block; ctx is checked once.
-func (r *Root) Create(ctx context.Context, name string, t Template) (*Loop, error) {
-	d, err := New(name, r.now(), t)
-	if err != nil {
+// An invalid name, an error from fn (returned unchanged) and a state that fn
+// leaves invalid (an error matching ErrInvalid) create nothing, before any
+// I/O. Create does not block; ctx is checked once.
+func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*Loop, error) {
+	if err := checkName(name); err != nil {
 		return nil, err
+	}
+	d := newDoc(name, r.now())
+	if fn != nil {
+		if err := fn(d); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.Gates.validate(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(checkOptString("template", d.Template), checkOptString("schedule every", d.Schedule.Every)); err != nil {
+		return nil, err
+	}
+	if p := d.Paused; p != nil {
+		if err := errors.Join(checkText("pause by", p.By), checkText("pause reason", p.Reason)); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	l := r.loop(name)
-	data, err := Codec{Path: l.state, Name: name}.Encode(d)
+	data, err := codec{path: l.state, name: name}.Encode(d)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if err := os.MkdirAll(filepath.Join(r.dir, LoopsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(r.dir, loopsDir), 0o755); err != nil {
 		return nil, err
 	}
 	exists := func() (*Loop, error) { return nil, fmt.Errorf("%w: loop %s (%s)", ErrExists, name, l.dir) }
@@ -95,15 +120,15 @@ func (r *Root) Create(ctx context.Context, name string, t Template) (*Loop, erro
 	}
 	defer pd.Cleanup()
 	stage := pd.Path()
-	if err := atomicfile.WriteFile(filepath.Join(stage, StateFile), data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(stage, stateFile), data, 0o644); err != nil {
 		return nil, err
 	}
 	// The lock file and the log are empty: Publish's sync of the directory
 	// is all their durability needs.
-	if err := atomicfile.WriteFile(filepath.Join(stage, LockFile), nil, 0o600, atomicfile.WithoutSync()); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(stage, lockFile), nil, 0o600, atomicfile.WithoutSync()); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(stage, TickLog), nil, 0o644, atomicfile.WithoutSync()); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(stage, tickLog), nil, 0o644, atomicfile.WithoutSync()); err != nil {
 		return nil, err
 	}
 	if err := pd.Publish(); errors.Is(err, fs.ErrExist) {
@@ -115,7 +140,7 @@ func (r *Root) Create(ctx context.Context, name string, t Template) (*Loop, erro
 }
 
 // Open returns the loop name after checking, without a lock, that it
-// exists. An invalid name is refused with ErrInvalidName before any I/O; a
+// exists. An invalid name is refused with ErrInvalid before any I/O; a
 // missing loop gives an error wrapping ErrNoLoop. A loop whose state file is
 // refused still opens: every operation on it then reports the *StateError.
 func (r *Root) Open(ctx context.Context, name string) (*Loop, error) {
@@ -133,41 +158,29 @@ func (r *Root) Open(ctx context.Context, name string) (*Loop, error) {
 	return l, nil
 }
 
-// A Listing is one loop of a List: its name and either its state or the
-// error that reading it gave.
-type Listing struct {
-	Name  string
-	State *Doc  // nil when Err is set
-	Err   error // a *StateError for a state file that is refused
-}
-
-// List returns every loop under the root, sorted by name, each with a
-// snapshot of its state read without the lock: rename guarantees that each
-// snapshot is one whole version, although it may be replaced right after.
-// A loop whose state is refused is listed with its error. A root without
-// loops gives an empty list. List does not block.
-func (r *Root) List(ctx context.Context) ([]Listing, error) {
-	ents, err := os.ReadDir(filepath.Join(r.dir, LoopsDir))
+// List returns every loop under the root, sorted by name: each directory
+// of a valid loop name that holds a state file. It reads no state: a
+// Loop's View does, without the lock, and gives the *StateError of a state
+// that is refused. A root without loops gives an empty list. List does not
+// block.
+func (r *Root) List(ctx context.Context) ([]*Loop, error) {
+	ents, err := os.ReadDir(filepath.Join(r.dir, loopsDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var out []Listing
+	var out []*Loop
 	for _, e := range ents {
 		if !e.IsDir() || !validName(e.Name()) {
 			continue // staging and tombstone directories are hidden names
 		}
 		l := r.loop(e.Name())
-		d, err := l.View(ctx)
-		if errors.Is(err, ErrNoLoop) {
-			continue // being deleted
+		if _, err := os.Lstat(l.state); errors.Is(err, fs.ErrNotExist) {
+			continue // being deleted, or not a loop
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		out = append(out, Listing{Name: e.Name(), State: d, Err: err})
+		out = append(out, l)
 	}
-	return out, nil
+	return out, ctx.Err()
 }

@@ -52,7 +52,7 @@ func TestCommandReportsExitAndCost(t *testing.T) {
 		t.Fatalf("tick with a missing harness = %+v, %v", rec, err)
 	}
 	if d := mustView(t, l); d.TickCount != 2 || d.ConsecutiveFailures != 2 || d.CurrentTick != nil {
-		t.Fatalf("state = %s", d)
+		t.Fatalf("state = %s", d.canonical())
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 // schemaVersion is the schema major this package reads and writes. A state
-// file with another major is refused with ErrSchema.
+// file with another major is refused with a *StateError.
 const schemaVersion = 1
 
 // Status is a loop's lifecycle state.
@@ -44,37 +44,37 @@ type Epoch struct {
 	Spent     Cost      // "spent"
 }
 
-// Budget holds the budget gates' limits, measured inside the window. A nil
-// limit disables that gate.
-type Budget struct {
-	USD     *float64 // "usd"
-	Tokens  *int64   // "tokens"
-	Seconds *float64 // "seconds"
-}
-
-// Gates holds the thresholds of the gates (docs/formats/loopstate.md) and the
-// per-tick wall timeout. A nil threshold disables that gate; a threshold is
-// set with new, as in
+// Gates holds the thresholds of the gates and the per-tick wall timeout. A
+// nil threshold disables that gate; a threshold is set with new, as in
 //
-//	loopstate.Gates{MaxTicks: new(int64(20)), Budget: loopstate.Budget{USD: new(5.0)}}
+//	loopstate.Gates{MaxTicks: new(int64(20)), BudgetUSD: new(5.0)}
 //
-// (A zero threshold is allowed: it trips at once, halting the loop for good.)
+// Tick-count and budget gates measure inside the window (see [Epoch]). A
+// zero threshold is allowed: it trips at once, halting the loop for good.
+// Create and a write of the state refuse invalid thresholds (negative or
+// non-finite, a CheckpointEvery below 1, a TickTimeout that is not
+// positive, an ExpiresAt that is not whole seconds). halt.gates and the
+// tick log name a gate by its key: "max_ticks", "max_consecutive_failures",
+// "max_failures_total", "budget.usd", "budget.tokens", "budget.seconds",
+// "expires_at", "checkpoint_every".
 type Gates struct {
 	MaxTicks               *int64     // "max_ticks": ticks in the window
 	MaxConsecutiveFailures *int64     // "max_consecutive_failures"
 	MaxFailuresTotal       *int64     // "max_failures_total": lifetime failures
-	Budget                 Budget     // "budget"
+	BudgetUSD              *float64   // "budget.usd": money spent in the window
+	BudgetTokens           *int64     // "budget.tokens": tokens spent in the window
+	BudgetSeconds          *float64   // "budget.seconds": harness seconds spent in the window
 	ExpiresAt              *time.Time // "expires_at": absolute deadline
 	CheckpointEvery        *int64     // "checkpoint_every": a forced review every N ticks of the window; at least 1
-	TickTimeout            *float64   // "tick_timeout_s": the harness's wall timeout in seconds, > 0; nil means defaultTickTimeout
+	TickTimeout            *float64   // "tick_timeout_s": the harness's wall timeout in seconds, > 0; nil means 30 minutes
 }
 
 // defaultTickTimeout is the harness's wall timeout when gates.tick_timeout_s
 // is null.
 const defaultTickTimeout = 30 * time.Minute
 
-// Timeout returns the harness's wall timeout: TickTimeout, or
-// defaultTickTimeout when it is nil.
+// Timeout returns the harness's wall timeout: TickTimeout, or 30 minutes
+// when it is nil.
 func (g Gates) Timeout() time.Duration {
 	if g.TickTimeout == nil {
 		return defaultTickTimeout
@@ -91,19 +91,19 @@ type Schedule struct {
 }
 
 // CurrentTick marks a tick in progress. Left set by a runner that died, it is
-// how the next tick knows to log the tick as abandoned. PID and PIDStart
-// tell a runner that died from one that still runs: a live process with PID
-// that is the same process (the same PIDStart, where the OS tells it) is
-// still running the tick.
+// how the next tick knows to log the tick as abandoned. A live process
+// with PID that is the same process (the same start time, where the OS
+// tells it) is still running the tick.
 type CurrentTick struct {
 	N         int64     // "n": tick_count + 1
 	StartedAt time.Time // "started_at"
 	PID       int       // "pid": the runner's process id
-	// PIDStart is an opaque token for the moment the runner's process
+
+	// pidStart is an opaque token for the moment the runner's process
 	// started, as the OS reports it ("pid_start"; "" is null, and is what
 	// files written before the key existed give): equal tokens for one pid
 	// mean one process.
-	PIDStart string
+	pidStart string
 }
 
 // Pause records why a loop is paused.
@@ -116,7 +116,7 @@ type Pause struct {
 // Halt records why a loop is halted.
 type Halt struct {
 	At     time.Time // "at"
-	Gates  []string  // "gates": every gate that tripped, in the fixed order of the gates
+	Gates  []string  // "gates": every gate that tripped, in the fixed order of the gates (see [Gates])
 	Reason string    // "reason": the gates' reasons, joined by "; "
 	Tick   int64     // "tick": tick_count when it halted
 }
@@ -129,17 +129,18 @@ type Approval struct {
 	Tick int64     // "tick": tick_count when it was approved
 }
 
-// Doc is the state of one loop: the contents of its .state.loop file. Its
-// fields may be read and set freely; the transitions (Pause, Resume,
-// Approve, CheckGates, SetGates, EnableSchedule, DisableSchedule) keep the
-// invariants, and the Codec checks them, as Decode does on every read
-// and Encode on every write. Times are UTC with second precision; a zero
-// time is null in the file. The zero Doc is not valid: start from [New] or
-// [Codec.Decode].
+// Doc is the state of one loop: the contents of its state file. Get one from
+// [Loop.View], or change one in [Loop.Mutate] or [Root.Create]. Its fields
+// may be read and set freely there; a write refuses a Doc that breaks an
+// invariant of the format (status "paused" exactly when Paused is set,
+// "halted" exactly when Halted is set, valid gates, non-negative counters,
+// ...) with a *StateError, and writes nothing. Times are UTC with second
+// precision; a zero time is null in the file. A Doc keeps the bytes it was
+// decoded from: unchanged, it encodes to exactly those bytes, and unknown
+// top-level keys survive a change. The zero Doc is not valid.
 type Doc struct {
-	Schema              int          // "schema": schemaVersion
 	Name                string       // "name": the directory name
-	Template            string       // "template"; "" is null
+	Template            string       // "template": what the loop was created from; "" is null
 	Status              Status       // "status"
 	CreatedAt           time.Time    // "created_at"
 	UpdatedAt           time.Time    // "updated_at": set by every write
@@ -157,18 +158,10 @@ type Doc struct {
 	Halted              *Halt        // "halt": set exactly while halted
 	LastApproval        *Approval    // "last_approval"
 
-	extra []kv   // unknown top-level keys, in file order, their values compacted
-	raw   []byte // the bytes this Doc was decoded from
-	read  *Doc   // a deep copy of the Doc as decoded, to tell whether it changed
-}
-
-// Template is what a loop is created from: the name of its template, its
-// gates and schedule, and whether it starts paused.
-type Template struct {
-	Name     string // recorded as "template"; "" is null
-	Gates    Gates
-	Schedule Schedule
-	Paused   bool // create the loop paused (pause.by "create")
+	schema int    // "schema": schemaVersion
+	extra  []kv   // unknown top-level keys, in file order, their values compacted
+	raw    []byte // the bytes this Doc was decoded from
+	read   *Doc   // a deep copy of the Doc as decoded, to tell whether it changed
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -180,45 +173,32 @@ func validName(name string) bool { return nameRE.MatchString(name) }
 
 func checkName(name string) error {
 	if !validName(name) {
-		return fmt.Errorf("%w: %q does not match %s", ErrInvalidName, name, nameRE)
+		return invalidName(name)
 	}
 	return nil
 }
 
-// New returns the initial state of a loop named name, created at now from
-// t: running (or paused with t.Paused), counters at zero, the gate window
-// opened at now. It returns an error wrapping ErrInvalidName or ErrInvalid
-// for a bad name or template.
-func New(name string, now time.Time, t Template) (*Doc, error) {
-	if err := checkName(name); err != nil {
-		return nil, err
-	}
-	if err := t.Gates.validate(); err != nil {
-		return nil, err
-	}
-	if err := checkOptString("template name", t.Name); err != nil {
-		return nil, err
-	}
-	if err := checkOptString("schedule every", t.Schedule.Every); err != nil {
-		return nil, err
-	}
+// invalidName is ErrInvalid for a loop name that does not match nameRE.
+type invalidName string
+
+func (e invalidName) Error() string {
+	return fmt.Sprintf("loopstate: invalid loop name %q: it does not match %s", string(e), nameRE)
+}
+
+func (e invalidName) Is(target error) bool { return target == ErrInvalid }
+
+// newDoc returns the initial state of a loop named name, created at now:
+// running, counters at zero, no gates, the gate window opened at now.
+func newDoc(name string, now time.Time) *Doc {
 	now = stamp(now)
-	d := &Doc{
-		Schema:    schemaVersion,
+	return &Doc{
+		schema:    schemaVersion,
 		Name:      name,
-		Template:  t.Name,
 		Status:    Running,
 		CreatedAt: now,
 		UpdatedAt: now,
 		Epoch:     Epoch{StartedAt: now},
-		Gates:     t.Gates.clone(),
-		Schedule:  t.Schedule,
 	}
-	if t.Paused {
-		d.Status = Paused
-		d.Paused = &Pause{At: now, By: "create", Reason: "created paused"}
-	}
-	return d, nil
 }
 
 func checkOptString(what, s string) error {
@@ -248,7 +228,7 @@ func (g Gates) validate() error {
 		{"max_ticks", g.MaxTicks, 0},
 		{"max_consecutive_failures", g.MaxConsecutiveFailures, 0},
 		{"max_failures_total", g.MaxFailuresTotal, 0},
-		{"budget.tokens", g.Budget.Tokens, 0},
+		{"budget.tokens", g.BudgetTokens, 0},
 		{"checkpoint_every", g.CheckpointEvery, 1},
 	} {
 		if c.v != nil && *c.v < c.min {
@@ -258,7 +238,7 @@ func (g Gates) validate() error {
 	for _, c := range []struct {
 		key string
 		v   *float64
-	}{{"budget.usd", g.Budget.USD}, {"budget.seconds", g.Budget.Seconds}, {"tick_timeout_s", g.TickTimeout}} {
+	}{{"budget.usd", g.BudgetUSD}, {"budget.seconds", g.BudgetSeconds}, {"tick_timeout_s", g.TickTimeout}} {
 		if c.v != nil && (math.IsNaN(*c.v) || math.IsInf(*c.v, 0) || *c.v < 0) {
 			return bad(c.key, fmt.Sprintf("is %v, want a finite number >= 0", *c.v))
 		}
@@ -279,9 +259,9 @@ func (g Gates) clone() Gates {
 	c.MaxTicks = clonePtr(g.MaxTicks)
 	c.MaxConsecutiveFailures = clonePtr(g.MaxConsecutiveFailures)
 	c.MaxFailuresTotal = clonePtr(g.MaxFailuresTotal)
-	c.Budget.USD = clonePtr(g.Budget.USD)
-	c.Budget.Tokens = clonePtr(g.Budget.Tokens)
-	c.Budget.Seconds = clonePtr(g.Budget.Seconds)
+	c.BudgetUSD = clonePtr(g.BudgetUSD)
+	c.BudgetTokens = clonePtr(g.BudgetTokens)
+	c.BudgetSeconds = clonePtr(g.BudgetSeconds)
 	c.CheckpointEvery = clonePtr(g.CheckpointEvery)
 	c.TickTimeout = clonePtr(g.TickTimeout)
 	if g.ExpiresAt != nil {
@@ -299,9 +279,9 @@ func clonePtr[T any](p *T) *T {
 	return &v
 }
 
-// String returns d in the canonical layout of the format, as Encode writes a
-// changed Doc, whether or not it keeps the invariants.
-func (d *Doc) String() string { return string(d.appendCanonical(nil)) }
+// canonical returns d in the canonical layout of the format, as a changed
+// Doc is written, whether or not it keeps the invariants.
+func (d *Doc) canonical() string { return string(d.appendCanonical(nil)) }
 
 // clone returns a deep copy of d, without what it was decoded from.
 func (d *Doc) clone() *Doc {
@@ -320,8 +300,7 @@ func (d *Doc) clone() *Doc {
 	return &c
 }
 
-// The invariants of the format, as StateError.Invariant names
-// them.
+// The invariants of the format, as a StateError names them.
 const (
 	invPaused      = `status=="paused" <=> pause is set`
 	invHalted      = `status=="halted" <=> halt is set`
@@ -339,14 +318,14 @@ const (
 // only for the tick after tick_count, epoch.tick <= tick_count, and the
 // window's spent not above the lifetime's), a valid name and status,
 // non-negative counters and well-formed gates. It returns a *StateError
-// wrapping ErrInvariant (or ErrSchema), without a path.
+// without a path.
 func (d *Doc) validate() error {
 	inv := func(name, format string, args ...any) error {
-		return &StateError{Invariant: name, Detail: fmt.Sprintf(format, args...), Err: ErrInvariant}
+		return &StateError{invariant: name, detail: fmt.Sprintf(format, args...)}
 	}
 	switch {
-	case d.Schema != schemaVersion:
-		return &StateError{Key: "schema", Detail: fmt.Sprintf("major %d, this reader knows %d", d.Schema, schemaVersion), Err: ErrSchema}
+	case d.schema != schemaVersion:
+		return &StateError{Key: "schema", detail: fmt.Sprintf("major %d, this reader knows %d", d.schema, schemaVersion)}
 	case !validName(d.Name):
 		return inv(invName, "name %q", d.Name)
 	case d.Status != Running && d.Status != Paused && d.Status != Halted:

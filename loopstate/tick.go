@@ -25,18 +25,18 @@ type Harness func(ctx context.Context, run *Run) (Result, error)
 
 // Run is what a harness is told about its tick.
 type Run struct {
-	Loop    *Loop
-	N       int64   // this tick's number: tick_count + 1
-	Trigger Trigger // what started it
+	Loop *Loop
+	N    int64 // this tick's number: tick_count + 1
 	// Lock is the loop's lock, held by the runner for the whole tick. It is
 	// valid only until the harness returns. Hand it to a child process with
 	// Lock.HandOver so that the child can run operator commands on the loop
 	// (check-gate, pause) without deadlocking on its own parent.
 	Lock *lock.Handle
-	// Remaining is what is left of each budget in the current window (nil
-	// for a budget without a limit), so that the harness can bound its own
-	// spending: the gates only stop the next tick.
-	Remaining Budget
+	// Remaining is what is left of each budget in the current window, so
+	// that the harness can bound its own spending: the gates only stop the
+	// next tick. A budget without a limit leaves the largest value
+	// (math.Inf(1) for USD and Seconds, math.MaxInt64 for Tokens).
+	Remaining Cost
 }
 
 // Result is what a harness reports.
@@ -99,7 +99,7 @@ type Result struct {
 // harness itself through check-gate) has StatusAfter Halted and
 // StatusBefore not, and GatesTripped lists the gates that tripped (empty
 // when the harness halted it); a tick skipped because the loop was halted
-// already has SkipReason SkipHalted. With an error Tick returns the zero
+// already has SkipReason "halted". With an error Tick returns the zero
 // TickRecord: the tick's result was not recorded. If fn panics, the lock is
 // released and the panic propagates; current_tick stays set, and the next
 // tick logs the tick as abandoned, as after a crash (a runner that is this
@@ -182,7 +182,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	}
 	before := d.Status
 
-	skip := func(reason SkipReason, trips []trip) (TickRecord, error) {
+	skip := func(reason string, trips []trip) (TickRecord, error) {
 		rec := TickRecord{
 			N: d.TickCount, StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: reason,
 			StatusBefore: before, StatusAfter: d.Status, GatesTripped: gateKeys(trips),
@@ -195,15 +195,15 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	}
 	switch {
 	case d.Status == Paused:
-		return skip(SkipPaused, nil)
+		return skip(skipPaused, nil)
 	case d.Status == Halted:
-		return skip(SkipHalted, nil)
+		return skip(skipHalted, nil)
 	case trigger == TriggerSchedule && !d.Schedule.Enabled:
-		return skip(SkipScheduleDisabled, nil)
+		return skip(skipScheduleDisabled, nil)
 	}
 	if trips := d.trippedGates(now); len(trips) > 0 {
 		d.halt(now, trips)
-		return skip(SkipGate, trips)
+		return skip(skipGate, trips)
 	}
 
 	if err := d.beginTick(now, pid, self); err != nil {
@@ -227,7 +227,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	}
 	n, timeout := d.CurrentTick.N, d.Gates.Timeout()
 
-	run := &Run{Loop: l, N: n, Trigger: trigger, Lock: tx.Lock(), Remaining: d.remaining()}
+	run := &Run{Loop: l, N: n, Lock: tx.Lock(), Remaining: d.remaining()}
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	start := time.Now()
 	res, herr := fn(hctx, run)
@@ -268,7 +268,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 // tick again. Both writes go through the engine, which publishes nothing
 // once the loop's lock file is no longer the one held (lock.ErrLockLost).
 func (l *Loop) commit(tx *filetxn.Tx, d *Doc, old []byte, recs []*TickRecord, opts ...atomicfile.Option) error {
-	out, err := Codec{Path: l.state, Name: l.name}.Encode(d)
+	out, err := codec{path: l.state, name: l.name}.Encode(d)
 	if err != nil {
 		return err
 	}
@@ -289,9 +289,9 @@ func (l *Loop) commit(tx *filetxn.Tx, d *Doc, old []byte, recs []*TickRecord, op
 // settling (its harness panicked, or a write failed).
 func runnerGone(ct *CurrentTick, pid int, self string) (string, bool) {
 	switch {
-	case ct.PID == pid && (ct.PIDStart == "" || ct.PIDStart == self):
+	case ct.PID == pid && (ct.pidStart == "" || ct.pidStart == self):
 		return fmt.Sprintf("runner pid %d (this process) left tick %d unfinished", ct.PID, ct.N), true
-	case goneSoon(ct.PID, ct.PIDStart):
+	case goneSoon(ct.PID, ct.pidStart):
 		return fmt.Sprintf("runner pid %d died during tick %d", ct.PID, ct.N), true
 	}
 	return "", false
@@ -331,7 +331,7 @@ func (l *Loop) runnerAlive(tx *filetxn.Tx, d *Doc, trigger Trigger, now time.Tim
 	what := fmt.Sprintf("tick %d is still running in pid %d (since %s)", ct.N, ct.PID, ct.StartedAt.Format(timeLayout))
 	if trigger == TriggerSchedule {
 		rec := TickRecord{
-			N: d.TickCount, StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: SkipBusy,
+			N: d.TickCount, StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: skipBusy,
 			StatusBefore: d.Status, StatusAfter: d.Status, GatesTripped: []string{},
 			Trigger: trigger, PID: pid, Note: what,
 		}
@@ -438,28 +438,27 @@ func gateKeys(trips []trip) []string {
 	return keys
 }
 
-// remaining returns what is left of each budget in the window.
-func (d *Doc) remaining() Budget {
-	var b Budget
-	if l := d.Gates.Budget.USD; l != nil {
-		v := max(0, *l-(d.Spent.USD-d.Epoch.Spent.USD))
-		b.USD = &v
+// remaining returns what is left of each budget in the window, the largest
+// value for a budget without a limit.
+func (d *Doc) remaining() Cost {
+	b := Cost{USD: math.Inf(1), Tokens: math.MaxInt64, Seconds: math.Inf(1)}
+	if l := d.Gates.BudgetUSD; l != nil {
+		b.USD = max(0, *l-(d.Spent.USD-d.Epoch.Spent.USD))
 	}
-	if l := d.Gates.Budget.Tokens; l != nil {
-		v := max(0, *l-(d.Spent.Tokens-d.Epoch.Spent.Tokens))
-		b.Tokens = &v
+	if l := d.Gates.BudgetTokens; l != nil {
+		b.Tokens = max(0, *l-(d.Spent.Tokens-d.Epoch.Spent.Tokens))
 	}
-	if l := d.Gates.Budget.Seconds; l != nil {
-		v := max(0, *l-(d.Spent.Seconds-d.Epoch.Spent.Seconds))
-		b.Seconds = &v
+	if l := d.Gates.BudgetSeconds; l != nil {
+		b.Seconds = max(0, *l-(d.Spent.Seconds-d.Epoch.Spent.Seconds))
 	}
 	return b
 }
 
 // appendLog appends recs to the tick log in one write, under the lock,
-// without fsync: the state that counts them is written (durably) first, and
-// a log line lost to a power loss costs the tick log a line, never the
-// state a count (see doc.go, Caveats).
+// without fsync. commit appends them before it writes the state that counts
+// them, so that a crash never leaves a counted tick without its line; a
+// power loss may still cost the log its last lines (see the package's
+// Caveats).
 func (l *Loop) appendLog(tx *filetxn.Tx, recs ...*TickRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -478,7 +477,7 @@ func (l *Loop) appendLog(tx *filetxn.Tx, recs ...*TickRecord) error {
 func (l *Loop) skipBusy(ctx context.Context, busy *lock.BusyError) (TickRecord, error) {
 	now := l.now()
 	rec := TickRecord{
-		StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: SkipBusy,
+		StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: skipBusy,
 		GatesTripped: []string{}, Trigger: TriggerSchedule, PID: os.Getpid(),
 		Note: "lock held by " + busy.Holder.String(),
 	}

@@ -28,20 +28,17 @@ const (
 	OK        Outcome = "ok"        // the harness succeeded
 	Fail      Outcome = "fail"      // the harness failed, or could not be run
 	Timeout   Outcome = "timeout"   // the harness ran past gates.tick_timeout_s and was killed
-	Skipped   Outcome = "skipped"   // no harness ran; see SkipReason
+	Skipped   Outcome = "skipped"   // no harness ran; TickRecord.SkipReason says why
 	Abandoned Outcome = "abandoned" // the runner died mid-tick; logged by the next tick
 )
 
-// SkipReason says why a tick was skipped.
-type SkipReason string
-
-// The reasons for a skipped tick.
+// The reasons for a skipped tick, as TickRecord.SkipReason spells them.
 const (
-	SkipPaused           SkipReason = "paused"
-	SkipHalted           SkipReason = "halted"
-	SkipBusy             SkipReason = "busy"
-	SkipScheduleDisabled SkipReason = "schedule_disabled"
-	SkipGate             SkipReason = "gate"
+	skipPaused           = "paused"            // the loop is paused
+	skipHalted           = "halted"            // the loop is halted
+	skipBusy             = "busy"              // a scheduled tick found the lock held
+	skipScheduleDisabled = "schedule_disabled" // a scheduled tick, with the schedule off
+	skipGate             = "gate"              // a gate tripped before the harness ran, halting the loop
 )
 
 // maxNote is the longest note, in bytes, that a tick record keeps; a longer
@@ -52,19 +49,19 @@ const maxNote = 500
 // exactly one: when it ends, when it is skipped, or (as abandoned) when the
 // next tick finds that its runner died.
 type TickRecord struct {
-	N            int64      // "n": tick_count after this tick; a skipped tick repeats the last n
-	StartedAt    time.Time  // "started_at"
-	EndedAt      time.Time  // "ended_at"
-	Outcome      Outcome    // "outcome"
-	SkipReason   SkipReason // "skip_reason"; "" is null
-	StatusBefore Status     // "status_before"
-	StatusAfter  Status     // "status_after"
-	ExitCode     *int       // "exit_code": the harness's exit code, nil when it has none
-	Cost         Cost       // "cost": this tick's cost
-	GatesTripped []string   // "gates_tripped": gates that tripped (and halted the loop)
-	Trigger      Trigger    // "trigger"
-	PID          int        // "pid": the runner's process id
-	Note         string     // "note": a short summary, at most maxNote bytes
+	N            int64     // "n": tick_count after this tick; a skipped tick repeats the last n
+	StartedAt    time.Time // "started_at"
+	EndedAt      time.Time // "ended_at"
+	Outcome      Outcome   // "outcome"
+	SkipReason   string    // "skip_reason": "paused", "halted", "busy", "schedule_disabled" or "gate"; "" unless skipped
+	StatusBefore Status    // "status_before"
+	StatusAfter  Status    // "status_after"
+	ExitCode     *int      // "exit_code": the harness's exit code, nil when it has none
+	Cost         Cost      // "cost": this tick's cost
+	GatesTripped []string  // "gates_tripped": gates that tripped (and halted the loop)
+	Trigger      Trigger   // "trigger"
+	PID          int       // "pid": the runner's process id
+	Note         string    // "note": a short summary, at most maxNote bytes
 }
 
 // wireRecord is a tick-log line, its keys in the format's order.
@@ -88,7 +85,7 @@ type wireRecord struct {
 func appendRecord(b []byte, r *TickRecord) []byte {
 	w := wireRecord{
 		N: count(r.N), StartedAt: timestamp(r.StartedAt), EndedAt: timestamp(r.EndedAt), Outcome: str(r.Outcome),
-		SkipReason: optNonEmpty(string(r.SkipReason)), StatusBefore: str(r.StatusBefore), StatusAfter: str(r.StatusAfter),
+		SkipReason: optNonEmpty(r.SkipReason), StatusBefore: str(r.StatusBefore), StatusAfter: str(r.StatusAfter),
 		ExitCode: r.ExitCode, Cost: wireCostOf(r.Cost), GatesTripped: make([]str, len(r.GatesTripped)),
 		Trigger: str(r.Trigger), PID: count(r.PID), Note: str(truncNote(r.Note)),
 	}
@@ -137,7 +134,7 @@ func parseRecord(line []byte) (TickRecord, error) {
 	}
 	t := TickRecord{
 		N: int64(w.N), StartedAt: time.Time(w.StartedAt), EndedAt: time.Time(w.EndedAt), Outcome: Outcome(w.Outcome),
-		SkipReason: SkipReason(optString(w.SkipReason)), StatusBefore: Status(w.StatusBefore), StatusAfter: Status(w.StatusAfter),
+		SkipReason: optString(w.SkipReason), StatusBefore: Status(w.StatusBefore), StatusAfter: Status(w.StatusAfter),
 		ExitCode: w.ExitCode, Cost: w.Cost.cost(), GatesTripped: make([]string, len(w.GatesTripped)),
 		Trigger: Trigger(w.Trigger), PID: int(w.PID), Note: string(w.Note),
 	}

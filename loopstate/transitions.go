@@ -1,7 +1,6 @@
 package loopstate
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -11,12 +10,13 @@ import (
 // The transitions below are pure: they change d in memory and nothing else.
 // Each takes the current time, checks its guard on d, and either changes d
 // (setting updated_at when anything changed) or returns an error and leaves
-// d exactly as it was. Run them under the loop's lock with [Loop.Mutate],
-// or use the [Loop] methods of the same names, which do.
+// d exactly as it was. The Loop methods of the same names run them under
+// the loop's lock.
 
-func (d *Doc) guard(op string, want Status, err error) error {
+// guard returns a *GuardError for op unless d's status is want.
+func (d *Doc) guard(op string, want Status) error {
 	if d.Status != want {
-		return &GuardError{Loop: d.Name, Op: op, Status: d.Status, Err: err}
+		return &GuardError{Status: d.Status, loop: d.Name, op: op}
 	}
 	return nil
 }
@@ -28,17 +28,14 @@ func checkText(what, s string) error {
 	return nil
 }
 
-// Pause moves a running loop to paused, recording who paused it and why. A
-// paused or halted loop is refused with a *GuardError wrapping ErrNotRunning:
-// a pause must not hide a halt. The schedule is left alone.
-func (d *Doc) Pause(now time.Time, by, reason string) error {
-	if err := checkText("by", by); err != nil {
+// pause moves a running loop to paused, recording who paused it and why. A
+// paused or halted loop is refused with a *GuardError: a pause must not
+// hide a halt. The schedule is left alone.
+func (d *Doc) pause(now time.Time, by, reason string) error {
+	if err := errors.Join(checkText("by", by), checkText("reason", reason)); err != nil {
 		return err
 	}
-	if err := checkText("reason", reason); err != nil {
-		return err
-	}
-	if err := d.guard("pause", Running, ErrNotRunning); err != nil {
+	if err := d.guard("pause", Running); err != nil {
 		return err
 	}
 	now = stamp(now)
@@ -48,11 +45,11 @@ func (d *Doc) Pause(now time.Time, by, reason string) error {
 	return nil
 }
 
-// Resume moves a paused loop back to running. resumed_count is unchanged
-// (only Approve counts). A running or halted loop is refused with a
-// *GuardError wrapping ErrNotPaused: only Approve releases a halt.
-func (d *Doc) Resume(now time.Time) error {
-	if err := d.guard("resume", Paused, ErrNotPaused); err != nil {
+// resume moves a paused loop back to running. resumed_count is unchanged
+// (only approve counts). A running or halted loop is refused with a
+// *GuardError: only approve releases a halt.
+func (d *Doc) resume(now time.Time) error {
+	if err := d.guard("resume", Paused); err != nil {
 		return err
 	}
 	now = stamp(now)
@@ -62,19 +59,16 @@ func (d *Doc) Resume(now time.Time) error {
 	return nil
 }
 
-// Approve releases a halted loop: it runs again, resumed_count goes up by
+// approve releases a halted loop: it runs again, resumed_count goes up by
 // one, consecutive_failures is reset, last_approval records by, note and the
 // tick, and a new gate window opens at the current tick_count and spent, so
 // that the gate that halted the loop is not still over its threshold. A loop
-// that is not halted is refused with a *GuardError wrapping ErrNotHalted.
-func (d *Doc) Approve(now time.Time, by, note string) error {
-	if err := checkText("by", by); err != nil {
+// that is not halted is refused with a *GuardError.
+func (d *Doc) approve(now time.Time, by, note string) error {
+	if err := errors.Join(checkText("by", by), checkText("note", note)); err != nil {
 		return err
 	}
-	if err := checkText("note", note); err != nil {
-		return err
-	}
-	if err := d.guard("approve", Halted, ErrNotHalted); err != nil {
+	if err := d.guard("approve", Halted); err != nil {
 		return err
 	}
 	if err := checkInc("resumed_count", d.ResumedCount); err != nil {
@@ -91,24 +85,21 @@ func (d *Doc) Approve(now time.Time, by, note string) error {
 	return nil
 }
 
-// CheckGates is check-gate. On a running loop it evaluates every gate at
+// checkGates is check-gate. On a running loop it evaluates every gate at
 // now (tick-count and budget gates inside the window; a nil threshold never
 // trips); if any trips it halts the loop, with every tripped gate in
-// halt.gates (in the fixed order of the Gate* keys) and their reasons in
+// halt.gates (in the fixed order of gateOrder) and their reasons in
 // halt.reason, and returns those gates' keys; if none trips it changes
 // nothing and returns nil, nil. A halt is a change, not an error, so that
-// Loop.Mutate writes it. On a paused loop it returns a *GuardError wrapping
-// ErrPaused, and on a halted one an error matching ErrHalted that gives the
-// halt's reasons; neither changes anything.
-func (d *Doc) CheckGates(now time.Time) ([]string, error) {
-	switch d.Status {
-	case Paused:
-		return nil, &GuardError{Loop: d.Name, Op: "check-gate", Status: d.Status, Err: ErrPaused}
-	case Halted:
-		if d.Halted == nil {
-			return nil, &GuardError{Loop: d.Name, Op: "check-gate", Status: d.Status, Err: ErrHalted}
+// it is written. On a paused or halted loop it returns a *GuardError (for a
+// halted one, with the halt's reasons) and changes nothing.
+func (d *Doc) checkGates(now time.Time) ([]string, error) {
+	if d.Status != Running {
+		e := &GuardError{Status: d.Status, loop: d.Name, op: "check-gate"}
+		if d.Halted != nil {
+			e.reason = d.Halted.Reason
 		}
-		return nil, &haltedError{loop: d.Name, reason: d.Halted.Reason}
+		return nil, e
 	}
 	now = stamp(now)
 	trips := d.trippedGates(now)
@@ -119,30 +110,8 @@ func (d *Doc) CheckGates(now time.Time) ([]string, error) {
 	return gateKeys(trips), nil
 }
 
-// SetGates replaces the gates' thresholds (set-gates). It is allowed in any
-// status and changes nothing else: raising a threshold does not release a
-// halt, only Approve does. Invalid thresholds are refused with an error
-// wrapping ErrInvalid.
-func (d *Doc) SetGates(now time.Time, g Gates) error {
-	if err := g.validate(); err != nil {
-		return err
-	}
-	if bytes.Equal(appendLine(nil, g.wire()), appendLine(nil, d.Gates.wire())) {
-		return nil
-	}
-	d.Gates = g.clone()
-	d.UpdatedAt = stamp(now)
-	return nil
-}
-
-// EnableSchedule turns the automatic trigger on. It leaves status alone, and
-// does nothing if it is on already.
-func (d *Doc) EnableSchedule(now time.Time) { d.setSchedule(now, true) }
-
-// DisableSchedule turns the automatic trigger off. It leaves status alone,
-// and does nothing if it is off already.
-func (d *Doc) DisableSchedule(now time.Time) { d.setSchedule(now, false) }
-
+// setSchedule turns the automatic trigger on or off. It leaves status
+// alone, and does nothing if the trigger is so already.
 func (d *Doc) setSchedule(now time.Time, on bool) {
 	if d.Schedule.Enabled != on {
 		d.Schedule.Enabled = on
@@ -215,7 +184,7 @@ func (d *Doc) redoAbandoned(now time.Time) {
 // token is start. A tick_count at its largest value is refused with
 // ErrOverflow.
 func (d *Doc) beginTick(now time.Time, pid int, start string) error {
-	if err := d.guard("tick", Running, ErrNotRunning); err != nil {
+	if err := d.guard("tick", Running); err != nil {
 		return err
 	}
 	if d.CurrentTick != nil {
@@ -226,7 +195,7 @@ func (d *Doc) beginTick(now time.Time, pid int, start string) error {
 		return err
 	}
 	now = stamp(now)
-	d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: now, PID: pid, PIDStart: start}
+	d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: now, PID: pid, pidStart: start}
 	d.UpdatedAt = now
 	return nil
 }

@@ -13,8 +13,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/filetxn/filetxn/loopstate"
 )
 
 // runHere runs the command line args in this process, as main does, and
@@ -181,8 +179,8 @@ func TestUsageErrorsSpeakTheCommandLine(t *testing.T) {
 	}
 	_, err := os.Stat(file)
 	require.ErrorIs(t, err, os.ErrNotExist, "a refused ledger add created %s", file)
-	_, err = os.Stat(filepath.Join(dir, loopstate.LoopsDir))
-	require.ErrorIs(t, err, os.ErrNotExist, "a refused loop create made %s", loopstate.LoopsDir)
+	_, err = os.Stat(filepath.Join(dir, loopsDir))
+	require.ErrorIs(t, err, os.ErrNotExist, "a refused loop create made %s", loopsDir)
 }
 
 // TestDidYouMean: a typo of a name suggests it, a word far from every name
@@ -375,6 +373,6 @@ func TestLoopCreateSaysWhereARootNamedLoopsPutsTheLoop(t *testing.T) {
 	require.Empty(t, r.stderr, "a second loop in the same root: stderr = %q, want nothing", r.stderr)
 	r = e.want(0, "loop", "create", "-root", ".", "nightly")
 	require.Empty(t, r.stderr, "loop create -root .: stderr = %q, want nothing", r.stderr)
-	_, err := os.Stat(filepath.Join(e.dir, loopstate.LoopsDir, "nightly", loopstate.StateFile))
+	_, err := os.Stat(filepath.Join(e.dir, loopsDir, "nightly", ".state.loop"))
 	require.NoError(t, err, "loop create -root . did not make loops/nightly")
 }

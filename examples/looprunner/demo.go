@@ -268,9 +268,9 @@ func (p project) seed() error {
 	if err != nil {
 		return err
 	}
-	_, err = root.Create(context.Background(), demoLoop, loopstate.Template{
-		Name:     "ci-triage",
-		Schedule: loopstate.Schedule{Enabled: true, Every: "15m"},
+	_, err = root.Create(context.Background(), demoLoop, func(d *loopstate.Doc) error {
+		d.Template, d.Schedule = "ci-triage", loopstate.Schedule{Enabled: true, Every: "15m"}
+		return nil
 	})
 	return err
 }
@@ -604,7 +604,7 @@ func (c *cli) printVerdict(v verdict) error {
 	c.printf("elapsed     %s\n", roundDuration(v.Elapsed))
 	if v.Files != nil {
 		c.printf("files       ledger %s\n            board  %s\n            loop   %s\n            locks  %s\n",
-			v.Files.Ledger, v.Files.Board, filepath.Join(v.Files.Loops, loopstate.LoopsDir, demoLoop), filepath.Join(v.Files.State, "locks"))
+			v.Files.Ledger, v.Files.Board, filepath.Join(v.Files.Loops, loopsDir, demoLoop), filepath.Join(v.Files.State, "locks"))
 	} else {
 		c.printf("files       removed (give -dir DIR to keep them)\n")
 	}

@@ -104,7 +104,7 @@ func exitCode(err error) int {
 		return coded.code
 	case errors.As(err, &usage), errors.As(err, &larg),
 		errors.Is(err, board.ErrInvalidArgument),
-		errors.Is(err, loopstate.ErrInvalid), errors.Is(err, loopstate.ErrInvalidName):
+		errors.Is(err, loopstate.ErrInvalid):
 		return exitUsage
 	case errors.As(err, &lbusy), errors.Is(err, lock.ErrWouldBlock),
 		errors.Is(err, lock.ErrLockLost): // nothing was written: running it again is safe
@@ -114,12 +114,8 @@ func exitCode(err error) int {
 		errors.Is(err, atomicfile.ErrNotRegular):
 		return exitDataError
 	case errors.As(err, &notFound), errors.Is(err, fs.ErrNotExist),
-		errors.Is(err, loopstate.ErrNoLoop), errors.Is(err, loopstate.ErrDeleted):
+		errors.Is(err, loopstate.ErrNoLoop):
 		return exitNotFound
-	case errors.Is(err, loopstate.ErrHalted):
-		return exitHalted
-	case errors.Is(err, loopstate.ErrPaused):
-		return exitPaused
 	case errors.As(err, &refused):
 		return exitRefused
 	}
@@ -157,7 +153,7 @@ func message(err error) string {
 		if lbusy.Waited > 0 {
 			s += fmt.Sprintf("; gave up after %s", roundDuration(lbusy.Waited))
 		}
-		if filepath.Base(lbusy.Path) == loopstate.LockFile {
+		if filepath.Base(lbusy.Path) == loopLockFile {
 			s = filepath.Base(filepath.Dir(lbusy.Path)) + ": " + s // a loop's own lock
 		}
 		return s

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/filetxn/filetxn/loopstate"
 )
 
 // TestExitCodes gives every exit code at least one command that must end
@@ -89,7 +87,7 @@ func TestExitCodes(t *testing.T) {
 	if got := e.read("bad.md"); got != "# Deferred\n\n### DW-1: x\nstatus: open \xff\n" {
 		t.Errorf("the ledger it did not understand was rewritten: %q", got)
 	}
-	if _, err := os.Stat(filepath.Join(root, loopstate.LoopsDir, "x")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(root, loopsDir, "x")); !os.IsNotExist(err) {
 		t.Errorf("a refused create left a loop behind: %v", err)
 	}
 }

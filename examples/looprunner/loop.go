@@ -23,11 +23,18 @@ import (
 	"github.com/filetxn/filetxn/loopstate/harness"
 )
 
+// The names of a loop's directory layout (docs/formats/loopstate.md): the
+// root holds the loops in loopsDir/NAME, each with its lock file.
+const (
+	loopsDir     = "loops"
+	loopLockFile = ".state.lock"
+)
+
 // loopFlags registers -root, which defaults to $LOOPSTATE_ROOT (set for a
 // tick's harness, so that a harness can run loop commands on its own loop).
 // Every loop command requires it.
 func loopFlags(fset *flag.FlagSet) *string {
-	return fset.String("root", os.Getenv(harness.EnvRoot), "the root `DIR`, which holds the loops in DIR/"+loopstate.LoopsDir+"/NAME (default $"+harness.EnvRoot+", which a tick sets for its harness)")
+	return fset.String("root", os.Getenv(harness.EnvRoot), "the root `DIR`, which holds the loops in DIR/"+loopsDir+"/NAME (default $"+harness.EnvRoot+", which a tick sets for its harness)")
 }
 
 // openRoot returns the Root in dir, with the wait message on every lock.
@@ -81,7 +88,7 @@ func whoami() string {
 
 // stateJSON returns the loop's state document, exactly as the file holds it.
 func stateJSON(d *loopstate.Doc) (json.RawMessage, error) {
-	b, err := loopstate.Codec{}.Encode(d)
+	b, err := d.MarshalJSON()
 	return json.RawMessage(b), err
 }
 
@@ -206,18 +213,23 @@ The root holds the loops in DIR/loops/NAME: -root . creates ./loops/NAME.
 func loopCreate(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
 	root := loopFlags(fset)
-	var t loopstate.Template
-	fset.StringVar(&t.Name, "template", "", "the `TEMPLATE` it is created from (recorded in the state)")
-	fset.BoolVar(&t.Paused, "paused", false, "create it paused")
-	fset.BoolVar(&t.Schedule.Enabled, "schedule", false, "let scheduled ticks run from the start")
-	fset.StringVar(&t.Schedule.Every, "every", "", "the schedule's `PERIOD`, such as 15m, recorded for the external timer")
-	g := &t.Gates
+	var (
+		template string
+		paused   bool
+		sched    loopstate.Schedule
+		gates    loopstate.Gates
+	)
+	fset.StringVar(&template, "template", "", "the `TEMPLATE` it is created from (recorded in the state)")
+	fset.BoolVar(&paused, "paused", false, "create it paused")
+	fset.BoolVar(&sched.Enabled, "schedule", false, "let scheduled ticks run from the start")
+	fset.StringVar(&sched.Every, "every", "", "the schedule's `PERIOD`, such as 15m, recorded for the external timer")
+	g := &gates
 	fset.Var(optInt{&g.MaxTicks, 0}, "max-ticks", "halt after `N` ticks in the window")
 	fset.Var(optInt{&g.MaxConsecutiveFailures, 0}, "max-consecutive-failures", "halt after `N` failed ticks in a row")
 	fset.Var(optInt{&g.MaxFailuresTotal, 0}, "max-failures-total", "halt after `N` failed ticks in all")
-	fset.Var(optFloat{&g.Budget.USD}, "budget-usd", "halt once the window has spent `USD` dollars")
-	fset.Var(optInt{&g.Budget.Tokens, 0}, "budget-tokens", "halt once the window has spent `N` tokens")
-	fset.Var(optFloat{&g.Budget.Seconds}, "budget-seconds", "halt once the window has spent `SECONDS` seconds of harness time")
+	fset.Var(optFloat{&g.BudgetUSD}, "budget-usd", "halt once the window has spent `USD` dollars")
+	fset.Var(optInt{&g.BudgetTokens, 0}, "budget-tokens", "halt once the window has spent `N` tokens")
+	fset.Var(optFloat{&g.BudgetSeconds}, "budget-seconds", "halt once the window has spent `SECONDS` seconds of harness time")
 	fset.Var(optTime{&g.ExpiresAt}, "expires-at", "halt at `TIME` (RFC 3339, such as 2026-07-01T18:00:00Z)")
 	fset.Var(optInt{&g.CheckpointEvery, 1}, "checkpoint-every", "halt for a review every `N` ticks of the window")
 	fset.Var(optDur{&g.TickTimeout}, "tick-timeout", "the harness's wall timeout, a `DURATION` such as 90s (default 30m)")
@@ -229,16 +241,23 @@ func loopCreate(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, statErr := os.Stat(filepath.Join(*root, loopstate.LoopsDir))
-	l, err := r.Create(context.Background(), name, t)
+	_, statErr := os.Stat(filepath.Join(*root, loopsDir))
+	l, err := r.Create(context.Background(), name, func(d *loopstate.Doc) error {
+		d.Template, d.Gates, d.Schedule = template, gates, sched
+		if paused {
+			d.Status = loopstate.Paused
+			d.Paused = &loopstate.Pause{At: d.CreatedAt, By: "create", Reason: "created paused"}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	if filepath.Base(filepath.Clean(*root)) == loopstate.LoopsDir && errors.Is(statErr, fs.ErrNotExist) {
+	if filepath.Base(filepath.Clean(*root)) == loopsDir && errors.Is(statErr, fs.ErrNotExist) {
 		// -root loops makes loops/loops/NAME, which is rarely what was
 		// meant: say so, once, where it cannot be missed.
 		fmt.Fprintf(c.stderr, "%s: note: -root is the directory that holds %s/: this loop is %s (for %s, give -root %s)\n",
-			c.name, loopstate.LoopsDir, l.Dir(), filepath.Join(*root, name), filepath.Dir(filepath.Clean(*root)))
+			c.name, loopsDir, l.Dir(), filepath.Join(*root, name), filepath.Dir(filepath.Clean(*root)))
 	}
 	return c.showState(l, fmt.Sprintf("created %s in %s", l.Name(), l.Dir()))
 }
@@ -285,19 +304,37 @@ func loopApprove(c *cli, args []string) error {
 	}, "approved, running in a new gate window")
 }
 
+// loopCheckGate is check-gate: exit 0 when the loop may go on, 4 when it is
+// halted (by this check or before it), 5 when it is paused.
 func loopCheckGate(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	return c.loopTransition(fset, loopFlags(fset), args, (*loopstate.Loop).CheckGate, "no gate tripped")
+	return c.loopTransition(fset, loopFlags(fset), args, func(l *loopstate.Loop, ctx context.Context) error {
+		err := l.CheckGate(ctx)
+		var ge *loopstate.GuardError
+		if errors.As(err, &ge) {
+			switch ge.Status {
+			case loopstate.Halted:
+				return &codeError{exitHalted, err.Error()}
+			case loopstate.Paused:
+				return &codeError{exitPaused, err.Error()}
+			}
+		}
+		return err
+	}, "no gate tripped")
 }
 
 func loopEnableSchedule(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	return c.loopTransition(fset, loopFlags(fset), args, (*loopstate.Loop).EnableSchedule, "schedule enabled")
+	return c.loopTransition(fset, loopFlags(fset), args, func(l *loopstate.Loop, ctx context.Context) error {
+		return l.SetSchedule(ctx, true)
+	}, "schedule enabled")
 }
 
 func loopDisableSchedule(c *cli, args []string) error {
 	fset := c.flagSet(c.name)
-	return c.loopTransition(fset, loopFlags(fset), args, (*loopstate.Loop).DisableSchedule, "schedule disabled")
+	return c.loopTransition(fset, loopFlags(fset), args, func(l *loopstate.Loop, ctx context.Context) error {
+		return l.SetSchedule(ctx, false)
+	}, "schedule disabled")
 }
 
 func loopDelete(c *cli, args []string) error {
@@ -374,16 +411,16 @@ func gatesText(g loopstate.Gates) string {
 			s = append(s, fmt.Sprintf("%s %g", k, *v))
 		}
 	}
-	addInt(loopstate.GateMaxTicks, g.MaxTicks)
-	addInt(loopstate.GateMaxConsecutiveFailures, g.MaxConsecutiveFailures)
-	addInt(loopstate.GateMaxFailuresTotal, g.MaxFailuresTotal)
-	addFloat(loopstate.GateBudgetUSD, g.Budget.USD)
-	addInt(loopstate.GateBudgetTokens, g.Budget.Tokens)
-	addFloat(loopstate.GateBudgetSeconds, g.Budget.Seconds)
+	addInt("max_ticks", g.MaxTicks)
+	addInt("max_consecutive_failures", g.MaxConsecutiveFailures)
+	addInt("max_failures_total", g.MaxFailuresTotal)
+	addFloat("budget.usd", g.BudgetUSD)
+	addInt("budget.tokens", g.BudgetTokens)
+	addFloat("budget.seconds", g.BudgetSeconds)
 	if g.ExpiresAt != nil {
-		s = append(s, loopstate.GateExpiresAt+" "+g.ExpiresAt.Format(time.RFC3339))
+		s = append(s, "expires_at "+g.ExpiresAt.Format(time.RFC3339))
 	}
-	addInt(loopstate.GateCheckpointEvery, g.CheckpointEvery)
+	addInt("checkpoint_every", g.CheckpointEvery)
 	s = append(s, "tick timeout "+g.Timeout().String())
 	return strings.Join(s, ", ")
 }
@@ -409,29 +446,39 @@ func loopList(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	ls, err := r.List(context.Background())
+	loops, err := r.List(context.Background())
 	if err != nil {
 		return err
 	}
 	// A state file that is refused is reported on stderr, one line each,
-	// and makes the exit code 65; the others are listed.
-	var bad error
-	for _, l := range ls {
-		if l.Err != nil {
-			fmt.Fprintf(c.stderr, "%s: %s\n", c.name, message(l.Err))
-			bad = &dataError{fmt.Errorf("%d loop(s) not listed: their state is refused", countErrs(ls))}
+	// and makes the exit code 65; the others are listed. A loop deleted
+	// since List found it is left out.
+	var states []*loopstate.Doc
+	refused := 0
+	for _, l := range loops {
+		d, err := l.View(context.Background())
+		switch {
+		case errors.Is(err, loopstate.ErrNoLoop):
+			continue
+		case err != nil:
+			fmt.Fprintf(c.stderr, "%s: %s\n", c.name, message(err))
+			refused++
+			continue
 		}
+		states = append(states, d)
+	}
+	var bad error
+	if refused > 0 {
+		bad = &dataError{fmt.Errorf("%d loop(s) not listed: their state is refused", refused)}
 	}
 	if c.json {
 		out := []json.RawMessage{}
-		for _, l := range ls {
-			if l.Err == nil {
-				raw, err := stateJSON(l.State)
-				if err != nil {
-					return err
-				}
-				out = append(out, raw)
+		for _, d := range states {
+			raw, err := stateJSON(d)
+			if err != nil {
+				return err
 			}
+			out = append(out, raw)
 		}
 		if err := c.printJSON(out); err != nil {
 			return err
@@ -440,11 +487,7 @@ func loopList(c *cli, args []string) error {
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "NAME\tSTATUS\tTICKS\tLAST TICK\tAPPROVALS\tHALTED BY\tSCHEDULE\n")
-	for _, l := range ls {
-		if l.Err != nil {
-			continue
-		}
-		d := l.State
+	for _, d := range states {
 		last, halt := "-", "-"
 		if !d.LastTickAt.IsZero() {
 			last = d.LastTickAt.Format(time.RFC3339)
@@ -458,16 +501,6 @@ func loopList(c *cli, args []string) error {
 		return err
 	}
 	return bad
-}
-
-func countErrs(ls []loopstate.Listing) int {
-	n := 0
-	for _, l := range ls {
-		if l.Err != nil {
-			n++
-		}
-	}
-	return n
 }
 
 // loopTickDetails is the help of loop tick after its flags.
@@ -589,7 +622,7 @@ func tickExit(name string, rec loopstate.TickRecord, startErr error, timedOut bo
 		note = "timed out: " + note
 	}
 	switch {
-	case rec.Outcome == loopstate.Skipped && rec.SkipReason == loopstate.SkipHalted:
+	case rec.Outcome == loopstate.Skipped && rec.SkipReason == "halted":
 		return fail(exitHalted, "skipped: the loop is halted (see loop approve)")
 	case startErr != nil && (errors.Is(startErr, exec.ErrNotFound) || errors.Is(startErr, fs.ErrNotExist)):
 		return fail(exitHarnessNotFound, "the harness was not found: %v", startErr)
@@ -610,7 +643,7 @@ const malformedCost = "malformed cost line"
 func tickText(name string, r loopstate.TickRecord) string {
 	s := fmt.Sprintf("%s: tick %d: %s", name, r.N, r.Outcome)
 	if r.SkipReason != "" {
-		s += " (" + string(r.SkipReason) + ")"
+		s += " (" + r.SkipReason + ")"
 	}
 	if r.ExitCode != nil {
 		s += fmt.Sprintf(", exit %d", *r.ExitCode)

@@ -13,17 +13,14 @@ import (
 	"github.com/filetxn/filetxn/loopstate"
 )
 
-// state decodes r's stdout as one loop state document, with the loopstate
-// codec, which refuses anything that is not the format.
+// state decodes r's stdout as one loop state document, with
+// loopstate.Doc's UnmarshalJSON, which refuses anything that is not the
+// format.
 func state(t *testing.T, r result) *loopstate.Doc {
 	t.Helper()
-	var raw json.RawMessage
-	decode(t, r, &raw)
-	d, err := loopstate.Codec{}.Decode(raw)
-	if err != nil {
-		t.Fatalf("stdout is not a loop state: %v\n%s", err, r)
-	}
-	return d
+	var d loopstate.Doc
+	decode(t, r, &d)
+	return &d
 }
 
 // tick decodes r's stdout as one tick record.
@@ -49,7 +46,7 @@ func TestLoopCommands(t *testing.T) {
 	t.Run("create", func(t *testing.T) {
 		e := e.with(t)
 		d := state(t, e.want(0, append([]string{"-json"}, loop("create", "-template", "ci-triage", "-max-ticks", "2", "-budget-usd", "5", "-expires-at", "2099-01-01T00:00:00Z", "-tick-timeout", "90s", "ci")...)...))
-		if d.Name != "ci" || d.Status != loopstate.Running || d.Template != "ci-triage" || *d.Gates.MaxTicks != 2 || *d.Gates.Budget.USD != 5 || *d.Gates.TickTimeout != 90 || d.Gates.ExpiresAt.Year() != 2099 {
+		if d.Name != "ci" || d.Status != loopstate.Running || d.Template != "ci-triage" || *d.Gates.MaxTicks != 2 || *d.Gates.BudgetUSD != 5 || *d.Gates.TickTimeout != 90 || d.Gates.ExpiresAt.Year() != 2099 {
 			t.Fatalf("loop create -json = %+v", d)
 		}
 		oneErrorLine(t, e.want(1, loop("create", "ci")...), "loop create")
@@ -147,8 +144,8 @@ func TestLoopCommands(t *testing.T) {
 		decode(t, e.want(0, append([]string{"-json"}, loop("list")...)...), &raws)
 		var names []string
 		for _, raw := range raws {
-			d, err := loopstate.Codec{}.Decode(raw)
-			if err != nil {
+			var d loopstate.Doc
+			if err := json.Unmarshal(raw, &d); err != nil {
 				t.Fatalf("loop list -json: %v", err)
 			}
 			names = append(names, d.Name+":"+string(d.Status))
@@ -218,7 +215,7 @@ func TestLoopStateItDoesNotUnderstand(t *testing.T) {
 	root := e.path("loops")
 	e.want(0, "loop", "create", "-root", root, "ci")
 	e.want(0, "loop", "create", "-root", root, "ok")
-	sf := filepath.Join(root, loopstate.LoopsDir, "ci", loopstate.StateFile)
+	sf := filepath.Join(root, loopsDir, "ci", ".state.loop")
 	const bad = `{"schema": 1, "name": "ci"}` + "\n"
 	if err := os.WriteFile(sf, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)

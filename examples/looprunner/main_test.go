@@ -14,7 +14,6 @@ import (
 
 	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
-	"github.com/filetxn/filetxn/loopstate"
 )
 
 // bin is the looprunner binary the tests drive, built once by TestMain
@@ -185,7 +184,7 @@ func (e *env) sidecar(f string) string {
 
 // loopLock returns the lock file of the loop name under root.
 func loopLock(root, name string) string {
-	return filepath.Join(root, loopstate.LoopsDir, name, loopstate.LockFile)
+	return filepath.Join(root, loopsDir, name, loopLockFile)
 }
 
 // hold takes the lock file at path in the test process, with the purpose

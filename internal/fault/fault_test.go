@@ -62,7 +62,7 @@ var faultStores = []faultStore{
 	{"loop tick", func(t *testing.T, dir, state string) (string, string, func(int) error) {
 		root, err := loopstate.NewRoot(dir)
 		require.NoError(t, err)
-		l, err := root.Create(context.Background(), "t", loopstate.Template{})
+		l, err := root.Create(context.Background(), "t", nil)
 		require.NoError(t, err)
 		harness := func(context.Context, *loopstate.Run) (loopstate.Result, error) { return loopstate.Result{}, nil }
 		return filepath.Join(l.Dir(), ".state.loop"), l.LockPath(), func(int) error {

@@ -19,7 +19,7 @@ import (
 // leaves the note empty and the first two cases go red.
 func TestMalformedCostLineIsInTheTicksNote(t *testing.T) {
 	ctx := context.Background()
-	l, err := mustRoot(loopstate.NewRoot(t.TempDir())).Create(ctx, "x", loopstate.Template{})
+	l, err := mustRoot(loopstate.NewRoot(t.TempDir())).Create(ctx, "x", nil)
 	require.NoError(t, err, "Create(x) = %v", err)
 	for _, tc := range []struct {
 		script  string
@@ -49,7 +49,7 @@ func TestCommandGetsTheRootAbsolute(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	ctx := context.Background()
-	l, err := mustRoot(loopstate.NewRoot(".")).Create(ctx, "x", loopstate.Template{})
+	l, err := mustRoot(loopstate.NewRoot(".")).Create(ctx, "x", nil)
 	require.NoError(t, err, "Create(x) = %v", err)
 	script := `echo "{\"cost\": {}, \"note\": \"$LOOPSTATE_ROOT|$LOOPSTATE_LOOP\"}"`
 	rec, err := l.Tick(ctx, loopstate.TriggerManual, (&Command{Path: "sh", Args: []string{"-c", script}}).Run)

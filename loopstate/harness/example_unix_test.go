@@ -19,7 +19,10 @@ func ExampleCommand() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	root := must(loopstate.NewRoot(dir))
-	l, _ := root.Create(ctx, "triage", loopstate.Template{Gates: loopstate.Gates{TickTimeout: new(60.0)}})
+	l, _ := root.Create(ctx, "triage", func(d *loopstate.Doc) error {
+		d.Gates.TickTimeout = new(60.0)
+		return nil
+	})
 
 	h := &harness.Command{
 		Path: "sh",
