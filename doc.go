@@ -7,7 +7,7 @@
 // # Which call to use
 //
 //	Mutate        change the document: lock, read, fn once, write if the bytes changed; calls made at once on one Store share a write
-//	MutateProbed  Mutate that must succeed without the lock when it changes nothing (a read-only state root, a replayed command); fn may run twice
+//	MutateProbed  Mutate that must succeed without the lock when it changes nothing and the lock is busy or cannot be taken (a read-only state root, a replayed command); fn may run twice
 //	View          read one whole version without the lock; decide under Mutate, not on it
 //	Locked        several files under one lock (an archive, then the data; a log beside the state), through a Tx; never shares a write
 //	Restore       put back bytes taken earlier, only over versions this caller published (Commit.Digest)
@@ -22,7 +22,7 @@
 //     a reader or a crash sees the old or the new version.
 //   - No needless write: when fn leaves the encoded bytes unchanged nothing is
 //     written, and Commit.Written is false.
-//   - Group commit: Mutates (and MutateProbed past its probe) that goroutines
+//   - Group commit: Mutates (and MutateProbeds) that goroutines
 //     make at once on one Store are published with one write, and so one
 //     fsync of the file and one of its directory, instead of one each: the
 //     caller that takes the lock runs the fns queued behind it in order on

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -32,9 +33,10 @@ import (
 
 // A call is one Mutate: waiting in a group's queue, or run in a batch.
 type call[D any] struct {
-	ctx  context.Context
-	fn   func(D) error
-	done chan struct{} // closed once the leader has set the fields below
+	ctx    context.Context
+	fn     func(D) error
+	probed bool          // MutateProbed: a leader that finds the lock busy probes before it waits
+	done   chan struct{} // closed once the leader has set the fields below
 
 	// Set by the leader of the batch that took the call (or that promoted
 	// it), before it closes done; read by the caller after done is closed.
@@ -52,7 +54,22 @@ type call[D any] struct {
 type group[D any] struct {
 	mu      sync.Mutex
 	leading bool       // a call leads: it takes the lock or runs a batch; guarded by mu
+	held    bool       // the leading call holds the lock; guarded by mu
 	queue   []*call[D] // calls waiting for the next batch, in order; guarded by mu
+}
+
+// setHeld records whether the leader holds the lock.
+func (g *group[D]) setHeld(held bool) {
+	g.mu.Lock()
+	g.held = held
+	g.mu.Unlock()
+}
+
+// lockHeld reports whether a leader holds the lock now.
+func (g *group[D]) lockHeld() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
 }
 
 // tryLead makes the caller the leader if no call leads, and reports whether
@@ -81,6 +98,7 @@ func (g *group[D]) enqueue(c *call[D]) bool {
 	if testHookQueued != nil {
 		testHookQueued()
 	}
+	txhook.From(c.ctx).Call(txhook.Queued)
 	return true
 }
 
@@ -130,6 +148,7 @@ func (g *group[D]) requeue(calls []*call[D]) {
 func (g *group[D]) handOff() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.held = false
 	if len(g.queue) == 0 {
 		g.leading = false
 		return
@@ -141,14 +160,16 @@ func (g *group[D]) handOff() {
 	close(next.done)
 }
 
-// testHookQueued, set by tests, is called (under the group's mutex) each
-// time a call joins a queue, so that a test can tell when its followers are
-// all waiting behind a leader that it holds.
+// testHookQueued, set by this package's tests, is called (under the group's
+// mutex) each time a call joins a queue, so that a test can tell when its
+// followers are all waiting behind a leader that it holds. Tests of other
+// packages put a txhook.Queued hook in the ctx of their calls instead.
 var testHookQueued func()
 
-// mutate is Mutate: it leads a batch, or joins the queue behind the leader.
-func (s *Store[D]) mutate(ctx context.Context, fn func(D) error) (Commit, error) {
-	c := &call[D]{ctx: ctx, fn: fn}
+// mutate is Mutate, and MutateProbed when probed: it leads a batch, or
+// joins the queue behind the leader.
+func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (Commit, error) {
+	c := &call[D]{ctx: ctx, fn: fn, probed: probed}
 	if s.o.noWait {
 		// WithNoWait: a busy lock is an error at once, never a wait, so
 		// each call takes the lock itself.
@@ -156,6 +177,14 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error) (Commit, error)
 	}
 	if s.g.tryLead() {
 		return s.lead(c, true)
+	}
+	// A leader holds the lock, or is about to try for it. A probed call
+	// behind a holder queues as it is: the lock can be had, and its batch
+	// is near. Behind a leader that waits (the lock is busy elsewhere, or
+	// cannot be taken), or with a ctx that rules out waiting, it decides
+	// on a snapshot first.
+	if probed && (ctx.Err() != nil || !s.g.lockHeld()) && s.probe(fn) {
+		return Commit{}, nil
 	}
 	start := time.Now()
 	if err := s.mayQueue(ctx); err != nil {
@@ -238,11 +267,30 @@ func (s *Store[D]) gaveUp(ctx context.Context, start time.Time) error {
 // call, followed by every call queued when the lock is taken, if grouped.
 // It then hands the lead on, whether it succeeded, failed, panicked or its
 // goroutine is ending.
+//
+// A probed call first tries the lock without waiting, and, if it cannot
+// have it at once, probes (see MutateProbed): a probe that shows fn changes
+// nothing ends the call without the lock.
 func (s *Store[D]) lead(c *call[D], grouped bool) (Commit, error) {
 	if grouped {
 		defer s.g.handOff()
 	}
-	err := s.locked(c.ctx, func(tx *Tx) error {
+	var h *lock.Handle
+	var err error
+	if c.probed {
+		if h, err = s.tryAcquire(); err != nil && s.probe(c.fn) {
+			return Commit{}, nil
+		}
+	}
+	if h == nil {
+		if h, err = s.acquire(c.ctx); err != nil {
+			return Commit{}, err
+		}
+	}
+	if grouped {
+		s.g.setHeld(true)
+	}
+	_ = s.holding(c.ctx, h, func(tx *Tx) error {
 		b := &batch[D]{s: s, tx: tx, calls: []*call[D]{c}}
 		if grouped {
 			b.calls = s.g.take(b.calls)
@@ -250,9 +298,6 @@ func (s *Store[D]) lead(c *call[D], grouped bool) (Commit, error) {
 		b.run()
 		return nil
 	})
-	if err != nil {
-		return Commit{}, err
-	}
 	return c.commit, c.err
 }
 
@@ -326,7 +371,7 @@ func (b *batch[D]) step(c *call[D]) {
 		return
 	}
 	b.fresh = true
-	if !bytes.Equal(out, b.cur) {
+	if !bytes.Equal(out, b.cur) { // lengths first: an append is told from its length alone
 		c.changed, b.cur = true, out
 	}
 }

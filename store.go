@@ -43,7 +43,10 @@ import (
 //     of the fns that a group commit runs on it (see [Store.Mutate]), and
 //     must leave the document as it is; Decode may be given bytes that Encode
 //     returned, to undo a fn that failed, and must give back a document that
-//     encodes to those bytes again.
+//     encodes to those bytes again. The engine never writes into a slice
+//     that Encode returned, nor past its length, so a codec may hand out
+//     the front of a buffer that it keeps, and later append to that
+//     buffer, as long as the bytes it handed out stay as they are.
 //
 // A Codec shared by several stores, or used by several goroutines, must be
 // safe for concurrent use.
@@ -189,33 +192,39 @@ func (s *Store[D]) LockPath() (string, error) {
 // written and the error matches lock.ErrLockLost and names the data file and
 // the lock file.
 func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error) {
-	return s.mutate(ctx, fn)
+	return s.mutate(ctx, fn, false)
 }
 
-// MutateProbed is Mutate preceded by a lock-free probe: fn first runs on a
-// snapshot read without the lock, and if that would write nothing (the
-// encoded bytes equal the snapshot), MutateProbed returns at once with
-// Commit.Written false and without ever taking the lock. On any other
-// outcome, an error included, it runs Mutate, which decides again under the
-// lock on fresh data. An operation that provably changes nothing therefore
-// succeeds even where the lock cannot be taken (a read-only state root, a
-// replayed command).
+// MutateProbed is Mutate for a fn that often changes nothing, and must then
+// succeed even where the lock cannot be had (a read-only state root, a
+// replayed command). It first tries the lock without waiting: when it gets
+// it, it is Mutate, and fn runs once, under the lock, on one read of the
+// file. When the lock is busy or cannot be taken, fn first runs on a
+// snapshot read without the lock (a probe), and if that leaves the document
+// encoding to the bytes read, MutateProbed returns at once with
+// Commit.Written false, never having locked; on any other outcome of the
+// probe, an error included, it waits for the lock as Mutate does and
+// decides again, under the lock, on fresh data. A call that arrives while
+// another call on the same Store holds the lock (see group commit, in
+// Mutate) does not probe: the lock can be taken, so it queues, and runs
+// under the lock as Mutate would, in that call's batch or the next.
 //
-// fn may run twice, so it must be a pure decision on the document: no side
-// effects beyond changing it. The probe runs on the caller's goroutine and
-// is never grouped; the Mutate after it shares a write with other calls as
-// Mutate does. ctx bounds the wait for the lock only, as in Mutate: the
-// probe never waits, so it runs whatever the state of ctx.
+// So a fn that changes nothing never waits for another process, and never
+// needs the lock file to exist, be creatable or be lockable; it may still
+// take the lock when the lock is free, which costs what a Mutate that
+// writes nothing costs, and may create the lock file. fn may run twice
+// (once on the probe, once under the lock), so it must be a pure decision
+// on the document: no side effects beyond changing it, and results kept
+// from its last run. ctx bounds the wait for the lock only, as in Mutate:
+// the probe never waits, so it runs whatever the state of ctx.
 func (s *Store[D]) MutateProbed(ctx context.Context, fn func(D) error) (Commit, error) {
-	if s.unchanged(fn) {
-		return Commit{}, nil
-	}
-	return s.Mutate(ctx, fn)
+	return s.mutate(ctx, fn, true)
 }
 
-// unchanged runs fn on a lock-free read and reports whether it left the
-// encoded bytes unchanged.
-func (s *Store[D]) unchanged(fn func(D) error) bool {
+// probe runs fn on a lock-free read and reports whether it left the
+// document encoding to the bytes read. Any failure reports false: the
+// caller then decides under the lock.
+func (s *Store[D]) probe(fn func(D) error) bool {
 	buf := s.buffer()
 	defer s.recycle(buf)
 	data, err := readBuffered(s.path, "Read", buf)
@@ -308,19 +317,37 @@ func (s *Store[D]) Locked(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (s *Store[D]) locked(ctx context.Context, fn func(tx *Tx) error) error {
+	h, err := s.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	return s.holding(ctx, h, fn)
+}
+
+// acquire takes the store's lock: waiting for it, bounded by ctx, or, for a
+// store made WithNoWait, not.
+func (s *Store[D]) acquire(ctx context.Context) (*lock.Handle, error) {
 	lockPath, err := s.LockPath()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var h *lock.Handle
 	if s.o.noWait {
-		h, err = lock.TryAcquire(lockPath, s.o.lockOpts...)
-	} else {
-		h, err = lock.Acquire(ctx, lockPath, s.o.lockOpts...)
+		return lock.TryAcquire(lockPath, s.o.lockOpts...)
 	}
+	return lock.Acquire(ctx, lockPath, s.o.lockOpts...)
+}
+
+// tryAcquire takes the store's lock if it is free, without waiting.
+func (s *Store[D]) tryAcquire() (*lock.Handle, error) {
+	lockPath, err := s.LockPath()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return lock.TryAcquire(lockPath, s.o.lockOpts...)
+}
+
+// holding runs fn with h held, and releases h.
+func (s *Store[D]) holding(ctx context.Context, h *lock.Handle, fn func(tx *Tx) error) error {
 	defer h.Release()
 	tx := &Tx{o: &s.o, lock: h, hooks: txhook.From(ctx)}
 	defer tx.done.Store(true)

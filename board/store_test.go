@@ -178,8 +178,8 @@ func TestStoreNoOpsTakeNoLock(t *testing.T) {
 	})
 }
 
-// TestStoreRefusesAMalformedBoardFromUnderTheLock: the probe's parse error falls through
-// to the locked path, which reports it; nothing is written.
+// TestStoreRefusesAMalformedBoardFromUnderTheLock: on a free lock the one parse, under
+// the lock, reports the error; nothing is written.
 func TestStoreRefusesAMalformedBoardFromUnderTheLock(t *testing.T) {
 	src := "generated: x\ndevelopment_status: []\n"
 	path, state := newBoard(t, src)
@@ -192,8 +192,8 @@ func TestStoreRefusesAMalformedBoardFromUnderTheLock(t *testing.T) {
 	if !errors.As(err, &pe) || !errors.Is(err, ErrNotBoard) || pe.Line != 2 || pe.Path != path {
 		t.Fatalf("Advance on development_status: [] = %v, want a *ParseError for %s:2 wrapping ErrNotBoard", err, path)
 	}
-	if !slices.Equal(decodes, []bool{false, true}) {
-		t.Errorf("Decode calls (lock held?) = %v, want [false true]: a probe, then one decision under the lock", decodes)
+	if !slices.Equal(decodes, []bool{true}) {
+		t.Errorf("Decode calls (lock held?) = %v, want [true]: the lock is free, so one decision under it", decodes)
 	}
 	if b := readString(t, path); b != src {
 		t.Errorf("Advance on a malformed board changed it")
@@ -219,9 +219,9 @@ func lockHeld(t *testing.T, lp string) bool {
 	return err != nil
 }
 
-// TestStoreDecidesUnderTheLock ports bmad-loop's lock-order row: the lock-free probe
-// decides only whether to lock; the read that decides the published bytes happens under
-// the lock, and then the write. Ablation: deciding on the probe's read and publishing its
+// TestStoreDecidesUnderTheLock ports bmad-loop's lock-order row: the read that decides the
+// published bytes happens under the lock, and then the write; on a free lock it is the
+// only read (the engine's MutateProbed probes only a busy lock). Ablation: deciding on the probe's read and publishing its
 // bytes under the lock (View, then Locked and Write) turns this test, the malformed-board
 // test above and the two rival tests below red.
 func TestStoreDecidesUnderTheLock(t *testing.T) {
@@ -233,25 +233,42 @@ func TestStoreDecidesUnderTheLock(t *testing.T) {
 	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress); got != InProgress || err != nil {
 		t.Fatalf("Advance = %q, %v", got, err)
 	}
-	if !slices.Equal(decodes, []bool{false, true}) {
-		t.Errorf("Decode calls (lock held?) = %v, want [false true]", decodes)
+	if !slices.Equal(decodes, []bool{true}) {
+		t.Errorf("Decode calls (lock held?) = %v, want [true]", decodes)
 	}
 	decodes = nil
 	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress); got != InProgress || err != nil {
 		t.Fatalf("second Advance = %q, %v", got, err)
 	}
-	if !slices.Equal(decodes, []bool{false}) {
-		t.Errorf("no-op Decode calls (lock held?) = %v, want [false]: the probe alone", decodes)
+	if !slices.Equal(decodes, []bool{true}) {
+		t.Errorf("no-op Decode calls (lock held?) = %v, want [true]: the lock is free, so no probe", decodes)
 	}
 }
 
-// rivalAtProbe returns a Store on path whose first lock-free read runs rival first, as
-// if another process had written between our probe and our lock.
+// rivalAtProbe returns a Store on path whose lock is held (by another goroutine) until
+// its first read, which is therefore the lock-free probe: that read lets the lock go and
+// runs rival first, as if another process had written between our probe and our lock.
 func rivalAtProbe(t *testing.T, path, state string, rival func()) *Store {
 	t.Helper()
+	s := mustOpenWith(path, codec{path: path}, filetxn.WithStateRoot(state))
+	lp, _ := s.LockPath()
+	held := make(chan *lock.Handle)
+	go func() {
+		h, err := lock.Acquire(context.Background(), lp)
+		if err != nil {
+			t.Errorf("lock.Acquire(%s) = %v, want the lock", lp, err)
+		}
+		held <- h
+	}()
+	h := <-held
+	if h == nil {
+		t.FailNow()
+	}
+	t.Cleanup(func() { h.Release() })
 	n := 0
 	return mustOpenWith(path, codec{path: path, onDecode: func() {
 		if n++; n == 1 {
+			h.Release()
 			rival()
 		}
 	}}, filetxn.WithStateRoot(state))

@@ -1,0 +1,122 @@
+package filetxn
+
+import (
+	"context"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// countReads counts the engine's reads of path until the test ends.
+func countReads(t *testing.T, path string) *atomic.Int64 {
+	t.Helper()
+	var reads atomic.Int64
+	fault.Set(t, func(step fault.Step, p string) error {
+		if step == fault.Read && p == path {
+			reads.Add(1)
+		}
+		return nil
+	})
+	return &reads
+}
+
+// startProbed runs s.MutateProbed(ctx, fn) in a new goroutine and returns
+// where its outcome will arrive.
+func startProbed[D any](s *Store[D], ctx context.Context, fn func(D) error) <-chan outcome {
+	out := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			o.panicked = recover()
+			out <- o
+		}()
+		o.commit, o.err = s.MutateProbed(ctx, fn)
+		o.returned = true
+	}()
+	return out
+}
+
+// TestMutateProbedOnAFreeLockReadsOnce: on a free lock, MutateProbed takes
+// the lock at once and reads the file once, whether fn changes the document
+// or not. Ablation: probing before trying the lock (MutateProbed as it was:
+// a lock-free read, then Mutate's own) reads twice for the change, and this
+// test goes red.
+func TestMutateProbedOnAFreeLockReadsOnce(t *testing.T) {
+	ctx := context.Background()
+	s := newCounter(t)
+	require.NoError(t, os.WriteFile(s.path, []byte("3\n"), 0o644))
+	reads := countReads(t, s.path)
+
+	c, err := s.MutateProbed(ctx, func(c *counter) error { c.n = 4; return nil })
+	require.NoError(t, err)
+	require.True(t, c.Written, "MutateProbed(3 -> 4) = %+v, want written", c)
+	require.Equal(t, int64(1), reads.Load(), "reads for MutateProbed(3 -> 4) = %d, want 1", reads.Load())
+
+	reads.Store(0)
+	c, err = s.MutateProbed(ctx, func(c *counter) error { c.n = 4; return nil })
+	require.NoError(t, err)
+	require.False(t, c.Written, "MutateProbed(4 -> 4) = %+v, want nothing written", c)
+	require.Equal(t, int64(1), reads.Load(), "reads for MutateProbed(4 -> 4) = %d, want 1", reads.Load())
+	require.Equal(t, "4\n", readCount(t, s.path), "file = got, want 4")
+}
+
+// TestMutateProbedNoOpDoesNotWaitForABusyLock: while another holder has the
+// lock, a MutateProbed that changes nothing answers from a lock-free read at
+// once, and one that changes the document waits for the lock (it has not
+// returned after a quiescent interval) and then writes. Ablation: a lead()
+// that waits for the lock without probing when the try fails makes the
+// no-op wait, and this test goes red at its bound.
+func TestMutateProbedNoOpDoesNotWaitForABusyLock(t *testing.T) {
+	ctx := context.Background()
+	s := newCounter(t)
+	require.NoError(t, os.WriteFile(s.path, []byte("3\n"), 0o644))
+	lp, err := s.LockPath()
+	require.NoError(t, err)
+	h, err := lock.Acquire(ctx, lp)
+	require.NoError(t, err)
+	defer h.Release()
+
+	change := startProbed(s, ctx, func(c *counter) error { c.n = 4; return nil })
+	noop := within(t, startProbed(s, ctx, func(c *counter) error { c.n = 3; return nil }), "the no-op MutateProbed")
+	require.True(t, noop.returned && noop.err == nil && !noop.commit.Written, "MutateProbed(3 -> 3) under a busy lock = %+v, want nothing written, no error", noop)
+	select {
+	case o := <-change:
+		t.Fatalf("MutateProbed(3 -> 4) under a busy lock = %+v, want it to wait for the lock", o)
+	case <-time.After(100 * time.Millisecond): // quiescent: still waiting
+	}
+	require.NoError(t, h.Release())
+	o := within(t, change, "the changing MutateProbed")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "MutateProbed(3 -> 4) after the release = %+v, want written", o)
+	require.Equal(t, "4\n", readCount(t, s.path), "file = got, want 4")
+}
+
+// TestMutateProbedBehindAHolderQueuesWithoutProbing: a MutateProbed that
+// arrives while a Mutate of the same Store holds the lock queues at once,
+// without a lock-free read of its own, and is then run under the lock with
+// one read. Ablation: probing whatever the leader is doing (dropping the
+// lockHeld test in mutate) reads the file before the leader is released, and
+// this test goes red.
+func TestMutateProbedBehindAHolderQueuesWithoutProbing(t *testing.T) {
+	s, ctx, _ := groupStore(t)
+	queued := watchQueue(t)
+	reads := countReads(t, s.path)
+	release, leader := hold(t, s, ctx, nil)
+	reads.Store(0)
+	var runs atomic.Int64
+	follower := startProbed(s, ctx, func(d *kv) error { runs.Add(1); d.m["a"] = "1"; return nil })
+	within(t, queued, "the probed call to queue")
+	require.Zero(t, reads.Load(), "reads by a MutateProbed queued behind a holder = %d, want 0", reads.Load())
+	release()
+	require.True(t, within(t, leader, "the leader").returned)
+	o := within(t, follower, "the probed call")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "queued MutateProbed = %+v, want written", o)
+	require.Equal(t, int64(1), reads.Load(), "reads by the queued MutateProbed = %d, want 1 (under the lock)", reads.Load())
+	require.Equal(t, int64(1), runs.Load(), "runs of the queued fn = %d, want 1", runs.Load())
+	require.Equal(t, map[string]string{"leader": "1", "a": "1"}, fileKeys(t, s), "file = got, want the leader's key and a")
+}
