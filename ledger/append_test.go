@@ -1,10 +1,20 @@
 package ledger
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/txhook"
 )
 
 // batchSeed is an open-less ledger whose DW-1 is done and carries the
@@ -228,5 +238,109 @@ func TestNextID(t *testing.T) {
 	got, _ := d.Append(Spec{Title: "supersedes DW-40", Origin: "o1"}, Spec{Title: "b", Origin: "o2"})
 	if !slices.Equal(got, []string{"DW-1", "DW-41"}) {
 		t.Errorf("Append = %v, want [DW-1 DW-41]", got)
+	}
+}
+
+// TestConcurrentAppendsShareOneWrite: seven Appends that arrive while a
+// Mutate of the same Store holds the lock queue behind it and are published
+// together by one write after the leader's own: two renames for eight
+// calls, eight distinct ids, every entry in the file as a fresh Store reads
+// it. Ablation: the engine's take() returning the leader's call alone (no
+// group commit) makes eight renames, and this test goes red.
+func TestConcurrentAppendsShareOneWrite(t *testing.T) {
+	s := newStore(t, "# Deferred Work\n")
+	var writes atomic.Int64
+	queued := make(chan struct{}, 16) // the hook runs under the group's mutex: it must not block
+	ctx := txhook.With(context.Background(), txhook.Hooks{
+		txhook.Replaced: func() { writes.Add(1) },
+		txhook.Queued:   func() { queued <- struct{}{} },
+	})
+	spec := func(name string) Spec {
+		return Spec{Title: name, Origin: "origin of " + name, SourceSpec: "s.md", Reason: "r"}
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	leader := make(chan error, 1)
+	go func() {
+		_, err := s.Mutate(ctx, func(d *Doc) error {
+			if _, err := d.Append(spec("leader")); err != nil {
+				return err
+			}
+			once.Do(func() { close(inside) })
+			<-release
+			return nil
+		})
+		leader <- err
+	}()
+	waitFor(t, inside, "the leader to hold the lock")
+	type result struct {
+		ids []string
+		err error
+	}
+	results := make(chan result, 7)
+	for i := range 7 {
+		go func() {
+			ids, err := s.Append(ctx, spec(fmt.Sprintf("follower %d", i)))
+			results <- result{ids, err}
+		}()
+		waitFor(t, queued, "an Append to queue")
+	}
+	close(release)
+	require.NoError(t, waitFor(t, leader, "the leader"), "leader's Mutate = got, want nil")
+	seen := map[string]bool{"DW-1": true}
+	for range 7 {
+		r := waitFor(t, results, "an Append")
+		require.NoError(t, r.err, "Append = %v, want nil", r.err)
+		require.Len(t, r.ids, 1, "Append = %q, want one id", r.ids)
+		require.False(t, seen[r.ids[0]], "Append = %q, want an id nobody else got (seen %v)", r.ids, seen)
+		seen[r.ids[0]] = true
+	}
+	require.Equal(t, int64(2), writes.Load(), "renames for 8 calls = %d, want 2 (the leader's, then one for the 7 queued)", writes.Load())
+	d, err := must(Open(s.path, filetxn.WithStateRoot(t.TempDir()))).View(context.Background())
+	require.NoError(t, err)
+	require.Len(t, d.OpenIDs(), 8, "open entries in the file = %v, want 8", d.OpenIDs())
+	for _, id := range d.OpenIDs() {
+		require.True(t, seen[id], "entry %s in the file, want only the ids returned %v", id, seen)
+	}
+}
+
+// TestEncodeOfAGrowingDocCopiesOnlyWhatWasAdded: the codec's Encode of a Doc
+// that only grew since its last Encode extends the same buffer, leaving the
+// bytes it returned before as they were, and gives Bytes' bytes; after an
+// edit in the middle it encodes afresh. Ablations: an encode that always
+// extends its buffer (no prefix check) publishes stale bytes after the
+// close; one that always copies afresh fails the shared-buffer check.
+func TestEncodeOfAGrowingDocCopiesOnlyWhatWasAdded(t *testing.T) {
+	d := mustParse(t, ledgerFixture)
+	_, err := d.Append(Spec{Title: "a", Origin: "o-a", SourceSpec: "s.md", Reason: "r"})
+	require.NoError(t, err)
+	first, _ := codec{}.Encode(d)
+	kept := string(first)
+	require.Equal(t, string(d.Bytes()), kept, "Encode after one append = got, want Bytes()")
+
+	_, err = d.Append(Spec{Title: "b", Origin: "o-b", SourceSpec: "s.md", Reason: "r"})
+	require.NoError(t, err)
+	second, _ := codec{}.Encode(d)
+	require.Equal(t, string(d.Bytes()), string(second), "Encode after two appends = got, want Bytes()")
+	require.Equal(t, kept, string(first), "the first Encode's bytes = got, want them unchanged by the second")
+	require.Same(t, &first[0], &second[0], "second Encode = a new buffer, want the first one extended")
+
+	_, err = d.MarkDone([]string{"DW-1"}, "2026-06-11", "n")
+	require.NoError(t, err)
+	third, _ := codec{}.Encode(d)
+	require.Equal(t, string(d.Bytes()), string(third), "Encode after a close = got, want Bytes()")
+	require.Equal(t, kept, string(first), "the first Encode's bytes = got, want them unchanged by the third")
+}
+
+// waitFor returns the next value from ch, or fails the test after a
+// generous bound.
+func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(20 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
 	}
 }

@@ -58,7 +58,7 @@ func BenchmarkDocAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkAppend appends one entry through the Store (probe, lock, read,
+// BenchmarkAppend appends one entry through the Store (lock, read,
 // parse, append, write, fsync, rename, directory fsync) to a ledger of 100,
 // 10,000 and 100,000 entries. Its floor is the same bytes published with flock,
 // read, write, fsync, rename and directory fsync and no parsing

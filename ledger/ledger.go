@@ -26,6 +26,12 @@ type Doc struct {
 	seqValid bool
 
 	grow *strings.Builder // when text is grow's content: appends extend it in amortized O(appended)
+
+	// The bytes of the last encode, for the engine: enc holds encText,
+	// the text then, and room after it, so that the next encode of a text
+	// that only grew since copies only what was added (see encode).
+	enc     []byte
+	encText string
 }
 
 // Parse reads ledger bytes. Nil data is a missing file and empty data an
@@ -94,6 +100,29 @@ func (d *Doc) Bytes() []byte {
 		return bytes.Clone(d.crRaw)
 	}
 	return []byte(d.orig)
+}
+
+// encode returns the ledger's bytes as Bytes does, for the engine's codec,
+// which may keep them and never writes into them or past their end. Bytes
+// must give a caller a slice of its own; encode need not, and so copies
+// into a buffer of its own only the text added since its last call, when
+// the text only grew since (as a batch of appends makes it grow): the bytes
+// it returned before, the front of the same buffer, stay as they were.
+func (d *Doc) encode() []byte {
+	if d.text == d.orig {
+		return d.Bytes()
+	}
+	// HasPrefix compares lengths, then answers at once when the text still
+	// starts where encText does (it grew in place); otherwise it compares
+	// the bytes, so a text replaced in the middle is never taken for one
+	// that grew.
+	if d.enc == nil || !strings.HasPrefix(d.text, d.encText) {
+		d.enc = make([]byte, 0, len(d.text)+len(d.text)/8+1024)
+		d.encText = ""
+	}
+	d.enc = append(d.enc[:len(d.encText)], d.text[len(d.encText):]...)
+	d.encText = d.text
+	return d.enc[:len(d.enc):len(d.enc)]
 }
 
 // String returns the current text, with LF line endings.
