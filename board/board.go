@@ -11,9 +11,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// AnyEpic makes NextActionable consider every epic.
-const AnyEpic = -1
-
 // Doc is one parsed sprint-status board and the edits made to it since. Its operations
 // change only the lines they must; Bytes returns the edited board. A Doc is not safe for
 // concurrent use; the zero Doc is a missing board.
@@ -112,9 +109,6 @@ type Epic struct {
 	Line   int    // 1-based line of the key (of its last occurrence)
 }
 
-// Path returns the path given to Parse ("" for none).
-func (d *Doc) Path() string { return d.path }
-
 // Exists reports whether the board exists (Parse was given non-nil bytes).
 func (d *Doc) Exists() bool { return d.exists }
 
@@ -212,11 +206,11 @@ func (d *Doc) Epics() []Epic {
 }
 
 // NextActionable returns the first story in file order whose status is backlog or
-// ready-for-dev, among the stories of epic (or of every epic for AnyEpic). ok is false
-// when there is none.
-func (d *Doc) NextActionable(epic int) (s Story, ok bool) {
+// ready-for-dev: the one bmad-loop picks up next. ok is false when there is none. (For the
+// next story of one epic, filter Stories.)
+func (d *Doc) NextActionable() (s Story, ok bool) {
 	for _, st := range d.Stories() {
-		if (epic == AnyEpic || st.Epic == epic) && actionable(st.Status) {
+		if actionable(st.Status) {
 			return st, true
 		}
 	}
@@ -233,7 +227,7 @@ func (d *Doc) Unread() []*RowError {
 	var out []*RowError
 	for _, i := range d.order {
 		if r := &d.rows[i]; r.unread {
-			out = append(out, &RowError{Path: d.path, Line: r.line + 1, Key: r.key, reason: r.refusal, Detail: r.detail, Err: ErrNotRewritable})
+			out = append(out, &RowError{Path: d.path, Line: r.line + 1, Key: r.key, reason: r.refusal, Detail: r.detail, err: ErrNotRewritable})
 		}
 	}
 	return out
@@ -324,7 +318,7 @@ func (d *Doc) plan(key string, target Status, cfg advanceConfig) (Status, advanc
 	}
 	r, cur := &d.rows[i], d.status(i)
 	rowErr := func(sentinel error, reason reason, detail string) (Status, advancePlan, error) {
-		return "", none, &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: cur, Target: target, reason: reason, Detail: detail, Err: sentinel}
+		return "", none, &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: cur, Target: target, reason: reason, Detail: detail, err: sentinel}
 	}
 	if r.unread {
 		return rowErr(ErrNotRewritable, r.refusal, r.detail)

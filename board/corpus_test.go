@@ -23,7 +23,7 @@ var corpusBoards = []struct {
 	why      string
 }{
 	{"0662x__rpg-engine.yaml", nil, 0, "CJK keys; a commented copy of the metadata header"},
-	{"2buisson__vibepdf.yaml", ErrInvalidYAML, 42, "story_location: {project-root}/... opens a flow map: not YAML (PyYAML refuses it too)"},
+	{"2buisson__vibepdf.yaml", ErrNotBoard, 42, "story_location: {project-root}/... opens a flow map: not YAML (PyYAML refuses it too)"},
 	{"5arjun__curfew.vip.yaml", nil, 0, "103K, many comments, action_items after development_status"},
 	{"AIfriendly__AIvideogen.yaml", ErrNotBoard, 6, "development_status: {} is an empty flow mapping: nothing to advance, nothing a line editor could edit"},
 	{"Brownbull__gmni_boletapp.yaml", nil, 0, "contexted, completed, deployed, cancelled, failed: loads, those rows are refused without AllowUnordered"},

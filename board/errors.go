@@ -4,27 +4,20 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/bmadloop"
 )
 
-// Load-time refusals. Each is returned wrapped in a *ParseError that names the path and line.
-var (
-	// ErrInvalidYAML is returned when the board is not valid UTF-8 YAML, or holds more than
-	// one YAML document.
-	ErrInvalidYAML = errors.New("board: not valid YAML")
-
-	// ErrNotBoard is returned when the file is valid YAML but not a sprint-status board: the
-	// document is empty or not a mapping, it has no development_status key, or
-	// development_status is not a non-empty block mapping (null, a list, a scalar, or a flow
-	// mapping such as "{}", which a line editor cannot edit).
-	ErrNotBoard = errors.New("board: not a sprint-status board")
-
-	// ErrDuplicateKey is returned when a story key appears twice in development_status, or
-	// development_status appears twice at the top level. (A repeated epic, retrospective or
-	// other non-story key is tolerated: the last value wins, as in every YAML reader that
-	// accepts duplicates, and the row is never rewritten.)
-	ErrDuplicateKey = errors.New("board: duplicate key")
-)
+// ErrNotBoard is returned, inside a *ParseError that names the path and line, when a
+// board is refused as a whole: it is not valid UTF-8 YAML, or holds more than one YAML
+// document; it is valid YAML but not a sprint-status board (the document is empty or not
+// a mapping, it has no development_status key, or development_status is not a non-empty
+// block mapping: null, a list, a scalar, or a flow mapping such as "{}", which a line
+// editor cannot edit); or a story key appears twice in development_status, or
+// development_status twice at the top level. (A repeated epic, retrospective or other
+// non-story key is tolerated: the last value wins, as in every YAML reader that accepts
+// duplicates, and the row is never rewritten.) Such a board is never rewritten.
+var ErrNotBoard = errors.New("board: not a sprint-status board")
 
 // Row refusals. Each is returned wrapped in a *RowError that names the path, key, current
 // status, target and reason; nothing is changed.
@@ -47,9 +40,10 @@ var (
 
 // ErrInvalidArgument is returned, before any I/O and before any lock, when a key, target or
 // timestamp could not be written as a single plain YAML value, or a target is outside the
-// status order without AllowUnordered; and by Open for an empty path or an invalid
-// engine option.
-var ErrInvalidArgument = errors.New("board: invalid argument")
+// status order without AllowUnordered; by New for a story it cannot write; and by Open
+// for an empty path or an invalid engine option. It is filetxn.ErrInvalidArgument, so
+// one test covers every refused argument of the module.
+var ErrInvalidArgument = filetxn.ErrInvalidArgument
 
 // ErrNotFound is returned by Store.Advance, naming the board and the key, when the board
 // (missing or not) has no row for the key: a mistyped key is an error, not a no-op.
@@ -61,16 +55,16 @@ var ErrNotFound = errors.New("board: no such row")
 // ledger's ErrNoStateRoot too.
 var ErrNoStateRoot = bmadloop.ErrNoStateRoot
 
-// ParseError reports a board that was refused as a whole. It unwraps to one of
-// ErrInvalidYAML, ErrNotBoard or ErrDuplicateKey.
+// ParseError reports a board that was refused as a whole. It unwraps to ErrNotBoard.
 type ParseError struct {
 	Path string // file path, "" for bytes given directly
 	Line int    // 1-based line, 0 when unknown
-	Msg  string // what is wrong, for humans
-	Err  error  // the sentinel
+
+	kind string // what kind of refusal: "not valid YAML", "not a sprint-status board", "duplicate key"
+	msg  string // what is wrong, for humans
 }
 
-// Error returns "<sentinel>: <path>:<line>: <what is wrong>".
+// Error returns "board: <kind>: <path>:<line>: <what is wrong>".
 func (e *ParseError) Error() string {
 	where := e.Path
 	if where == "" {
@@ -79,11 +73,11 @@ func (e *ParseError) Error() string {
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d", where, e.Line)
 	}
-	return fmt.Sprintf("%v: %s: %s", e.Err, where, e.Msg)
+	return fmt.Sprintf("board: %s: %s: %s", e.kind, where, e.msg)
 }
 
-// Unwrap returns the sentinel.
-func (e *ParseError) Unwrap() error { return e.Err }
+// Unwrap returns ErrNotBoard.
+func (e *ParseError) Unwrap() error { return ErrNotBoard }
 
 // reason says why a row was refused, in RowError's message. The first six values are bmad-loop's own reasons
 // (SprintStatusWriteRefused.reason); the last three are ours.
@@ -113,7 +107,7 @@ type RowError struct {
 	Target  Status // the status that was asked for
 	reason  reason // why, one of the reasons above
 	Detail  string // a human-readable explanation, may be ""
-	Err     error  // the sentinel
+	err     error  // the sentinel
 }
 
 // Error returns "<sentinel>: <path>:<line>: <key> <current> -> <target>: <reason> (<detail>)",
@@ -126,9 +120,9 @@ func (e *RowError) Error() string {
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d", where, e.Line)
 	}
-	msg := fmt.Sprintf("%v: %s: %s: %s", e.Err, where, e.Key, e.reason)
+	msg := fmt.Sprintf("%v: %s: %s: %s", e.err, where, e.Key, e.reason)
 	if e.Target != "" {
-		msg = fmt.Sprintf("%v: %s: %s %q -> %q: %s", e.Err, where, e.Key, e.Current, e.Target, e.reason)
+		msg = fmt.Sprintf("%v: %s: %s %q -> %q: %s", e.err, where, e.Key, e.Current, e.Target, e.reason)
 	}
 	if e.Detail != "" {
 		msg += " (" + e.Detail + ")"
@@ -136,5 +130,5 @@ func (e *RowError) Error() string {
 	return msg
 }
 
-// Unwrap returns the sentinel.
-func (e *RowError) Unwrap() error { return e.Err }
+// Unwrap returns ErrNotRewritable, ErrUnorderedStatus or ErrIllegalTransition.
+func (e *RowError) Unwrap() error { return e.err }

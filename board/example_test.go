@@ -31,7 +31,7 @@ func ExampleParse() {
 	for _, s := range d.Stories() {
 		fmt.Printf("%s epic %d: %s\n", s.Key, s.Epic, s.Status)
 	}
-	next, _ := d.NextActionable(board.AnyEpic)
+	next, _ := d.NextActionable()
 	fmt.Println("next:", next.Key)
 	// Output:
 	// 3-1-login epic 3: done
@@ -80,7 +80,7 @@ func ExampleParseError() {
 	_, err := board.Parse("sprint-status.yaml", []byte("generated: x\nstory_location: {project-root}/a\ndevelopment_status:\n  1-1-a: done\n"))
 	var pe *board.ParseError
 	if errors.As(err, &pe) {
-		fmt.Println(pe.Line, errors.Is(err, board.ErrInvalidYAML))
+		fmt.Println(pe.Line, errors.Is(err, board.ErrNotBoard))
 	}
 	// Output:
 	// 2 true

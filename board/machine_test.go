@@ -249,7 +249,7 @@ func (m *boardMachine) Advance(t *rapid.T) {
 		keys = append(keys, r.key)
 	}
 	key := rapid.SampledFrom(keys).Draw(t, "key")
-	target := rapid.SampledFrom(append(Order(), "blocked")).Draw(t, "target")
+	target := rapid.SampledFrom(append(statusOrder[:], "blocked")).Draw(t, "target")
 	unordered := rapid.Bool().Draw(t, "AllowUnordered")
 	regress := rapid.Bool().Draw(t, "AllowRegression")
 	stamp := rapid.SampledFrom([]string{"", "02-06-2026 09:30", "2026-06-03T10:00:00Z"}).Draw(t, "stamp")

@@ -67,8 +67,8 @@ func TestMapRowsLoadWithTheirStatus(t *testing.T) {
 	require.Equal(t, []string{"1-1-plain", "1-2-block", "1-3-flow", "1-4-flow-last", "2-2-plain"}, keys, "Stories() keys = %v", keys)
 	epics := d.Epics()
 	require.Equal(t, []Epic{{Key: "epic-1", Number: 1, Status: Backlog, Line: 3}, {Key: "epic-2", Number: 2, Status: Backlog, Line: 19}}, epics, "Epics() = %+v", epics)
-	next, ok := d.NextActionable(AnyEpic)
-	require.True(t, ok && next.Key == "1-2-block", "NextActionable(AnyEpic) = %q, %v, want 1-2-block, true", next.Key, ok)
+	next, ok := d.NextActionable()
+	require.True(t, ok && next.Key == "1-2-block", "NextActionable() = %q, %v, want 1-2-block, true", next.Key, ok)
 }
 
 // TestMapRowsAdvanceByEditingOnlyTheirStatusValue: advancing a map row rewrites the value

@@ -58,8 +58,15 @@ func Parse(path string, src []byte) (*Doc, error) {
 	return p.parse()
 }
 
-func (p *parser) fail(line int, sentinel error, format string, args ...any) error {
-	return &ParseError{Path: p.path, Line: line, Msg: fmt.Sprintf(format, args...), Err: sentinel}
+// The kinds of a ParseError: the words its message starts with.
+const (
+	kindYAML      = "not valid YAML"
+	kindNotBoard  = "not a sprint-status board"
+	kindDuplicate = "duplicate key"
+)
+
+func (p *parser) fail(line int, kind, format string, args ...any) error {
+	return &ParseError{Path: p.path, Line: line, kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
 // yamlLineRE finds the line number in the parser's error messages ("yaml: line 3: ...").
@@ -75,7 +82,7 @@ func (p *parser) parse() (*Doc, error) {
 			}
 			i += size
 		}
-		return nil, p.fail(p.lineAt(i), ErrInvalidYAML, "invalid UTF-8 at byte %d", i)
+		return nil, p.fail(p.lineAt(i), kindYAML, "invalid UTF-8 at byte %d", i)
 	}
 	if strings.HasPrefix(p.src, "\uFEFF") {
 		p.bom = len("\uFEFF")
@@ -87,14 +94,14 @@ func (p *parser) parse() (*Doc, error) {
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, p.fail(1, ErrNotBoard, "no YAML document (the file is empty or only comments)")
+			return nil, p.fail(1, kindNotBoard, "no YAML document (the file is empty or only comments)")
 		}
 		return nil, p.yamlError(err)
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
-		return nil, p.fail(extra.Line, ErrInvalidYAML, "more than one YAML document")
+		return nil, p.fail(extra.Line, kindYAML, "more than one YAML document")
 	case !errors.Is(err, io.EOF):
 		return nil, p.yamlError(err)
 	}
@@ -103,7 +110,7 @@ func (p *parser) parse() (*Doc, error) {
 		top = top.Content[0]
 	}
 	if top.Kind != yaml.MappingNode {
-		return nil, p.fail(top.Line, ErrNotBoard, "has no top-level mapping")
+		return nil, p.fail(top.Line, kindNotBoard, "has no top-level mapping")
 	}
 
 	var ds, dsKey *yaml.Node
@@ -116,7 +123,7 @@ func (p *parser) parse() (*Doc, error) {
 		switch k.Value {
 		case "development_status":
 			if dsKey != nil {
-				return nil, p.fail(k.Line, ErrDuplicateKey, "development_status repeats line %d", dsKey.Line)
+				return nil, p.fail(k.Line, kindDuplicate, "development_status repeats line %d", dsKey.Line)
 			}
 			dsKey, ds = k, v
 		case "last_updated":
@@ -124,7 +131,7 @@ func (p *parser) parse() (*Doc, error) {
 		}
 	}
 	if ds == nil {
-		return nil, p.fail(top.Line, ErrNotBoard, "missing development_status map")
+		return nil, p.fail(top.Line, kindNotBoard, "missing development_status map")
 	}
 	foreign := false // rows that live in another mapping, reached through an alias
 	if ds.Kind == yaml.AliasNode && ds.Alias != nil {
@@ -132,11 +139,11 @@ func (p *parser) parse() (*Doc, error) {
 	}
 	switch {
 	case ds.Kind == yaml.ScalarNode && ds.Tag == "!!null":
-		return nil, p.fail(dsKey.Line, ErrNotBoard, "development_status is empty")
+		return nil, p.fail(dsKey.Line, kindNotBoard, "development_status is empty")
 	case ds.Kind != yaml.MappingNode:
-		return nil, p.fail(ds.Line, ErrNotBoard, "development_status is not a mapping")
+		return nil, p.fail(ds.Line, kindNotBoard, "development_status is not a mapping")
 	case ds.Style&yaml.FlowStyle != 0:
-		return nil, p.fail(ds.Line, ErrNotBoard, "development_status is a flow mapping (%s); only a block mapping can be edited line by line", firstLine(p.lineText(ds.Line)))
+		return nil, p.fail(ds.Line, kindNotBoard, "development_status is a flow mapping (%s); only a block mapping can be edited line by line", firstLine(p.lineText(ds.Line)))
 	}
 	if err := p.mapping(ds, foreign); err != nil {
 		return nil, err
@@ -238,7 +245,7 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 	if seen && !merged {
 		pr := &p.doc.rows[prev]
 		if r.kind == kindStory || pr.kind == kindStory {
-			return p.fail(keyNode.Line, ErrDuplicateKey, "story key %s repeats line %d", key, pr.line+1)
+			return p.fail(keyNode.Line, kindDuplicate, "story key %s repeats line %d", key, pr.line+1)
 		}
 		// A row without a status keeps that reason: it is what Unread reports.
 		dup := fmt.Sprintf("%s also appears on line %d; its last value wins and neither line is rewritten", key, pr.line+1)
@@ -453,7 +460,7 @@ func (p *parser) yamlError(err error) error {
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		msg = m[2]
 	}
-	return p.fail(hi, ErrInvalidYAML, "%s", strings.TrimPrefix(msg, "yaml: "))
+	return p.fail(hi, kindYAML, "%s", strings.TrimPrefix(msg, "yaml: "))
 }
 
 // decodeErr returns the parser's error for b, reading up to two documents as parse does.

@@ -26,9 +26,6 @@ const drafted = "drafted"
 
 var statusOrder = [...]Status{Backlog, ReadyForDev, InProgress, Review, AwaitingOperator, Done}
 
-// Order returns the status order, first to last. The slice is a copy.
-func Order() []Status { return append([]Status(nil), statusOrder[:]...) }
-
 // Rank returns the position of status in the order (0 for backlog ... 5 for done), or -1
 // for a status outside the order.
 func Rank(status Status) int {

@@ -37,18 +37,17 @@ const unplaced = "\x00board: the lock is not placed"
 // process and a bmad-loop process exclude each other without configuration.
 //
 // Open refuses an empty path and invalid options (a relative state root, an empty lock
-// path) with an error matching ErrInvalidArgument (and filetxn.ErrInvalidArgument for an
-// option). It touches no file: the board may be missing (it then reads as empty). When
+// path) with an error matching ErrInvalidArgument. It touches no file: the board may be missing (it then reads as empty). When
 // the caller does not place the lock and no state root can be derived, Open still
 // succeeds: the Store reads and answers advances that write nothing, and a write fails
 // with an error wrapping ErrNoStateRoot.
 func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	if path == "" {
-		return nil, fmt.Errorf("%w: empty path", ErrInvalidArgument)
+		return nil, fmt.Errorf("board: Open: empty path: %w", ErrInvalidArgument)
 	}
 	s, err := openWith(path, newCodec(path), append([]filetxn.Option{filetxn.WithLockPath(unplaced)}, opts...)...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, err
 	}
 	if lp, _ := s.s.LockPath(); lp != unplaced {
 		return s, nil
@@ -59,7 +58,7 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 		return s, nil
 	}
 	if s.s, err = filetxn.NewStore[*Doc](path, s.codec, append([]filetxn.Option{filetxn.WithStateRoot(root)}, opts...)...); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, err
 	}
 	return s, nil
 }
@@ -80,19 +79,38 @@ func (s *Store) LockPath() (string, error) {
 	return s.s.LockPath()
 }
 
-// Mutate takes the lock, reads and parses the board, calls fn once with the Doc, and
-// writes the board atomically if fn changed it; then it releases the lock. Batch several
-// Doc.Advance calls in one fn: they cost one lock, one read and one write. If fn returns
-// an error, nothing is written and that error is returned unchanged; if fn panics, the
-// lock is released and the panic propagates. A board that does not parse is refused with
-// its *ParseError (wrapped in an *fs.PathError) before fn runs. Calling Mutate or Advance
-// on the same board from inside fn fails with lock.ErrReentrant. Mutate blocks until the
-// lock is held or ctx is done.
+// Mutate runs fn on the board and publishes what fn leaves in the Doc, as
+// filetxn.Store.MutateProbed does: it takes the lock if it is free, reads and parses the
+// board, runs fn and, if fn changed it, replaces the board atomically, so several
+// Doc.Advance calls in one fn cost one lock, one read and one write. When the lock is busy
+// or cannot be taken, fn first runs on a version read without the lock, and if it leaves
+// the board unchanged (rows already at or past their targets), Mutate returns that answer
+// with Commit.Written false, without waiting for the lock or needing it at all; otherwise
+// it waits for the lock and runs fn again on fresh bytes. fn may therefore run twice: it
+// must only decide on and change the Doc, and assign what its calls return (the last
+// run's values are the answer), never accumulate them.
+//
+// fn's error is returned unchanged and nothing is written; a panic in fn releases the lock
+// and propagates. A board that does not parse is refused with its *ParseError (wrapped in
+// an *fs.PathError) before fn runs. fn must not call the Store: under the lock that fails
+// with lock.ErrReentrant. Mutate blocks until the lock is held or ctx is done, unless it
+// is answered without the lock.
 func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
-	if s.rootErr != nil {
+	if s.rootErr == nil {
+		return s.s.MutateProbed(ctx, fn)
+	}
+	// Without a state root for the default lock, only a change fails.
+	d, err := s.s.View(ctx)
+	if err != nil {
+		return filetxn.Commit{}, err
+	}
+	if err := fn(d); err != nil {
+		return filetxn.Commit{}, err
+	}
+	if d.Changed() {
 		return filetxn.Commit{}, s.rootErr
 	}
-	return s.s.Mutate(ctx, fn)
+	return filetxn.Commit{}, nil
 }
 
 // View reads and parses the board without the lock and without blocking; it sees one
@@ -103,14 +121,13 @@ func (s *Store) View(ctx context.Context) (*Doc, error) { return s.s.View(ctx) }
 // the row ends at; Stamp sets the top-level last_updated when the row is written.
 // Arguments are checked before any I/O and any lock.
 //
-// It is filetxn.Store.MutateProbed with Doc.Advance: a row already at or past the target
-// answers its status on a lock-free read, taking no lock at all, so that replay succeeds
-// even where the lock cannot be taken (a read-only state root). A missing board or an
-// absent row is an error matching ErrNotFound that names the board and the key (a
-// mistyped key is not a success), decided on that read too. Any other answer is decided
-// again under the lock on fresh bytes, which is where the authoritative never-regress
-// decision is made: a rival that moved the row past target in the meantime wins, and its
-// status is returned. A read-only board is refused with an error wrapping
+// It is Store.Mutate with Doc.Advance: a row already at or past the target answers its
+// status without needing the lock, so that replay succeeds even where the lock cannot be
+// taken (a read-only state root). A missing board or an absent row is an error matching
+// ErrNotFound that names the board and the key (a mistyped key is not a success), decided
+// the same way. Any move is decided under the lock on fresh bytes, which is where the
+// authoritative never-regress decision is made: a rival that moved the row past target in
+// the meantime wins, and its status is returned. A read-only board is refused with an error wrapping
 // fs.ErrPermission and nothing staged; a symlinked board stays a symlink. Advance blocks
 // until the lock is held or ctx is done; a ctx already done makes one attempt at the lock
 // (see filetxn.Store.Mutate).
@@ -124,7 +141,7 @@ func (s *Store) Advance(ctx context.Context, key string, target Status, opts ...
 	}
 	var status Status
 	var present bool
-	err := s.mutateProbed(ctx, func(d *Doc) (err error) {
+	_, err := s.Mutate(ctx, func(d *Doc) (err error) {
 		// An absent row changes nothing, so the probe decides it: present says
 		// which answer the no-op was.
 		_, present = d.index[key]
@@ -138,25 +155,4 @@ func (s *Store) Advance(ctx context.Context, key string, target Status, opts ...
 		return "", fmt.Errorf("board: %s: no row %q: %w", s.path, key, ErrNotFound)
 	}
 	return status, nil
-}
-
-// mutateProbed is the engine's MutateProbed, except that without a state root for the
-// default lock a change fails with that error once the lock-free read has shown that fn
-// changes the board.
-func (s *Store) mutateProbed(ctx context.Context, fn func(*Doc) error) error {
-	if s.rootErr == nil {
-		_, err := s.s.MutateProbed(ctx, fn)
-		return err
-	}
-	d, err := s.s.View(ctx)
-	if err != nil {
-		return err
-	}
-	if err := fn(d); err != nil {
-		return err
-	}
-	if d.Changed() {
-		return s.rootErr
-	}
-	return nil
 }

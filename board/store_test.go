@@ -16,6 +16,7 @@ import (
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
+	"github.com/stretchr/testify/require"
 )
 
 // newBoard writes src to a board file in a fresh directory and returns its path and a
@@ -110,9 +111,9 @@ func TestStoreAdvanceWritesWhatAdvancedBytesSays(t *testing.T) {
 // are answered with a state root where no lock can be created, while a real write fails
 // there and writes nothing. A missing board and an absent row are an error matching
 // ErrNotFound that names the key (bmad-loop answers ""; a mistyped key must not look like
-// success). Ablations: calling Mutate instead of MutateProbed in Store.Advance makes
-// every no-op row red (the lock error instead); answering an absent row with "" as before
-// makes the first two red.
+// success). Ablations: making Store.Mutate call the engine's Mutate instead of
+// MutateProbed makes every no-op row red (the lock error instead); answering an absent row
+// with "" as before makes the first two red.
 func TestStoreNoOpsTakeNoLock(t *testing.T) {
 	tests := []struct {
 		name, src, key string
@@ -440,6 +441,39 @@ func TestStoreMutateBatchesAdvances(t *testing.T) {
 	if !errors.As(err, &re) || re.Path != path || !errors.Is(err, ErrIllegalTransition) {
 		t.Errorf("Mutate with an illegal regression = %v, want a *RowError for %s", err, path)
 	}
+}
+
+// TestStoreMutateNoOpTakesNoLock: a Mutate whose advances move nothing (rows at or past
+// their targets) succeeds on a state root where no lock can ever be taken, and writes
+// nothing; one that moves a row fails there and writes nothing either. Ablation: making
+// Store.Mutate call the engine's Mutate instead of MutateProbed turns the no-op red (the
+// lock's error instead).
+func TestStoreMutateNoOpTakesNoLock(t *testing.T) {
+	path, _ := newBoard(t, sprint)
+	s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
+	var got []Status
+	c, err := s.Mutate(context.Background(), func(d *Doc) error {
+		got = nil
+		for _, step := range []struct {
+			key    string
+			target Status
+		}{{"3-1-login", Review}, {"4-1-thing", InProgress}} {
+			st, err := d.Advance(step.key, step.target, Stamp("now"))
+			if err != nil {
+				return err
+			}
+			got = append(got, st)
+		}
+		return nil
+	})
+	require.NoError(t, err, "Mutate(advances past their targets) on an unlockable root = %v, want nil", err)
+	require.Equal(t, []Status{Done, Review}, got, "Mutate(advances past their targets) ended at %v, want [done review]", got)
+	require.False(t, c.Written, "Mutate(advances past their targets) = %+v, want no write", c)
+	require.Equal(t, sprint, readString(t, path), "board after a no-op Mutate")
+
+	_, err = s.Mutate(context.Background(), func(d *Doc) error { _, err := d.Advance("4-1-thing", Done); return err })
+	require.Error(t, err, "Mutate(4-1-thing to done) on an unlockable root = nil, want the lock's error")
+	require.Equal(t, sprint, readString(t, path), "board after a Mutate that could not lock")
 }
 
 func TestStoreViewAndStatus(t *testing.T) {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/filetxn/filetxn"
 	"io"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/board"
 )
 
@@ -115,7 +115,7 @@ func boardShow(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	next, _ := d.NextActionable(board.AnyEpic)
+	next, _ := d.NextActionable()
 	if c.json {
 		out := struct {
 			File    string                  `json:"file"`
@@ -191,7 +191,7 @@ func printBoard(w io.Writer, epics []board.Epic, stories []board.Story, next str
 // statusOrder is the board's status order, for messages: "backlog, ready-for-dev, ...".
 func statusOrder() string {
 	var b strings.Builder
-	for i, st := range board.Order() {
+	for i, st := range []board.Status{board.Backlog, board.ReadyForDev, board.InProgress, board.Review, board.AwaitingOperator, board.Done} {
 		if i > 0 {
 			b.WriteString(", ")
 		}

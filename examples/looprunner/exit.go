@@ -167,10 +167,10 @@ func message(err error) string {
 		// The ledger names the field of its Go API; the command line
 		// names the flag it came from.
 		return fmt.Sprintf("-%s %q: %s", ledgerFlag(larg.Field), larg.Value, ledgerWhy(larg.Err))
-	case errors.As(err, &brow) && errors.Is(brow.Err, board.ErrUnorderedStatus):
+	case errors.As(err, &brow) && errors.Is(err, board.ErrUnorderedStatus):
 		return fmt.Sprintf("%s:%d: %s is %q, outside the status order (%s); give -allow-unordered to overwrite it",
 			brow.Path, brow.Line, brow.Key, brow.Current, statusOrder())
-	case errors.As(err, &brow) && errors.Is(brow.Err, board.ErrIllegalTransition):
+	case errors.As(err, &brow) && errors.Is(err, board.ErrIllegalTransition):
 		return fmt.Sprintf("%s:%d: %s %q -> %q: with -allow-regression, only done -> awaiting-operator may move backwards",
 			brow.Path, brow.Line, brow.Key, brow.Current, brow.Target)
 	}
