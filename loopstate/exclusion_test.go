@@ -181,7 +181,9 @@ func TestTickLogsADeadRunnersTickOnce(t *testing.T) {
 // state is still there) gets it back from the next operation: tick, pause
 // and resume work, and View never needed it. A directory with neither state
 // nor lock file is no loop, and no lock file appears in it.
-// Ablation (run): locked without restoreLock gives ErrNoLoop for all three.
+// Ablation (run): locked without restoreLock gives ErrNoLoop for all three;
+// mutate that never restores (lockMissing ignored) fails Pause with the
+// lock's "no such file" for its lock file.
 func TestRemovedLockFileIsRecreated(t *testing.T) {
 	r, _ := newTestRoot(t)
 	l := mustCreate(t, r, "x", Template{})

@@ -205,12 +205,13 @@ func (l *Loop) tombstone() (string, error) {
 //
 // N changes in one fn cost one lock, one read and one write.
 func (l *Loop) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
-	return l.mutate(ctx, "mutate", false, fn)
+	return l.mutate(ctx, "mutate", false, func(d *Doc, _ time.Time) error { return fn(d) })
 }
 
-// mutate runs fn as Mutate does, recording op as the lock's purpose; with
-// probe it is filetxn's MutateProbed, so that fn, a pure decision, runs on
-// a lock-free snapshot first and a call that changes nothing takes no lock.
+// mutate runs fn as Mutate does, recording op as the lock's purpose, with
+// the time that stamps the change (read when fn runs); with probe it is
+// filetxn's MutateProbed, so that fn, a pure decision, runs on a lock-free
+// snapshot first and a call that changes nothing takes no lock.
 //
 // The directory's identity before the call tells a loop deleted (and
 // perhaps created again) while the caller waited from the loop it asked
@@ -218,14 +219,14 @@ func (l *Loop) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit,
 // gets it. A loop whose lock file alone is missing (someone removed it; the
 // state is still there) gets it back (restoreLock), and the call is made
 // again: it did not run, since the lock was not taken.
-func (l *Loop) mutate(ctx context.Context, op string, probe bool, fn func(*Doc) error) (filetxn.Commit, error) {
+func (l *Loop) mutate(ctx context.Context, op string, probe bool, fn func(d *Doc, now time.Time) error) (filetxn.Commit, error) {
 	dir0 := statDir(l.dir)
-	now := l.now()
 	step := func(d *Doc) error {
 		if err := l.sameDir(dir0); err != nil {
 			return err
 		}
-		if err := fn(d); err != nil {
+		now := l.now()
+		if err := fn(d, now); err != nil {
 			return err
 		}
 		if _, changed := d.encode(); changed {
@@ -248,8 +249,11 @@ func (l *Loop) mutate(ctx context.Context, op string, probe bool, fn func(*Doc) 
 		if dir0 == nil {
 			dir0 = statDir(l.dir)
 		}
-		if ok, err := l.restoreLock(ctx); err != nil || !ok {
-			return c, errors.Join(err, fmt.Errorf("%w: %s", ErrNoLoop, l.name))
+		switch ok, err := l.restoreLock(ctx); {
+		case err != nil:
+			return c, err
+		case !ok:
+			return c, fmt.Errorf("%w: %s", ErrNoLoop, l.name)
 		}
 	}
 }
@@ -278,8 +282,7 @@ func (l *Loop) lockMissing(err error) bool {
 // the engine reports inside an *fs.PathError of its Decode or Encode step,
 // since that error names the file itself.
 func codecError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && (pe.Op == "Decode" || pe.Op == "Encode") {
+	if pe, ok := err.(*fs.PathError); ok && (pe.Op == "Decode" || pe.Op == "Encode") {
 		return pe.Err
 	}
 	return err
@@ -303,7 +306,7 @@ func (l *Loop) Pause(ctx context.Context, by, reason string) error {
 	if err := errors.Join(checkText("by", by), checkText("reason", reason)); err != nil {
 		return err
 	}
-	_, err := l.mutate(ctx, "pause", true, func(d *Doc) error { return d.pause(l.now(), by, reason) })
+	_, err := l.mutate(ctx, "pause", true, func(d *Doc, now time.Time) error { return d.pause(now, by, reason) })
 	return err
 }
 
@@ -311,7 +314,7 @@ func (l *Loop) Pause(ctx context.Context, by, reason string) error {
 // A loop that is not paused is refused with a *GuardError: only Approve
 // releases a halt.
 func (l *Loop) Resume(ctx context.Context) error {
-	_, err := l.mutate(ctx, "resume", true, func(d *Doc) error { return d.resume(l.now()) })
+	_, err := l.mutate(ctx, "resume", true, func(d *Doc, now time.Time) error { return d.resume(now) })
 	return err
 }
 
@@ -325,7 +328,7 @@ func (l *Loop) Approve(ctx context.Context, by, note string) error {
 	if err := errors.Join(checkText("by", by), checkText("note", note)); err != nil {
 		return err
 	}
-	_, err := l.mutate(ctx, "approve", true, func(d *Doc) error { return d.approve(l.now(), by, note) })
+	_, err := l.mutate(ctx, "approve", true, func(d *Doc, now time.Time) error { return d.approve(now, by, note) })
 	return err
 }
 
@@ -341,9 +344,9 @@ func (l *Loop) Approve(ctx context.Context, by, note string) error {
 // of waiting for it.
 func (l *Loop) CheckGate(ctx context.Context) error {
 	var res error
-	_, err := l.mutate(ctx, "check-gate", true, func(d *Doc) error {
+	_, err := l.mutate(ctx, "check-gate", true, func(d *Doc, now time.Time) error {
 		res = nil
-		gates, err := d.checkGates(l.now())
+		gates, err := d.checkGates(now)
 		if err != nil {
 			return err
 		}
@@ -366,7 +369,7 @@ func (l *Loop) SetSchedule(ctx context.Context, enabled bool) error {
 	if enabled {
 		op = "enable-schedule"
 	}
-	_, err := l.mutate(ctx, op, true, func(d *Doc) error { d.setSchedule(l.now(), enabled); return nil })
+	_, err := l.mutate(ctx, op, true, func(d *Doc, now time.Time) error { d.setSchedule(now, enabled); return nil })
 	return err
 }
 

@@ -466,13 +466,13 @@ func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 
 // TestDeleteMakesWaitersFail: a Pause waiting for the lock while the loop
 // is deleted and a new loop of the same name is created gets ErrNoLoop
-// once it has the lock: the lock file it holds is the old loop's, which
-// guards nothing now. Afterwards the name is free and operations give
-// ErrNoLoop.
-// Ablation (run): dropping the Current check in locked makes the waiter
-// pause the new loop without holding its lock. On Windows (run under Wine),
-// statDir without its os.SameFile, which reads the directory's id by path
-// only at the comparison, takes the new loop for the old: the waiter gets nil.
+// once it has the lock: the loop it asked for is gone, and the new one is
+// left alone. Afterwards the name is free and operations give ErrNoLoop.
+// Ablation (run): mutate's step without its directory check (sameDir) makes
+// the waiter pause the new loop: nil instead of ErrNoLoop. On Windows (run
+// under Wine), statDir without its os.SameFile, which reads the directory's
+// id by path only at the comparison, takes the new loop for the old: the
+// waiter gets nil.
 func TestDeleteMakesWaitersFail(t *testing.T) {
 	waiting := make(chan struct{})
 	var once sync.Once
