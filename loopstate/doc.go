@@ -25,9 +25,10 @@
 //     checks its guard, then writes; a pause during a tick applies after it.
 //   - No torn state: the state is replaced by rename, so a reader without the
 //     lock ([Loop.View]) and a crash see a whole version.
-//   - No lock for a no-op: an operation that provably changes nothing (a
-//     check-gate that trips no gate, a schedule set as it is) decides on a
-//     lock-free snapshot and takes no lock.
+//   - No wait for a no-op: an operation that changes nothing (a check-gate
+//     that trips no gate, a schedule set as it is) never waits for the lock
+//     and succeeds where the lock cannot be taken: it then decides on a
+//     lock-free snapshot.
 //   - Refused, never rewritten: a state file that is not the format gives a
 //     [*StateError] naming the path and the key; an unchanged state is
 //     written back byte for byte, and unknown top-level keys survive.

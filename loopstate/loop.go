@@ -210,8 +210,8 @@ func (l *Loop) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit,
 
 // mutate runs fn as Mutate does, recording op as the lock's purpose, with
 // the time that stamps the change (read when fn runs); with probe it is
-// filetxn's MutateProbed, so that fn, a pure decision, runs on a lock-free
-// snapshot first and a call that changes nothing takes no lock.
+// filetxn's MutateProbed, so that a call whose fn (a pure decision) changes
+// nothing never waits for the lock.
 //
 // The directory's identity before the call tells a loop deleted (and
 // perhaps created again) while the caller waited from the loop it asked
@@ -333,8 +333,9 @@ func (l *Loop) Approve(ctx context.Context, by, note string) error {
 }
 
 // CheckGate is check-gate: may the loop's work go on? It returns nil when
-// the loop is running and no gate trips; then it writes nothing and takes
-// no lock (it decides on a lock-free snapshot, as filetxn's MutateProbed).
+// the loop is running and no gate trips; then it writes nothing and never
+// waits for the lock (when the lock is busy or cannot be taken it decides
+// on a lock-free snapshot, as filetxn's MutateProbed does).
 // When a gate trips it halts the loop, under the lock, with every tripped
 // gate in halt.gates and their reasons in halt.reason, and returns a
 // *GuardError with Status Halted that gives the reasons; on a loop halted
@@ -363,7 +364,8 @@ func (l *Loop) CheckGate(ctx context.Context) error {
 
 // SetSchedule turns the automatic trigger on or off: with it off, a
 // TriggerSchedule tick is skipped. Status is left alone, and no tick-log
-// line is written. Setting it as it is writes nothing and takes no lock.
+// line is written. Setting it as it is writes nothing and never waits for
+// the lock, as CheckGate.
 func (l *Loop) SetSchedule(ctx context.Context, enabled bool) error {
 	op := "disable-schedule"
 	if enabled {

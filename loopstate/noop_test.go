@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestNoOpOperationsTakeNoLock: an operation that provably changes nothing
+// TestNoOpOperationsTakeNoLock: an operation that changes nothing
 // (a check-gate that trips no gate, a schedule set as it already is)
 // succeeds while the loop's lock is held by someone else, without waiting,
 // and writes nothing; one that changes the state still needs the lock.

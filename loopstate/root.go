@@ -63,8 +63,9 @@ func (r *Root) loop(name string) *Loop {
 
 // Create creates the loop name and returns it. Its state starts running,
 // with counters at zero, no gates, the schedule off and the gate window
-// opened now; fn, unless nil, sets what the loop starts with (Template,
-// Gates, Schedule, or a Pause that creates it paused), as in Mutate. The
+// opened now; fn, unless nil, sets what the loop starts with, as in Mutate:
+// Template, Gates, Schedule, or Status Paused with a Paused record to
+// create it paused (so that no scheduled tick runs before the pause). The
 // name is claimed atomically: the loop's directory is filled under a
 // hidden temporary name (state, empty lock file, empty tick log) and
 // renamed to <name> only if that name is free, so of two concurrent creates

@@ -40,8 +40,8 @@ func (c Cost) add(o Cost) Cost {
 // measure from it.
 type Epoch struct {
 	StartedAt time.Time // "started_at"
-	Tick      int64     // "tick"
-	Spent     Cost      // "spent"
+	Tick      int64     // "tick": tick_count when the window opened
+	Spent     Cost      // "spent": spent when the window opened
 }
 
 // Gates holds the thresholds of the gates and the per-tick wall timeout. A

@@ -25,7 +25,7 @@ type Harness func(ctx context.Context, run *Run) (Result, error)
 
 // Run is what a harness is told about its tick.
 type Run struct {
-	Loop *Loop
+	Loop *Loop // the loop ticked
 	N    int64 // this tick's number: tick_count + 1
 	// Lock is the loop's lock, held by the runner for the whole tick. It is
 	// valid only until the harness returns. Hand it to a child process with
@@ -44,7 +44,7 @@ type Result struct {
 	Failed   bool   // the tick failed; false (with a nil error) is ok
 	ExitCode *int   // the harness process's exit code, if it had one
 	Cost     *Cost  // what the tick cost; nil means unknown: zero, with the wall time as seconds
-	Note     string // a short summary; the log keeps maxNote bytes
+	Note     string // a short summary; the log keeps its first 500 bytes
 }
 
 // Tick runs one tick of the loop under the loop's
@@ -59,7 +59,7 @@ type Result struct {
 //     having run and recorded nothing.
 //  2. If current_tick is set, a tick was marked and never settled. If its
 //     runner still runs (a live process with its pid and, where the system
-//     tells it, its start time: internal/proc), this tick holds the lock
+//     tells it, its start time), this tick holds the lock
 //     only because the runner's lock file was replaced or removed under it:
 //     a TriggerManual tick returns an error matching ErrTickInProgress and
 //     lock.ErrWouldBlock, a TriggerSchedule one logs skipped/busy, and

@@ -61,7 +61,7 @@ type TickRecord struct {
 	GatesTripped []string  // "gates_tripped": gates that tripped (and halted the loop)
 	Trigger      Trigger   // "trigger"
 	PID          int       // "pid": the runner's process id
-	Note         string    // "note": a short summary, at most maxNote bytes
+	Note         string    // "note": a short summary, at most 500 bytes
 }
 
 // wireRecord is a tick-log line, its keys in the format's order.
