@@ -64,6 +64,29 @@ func TestFloorPublishesTheBytesLedgerAppendPublishes(t *testing.T) {
 	}
 }
 
+// TestDeepLockTargetIsOverTheRawRowAtTheSameDepth: the deep lock target is
+// filetxn's deep row over the raw row at the same depth, round by round, not
+// over the section's reference at the top of the stack, so that the descent
+// costs both sides of the ratio the same. (Ablation: taking the deep row's
+// ratio to the reference instead gives 1.08, and the test fails.)
+func TestDeepLockTargetIsOverTheRawRowAtTheSameDepth(t *testing.T) {
+	sec := &section{key: "lock", rows: []*result{
+		{name: rowOpenFlock, ref: true, values: []float64{100, 100, 100}},
+		{name: rowOpenDeep, values: []float64{110, 120, 130}},
+		{name: rowLockDeep, values: []float64{99, 108, 130}, ratios: []float64{0.99, 1.08, 1.30}},
+	}}
+	rep := &report{sections: []*section{sec}}
+	var got *target
+	for _, tg := range rep.targets() {
+		if strings.Contains(tg.measure, "thirty frames deep") {
+			got = &tg
+		}
+	}
+	require.NotNil(t, got, "targets() has no deep lock target")
+	require.InDelta(t, 0.9, got.got, 1e-9, "deep lock target = %v, want 0.9 (the median of 99/110, 108/120, 130/130)", got.got)
+	require.True(t, got.met, "deep lock target met = false, want true at %v", got.got)
+}
+
 func TestRowCheckRejectsOtherBytes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "deferred-work.md")
 	f := &fileRow{path: path, seed: seedLedger(2)}
@@ -89,7 +112,7 @@ func TestEverySectionRunsAndWritesTheReport(t *testing.T) {
 
 	report, err := os.ReadFile(md)
 	require.NoError(t, err)
-	for _, want := range []string{"## Targets (issue 15)", "## Run 2 of 2", "### Lock round trip", "### One durable append, 10,000-entry ledger", "lost [", "ledger.Store.Append @ 1,000"} {
+	for _, want := range []string{"## Targets (issue 15)", "## Run 2 of 2", "### Lock round trip", "### One durable append, 10,000-entry ledger", "lost [", "ledger.Store.Append @ 1,000", rowOpenDeep} {
 		require.Contains(t, string(report), want, "the report lacks %q", want)
 	}
 	// A second run keeps the notes people wrote under the report.

@@ -98,23 +98,25 @@ func (t target) status() string {
 }
 
 func (rep *report) targets() []target {
-	atMost := func(measure, key, row string, limit float64) target {
+	check := func(measure string, ratios []float64, limit float64, atLeast bool) target {
 		t := target{measure: measure, want: fmt.Sprintf("at most %.2f", limit)}
-		if s := rep.section(key); s != nil {
-			if r := s.row(row); r != nil {
-				t.q1, t.got, t.q3 = quartiles(r.ratios)
-				t.known, t.met = true, t.got <= limit
+		if atLeast {
+			t.want = fmt.Sprintf("at least %.2f", limit)
+		}
+		if len(ratios) > 0 {
+			t.q1, t.got, t.q3 = quartiles(ratios)
+			t.known, t.met = true, t.got <= limit
+			if atLeast {
+				t.met = t.got >= limit
 			}
 		}
 		return t
 	}
+	atMost := func(measure string, ratios []float64, limit float64) target {
+		return check(measure, ratios, limit, false)
+	}
 	atLeast := func(measure string, ratios []float64, limit float64) target {
-		t := target{measure: measure, want: fmt.Sprintf("at least %.2f", limit)}
-		if len(ratios) > 0 {
-			t.q1, t.got, t.q3 = quartiles(ratios)
-			t.known, t.met = true, t.got >= limit
-		}
-		return t
+		return check(measure, ratios, limit, true)
 	}
 	ratiosOf := func(key, row string) []float64 {
 		if s := rep.section(key); s != nil {
@@ -124,33 +126,29 @@ func (rep *report) targets() []target {
 		}
 		return nil
 	}
-	// filetxn's group throughput over SQLite's one-connection setting, round by round.
-	var overOne []float64
-	if s := rep.section("group"); s != nil {
-		f, one := s.row(rowFiletxnGroup), s.row(rowSQLiteOneConn)
-		for i := range f.values {
-			overOne = append(overOne, f.values[i]/one.values[i])
-		}
-	}
-	last := 0
-	if s := rep.section("scaling"); s != nil {
-		for _, r := range s.rows {
-			if strings.HasPrefix(r.name, rowFiletxn+" @ ") {
-				last++
+	// over returns row's value over of's, round by round, in section key:
+	// a ratio to another row than the section's reference.
+	over := func(key, row, of string) []float64 {
+		var rs []float64
+		if s := rep.section(key); s != nil {
+			if r, o := s.row(row), s.row(of); r != nil && o != nil {
+				for i := range r.values {
+					rs = append(rs, r.values[i]/o.values[i])
+				}
 			}
 		}
+		return rs
 	}
-	ts := []target{
-		atMost("lock round trip (lock.Acquire+Release / open+flock+close)", "lock", rowLockAcquire, 1.0),
-		atMost("lock round trip, thirty frames deep", "lock", rowLockDeep, 1.0),
-		atMost("one durable append, 100 entries (/ floor)", "txn-100", rowFiletxn, 1.05),
-		atMost("one durable append, 10,000 entries (/ floor)", "txn-10000", rowFiletxn, 1.10),
-		atMost("one durable append, 100,000 entries (/ floor, scaling)", "scaling", rowFiletxn+" @ 100,000", 1.20),
+	return []target{
+		atMost("lock round trip (lock.Acquire+Release / open+flock+close)", ratiosOf("lock", rowLockAcquire), 1.0),
+		atMost("lock round trip, thirty frames deep (/ open+flock+close as deep)", over("lock", rowLockDeep, rowOpenDeep), 1.0),
+		atMost("one durable append, 100 entries (/ floor)", ratiosOf("txn-100", rowFiletxn), 1.05),
+		atMost("one durable append, 10,000 entries (/ floor)", ratiosOf("txn-10000", rowFiletxn), 1.10),
+		atMost("one durable append, 100,000 entries (/ floor, scaling)", ratiosOf("scaling", rowFiletxn+" @ 100,000"), 1.20),
 		atLeast("8 goroutines x 100 appends (/ SQLite WAL pooled)", ratiosOf("group", rowFiletxnGroup), 3),
-		atLeast("8 goroutines x 100 appends (/ SQLite WAL one connection)", overOne, 2),
+		atLeast("8 goroutines x 100 appends (/ SQLite WAL one connection)", over("group", rowFiletxnGroup, rowSQLiteOneConn), 2),
 		atLeast("4 processes x 150 increments (/ floor; 0 lost is checked)", ratiosOf("contend", rowContendFiletxn), 0.95),
 	}
-	return ts
 }
 
 // markdown renders BENCHMARKS.md: how to reproduce, the machine, the
@@ -169,15 +167,15 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 	p("Reproduce (from the repository root; the default run takes a few minutes):\n\n")
 	p("```sh\n%s\n```\n\n", m.command)
 	p("- CPUs: %d (%s)\n- Kernel: %s\n- File system of the scratch directory: %s\n- Go: %s\n- Library measured: commit %s\n", m.cpus, m.cpu, m.kernel, m.fsys, m.goVersion, m.commit)
-	p("- Rounds per section: %d; lock: %d round trips per row and round; txn: %d appends; scaling: %d appends per size;\n  group: %d goroutines x %d appends; contend: %d processes x %d increments\n\n",
-		cfg.rounds, cfg.lockOps, cfg.txnOps, cfg.scalingOps, cfg.groupGoroutines, cfg.groupAppends, cfg.contendProcs, cfg.contendIncrements)
+	p("- Rounds per section: %d (contend: %d); lock: %d round trips per row and round; txn: %d appends; scaling: %d appends per size;\n  group: %d goroutines x %d appends; contend: %d processes x %d increments\n\n",
+		cfg.rounds, cfg.rounds*contendRoundsPer, cfg.lockOps, cfg.txnOps, cfg.scalingOps, cfg.groupGoroutines, cfg.groupAppends, cfg.contendProcs, cfg.contendIncrements)
 	p("The rows:\n\n")
 	p("- *floor*: `open`+`flock` of the lock file, read the file, write a temp file in the same\n  directory, fsync, rename over the target (renameio with `WithTempDir`), fsync the directory.\n")
 	p("- *SQLite*: `modernc.org/sqlite`, `synchronous=FULL`, one `INSERT` per append (autocommit).\n")
 	p("- *bbolt*: `go.etcd.io/bbolt` defaults (a commit fsyncs); `Batch` may run its function more than once.\n")
-	p("- *contend*: each process re-executes the benchmark and increments a counter file (a number and a newline);\n  every locked row must end with exactly the bytes filetxn's `Store.Mutate` row ends with.\n")
+	p("- *contend*: each process re-executes the benchmark and increments a counter file (a number and a newline);\n  every locked row must end with exactly the bytes filetxn's `Store.Mutate` row ends with. A round is timed from\n  the common start to the last process's report that it is done (process exit is not timed).\n")
 	p("- *unlocked control*: the floor without the lock; it must lose updates in every round, or the run fails.\n")
-	p("- *lock*: before timing, each row must exclude a non-blocking `flock` of another descriptor while it holds the lock.\n")
+	p("- *lock*: before timing, each row must exclude a non-blocking `flock` of another descriptor while it holds the lock.\n  The deep rows take the lock %d frames below the benchmark's loop; the deep target is filetxn's deep row over\n  the raw row at the same depth, round by round, so that both pay for the descent.\n", lockDepth)
 	p("- allocs/op and B/op are the process's heap allocations during filetxn's rows (the\n  children's, in the contend section), including what the benchmark itself allocates.\n\n")
 	p("![one durable append by ledger size](docs/bench/scaling.svg)\n![group throughput](docs/bench/group.svg)\n\n")
 	p("## Targets (issue 15)\n\n| measure | want |")
