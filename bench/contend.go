@@ -33,6 +33,12 @@ const childEnv = "FILETXN_BENCH_CONTEND_ROW"
 
 var bgCtx = context.Background()
 
+// contendRoundsPer is how many rounds the contend section runs for each
+// round of the others: a round is short (a few hundred milliseconds) and its
+// throughput swings with how the scheduler happens to hand the lock around,
+// so its median needs more rounds to settle.
+const contendRoundsPer = 3
+
 // errLost is returned when a locked row of the contend section ends short of
 // its count.
 var errLost = errors.New("updates lost")
@@ -144,12 +150,23 @@ type child struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  *bufio.Scanner
-	stderr bytes.Buffer
+	stderr bytes.Buffer // written by os/exec until Wait returns
+}
+
+// fail ends c (if it still runs) and returns an error with what it last
+// said, why, and its stderr, read once Wait has returned.
+func (c *child) fail(why string) error {
+	if c.cmd.ProcessState == nil {
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+	}
+	return fmt.Errorf("contend child: %s (its last line %q), stderr %q", why, c.lines.Text(), c.stderr.String())
 }
 
 // contendOnce runs procs processes of row, n increments each, on a fresh
-// counter, and returns the wall time from the common start to the last exit,
-// the counter's final value and the children's allocations.
+// counter, and returns the wall time from the common start to the last
+// child's report that it is done (its exit, the same for every row, is not
+// timed), the counter's final value and the children's allocations.
 func contendOnce(cfg *config, row string, procs, n int) (elapsed time.Duration, final int, mallocs, heap uint64, err error) {
 	d, err := os.MkdirTemp(cfg.dir, "contend-")
 	if err != nil {
@@ -192,7 +209,7 @@ func contendOnce(cfg *config, row string, procs, n int) (elapsed time.Duration, 
 	}
 	for _, c := range children {
 		if !c.lines.Scan() || c.lines.Text() != "ready" {
-			return 0, 0, 0, 0, fmt.Errorf("child did not get ready: %q, stderr %q", c.lines.Text(), c.stderr.String())
+			return 0, 0, 0, 0, c.fail("did not get ready")
 		}
 	}
 	start := time.Now()
@@ -200,19 +217,26 @@ func contendOnce(cfg *config, row string, procs, n int) (elapsed time.Duration, 
 		c.stdin.Write([]byte{1})
 		c.stdin.Close()
 	}
+	// Each child's "done" line is read as soon as it is written, whatever
+	// the order the children finish in: once the last one is read, the
+	// work is over.
 	for _, c := range children {
 		var m, h uint64
-		ok := c.lines.Scan()
-		if ok {
-			_, err = fmt.Sscanf(c.lines.Text(), "done %d %d", &m, &h)
+		if !c.lines.Scan() {
+			return 0, 0, 0, 0, c.fail(fmt.Sprintf("ended without saying done: %v", c.cmd.Wait()))
 		}
-		if werr := c.cmd.Wait(); !ok || err != nil || werr != nil {
-			return 0, 0, 0, 0, fmt.Errorf("child failed: %q %v %v, stderr %q", c.lines.Text(), err, werr, c.stderr.String())
+		if _, err := fmt.Sscanf(c.lines.Text(), "done %d %d", &m, &h); err != nil {
+			return 0, 0, 0, 0, c.fail("said something else than done")
 		}
 		mallocs += m
 		heap += h
 	}
 	elapsed = time.Since(start)
+	for _, c := range children {
+		if err := c.cmd.Wait(); err != nil {
+			return 0, 0, 0, 0, c.fail(err.Error())
+		}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, 0, 0, err
@@ -238,7 +262,7 @@ func runContend(cfg *config) (*section, error) {
 		sec.rows = append(sec.rows, &result{name: name, ref: i == 0, measured: name == rowContendFiletxn})
 	}
 	var lost []int
-	err := interleave(sec, cfg.rounds, func(r *result) (float64, error) {
+	err := interleave(sec, cfg.rounds*contendRoundsPer, func(r *result) (float64, error) {
 		elapsed, final, m, h, err := contendOnce(cfg, r.name, procs, n)
 		if err != nil {
 			return 0, err

@@ -65,7 +65,7 @@ func run(args []string) error {
 	var sections, sizes, mdPath, svgDir string
 	var runs int
 	fs.StringVar(&cfg.dir, "dir", ".", "make the scratch directory under `dir` (its file system is the one measured)")
-	fs.IntVar(&cfg.rounds, "rounds", 11, "interleaved rounds per section")
+	fs.IntVar(&cfg.rounds, "rounds", 11, "interleaved rounds per section (the contend section runs three times as many)")
 	fs.StringVar(&sections, "sections", strings.Join(allSections, ","), "comma-separated `list` of sections to run")
 	fs.IntVar(&cfg.lockOps, "lock-ops", 5000, "lock round trips per row and round")
 	fs.IntVar(&cfg.txnOps, "txn-ops", 50, "durable appends per row and round in the txn section")
