@@ -307,7 +307,7 @@ func TestArchiveWritesStubsBmadLoopReadsAsStubs(t *testing.T) {
 			opts = append(opts, Reopenable(operationID))
 		}
 		if rapid.Bool().Draw(t, "decision first") {
-			_, err := d.RecordDecision("DW-1", "2026-06-10", "defer", "later")
+			err := d.RecordDecision("DW-1", "2026-06-10", "defer", "later")
 			require.NoError(t, err, "RecordDecision(DW-1) = %v, want nil")
 		}
 		_, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a", opts...)

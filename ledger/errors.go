@@ -30,6 +30,12 @@ var (
 	// the id and the line of each heading that carries it.
 	ErrDuplicateID = errors.New("ledger: duplicate entry id")
 
+	// ErrNotFound is returned, naming them, when MarkDone, MarkOpen or
+	// RecordDecision is given ids that no entry of the ledger carries (any id,
+	// on a missing ledger): a mistyped id is an error, not a replay. Nothing is
+	// changed; [Doc.Classify] tells which ids are known.
+	ErrNotFound = errors.New("ledger: no such entry")
+
 	// ErrInvalidUTF8 is returned, inside a [*ParseError], when ledger bytes are
 	// not valid UTF-8. Such a file is never rewritten.
 	ErrInvalidUTF8 = errors.New("ledger: not valid UTF-8")

@@ -62,11 +62,16 @@ func ExampleDoc_Append() {
 
 func ExampleDoc_MarkDone() {
 	d, _ := ledger.Parse([]byte("### DW-1: standard\n\nstatus: open\n"))
-	closed, _ := d.MarkDone([]string{"DW-1", "DW-7"}, "2026-06-11", "by dw-a")
-	fmt.Println(closed)
+	if _, err := d.MarkDone([]string{"DW-1", "DW-7"}, "2026-06-11", "by dw-a"); err != nil {
+		fmt.Println(err) // a typo is not a replay: nothing is closed
+	}
+	closed, _ := d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a")
+	again, _ := d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a") // a replay
+	fmt.Println(closed, again)
 	fmt.Print(d.String())
 	// Output:
-	// [DW-1]
+	// ledger: no such entry: DW-7
+	// [DW-1] []
 	// ### DW-1: standard
 	//
 	// status: done 2026-06-11
@@ -170,7 +175,7 @@ func ExampleStore() {
 
 	// Several changes in one lock, one read and one write.
 	s.Mutate(ctx, func(d *ledger.Doc) error {
-		if _, err := d.RecordDecision("DW-2", "2026-06-12", "defer", "next sprint"); err != nil {
+		if err := d.RecordDecision("DW-2", "2026-06-12", "defer", "next sprint"); err != nil {
 			return err
 		}
 		_, err := d.Append(ledger.Spec{Title: "Follow-up", Origin: "decision on DW-2", SourceSpec: "spec-3-3.md", Reason: "split"})

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -145,11 +146,15 @@ func TestMarkDoneIsIdempotent(t *testing.T) {
 	d := mustParse(t, ledgerFixture)
 	d.MarkDone([]string{"DW-1"}, "2026-06-11", "fixed")
 	snap := d.String()
-	for _, id := range []string{"DW-1", "DW-2", "DW-99"} {
+	for _, id := range []string{"DW-1", "DW-2"} {
 		got, err := d.MarkDone([]string{id}, "2026-06-12", "fixed again")
 		if err != nil || len(got) != 0 || d.String() != snap {
 			t.Errorf("MarkDone(%s) = %v, %v and text changed=%v; want no-op", id, got, err, d.String() != snap)
 		}
+	}
+	// A typo is not a replay: an id no entry carries fails the whole call.
+	if got, err := d.MarkDone([]string{"DW-3", "DW-99"}, "2026-06-12", "x"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "DW-99") || d.String() != snap {
+		t.Errorf("MarkDone(DW-3, DW-99) = %v, %v and text changed=%v; want ErrNotFound naming DW-99 and no change", got, err, d.String() != snap)
 	}
 	// A repeated id in one batch flips once.
 	d = mustParse(t, ledgerFixture)
@@ -298,6 +303,9 @@ func TestMarkOpenRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := mustParse(t, tc.text)
 			got, err := d.MarkOpen([]string{tc.id}, tc.note, tc.op)
+			if tc.name == "missing entry" && errors.Is(err, ErrNotFound) {
+				err = nil // an id no entry carries is refused with an error
+			}
 			if err != nil || len(got) != 0 || d.String() != tc.text {
 				t.Errorf("MarkOpen(%s) = %v, %v, changed=%v; want refused", tc.id, got, err, d.String() != tc.text)
 			}
@@ -341,12 +349,12 @@ func TestMarkOpenManyMatchesSerialBytes(t *testing.T) {
 		return d
 	}
 	batch := seed()
-	got, err := batch.MarkOpen([]string{"DW-1", "DW-2", "DW-99", "DW-3"}, "by dw-a", operationID)
+	got, err := batch.MarkOpen([]string{"DW-1", "DW-2", "DW-3"}, "by dw-a", operationID)
 	if err != nil || !slices.Equal(got, []string{"DW-1", "DW-3"}) {
 		t.Fatalf("MarkOpen = %v, %v; want [DW-1 DW-3]", got, err)
 	}
 	serial := seed()
-	for _, id := range []string{"DW-1", "DW-2", "DW-99", "DW-3"} {
+	for _, id := range []string{"DW-1", "DW-2", "DW-3"} {
 		serial.MarkOpen([]string{id}, "by dw-a", operationID)
 	}
 	if batch.String() != serial.String() || batch.String() != ledgerFixture {
@@ -363,9 +371,8 @@ func TestRecordDecision(t *testing.T) {
 	t.Run("then close", func(t *testing.T) {
 		// A decision then a close keeps the resolution line under the status line.
 		d := mustParse(t, ledgerFixture)
-		ok, err := d.RecordDecision("DW-1", "2026-06-11", "fix now", "worth the churn")
-		if !ok || err != nil {
-			t.Fatalf("RecordDecision = %v, %v", ok, err)
+		if err := d.RecordDecision("DW-1", "2026-06-11", "fix now", "worth the churn"); err != nil {
+			t.Fatalf("RecordDecision = %v", err)
 		}
 		if closed, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "closed by decision"); err != nil || !slices.Equal(closed, []string{"DW-1"}) {
 			t.Fatalf("MarkDone after RecordDecision = %v, %v, want [DW-1]", closed, err)
@@ -393,17 +400,17 @@ func TestRecordDecision(t *testing.T) {
 	})
 	t.Run("done entry", func(t *testing.T) {
 		d := mustParse(t, ledgerFixture)
-		ok, _ := d.RecordDecision("DW-2", "2026-06-11", "keep", "")
+		err := d.RecordDecision("DW-2", "2026-06-11", "keep", "")
 		closed, _ := d.MarkDone([]string{"DW-2"}, "2026-06-11", "again")
 		e, _ := d.Entry("DW-2")
-		if !ok || len(closed) != 0 || e.Status != "done 2026-05-25" || strings.Contains(e.Body, "resolution") || !strings.Contains(e.Body, "decision: 2026-06-11 keep\n") {
+		if ok := err == nil; !ok || len(closed) != 0 || e.Status != "done 2026-05-25" || strings.Contains(e.Body, "resolution") || !strings.Contains(e.Body, "decision: 2026-06-11 keep\n") {
 			t.Errorf("RecordDecision on done = %v, body %q", ok, e.Body)
 		}
 	})
 	t.Run("missing entry", func(t *testing.T) {
 		d := mustParse(t, ledgerFixture)
-		if ok, err := d.RecordDecision("DW-99", "2026-06-11", "x", "y"); ok || err != nil || d.Changed() {
-			t.Errorf("RecordDecision(DW-99) = %v, %v", ok, err)
+		if err := d.RecordDecision("DW-99", "2026-06-11", "x", "y"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "DW-99") || d.Changed() {
+			t.Errorf("RecordDecision(DW-99) = %v, want ErrNotFound naming DW-99", err)
 		}
 	})
 	t.Run("status-less entry", func(t *testing.T) {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -296,22 +297,23 @@ func Reopenable(operationID string) CloseOption {
 
 // MarkDone closes the open entries among ids: each status line becomes
 // "status: done <date>" with "resolution: <note>" directly under it. It
-// returns the ids actually closed, in the order given; an id that is missing,
-// not open, or already closed earlier in the batch is skipped, so a repeated
-// call changes nothing ([Doc.Classify] tells a replay from a typo). A
-// reopenable close also skips an entry whose status line holds a line-break
-// character such as U+2028. To give each id its own note, call MarkDone once
-// per id: a batch is byte for byte the serial calls.
+// returns the ids actually closed, in the order given; an id that is not
+// open, or already closed earlier in the batch, is skipped, so a repeated
+// call changes nothing. A reopenable close also skips an entry whose status
+// line holds a line-break character such as U+2028. To give each id its own
+// note, call MarkDone once per id: a batch is byte for byte the serial calls.
 //
 // Errors (nothing is changed): an *[ArgError] for a date that is not a real
 // YYYY-MM-DD or an empty operation id; an error matching [ErrDuplicateID]
-// when an id names several entries.
+// when an id names several entries; an error matching [ErrNotFound], naming
+// them, when ids no entry carries are among ids (a typo is not a replay:
+// [Doc.Classify] finds them, to close the others).
 func (d *Doc) MarkDone(ids []string, date, note string, opts ...CloseOption) ([]string, error) {
 	o, err := closeConfig(date, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkDups(ids...); err != nil {
+	if err := d.checkIDs(ids...); err != nil {
 		return nil, err
 	}
 	// Each id edits only its own entry and no edit changes how the text
@@ -351,6 +353,25 @@ func closeConfig(date string, opts []CloseOption) (closeOptions, error) {
 		o.digest = operationDigest(o.opID)
 	}
 	return o, nil
+}
+
+// checkIDs refuses ids that several entries carry (ErrDuplicateID) or that
+// no entry carries (ErrNotFound, naming each once, in order).
+func (d *Doc) checkIDs(ids ...string) error {
+	if err := d.checkDups(ids...); err != nil {
+		return err
+	}
+	p := d.parsed()
+	var unknown []string
+	for _, id := range ids {
+		if p.find(id) == nil && !slices.Contains(unknown, id) {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("%w: %s", ErrNotFound, strings.Join(unknown, ", "))
+	}
+	return nil
 }
 
 func (d *Doc) checkDups(ids ...string) error {
@@ -445,12 +466,13 @@ var undoTail = regexp.MustCompile(`^\nresolution:[ \t]*(.*)\nresolution-undo:[ \
 // reads as live but still points at its archived body.
 //
 // Errors (nothing is changed): an *[ArgError] for an empty operation id, an
-// error matching [ErrDuplicateID] when an id names several entries.
+// error matching [ErrDuplicateID] when an id names several entries, an error
+// matching [ErrNotFound] naming the ids no entry carries.
 func (d *Doc) MarkOpen(ids []string, note, operationID string) ([]string, error) {
 	if err := checkOperationID(operationID); err != nil {
 		return nil, err
 	}
-	if err := d.checkDups(ids...); err != nil {
+	if err := d.checkIDs(ids...); err != nil {
 		return nil, err
 	}
 	digest := operationDigest(operationID)
@@ -524,29 +546,25 @@ func (d *Doc) openEdits(id, note, digest string) []edit {
 // RecordDecision writes "decision: <date> <label> — <detail>" under the
 // entry's status line (" — <detail>" is left out when the detail is empty),
 // whether the entry is open or done: a decision is a record, not a status
-// change. It returns false, writing nothing, when no entry has the id. To
-// decide and close in one write, call [Doc.MarkDone] after it on the same Doc:
-// the resolution line then stays adjacent to the status line.
+// change. To decide and close in one write, call [Doc.MarkDone] after it on
+// the same Doc: the resolution line then stays adjacent to the status line.
 //
 // Errors (nothing is changed): an *[ArgError] for a bad date, an error
-// matching [ErrDuplicateID] when the id names several entries.
-func (d *Doc) RecordDecision(id, date, label, detail string) (bool, error) {
+// matching [ErrDuplicateID] when the id names several entries, an error
+// matching [ErrNotFound] naming the id when no entry carries it.
+func (d *Doc) RecordDecision(id, date, label, detail string) error {
 	if err := checkDate("RecordDecision", "date", date); err != nil {
-		return false, err
+		return err
 	}
-	if err := d.checkDups(id); err != nil {
-		return false, err
-	}
-	e := d.parsed().find(id)
-	if e == nil {
-		return false, nil
+	if err := d.checkIDs(id); err != nil {
+		return err
 	}
 	line := "decision: " + date + " " + oneLine(label)
 	if detail = oneLine(detail); detail != "" {
 		line += " — " + detail
 	}
-	d.applyEdits([]edit{d.insertEdit(e, line)})
-	return true, nil
+	d.applyEdits([]edit{d.insertEdit(d.parsed().find(id), line)})
+	return nil
 }
 
 // MarkSeenAgain records a recurrence, "seen-again: <date> (<note>)", under the

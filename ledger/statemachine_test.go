@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/filetxn/filetxn"
 	"os"
@@ -221,6 +222,9 @@ func (m *ledgerMachine) MarkDone(t *rapid.T) {
 	} else {
 		got, err = m.tgt.MarkDone(ids, date, note, opts...)
 	}
+	if m.refusesUnknown(t, "MarkDone", ids, err) {
+		return
+	}
 	if err != nil {
 		t.Fatalf("MarkDone: %v", err)
 	}
@@ -243,12 +247,28 @@ func (m *ledgerMachine) MarkDone(t *rapid.T) {
 	}
 }
 
+// refusesUnknown reports whether ids hold an id no entry carries, after
+// checking that the call failed with ErrNotFound: a typo is not a replay, and
+// the call changes nothing.
+func (m *ledgerMachine) refusesUnknown(t *rapid.T, op string, ids []string, err error) bool {
+	if !slices.ContainsFunc(ids, func(id string) bool { return m.byID[id] == nil }) {
+		return false
+	}
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("%s(%v) with an unknown id = %v, want ErrNotFound", op, ids, err)
+	}
+	return true
+}
+
 // MarkOpen undoes reopenable closes of one operation.
 func (m *ledgerMachine) MarkOpen(t *rapid.T) {
 	ids := m.drawIDs(t, "reopen ids")
 	note := rapid.SampledFrom(smNotes).Draw(t, "reopen note")
 	op := rapid.SampledFrom(smOps).Draw(t, "reopen op")
 	got, err := m.tgt.MarkOpen(ids, note, op)
+	if m.refusesUnknown(t, "MarkOpen", ids, err) {
+		return
+	}
 	if err != nil {
 		t.Fatalf("MarkOpen: %v", err)
 	}
@@ -285,10 +305,13 @@ func (m *ledgerMachine) RecordDecision(t *rapid.T) {
 	}
 	requireOpen := rapid.Bool().Draw(t, "require open")
 	got, err := m.tgt.Decide(decision{id, date, label, detail, closeNote, requireOpen})
+	e := m.byID[id]
+	if !requireOpen && m.refusesUnknown(t, "RecordDecision", ids[:1], err) {
+		return
+	}
 	if err != nil {
 		t.Fatalf("RecordDecision: %v", err)
 	}
-	e := m.byID[id]
 	want := e != nil && !(requireOpen && e.state != mOpen)
 	if got != want {
 		t.Fatalf("RecordDecision(%s) = %v, model %v", id, got, want)
@@ -546,16 +569,22 @@ func (dec decision) apply(d *Doc) (bool, error) {
 			return false, nil
 		}
 	}
-	ok, err := d.RecordDecision(dec.id, dec.date, dec.label, dec.detail)
-	if !ok || err != nil || dec.closeNote == nil {
-		return ok, err
+	if err := d.RecordDecision(dec.id, dec.date, dec.label, dec.detail); err != nil {
+		return false, err
 	}
-	_, err = d.MarkDone([]string{dec.id}, dec.date, *dec.closeNote)
-	return ok, err
+	if dec.closeNote != nil {
+		if _, err := d.MarkDone([]string{dec.id}, dec.date, *dec.closeNote); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // markDoneEach closes each id with its own note, one MarkDone per id.
 func markDoneEach(d *Doc, ids []string, date string, notes map[string]string, opts ...CloseOption) ([]string, error) {
+	if c := d.Classify(ids...); len(c.Unknown) > 0 {
+		return nil, fmt.Errorf("%w: %v", ErrNotFound, c.Unknown) // before any close, as one MarkDone
+	}
 	var closed []string
 	for _, id := range ids {
 		got, err := d.MarkDone([]string{id}, date, notes[id], opts...)

@@ -118,7 +118,7 @@ func mutators(t *testing.T) []struct {
 			func(d *Doc) { d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID)) }},
 		{"MarkOpen", reopenableSeed(t),
 			viaMutate(func(d *Doc) { d.MarkOpen([]string{"DW-1", "DW-2", "DW-3"}, "by dw-a", operationID) }),
-			func(d *Doc) { d.MarkOpen([]string{"DW-1", "DW-2", "DW-99", "DW-3"}, "by dw-a", operationID) }},
+			func(d *Doc) { d.MarkOpen([]string{"DW-1", "DW-2", "DW-3"}, "by dw-a", operationID) }},
 		{"RecordDecision and close", ledgerFixture,
 			viaMutate(func(d *Doc) {
 				d.RecordDecision("DW-1", "2026-06-11", "fix now", "worth it")
@@ -203,7 +203,7 @@ func TestEveryWriteNeedsTheLock(t *testing.T) {
 
 // TestNoOpsTakeNoLock: operations that write nothing succeed while another
 // holder has the lock and waiting is disabled (bmad-loop's NOOP_MUTATORS,
-// the #736 probes), an unknown id among them. Ablation: making Store.Mutate
+// the #736 probes). Ablation: making Store.Mutate
 // call the engine's Mutate instead of its MutateProbed turns every Mutate row
 // red; Append and Archive probe for themselves.
 func TestNoOpsTakeNoLock(t *testing.T) {
@@ -232,9 +232,6 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 		{"MarkDone done", ledgerFixture, func(s *Store) (any, error) {
 			return mutate(s, func(d *Doc) (any, error) { return d.MarkDone([]string{"DW-2"}, "2026-06-11", "n") })
 		}, []string(nil)},
-		{"MarkDone unknown", ledgerFixture, func(s *Store) (any, error) {
-			return mutate(s, func(d *Doc) (any, error) { return d.MarkDone([]string{"DW-99"}, "2026-06-11", "n") })
-		}, []string(nil)},
 		{"MarkDone reopenable on done", closed.String(), func(s *Store) (any, error) {
 			return mutate(s, func(d *Doc) (any, error) {
 				return d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID))
@@ -246,15 +243,6 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 		{"MarkOpen none eligible", closed.String(), func(s *Store) (any, error) {
 			return mutate(s, func(d *Doc) (any, error) { return d.MarkOpen([]string{"DW-1", "DW-2", "DW-3"}, "n", operationID) })
 		}, []string(nil)},
-		{"MarkOpen missing ledger", "<missing>", func(s *Store) (any, error) {
-			return mutate(s, func(d *Doc) (any, error) { return d.MarkOpen([]string{"DW-1"}, "n", operationID) })
-		}, []string(nil)},
-		{"RecordDecision missing entry", ledgerFixture, func(s *Store) (any, error) {
-			return mutate(s, func(d *Doc) (any, error) { return d.RecordDecision("DW-99", "2026-06-11", "l", "d") })
-		}, false},
-		{"RecordDecision missing ledger", "<missing>", func(s *Store) (any, error) {
-			return mutate(s, func(d *Doc) (any, error) { return d.RecordDecision("DW-1", "2026-06-11", "l", "d") })
-		}, false},
 		{"MarkSeenAgain replay", ledgerFixture, func(s *Store) (any, error) {
 			return mutate(s, func(d *Doc) (any, error) {
 				return d.MarkSeenAgain([]string{"DW-3"}, "2026-06-08", "code review of spec-2-3.md")
@@ -678,13 +666,37 @@ func TestAppendCreatesTheLedgersDirectory(t *testing.T) {
 	}
 }
 
-// TestIdentitylessSpecsAreRefused: Append of a spec with neither Origin nor
-// SourceSpec fails with ErrInvalidArgument before any I/O and writes nothing.
-// Ablation: dropping the identity check appends the spec (and would skip every
-// later identityless one as its duplicate, answering [""]).
-func TestIdentitylessSpecsAreRefused(t *testing.T) {
+// TestUnknownIDsAndIdentitylessSpecsAreRefused: closing an id that no entry
+// carries (a typo, or any id on a missing ledger) fails with ErrNotFound
+// naming the id, and writes nothing; an id already closed is a replay that
+// succeeds. Append of a spec with neither Origin nor SourceSpec fails with
+// ErrInvalidArgument before any I/O and writes nothing. Ablations: dropping
+// the unknown-id check in Doc.MarkDone makes it answer [] as if it had
+// replayed; dropping the identity check appends the spec (and would skip
+// every later identityless one as its duplicate, answering [""]).
+func TestUnknownIDsAndIdentitylessSpecsAreRefused(t *testing.T) {
 	ctx := context.Background()
+	closeIDs := func(s *Store, ids ...string) ([]string, error) {
+		var closed []string
+		_, err := s.Mutate(ctx, func(d *Doc) (err error) { closed, err = d.MarkDone(ids, "2026-06-11", "n"); return err })
+		return closed, err
+	}
+	for _, seed := range []string{ledgerFixture, "<missing>"} {
+		s := newStore(t, seed)
+		before := readOrNil(t, s.path)
+		got, err := closeIDs(s, "DW-2", "DW-99")
+		require.ErrorIs(t, err, ErrNotFound, "MarkDone(DW-2, DW-99) on %.20q = %v, %v, want ErrNotFound", seed, got, err)
+		unknown := "DW-99"
+		if seed == "<missing>" {
+			unknown = "DW-2, DW-99"
+		}
+		require.ErrorContains(t, err, unknown, "MarkDone(DW-2, DW-99) = %v, want the unknown ids named", err)
+		require.Equal(t, string(before), string(readOrNil(t, s.path)), "ledger after a refused MarkDone")
+	}
 	s := newStore(t, ledgerFixture)
+	got, err := closeIDs(s, "DW-2")
+	require.NoError(t, err, "MarkDone(DW-2, already done) = %v, want a replay", err)
+	require.Empty(t, got, "MarkDone(DW-2, already done) = %v, want nothing closed", got)
 	first, err := s.Append(ctx, Spec{Title: "first", Origin: "o", SourceSpec: "s.md"})
 	require.NoError(t, err)
 	before := readOrNil(t, s.path)

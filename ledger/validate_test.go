@@ -55,7 +55,7 @@ func TestEveryOperationValidatesItsDate(t *testing.T) {
 	d := mustParse(t, ledgerFixture)
 	checks := map[string]error{}
 	_, checks["MarkDone"] = d.MarkDone([]string{"DW-1"}, bad, "n")
-	_, checks["RecordDecision"] = d.RecordDecision("DW-1", bad, "l", "d")
+	checks["RecordDecision"] = d.RecordDecision("DW-1", bad, "l", "d")
 	_, checks["MarkSeenAgain"] = d.MarkSeenAgain([]string{"DW-1"}, bad, "n")
 	_, checks["Archivable"] = d.Archivable(bad)
 	_, checks["ArchiveInto"] = d.ArchiveInto(mustParse(t, ""), "", bad)
@@ -98,7 +98,7 @@ func TestDuplicatedIDs(t *testing.T) {
 	check("MarkDone", err)
 	_, err = d.MarkOpen([]string{"DW-1"}, "n", "op")
 	check("MarkOpen", err)
-	_, err = d.RecordDecision("DW-1", "2026-06-11", "l", "")
+	err = d.RecordDecision("DW-1", "2026-06-11", "l", "")
 	check("RecordDecision", err)
 	_, err = d.MarkSeenAgain([]string{"DW-1"}, "2026-06-11", "n")
 	check("MarkSeenAgain", err)

@@ -123,15 +123,16 @@ func (c *cli) outcome(r closeReport) error {
 	return err
 }
 
-// changeLedger runs op, Doc operations on ids, in one Mutate of the ledger
-// at file, which must exist, within -lock-timeout, and returns what op
-// returned with the ids classified on the version op changed (or found
-// needing no change). op first runs on an empty ledger, so that bad
-// arguments (a bad date) are refused before the file is read or locked. The
-// Doc operations skip ids no entry carries; the caller reports them from
-// Unknown.
-func (c *cli) changeLedger(file string, ids []string, op func(*ledger.Doc) ([]string, error)) ([]string, ledger.Classification, error) {
-	if _, err := op(must(ledger.Parse(nil))); err != nil {
+// changeLedger runs op, Doc operations on the known ones among ids, in one
+// Mutate of the ledger at file, which must exist, within -lock-timeout, and
+// returns what op returned with ids classified on the version op changed (or
+// found needing no change). op first runs on an empty ledger with no ids, so
+// that bad arguments (a bad date) are refused before the file is read or
+// locked. The ids no entry carries, which the Doc operations refuse, are not
+// given to op: the caller reports them from Unknown after the others are
+// done.
+func (c *cli) changeLedger(file string, ids []string, op func(d *ledger.Doc, known []string) ([]string, error)) ([]string, ledger.Classification, error) {
+	if _, err := op(must(ledger.Parse(nil)), nil); err != nil {
 		return nil, ledger.Classification{}, err
 	}
 	s, err := openExisting(file, c.openLedger)
@@ -144,7 +145,8 @@ func (c *cli) changeLedger(file string, ids []string, op func(*ledger.Doc) ([]st
 	var was ledger.Classification
 	_, err = s.Mutate(ctx, func(d *ledger.Doc) (err error) {
 		was = d.Classify(ids...)
-		changed, err = op(d)
+		known := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(was.Unknown, id) })
+		changed, err = op(d, known)
 		return err
 	})
 	if err != nil {
@@ -170,7 +172,7 @@ func ledgerClose(c *cli, args []string) error {
 	if *op != "" {
 		opts = append(opts, ledger.Reopenable(*op))
 	}
-	closed, was, err := c.changeLedger(*file, ids, func(d *ledger.Doc) ([]string, error) { return d.MarkDone(ids, *date, *note, opts...) })
+	closed, was, err := c.changeLedger(*file, ids, func(d *ledger.Doc, ids []string) ([]string, error) { return d.MarkDone(ids, *date, *note, opts...) })
 	if err != nil {
 		return err
 	}
@@ -189,7 +191,7 @@ func ledgerReopen(c *cli, args []string) error {
 	if len(ids) == 0 {
 		return usagef("no ids to reopen")
 	}
-	reopened, was, err := c.changeLedger(*file, ids, func(d *ledger.Doc) ([]string, error) { return d.MarkOpen(ids, *note, *op) })
+	reopened, was, err := c.changeLedger(*file, ids, func(d *ledger.Doc, ids []string) ([]string, error) { return d.MarkOpen(ids, *note, *op) })
 	if err != nil {
 		return err
 	}
@@ -215,11 +217,16 @@ func ledgerDecide(c *cli, args []string) error {
 	}
 	// The decision, then with -close-note the close, in one write: the
 	// resolution line stays adjacent to the status line.
-	_, was, err := c.changeLedger(*file, []string{id}, func(d *ledger.Doc) ([]string, error) {
-		if ok, err := d.RecordDecision(id, *date, *label, *detail); !ok || err != nil || *closeNote == "" {
+	_, was, err := c.changeLedger(*file, []string{id}, func(d *ledger.Doc, known []string) ([]string, error) {
+		if len(known) == 0 {
+			// An unknown id, or the check on an empty ledger: only the
+			// date is checked (an empty batch checks its arguments).
+			return d.MarkDone(nil, *date, *closeNote)
+		}
+		if err := d.RecordDecision(id, *date, *label, *detail); err != nil || *closeNote == "" {
 			return nil, err
 		}
-		return d.MarkDone([]string{id}, *date, *closeNote)
+		return d.MarkDone(known, *date, *closeNote)
 	})
 	if err != nil {
 		return err

@@ -79,6 +79,19 @@ func TestLedgerCommands(t *testing.T) {
 		if r.stdout != "closed: DW-2\n" || !strings.Contains(r.stderr, "DW-9") {
 			t.Fatalf("want DW-2 closed and DW-9 named\n%s", r)
 		}
+		// With -json the failure is one document in the shape of every
+		// command's failure, error and exit_code, with the report beside
+		// them.
+		var got struct {
+			Error    string `json:"error"`
+			ExitCode int    `json:"exit_code"`
+			closeJSON
+		}
+		r = e.want(3, "-json", "ledger", "close", "-file", f, "-date", "2026-06-12", "-note", "n", "DW-2", "DW-9")
+		decode(t, r, &got)
+		if got.ExitCode != 3 || !strings.Contains(got.Error, "DW-9") || strings.Join(got.AlreadyDone, " ") != "DW-2" || strings.Join(got.Unknown, " ") != "DW-9" || got.File != f {
+			t.Fatalf("ledger close -json DW-2 DW-9 = %+v, want exit_code 3, an error naming DW-9, DW-2 already done and DW-9 unknown", got)
+		}
 	})
 	t.Run("reopen", func(t *testing.T) {
 		e := e.with(t)
