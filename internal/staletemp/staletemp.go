@@ -66,7 +66,7 @@ func Remove(path string) (int, error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.Open(dir)
+	f, err := openDir(dir)
 	if err != nil {
 		return 0, err
 	}
