@@ -88,7 +88,7 @@ func ExampleLoop_Approve() {
 
 // Mutate changes the state in one transaction: here the gates and the
 // schedule, with one lock, one read and one write. Setting the schedule as
-// it already is writes nothing and takes no lock.
+// it already is writes nothing and never waits for the lock.
 func ExampleLoop_Mutate() {
 	dir, _ := os.MkdirTemp("", "loopstate-example")
 	defer os.RemoveAll(dir)
