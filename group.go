@@ -35,12 +35,13 @@ import (
 type call[D any] struct {
 	ctx    context.Context
 	fn     func(D) error
-	probed bool          // MutateProbed: a leader that finds the lock busy probes before it waits
+	probed bool          // MutateProbed: it probes before it waits for a lock found busy
 	done   chan struct{} // closed once the leader has set the fields below
 
 	// Set by the leader of the batch that took the call (or that promoted
 	// it), before it closes done; read by the caller after done is closed.
 	lead      bool // promoted: the caller must lead the next batch itself
+	reprobe   bool // probed, sent back by a leader that found the lock busy: probe, then queue again
 	cancelled bool // ctx was done when a leader took the call: fn never ran
 	changed   bool // fn succeeded and changed the encoded bytes
 	commit    Commit
@@ -54,22 +55,38 @@ type call[D any] struct {
 type group[D any] struct {
 	mu      sync.Mutex
 	leading bool       // a call leads: it takes the lock or runs a batch; guarded by mu
-	held    bool       // the leading call holds the lock; guarded by mu
+	waiting bool       // the leading call found the lock busy (or not to be had) and waits for it; guarded by mu
 	queue   []*call[D] // calls waiting for the next batch, in order; guarded by mu
 }
 
-// setHeld records whether the leader holds the lock.
-func (g *group[D]) setHeld(held bool) {
+// wait records that the leader found the lock busy, or not to be had, and
+// sends every probed call of the queue back to probe (see mutate): none of
+// them may wait for another holder when it changes nothing.
+func (g *group[D]) wait() {
 	g.mu.Lock()
-	g.held = held
+	defer g.mu.Unlock()
+	g.waiting = true
+	g.queue = slices.DeleteFunc(g.queue, func(c *call[D]) bool {
+		if c.probed {
+			c.reprobe = true
+			close(c.done)
+		}
+		return c.probed
+	})
+}
+
+// held records that the leader holds the lock.
+func (g *group[D]) held() {
+	g.mu.Lock()
+	g.waiting = false
 	g.mu.Unlock()
 }
 
-// lockHeld reports whether a leader holds the lock now.
-func (g *group[D]) lockHeld() bool {
+// leaderWaits reports whether the leader waits for a lock it found busy.
+func (g *group[D]) leaderWaits() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.held
+	return g.waiting
 }
 
 // tryLead makes the caller the leader if no call leads, and reports whether
@@ -148,7 +165,7 @@ func (g *group[D]) requeue(calls []*call[D]) {
 func (g *group[D]) handOff() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.held = false
+	g.waiting = false
 	if len(g.queue) == 0 {
 		g.leading = false
 		return
@@ -178,28 +195,34 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 	if s.g.tryLead() {
 		return s.lead(c, true)
 	}
-	// A leader holds the lock, or is about to try for it. A probed call
-	// behind a holder queues as it is: the lock can be had, and its batch
-	// is near. Behind a leader that waits (the lock is busy elsewhere, or
-	// cannot be taken), or with a ctx that rules out waiting, it decides
-	// on a snapshot first.
-	if probed && (ctx.Err() != nil || !s.g.lockHeld()) && s.probe(fn) {
-		return Commit{}, nil
-	}
 	start := time.Now()
-	if err := s.mayQueue(ctx); err != nil {
-		return Commit{}, err
-	}
-	if !s.g.enqueue(c) {
-		return s.lead(c, true)
-	}
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		if s.g.leave(c) {
-			return Commit{}, s.gaveUp(ctx, start)
+	for {
+		// A leader holds the lock, or is about to try for it. A probed
+		// call queues as it is, its batch near, unless the leader found
+		// the lock busy or not to be had (then a call that changes
+		// nothing must not wait), or its ctx rules out waiting: then it
+		// decides on a snapshot first.
+		if probed && (ctx.Err() != nil || s.g.leaderWaits()) && s.probe(fn) {
+			return Commit{}, nil
 		}
-		<-c.done // a leader took c (or promoted it) meanwhile: its answer is on the way
+		if err := s.mayQueue(ctx); err != nil {
+			return Commit{}, err
+		}
+		if !s.g.enqueue(c) {
+			return s.lead(c, true)
+		}
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			if s.g.leave(c) {
+				return Commit{}, s.gaveUp(ctx, start)
+			}
+			<-c.done // a leader took c (or promoted it) meanwhile: its answer is on the way
+		}
+		if !c.reprobe {
+			break
+		}
+		c.reprobe = false
 	}
 	switch {
 	case c.lead && ctx.Err() != nil:
@@ -268,31 +291,40 @@ func (s *Store[D]) gaveUp(ctx context.Context, start time.Time) error {
 // It then hands the lead on, whether it succeeded, failed, panicked or its
 // goroutine is ending.
 //
-// A probed call first tries the lock without waiting, and, if it cannot
-// have it at once, probes (see MutateProbed): a probe that shows fn changes
-// nothing ends the call without the lock.
+// The leader first tries the lock without waiting. If it cannot have it at
+// once, it says so to the group (so that probed calls probe rather than
+// queue behind a wait), probes if its own call is probed (see
+// MutateProbed: a probe that shows fn changes nothing ends the call
+// without the lock), and only then waits for the lock. Once it holds the
+// lock it yields the processor once before it takes the queue: the callers
+// of the batch before, woken by its end and about to call again, then join
+// this batch rather than the next, and a lone call pays one yield.
 func (s *Store[D]) lead(c *call[D], grouped bool) (Commit, error) {
 	if grouped {
 		defer s.g.handOff()
 	}
-	var h *lock.Handle
-	var err error
-	if c.probed {
-		if h, err = s.tryAcquire(); err != nil && s.probe(c.fn) {
+	h, err := s.tryAcquire()
+	if err != nil {
+		if grouped {
+			s.g.wait()
+		}
+		if c.probed && s.probe(c.fn) {
 			return Commit{}, nil
 		}
-	}
-	if h == nil {
+		if s.o.noWait {
+			return Commit{}, err
+		}
 		if h, err = s.acquire(c.ctx); err != nil {
 			return Commit{}, err
 		}
 	}
 	if grouped {
-		s.g.setHeld(true)
+		s.g.held()
 	}
 	_ = s.holding(c.ctx, h, func(tx *Tx) error {
 		b := &batch[D]{s: s, tx: tx, calls: []*call[D]{c}}
 		if grouped {
+			runtime.Gosched()
 			b.calls = s.g.take(b.calls)
 		}
 		b.run()

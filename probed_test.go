@@ -120,3 +120,39 @@ func TestMutateProbedBehindAHolderQueuesWithoutProbing(t *testing.T) {
 	require.Equal(t, int64(1), runs.Load(), "runs of the queued fn = %d, want 1", runs.Load())
 	require.Equal(t, map[string]string{"leader": "1", "a": "1"}, fileKeys(t, s), "file = got, want the leader's key and a")
 }
+
+// TestMutateProbedQueuedBeforeABusyLockIsSentBackToProbe: a MutateProbed
+// that queued behind a leader before that leader found the lock busy is
+// sent back to probe: changing nothing, it returns while the other holder
+// still has the lock, and the leader writes once the lock is free.
+// Ablation: group.wait() leaving the probed calls in the queue makes the
+// no-op wait for the holder, and this test goes red at its bound.
+func TestMutateProbedQueuedBeforeABusyLockIsSentBackToProbe(t *testing.T) {
+	ctx := context.Background()
+	s := newCounter(t)
+	require.NoError(t, os.WriteFile(s.path, []byte("3\n"), 0o644))
+	lp, err := s.LockPath()
+	require.NoError(t, err)
+	h, err := lock.Acquire(ctx, lp)
+	require.NoError(t, err)
+	defer h.Release()
+	queued := watchQueue(t)
+	// The leader's first try for the lock waits until the no-op has queued.
+	var tries atomic.Int64
+	trying := make(chan struct{})
+	fault.Set(t, func(step fault.Step, p string) error {
+		if step == fault.Lock && tries.Add(1) == 1 {
+			close(trying)
+			within(t, queued, "the no-op to queue")
+		}
+		return nil
+	})
+	change := startProbed(s, ctx, func(c *counter) error { c.n = 4; return nil })
+	within(t, trying, "the leader to try for the lock")
+	noop := within(t, startProbed(s, ctx, func(c *counter) error { c.n = 3; return nil }), "the no-op MutateProbed")
+	require.True(t, noop.returned && noop.err == nil && !noop.commit.Written, "queued MutateProbed(3 -> 3) under a busy lock = %+v, want nothing written, no error", noop)
+	require.NoError(t, h.Release())
+	o := within(t, change, "the changing MutateProbed")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "MutateProbed(3 -> 4) after the release = %+v, want written", o)
+	require.Equal(t, "4\n", readCount(t, s.path), "file = got, want 4")
+}

@@ -169,8 +169,10 @@ func (s *Store[D]) LockPath() (string, error) {
 // changes with one write. Each caller still gets its own Commit, error and
 // panic: a fn that fails or panics is undone alone (the document is decoded
 // again from the bytes encoded after the fn before it), and the others'
-// changes are published without it. Nobody waits for a batch to fill, so a
-// lone call costs what it would cost alone. Two things follow for fn: it
+// changes are published without it. Nobody waits for a batch to fill (the
+// call that takes the lock yields the processor once, so that goroutines
+// about to call join its batch, and then takes what is queued), so a lone
+// call costs what it would cost alone. Two things follow for fn: it
 // may run on another caller's goroutine (the one holding the lock), so it
 // must not depend on which goroutine runs it (it must not call
 // runtime.Goexit, or testing's FailNow, which would end that caller's
@@ -205,14 +207,16 @@ func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error)
 // Commit.Written false, never having locked; on any other outcome of the
 // probe, an error included, it waits for the lock as Mutate does and
 // decides again, under the lock, on fresh data. A call that arrives while
-// another call on the same Store holds the lock (see group commit, in
-// Mutate) does not probe: the lock can be taken, so it queues, and runs
-// under the lock as Mutate would, in that call's batch or the next.
+// another call on the same Store leads a group commit (see Mutate) queues
+// behind it without a probe, and runs under the lock in that call's batch
+// or the next, unless that leader has found the lock busy or not to be had:
+// then the call probes first, and a call that queued before the leader
+// found it out is sent back to probe.
 //
-// So a fn that changes nothing never waits for another process, and never
-// needs the lock file to exist, be creatable or be lockable; it may still
-// take the lock when the lock is free, which costs what a Mutate that
-// writes nothing costs, and may create the lock file. fn may run twice
+// So a fn that changes nothing never waits for another holder of the lock,
+// and never needs the lock file to exist, be creatable or be lockable; it
+// may still take the lock when the lock is free, which costs what a Mutate
+// that writes nothing costs, and may create the lock file. fn may run twice
 // (once on the probe, once under the lock), so it must be a pure decision
 // on the document: no side effects beyond changing it, and results kept
 // from its last run. ctx bounds the wait for the lock only, as in Mutate:
