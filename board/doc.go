@@ -2,9 +2,10 @@
 // stories only move forward, byte-compatibly with bmad-loop's board writer.
 //
 // Parse loads a board into a Doc, and New makes a new one; Doc.Advance moves one row to a
-// Status (batch several on one Doc) and Doc.Bytes returns the edited board. Open returns a Store: the board on
-// disk behind the filetxn engine, with Mutate, View and Advance. The format, every decision on real boards and every deliberate
-// difference from bmad-loop are in docs/formats/board.md in this repository.
+// Status (batch several on one Doc) and Doc.Bytes returns the edited board. Open returns a
+// Store: the board on disk behind the filetxn engine, with Mutate, View and Advance. The
+// format, every decision on real boards and every deliberate difference from bmad-loop are
+// in docs/formats/board.md in this repository.
 //
 // # Guarantees
 //
@@ -18,13 +19,13 @@
 //     awaiting-operator) and never overwrites a status outside the order without
 //     AllowUnordered. On any error nothing changes.
 //   - A board it does not understand is refused by Parse with a *ParseError naming path
-//     and line, and never rewritten. A row it cannot edit safely, or one without a status
+//     and line (matching ErrNotBoard), and never rewritten. A row it cannot edit safely, or one without a status
 //     (listed by Doc.Unread), is refused by Advance with a *RowError naming key and line;
 //     the rest of the board works.
-//   - Store.Advance decides a no-op (and an absent row, ErrNotFound) on a lock-free read
-//     and takes no lock; every other decision is made again under the lock on fresh
-//     bytes. Store.Mutate runs fn once under the lock: N moves cost one lock, one read,
-//     one write.
+//   - A Store.Mutate or Store.Advance that moves nothing (and an absent row, ErrNotFound,
+//     for Advance) needs no lock: when the lock is busy or cannot be taken it is decided
+//     on a lock-free read. Every move is decided under the lock on fresh bytes; N moves in
+//     one Mutate cost one lock, one read, one write.
 //
 // # Caveats
 //
@@ -34,7 +35,9 @@
 //     other writer's, and a .lock file beside the board is not one bmad-loop takes.
 //   - A Doc is a snapshot and is not safe for concurrent use; decide under Store.Mutate or
 //     Store.Advance what must not be stale. A Store is safe for concurrent use.
-//   - Calling the Store from inside its own Mutate callback fails with lock.ErrReentrant.
+//   - A Mutate callback may run twice (once without the lock): it must only decide on and
+//     change the Doc, and must not call the Store (under the lock that fails with
+//     lock.ErrReentrant).
 //   - A Store keeps the parse of the last two boards it read or wrote, keyed by their
 //     exact bytes, so another writer's change is always parsed afresh.
 package board
