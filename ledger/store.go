@@ -157,21 +157,6 @@ func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit
 	return filetxn.Commit{}, nil
 }
 
-// mutate is the engine's Mutate, for an operation that must decide under the
-// lock: fn runs once.
-func (s *Store) mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
-	if s.rootErr != nil {
-		return filetxn.Commit{}, s.noRoot()
-	}
-	return s.eng.Mutate(ctx, fn)
-}
-
-// mutateProbed is Mutate without its Commit.
-func (s *Store) mutateProbed(ctx context.Context, fn func(*Doc) error) error {
-	_, err := s.Mutate(ctx, fn)
-	return err
-}
-
 // Restore puts snapshot back as the whole ledger, under the lock, only if the
 // ledger's current bytes are a version the caller owns (their digest is among
 // owned: the Commit.Digest of the caller's own writes) or already equal

@@ -438,7 +438,7 @@ func TestMutateFromInsideMutateIsAnError(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, ledgerFixture)
 	var inner error
-	_, err := s.mutate(ctx, func(d *Doc) error {
+	_, err := s.eng.Mutate(ctx, func(d *Doc) error { // fn once, under the lock
 		_, inner = s.Mutate(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n"); return err })
 		return nil
 	})
