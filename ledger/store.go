@@ -16,13 +16,13 @@ import (
 // lock, reads the file afresh, applies the change and replaces the file
 // atomically. It holds no data in memory and is safe for concurrent use.
 //
-// [Store.Mutate] runs any batch of Doc operations in one write, and decides
-// first on a lock-free read, so a batch that would write nothing (a replayed
-// close, ids already done, a missing ledger) takes no lock and succeeds even
-// where the lock cannot be taken. [Store.Append] and [Store.Archive] do the
-// same for appending and for archiving, which writes two files. A Store whose
-// lock lives under a state root that cannot be derived fails every write with
-// an error wrapping [ErrNoStateRoot].
+// [Store.Mutate] runs any batch of Doc operations in one write; a batch that
+// writes nothing (a replayed close, ids already done, a missing ledger) needs
+// no lock, so it succeeds even where the lock cannot be taken. [Store.Append]
+// (which also creates a missing directory) and [Store.Archive] (which writes
+// two files) do the same for appending and archiving. A Store whose lock
+// lives under a state root that cannot be derived fails every write with an
+// error wrapping [ErrNoStateRoot].
 //
 // As in the engine: ctx bounds the wait for the lock and nothing else (a done
 // ctx on a free lock still runs the operation; on a busy one it fails at
@@ -180,7 +180,9 @@ func (s *Store) Restore(ctx context.Context, snapshot []byte, owned ...filetxn.D
 // first: a crash between the two writes leaves the ledger as it was and the
 // bodies in the archive, and the next run completes the stubs without
 // appending those bodies again. When nothing is eligible (or the ledger is
-// missing) Archive returns without taking the lock.
+// missing) Archive returns without taking the lock. An eligible entry whose
+// id several entries carry fails the call, writing nothing, with an
+// *fs.PathError naming the ledger that matches [ErrDuplicateID].
 func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, error) {
 	if err := checkArchiveArgs(before, stamp); err != nil {
 		return nil, err
