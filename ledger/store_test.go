@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/stretchr/testify/require"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -434,6 +435,20 @@ func TestStoreDuplicateIDFailsAndWritesNothing(t *testing.T) {
 // TestMutateFromInsideMutateIsAnError: a write the Store is asked for while
 // fn runs under its lock fails with ErrReentrant instead of deadlocking. (On
 // Mutate's lock-free run nothing is held: fn must not call the Store.)
+// TestArchiveOfADuplicatedIDNamesTheLedger: Store.Archive refuses an eligible
+// entry whose id two entries carry with an error matching ErrDuplicateID that
+// names the ledger's path, and writes neither file.
+func TestArchiveOfADuplicatedIDNamesTheLedger(t *testing.T) {
+	text := "### DW-1: a\nstatus: done 2026-01-01\n\n### DW-1: b\nstatus: open\n"
+	s := newStore(t, text)
+	_, err := s.Archive(context.Background(), "", "2026-08-24")
+	var pe *fs.PathError
+	require.ErrorIs(t, err, ErrDuplicateID, "Archive() = %v, want ErrDuplicateID", err)
+	require.True(t, errors.As(err, &pe) && pe.Path == s.path, "Archive() = %v, want an *fs.PathError naming %s", err, s.path)
+	require.Equal(t, text, string(readOrNil(t, s.path)), "ledger after a refused Archive")
+	require.Nil(t, readOrNil(t, s.ArchivePath()), "archive after a refused Archive")
+}
+
 func TestMutateFromInsideMutateIsAnError(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, ledgerFixture)
