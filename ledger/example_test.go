@@ -157,8 +157,8 @@ func ExampleStore() {
 	)
 	fmt.Println("appended", ids)
 
-	// Close DW-1 and say what became of it. Mutate decides on a lock-free
-	// read first, so fn may run twice: it assigns its results.
+	// Close DW-1 and say what became of it. fn may run twice (first on a
+	// lock-free read, when the lock is busy): it assigns its results.
 	var closed []string
 	var was ledger.Classification
 	closeDW1 := func(d *ledger.Doc) (err error) {
@@ -169,7 +169,7 @@ func ExampleStore() {
 	c, _ := s.Mutate(ctx, closeDW1)
 	fmt.Println("closed", closed, "written", c.Written)
 
-	// A replay writes nothing and takes no lock.
+	// A replay writes nothing, and needs no lock.
 	c, _ = s.Mutate(ctx, closeDW1)
 	fmt.Println("closed again", closed, "already done", was.AlreadyDone, "written", c.Written)
 
