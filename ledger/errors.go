@@ -15,7 +15,8 @@ import (
 // each unwraps to a sentinel below.
 var (
 	// ErrInvalidArgument is returned, inside an [*ArgError] naming the
-	// argument, when an argument is refused before any I/O: a date that is not
+	// argument, when an operation refuses an argument before it touches the
+	// text (Store.Append and Store.Archive: before any I/O): a date that is not
 	// a real calendar date spelled YYYY-MM-DD (2026-02-30 and 0000-01-01 are
 	// refused), a [Spec] status other than "open" or "done YYYY-MM-DD", a
 	// severity outside critical, high, medium and low, an empty operation id,
@@ -47,10 +48,10 @@ var (
 	ErrNoStateRoot = bmadloop.ErrNoStateRoot
 )
 
-// ArgError reports an argument refused before any I/O. Op is the operation
-// ("Append", "MarkDone", ...), Field names the argument ("date",
-// "specs[1].Severity", ...), Value is the refused value verbatim, and Err says
-// what the value must be; Err matches [ErrInvalidArgument].
+// ArgError reports a refused argument (see [ErrInvalidArgument]). Op is the
+// operation ("Append", "MarkDone", ...), Field names the argument ("date",
+// "specs[1].Severity", ...), Value is the refused value verbatim, and Err
+// says what the value must be; Err matches [ErrInvalidArgument].
 type ArgError struct {
 	Op    string
 	Field string
