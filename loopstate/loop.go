@@ -205,11 +205,20 @@ func (l *Loop) tombstone() (string, error) {
 //
 // N changes in one fn cost one lock, one read and one write.
 func (l *Loop) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
-	return l.mutate(ctx, "mutate", false, func(d *Doc, _ time.Time) error { return fn(d) })
+	return l.mutate(ctx, "mutate", false, func(d *Doc, now time.Time) error {
+		if err := fn(d); err != nil {
+			return err
+		}
+		if _, changed := d.encode(); changed {
+			d.UpdatedAt = now
+		}
+		return nil
+	})
 }
 
 // mutate runs fn as Mutate does, recording op as the lock's purpose, with
-// the time that stamps the change (read when fn runs); with probe it is
+// the time that stamps the change (read when fn runs; the transitions set
+// updated_at themselves, and Mutate when fn changed anything); with probe it is
 // filetxn's MutateProbed, so that a call whose fn (a pure decision) changes
 // nothing never waits for the lock.
 //
@@ -225,14 +234,7 @@ func (l *Loop) mutate(ctx context.Context, op string, probe bool, fn func(d *Doc
 		if err := l.sameDir(dir0); err != nil {
 			return err
 		}
-		now := l.now()
-		if err := fn(d, now); err != nil {
-			return err
-		}
-		if _, changed := d.encode(); changed {
-			d.UpdatedAt = now
-		}
-		return nil
+		return fn(d, l.now())
 	}
 	s := l.engine(op, false)
 	for restored := false; ; restored = true {
