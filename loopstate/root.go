@@ -163,7 +163,7 @@ func (r *Root) Open(ctx context.Context, name string) (*Loop, error) {
 // of a valid loop name that holds a state file. It reads no state: a
 // Loop's View does, without the lock, and gives the *StateError of a state
 // that is refused. A root without loops gives an empty list. List does not
-// block.
+// block; since it never waits, a done ctx does not stop it.
 func (r *Root) List(ctx context.Context) ([]*Loop, error) {
 	ents, err := os.ReadDir(filepath.Join(r.dir, loopsDir))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -183,5 +183,5 @@ func (r *Root) List(ctx context.Context) ([]*Loop, error) {
 		}
 		out = append(out, l)
 	}
-	return out, ctx.Err()
+	return out, nil
 }
