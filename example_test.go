@@ -88,9 +88,9 @@ func ExampleStore_Restore() {
 	// Output: true
 }
 
-// A probed transaction that would change nothing decides on a lock-free read
-// and never takes the lock: here the lock file's directory cannot even be
-// created, and the no-op still succeeds.
+// A probed transaction that would change nothing succeeds even where the lock
+// cannot be taken: here the lock file's directory cannot even be created, so
+// a lock-free read decides, and the no-op still succeeds.
 func ExampleStore_MutateProbed() {
 	dir, _ := os.MkdirTemp("", "filetxn-example")
 	defer os.RemoveAll(dir)
@@ -104,7 +104,7 @@ func ExampleStore_MutateProbed() {
 	atLeast := func(min int) func(*int) error {
 		return func(n *int) error { *n = max(*n, min); return nil }
 	}
-	c, err := s.MutateProbed(ctx, atLeast(3)) // already 5: no lock, no write
+	c, err := s.MutateProbed(ctx, atLeast(3)) // already 5: no write, and no lock needed
 	fmt.Println(c.Written, err)
 	_, err = s.MutateProbed(ctx, atLeast(7)) // must write: needs the lock
 	fmt.Println(err != nil)

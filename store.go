@@ -104,6 +104,7 @@ type Store[D any] struct {
 	codec Codec[D]
 	o     options
 	bufs  sync.Pool // of *[]byte: read buffers, reused from call to call
+	slot  bufSlot   // one read buffer that a garbage collection does not take away
 	g     group[D]  // the Mutates waiting for the lock (group commit)
 }
 
@@ -477,43 +478,83 @@ func (tx *Tx) remove(path, op string) error {
 	return nil
 }
 
-// buffer returns a read buffer from the store's pool. The caller hands it
-// back with recycle once the bytes read into it are no longer used (by the
-// Codec contract, once Decode and Encode have returned).
+// A bufSlot keeps one read buffer between transactions. A sync.Pool alone
+// would not do for a large file: every transaction on it allocates about
+// the file's size (the document and its encoding), so the collections that
+// empty a pool come about once a transaction, and each read would go to
+// fresh memory.
+type bufSlot struct {
+	mu  sync.Mutex
+	buf *[]byte // nil when empty or taken; guarded by mu
+}
+
+// buffer returns a read buffer: the store's slot's, or one from its pool.
+// The caller hands it back with recycle once the bytes read into it are no
+// longer used (by the Codec contract, once Decode and Encode have returned).
 func (s *Store[D]) buffer() *[]byte {
+	s.slot.mu.Lock()
+	buf := s.slot.buf
+	s.slot.buf = nil
+	s.slot.mu.Unlock()
+	if buf != nil {
+		return buf
+	}
 	if buf, ok := s.bufs.Get().(*[]byte); ok {
 		return buf
 	}
 	return new([]byte)
 }
 
+// recycle takes back a buffer from buffer. *buf holds the bytes last read
+// into it: the slot keeps it while its capacity is within twice that size
+// (and a little), so that a file that was briefly huge does not pin its size
+// in memory; otherwise it goes to the pool, if not too large for it.
 func (s *Store[D]) recycle(buf *[]byte) {
+	used := len(*buf)
 	if poisonRecycled {
 		clear((*buf)[:cap(*buf)])
 	}
-	s.bufs.Put(buf)
+	*buf = (*buf)[:0]
+	if cap(*buf) <= 2*used+slotSlack {
+		s.slot.mu.Lock()
+		if s.slot.buf == nil {
+			s.slot.buf, buf = buf, nil
+		}
+		s.slot.mu.Unlock()
+		if buf == nil {
+			return
+		}
+	}
+	if cap(*buf) <= maxPooledBuffer {
+		s.bufs.Put(buf)
+	}
 }
+
+// slotSlack is the room beyond twice the file's size that the slot's buffer
+// may have: a small file's buffer is kept whatever its size.
+const slotSlack = 64 << 10
 
 // poisonRecycled, set by tests, has recycle zero a buffer as it goes back to
 // the pool, so that bytes used after that show up at once as garbage instead
 // of as a rare race with the next user.
 var poisonRecycled bool
 
-// maxPooledBuffer bounds the buffers a store keeps between transactions: a
-// file that was briefly huge must not pin its size in memory for good.
+// maxPooledBuffer bounds the buffers a store keeps in its pool (beside the
+// one in its slot, see recycle): a file that was briefly huge must not pin
+// its size in memory for good.
 const maxPooledBuffer = 4 << 20
 
 // readBuffered reads the file at path into the storage of *buf, which it then
-// points at the storage used (a larger one when the file outgrew it), or into
-// a new slice when buf is nil. A missing file gives nil, an empty one a
-// non-nil empty slice.
+// points at the bytes read (in a larger storage when the file outgrew it),
+// or into a new slice when buf is nil. A missing file gives nil, an empty
+// one a non-nil empty slice.
 func readBuffered(path, op string, buf *[]byte) ([]byte, error) {
 	if buf == nil {
 		return osfile.ReadState(path, op, nil, 1)
 	}
-	data, err := osfile.ReadState(path, op, *buf, 1)
-	if data != nil && cap(data) <= maxPooledBuffer {
-		*buf = data[:0]
+	data, err := osfile.ReadState(path, op, (*buf)[:0], 1)
+	if data != nil {
+		*buf = data
 	}
 	return data, err
 }

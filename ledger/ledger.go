@@ -116,11 +116,13 @@ func (d *Doc) encode() []byte {
 	// starts where encText does (it grew in place); otherwise it compares
 	// the bytes, so a text replaced in the middle is never taken for one
 	// that grew.
-	if d.enc == nil || !strings.HasPrefix(d.text, d.encText) {
-		d.enc = make([]byte, 0, len(d.text)+len(d.text)/8+1024)
-		d.encText = ""
+	if d.enc != nil && strings.HasPrefix(d.text, d.encText) {
+		d.enc = append(d.enc, d.text[len(d.encText):]...)
+	} else {
+		// Room for the appends of a batch, so that the next encodes
+		// extend this buffer rather than move it.
+		d.enc = append(make([]byte, 0, len(d.text)+len(d.text)/64+1024), d.text...)
 	}
-	d.enc = append(d.enc[:len(d.encText)], d.text[len(d.encText):]...)
 	d.encText = d.text
 	return d.enc[:len(d.enc):len(d.enc)]
 }
