@@ -513,6 +513,11 @@ func TestStoreChecksArgumentsBeforeAnyIO(t *testing.T) {
 	if _, err := Open(""); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("Open(\"\") = %v, want ErrInvalidArgument", err)
 	}
+	// An engine option the engine refuses is the same argument error, once.
+	_, err := Open(filepath.Join(t.TempDir(), "sprint-status.yaml"), filetxn.WithStateRoot("relative/state"))
+	if !errors.Is(err, ErrInvalidArgument) || strings.Count(err.Error(), "invalid argument") != 1 {
+		t.Errorf("Open(path, WithStateRoot(relative)) = %v, want ErrInvalidArgument said once", err)
+	}
 }
 
 // TestStoreSteadyStateAdvanceParsesNothing counts parses through a Store's own Codec:
