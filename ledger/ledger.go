@@ -345,10 +345,8 @@ func maxSeq(s, cur string) string {
 		}
 		pos := i + j
 		i = pos + 3
-		if pos > 0 {
-			if r, _ := utf8.DecodeLastRuneInString(s[:pos]); isWord(r) {
-				continue
-			}
+		if pos > 0 && wordBefore(s, pos) {
+			continue
 		}
 		k := pos + 3
 		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
@@ -358,20 +356,38 @@ func maxSeq(s, cur string) string {
 			continue
 		}
 		i = k
-		if k < len(s) {
-			if r, _ := utf8.DecodeRuneInString(s[k:]); isWord(r) {
-				continue
-			}
+		if k < len(s) && wordAt(s, k) {
+			continue
 		}
-		num := strings.TrimLeft(s[pos+3:k], "0")
-		if num == "" {
-			num = "0"
+		z := pos + 3
+		for z < k-1 && s[z] == '0' {
+			z++
 		}
-		if len(num) > len(cur) || len(num) == len(cur) && num > cur {
+		if num := s[z:k]; len(num) > len(cur) || len(num) == len(cur) && num > cur {
 			cur = num
 		}
 	}
 	return cur
+}
+
+// wordBefore reports whether the character that ends s[:i] is a word
+// character, decoding a rune only past ASCII.
+func wordBefore(s string, i int) bool {
+	if c := s[i-1]; c < utf8.RuneSelf {
+		return isWord(rune(c))
+	}
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return isWord(r)
+}
+
+// wordAt reports whether the character that starts s[i:] is a word
+// character, decoding a rune only past ASCII.
+func wordAt(s string, i int) bool {
+	if c := s[i]; c < utf8.RuneSelf {
+		return isWord(rune(c))
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return isWord(r)
 }
 
 // increment returns n+1 for a decimal string n ("" counts as 0).
