@@ -120,7 +120,7 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 		switch {
 		case stale:
 			continue
-		case !held && errors.Is(err, fs.ErrNotExist):
+		case !held && l.lockMissing(err):
 			if dir0 == nil {
 				dir0 = statDir(l.dir)
 			}
