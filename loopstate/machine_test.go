@@ -135,6 +135,14 @@ func expect(t *rapid.T, what string, err, want error) {
 	}
 }
 
+// expectGuard fails unless err is a *GuardError that gives status.
+func expectGuard(t *rapid.T, what string, err error, status Status) {
+	var ge *GuardError
+	if !errors.As(err, &ge) || ge.Status != status {
+		t.Fatalf("%s = %v, want a *GuardError with status %s", what, err, status)
+	}
+}
+
 // Pause pauses the loop.
 func (mc *machine) Pause(t *rapid.T) {
 	by := rapid.SampledFrom([]string{"ops", "alice", "ünï \"q\""}).Draw(t, "pause by")
@@ -178,12 +186,12 @@ func (mc *machine) CheckGate(t *rapid.T) {
 	err := mc.loop.CheckGate(ctxM)
 	switch mc.m.status {
 	case Paused:
-		expect(t, "CheckGate", err, ErrStatus)
+		expectGuard(t, "CheckGate", err, Paused)
 	case Halted:
-		expect(t, "CheckGate", err, ErrStatus)
+		expectGuard(t, "CheckGate", err, Halted)
 	default:
 		if trips := mc.m.trips(); len(trips) > 0 {
-			expect(t, "CheckGate", err, ErrStatus)
+			expectGuard(t, "CheckGate", err, Halted)
 			mc.m.status, mc.m.haltGates = Halted, trips
 		} else {
 			expect(t, "CheckGate", err, nil)
@@ -202,12 +210,7 @@ func (mc *machine) SetGates(t *rapid.T) {
 // Schedule turns the schedule on or off.
 func (mc *machine) Schedule(t *rapid.T) {
 	on := rapid.Bool().Draw(t, "schedule on")
-	var err error
-	if on {
-		err = mc.loop.SetSchedule(ctxM, true)
-	} else {
-		err = mc.loop.SetSchedule(ctxM, false)
-	}
+	err := mc.loop.SetSchedule(ctxM, on)
 	expect(t, "Schedule", err, nil)
 	mc.m.schedule = on
 }
