@@ -44,8 +44,9 @@
 //
 //   - The lock is advisory and per host; local file systems only (flock is
 //     unreliable on NFS). Operator commands can wait up to a tick's timeout.
-//   - A Loop's methods are not re-entrant: from inside its Mutate they
-//     return lock.ErrReentrant, and an in-process harness must not call them.
+//   - A Loop's methods are not re-entrant: from inside its Mutate one that
+//     would change the state returns lock.ErrReentrant, and an in-process
+//     harness must not call them.
 //   - A tick's running marker and its log line are not fsynced: after a power
 //     loss the tick may not count as abandoned, and the log may lack its last
 //     lines while the state counts them.

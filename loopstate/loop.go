@@ -27,9 +27,11 @@ import (
 // the state atomically if it changed, and releases the lock. A loop deleted
 // meanwhile (and perhaps created again) gives an error matching ErrNoLoop.
 // A wait ended by ctx returns a *lock.BusyError naming the lock file and
-// its holder; a ctx that is already done tries the lock once. Calling a
-// method from inside a Mutate callback on the same loop returns an error
-// matching lock.ErrReentrant instead of deadlocking.
+// its holder; a ctx that is already done tries the lock once. A method that
+// would change the state, called from inside a Mutate callback on the same
+// loop, returns an error matching lock.ErrReentrant instead of
+// deadlocking; CheckGate and SetSchedule, when they change nothing, answer
+// from the file as last written.
 type Loop struct {
 	root  *Root
 	name  string

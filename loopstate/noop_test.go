@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -54,6 +55,29 @@ func TestNoOpOperationsTakeNoLock(t *testing.T) {
 	err = l.Pause(tried, "ops", "")
 	require.ErrorAs(t, err, &busy, "Pause(running), lock held elsewhere = %v, want a *lock.BusyError", err)
 	require.Equal(t, before, readFile(t, l.state), "an operation that could not lock wrote the state")
+}
+
+// TestNoOpInsideMutateAnswersAndAChangeIsReentrant: from inside a Mutate
+// callback on the same loop, a check-gate that trips nothing answers from
+// the file as last written, and an operation that would change the state
+// returns lock.ErrReentrant at once instead of deadlocking.
+func TestNoOpInsideMutateAnswersAndAChangeIsReentrant(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{})
+	_, err := l.Mutate(ctx0, func(d *Doc) error {
+		d.Template = "inner"
+		if err := l.CheckGate(ctx0); err != nil {
+			return fmt.Errorf("CheckGate() inside Mutate = %w, want nil", err)
+		}
+		if err := l.SetSchedule(ctx0, true); !errors.Is(err, lock.ErrReentrant) {
+			return fmt.Errorf("SetSchedule(true) inside Mutate = %v, want lock.ErrReentrant", err)
+		}
+		return nil
+	})
+	require.NoError(t, err, "Mutate() = %v", err)
+	d := mustView(t, l)
+	require.Equal(t, "inner", d.Template, "template after Mutate = %q, want inner", d.Template)
+	require.False(t, d.Schedule.Enabled, "schedule after a re-entrant SetSchedule = enabled, want disabled")
 }
 
 // TestCreateRunsFnOnTheInitialState: Create's fn sets what the loop starts
