@@ -87,6 +87,12 @@ func TestDeepLockTargetIsOverTheRawRowAtTheSameDepth(t *testing.T) {
 	require.True(t, got.met, "deep lock target met = false, want true at %v", got.got)
 }
 
+func TestLostNoteGivesTheRangeAndTheMedian(t *testing.T) {
+	got := lostNote([]int{420, 389, 428, 415, 401}, 600)
+	want := "lost 389-428 of 600 per round (median 415)"
+	require.Equal(t, want, got, "lostNote([420 389 428 415 401], 600) = %q, want %q", got, want)
+}
+
 func TestRowCheckRejectsOtherBytes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "deferred-work.md")
 	f := &fileRow{path: path, seed: seedLedger(2)}
@@ -112,7 +118,7 @@ func TestEverySectionRunsAndWritesTheReport(t *testing.T) {
 
 	report, err := os.ReadFile(md)
 	require.NoError(t, err)
-	for _, want := range []string{"## Targets (issue 15)", "## Run 2 of 2", "### Lock round trip", "### One durable append, 10,000-entry ledger", "lost [", "ledger.Store.Append @ 1,000", rowOpenDeep} {
+	for _, want := range []string{"## Targets (issue 15)", "## Run 2 of 2", "### Lock round trip", "### One durable append, 10,000-entry ledger", "lost ", "of 160 per round (median ", "ledger.Store.Append @ 1,000", rowOpenDeep} {
 		require.Contains(t, string(report), want, "the report lacks %q", want)
 	}
 	// A second run keeps the notes people wrote under the report.
