@@ -70,7 +70,7 @@ func Parse(data []byte) (*Doc, error) {
 // that appends to a parsed ledger do not copy it again.
 func textOf(data []byte) (string, *strings.Builder) {
 	b := new(strings.Builder)
-	b.Grow(len(data) + len(data)/8 + 1024)
+	b.Grow(len(data) + len(data)/64 + 1024)
 	b.Write(data)
 	return b.String(), b
 }
