@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/filetxntest"
 	"github.com/filetxn/filetxn/internal/txhook"
 )
 
@@ -342,5 +345,69 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("timed out waiting for %s", what)
 		panic("unreachable")
+	}
+}
+
+// TestGroupedAppendsAcrossProcesses: 3 processes of 4 goroutines each make
+// 20 Store.Appends per goroutine at once, so that appends group within each
+// process while the processes exclude each other through the lock. The
+// ledger ends with all 240 entries under 240 distinct ids, each id reported
+// to its caller naming that caller's entry. Ablation: giving each process
+// its own lock file (no exclusion between them) turns it red: appends fail
+// (each process removes the others' temporary files as stale) or are lost.
+func TestGroupedAppendsAcrossProcesses(t *testing.T) {
+	const procs, goroutines, each = 3, 4, 20
+	ctx := context.Background()
+	open := func(dir string) *Store {
+		return must(Open(filepath.Join(dir, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(dir, crossProcState)), filetxn.WithoutSync()))
+	}
+	origin := func(p, g, j int) string { return fmt.Sprintf("process %d goroutine %d item %d", p, g, j) }
+	if c := filetxntest.Child(t); c != nil {
+		s := open(c.Dir)
+		ids := make([][]string, goroutines)
+		var wg sync.WaitGroup
+		c.Barrier()
+		for g := range goroutines {
+			wg.Go(func() {
+				for j := range each {
+					got, err := s.Append(ctx, Spec{Title: "grouped", Origin: origin(c.Index, g, j), SourceSpec: "spec-group.md", Reason: "r"})
+					if err != nil || len(got) != 1 || got[0] == "" {
+						t.Errorf("Append(%s) = %v, %v, want one id", origin(c.Index, g, j), got, err)
+						return
+					}
+					ids[g] = append(ids[g], got[0])
+				}
+			})
+		}
+		wg.Wait()
+		for g := range goroutines {
+			writeLines(t, filepath.Join(c.Dir, fmt.Sprintf("ids-%d-%d", c.Index, g)), ids[g])
+		}
+		return
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "deferred-work.md"), []byte("# Deferred Work\n"), 0o644))
+	grp := filetxntest.Start(t, procs, dir)
+	grp.Release()
+	grp.Wait()
+
+	d, err := open(dir).View(ctx)
+	require.NoError(t, err)
+	require.Empty(t, d.duplicates(), "duplicated ids = %v, want none", d.duplicates())
+	entries := d.Entries()
+	require.Len(t, entries, procs*goroutines*each, "entries after %d appends = %d, want %d", procs*goroutines*each, len(entries), procs*goroutines*each)
+	byID := make(map[string]Entry, len(entries))
+	for _, e := range entries {
+		byID[e.ID] = e
+	}
+	for p := range procs {
+		for g := range goroutines {
+			ids := readLines(t, filepath.Join(dir, fmt.Sprintf("ids-%d-%d", p, g)))
+			require.Len(t, ids, each, "ids reported to process %d goroutine %d = %d, want %d", p, g, len(ids), each)
+			for j, id := range ids {
+				e, ok := byID[id]
+				require.True(t, ok && strings.Contains(e.Body, "origin: "+origin(p, g, j)+"\n"), "Append(%s) = %s, want the id of its entry in the file", origin(p, g, j), id)
+			}
+		}
 	}
 }
