@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Append appends one entry per spec (see [Doc.Append]) and returns the minted
@@ -71,4 +72,18 @@ func (s *Store) makeDir() error {
 		return os.MkdirAll(dir, 0o777)
 	}
 	return nil
+}
+
+// originIndex returns the origin lines of d.text, for a Doc that Append
+// scans more than once: the index kept from its last scan, brought up to
+// date with the text added since, or a new one when the text changed
+// otherwise (an edit in the middle, a Doc overwritten with another). The
+// test is on the text the index holds, so a Doc that shares its index with
+// a copy of itself never takes the copy's text for its own.
+func (d *Doc) originIndex() *originLines {
+	if d.origins == nil || !strings.HasPrefix(d.text, d.origins.text) {
+		d.origins = new(originLines)
+	}
+	d.origins.extend(d.text)
+	return d.origins
 }

@@ -411,3 +411,37 @@ func TestGroupedAppendsAcrossProcesses(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendsToOneDocMatchFreshParses: Appends made one after another on one
+// Doc (as a group commit makes them, one per caller) give the ids and text
+// that each would give on a fresh parse of the text before it, also after
+// an edit in the middle that adds an origin line the Doc's index of origin
+// lines has not seen. Ablation: originIndex reusing its index without
+// checking that the text still starts with the text it holds misses the
+// new line, appends a spec already filed, and this test goes red.
+func TestAppendsToOneDocMatchFreshParses(t *testing.T) {
+	spec := func(origin string) Spec {
+		return Spec{Title: "t", Origin: origin, SourceSpec: "s.md", Reason: "r"}
+	}
+	d := mustParse(t, ledgerFixture)
+	check := func(sp Spec, want string) {
+		t.Helper()
+		fresh := mustParse(t, d.String())
+		wantIDs, err := fresh.Append(sp)
+		require.NoError(t, err)
+		require.Equal(t, want, wantIDs[0], "Append(%q) on a fresh parse = %q, want %q", sp.Origin, wantIDs[0], want)
+		got, err := d.Append(sp)
+		require.NoError(t, err)
+		require.Equal(t, wantIDs, got, "Append(%q) on the same Doc = %q, want %q", sp.Origin, got, wantIDs)
+		require.Equal(t, fresh.String(), d.String(), "text after Append(%q) on the same Doc = got, want a fresh parse's", sp.Origin)
+	}
+	check(spec("o-1"), "DW-4")
+	check(spec("o-2"), "DW-5")
+	check(spec("o-1"), "")
+	// An edit in the middle: an open entry with a new origin before the rest.
+	text := d.String()
+	at := strings.Index(text, "### ")
+	d.setText(text[:at] + "### DW-90: inserted\norigin: o-inserted\nsource_spec: `s.md`\nstatus: open\n\n" + text[at:])
+	check(spec("o-inserted"), "")
+	check(spec("o-3"), "DW-91")
+}

@@ -32,6 +32,9 @@ type Doc struct {
 	// that only grew since copies only what was added (see encode).
 	enc     []byte
 	encText string
+
+	appended bool         // Append has run on this Doc: a later one keeps an index of the origin lines
+	origins  *originLines // that index, for the text it holds (see originIndex)
 }
 
 // Parse reads ledger bytes. Nil data is a missing file and empty data an

@@ -46,13 +46,15 @@ func (d *Doc) Append(specs ...Spec) ([]string, error) {
 		return nil, err
 	}
 	ids := make([]string, len(specs))
-	// A batch scans the text for origin lines once and then only the text
-	// each spec adds, instead of the whole, growing text once per spec.
+	// A batch, or a Doc appended to before (a group commit runs one Append
+	// per caller on one Doc), scans the text for origin lines once and then
+	// only the text each spec adds, instead of the whole, growing text once
+	// per spec.
 	var origins *originLines
-	if len(specs) > 1 {
-		origins = new(originLines)
-		origins.extend(d.text)
+	if len(specs) > 1 || d.appended {
+		origins = d.originIndex()
 	}
+	d.appended = true
 	for i, s := range specs {
 		ids[i] = d.append1(s, origins)
 	}
@@ -97,7 +99,8 @@ func (d *Doc) append1(s Spec, origins *originLines) string {
 // then, as the text grows, only its new part: what fieldLinePresent(text,
 // "origin", v) looks at, kept for many values of v.
 type originLines struct {
-	scanned int      // bytes of the text scanned so far
+	text    string   // the text scanned so far
+	scanned int      // len(text)
 	starts  []int    // offset of each origin line found
 	rests   []string // each line after "origin:", without its line break
 }
@@ -129,7 +132,7 @@ func (o *originLines) extend(text string) {
 		o.rests = append(o.rests, rest)
 		at = i + len(key) + len(rest)
 	}
-	o.scanned = len(text)
+	o.text, o.scanned = text, len(text)
 }
 
 // present is fieldLinePresent(text, "origin", v) for the text o is up to date
