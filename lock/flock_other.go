@@ -4,6 +4,7 @@ package lock
 
 import (
 	"errors"
+	"io"
 	"os"
 )
 
@@ -15,6 +16,16 @@ var errNotDir = errors.New("lock: not a directory")
 func lockFD(fd uintptr, block bool) error { return ErrNotSupported }
 
 func unlockFD(fd uintptr) error { return ErrNotSupported }
+
+// readOnce reads at most len(b) bytes of f at off: fewer than len(b) need
+// not mean the end of the file.
+func readOnce(f *os.File, b []byte, off int64) (int, error) {
+	n, err := f.ReadAt(b, off)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return n, err
+}
 
 func isWouldBlock(err error) bool { return false }
 

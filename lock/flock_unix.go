@@ -4,6 +4,7 @@ package lock
 
 import (
 	"errors"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,6 +41,17 @@ func unlockFD(fd uintptr) error {
 		err := unix.Flock(int(fd), unix.LOCK_UN)
 		if err != unix.EINTR {
 			return err
+		}
+	}
+}
+
+// readOnce reads at most len(b) bytes of f at off, in one pread(2): fewer
+// than len(b) need not mean the end of the file. EINTR is retried.
+func readOnce(f *os.File, b []byte, off int64) (int, error) {
+	for {
+		n, err := unix.Pread(int(f.Fd()), b, off)
+		if err != unix.EINTR {
+			return max(n, 0), err
 		}
 	}
 }

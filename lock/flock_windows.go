@@ -4,6 +4,7 @@ package lock
 
 import (
 	"errors"
+	"io"
 	"os"
 
 	"golang.org/x/sys/windows"
@@ -33,6 +34,16 @@ func lockFD(fd uintptr, block bool) error {
 func unlockFD(fd uintptr) error {
 	ol := new(windows.Overlapped)
 	return windows.UnlockFileEx(windows.Handle(fd), 0, 1, 0, ol)
+}
+
+// readOnce reads at most len(b) bytes of f at off: fewer than len(b) need
+// not mean the end of the file.
+func readOnce(f *os.File, b []byte, off int64) (int, error) {
+	n, err := f.ReadAt(b, off)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return n, err
 }
 
 func isWouldBlock(err error) bool {

@@ -141,17 +141,30 @@ type record struct {
 	Handover string `json:"handover,omitempty"`
 }
 
+// readRecord reads the holder record in f. A record without a long purpose
+// fits in one small read, which a waiter makes each time it finds the lock
+// busy; anything else (a long record, an empty file, a read cut short) is
+// read again in full.
 func readRecord(f *os.File) (*record, error) {
-	buf := make([]byte, maxRecord)
-	n, err := f.ReadAt(buf, recordOffset)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, &os.PathError{Op: "ReadHolder", Path: f.Name(), Err: err}
+	var small [256]byte
+	var line []byte
+	if n, err := readOnce(f, small[:], recordOffset); err == nil {
+		line = small[:n]
 	}
-	line := buf[:n]
 	if i := bytes.IndexByte(line, '\n'); i >= 0 {
 		line = line[:i]
-	} else if n == maxRecord {
-		return nil, &os.PathError{Op: "ReadHolder", Path: f.Name(), Err: errors.New("holder record too long")}
+	} else {
+		buf := make([]byte, maxRecord)
+		n, err := f.ReadAt(buf, recordOffset)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, &os.PathError{Op: "ReadHolder", Path: f.Name(), Err: err}
+		}
+		line = buf[:n]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		} else if n == maxRecord {
+			return nil, &os.PathError{Op: "ReadHolder", Path: f.Name(), Err: errors.New("holder record too long")}
+		}
 	}
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {

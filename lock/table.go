@@ -365,14 +365,19 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 			}
 			continue
 		}
-		if !block {
+		if !block || ctx.Err() != nil {
+			// Busy in this process, and no wait (TryAcquire, or a done
+			// ctx, which never waits: see Acquire). The record is read
+			// outside table.mu, e's reference keeping e.f open.
+			why := ErrWouldBlock
+			if block {
+				why = ctx.Err()
+			}
+			table.mu.Unlock()
+			err := busy(path, e.f, clock.waited(), why)
+			table.mu.Lock()
 			unlock(e.unref())
-			return nil, busy(path, 0, ErrWouldBlock)
-		}
-		if ctx.Err() != nil {
-			// A done ctx never waits (see Acquire).
-			unlock(e.unref())
-			return nil, busy(path, clock.waited(), ctx.Err())
+			return nil, err
 		}
 		wake := e.gate()
 		table.mu.Unlock()
@@ -380,17 +385,25 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 		select {
 		case <-wake:
 		case <-ctx.Done():
+			err := busy(path, e.f, clock.waited(), ctx.Err())
 			table.mu.Lock()
 			unlock(e.unref())
-			return nil, busy(path, clock.waited(), ctx.Err())
+			return nil, err
 		}
 	}
 }
 
-// busy builds the error for a lock held elsewhere, with the holder record
-// read from path (not from the entry, which may be gone by now).
-func busy(path string, waited time.Duration, err error) error {
-	holder, _ := ReadHolder(path)
+// busy builds the error for a lock held by another holder, with the holder
+// record read from f, the descriptor of the lock file whose lock is busy,
+// which the caller keeps open (one read, where reading it from path would
+// be an open, a read and a close), or from path when f is nil.
+func busy(path string, f *os.File, waited time.Duration, err error) error {
+	var holder *Holder
+	if f == nil {
+		holder, _ = ReadHolder(path)
+	} else if r, _ := readRecord(f); r != nil {
+		holder = &r.Holder
+	}
 	return &BusyError{Path: path, Holder: holder, Waited: waited, Err: err}
 }
 
@@ -456,12 +469,12 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 	}
 	if err != nil && isWouldBlock(err) {
 		if !block {
-			return fail(busy(path, 0, ErrWouldBlock))
+			return fail(busy(path, e.f, 0, ErrWouldBlock))
 		}
 		if ctx.Err() != nil {
 			// A done ctx never waits, and starts no kernel-level wait
 			// that would outlive the call (see Acquire).
-			return fail(busy(path, 0, ctx.Err()))
+			return fail(busy(path, e.f, 0, ctx.Err()))
 		}
 		clock.begin(path, o)
 		if ctx.Done() == nil {
@@ -472,7 +485,9 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 			var abandoned bool
 			err, abandoned = waitOS(ctx, e)
 			if abandoned {
-				return nil, false, busy(path, clock.waited(), ctx.Err())
+				// e's reference went to the goroutine still waiting,
+				// which may close e.f: the record is read from path.
+				return nil, false, busy(path, nil, clock.waited(), ctx.Err())
 			}
 		}
 	}
