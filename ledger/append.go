@@ -87,3 +87,48 @@ func (d *Doc) originIndex() *originLines {
 	d.origins.extend(d.text)
 	return d.origins
 }
+
+// containsRare is strings.Contains(s, v), faster when v's first bytes are
+// common in s, as an origin's are in a ledger ("code review of spec-..."
+// begins most of them): it runs IndexByte for the byte of v that is rarest
+// in the first rareSample bytes of s, and compares v at each hit. After more
+// hits that fail than about one per 16 bytes searched it hands the rest to
+// strings.Contains, whose worst case is linear.
+func containsRare(s, v string) bool {
+	if len(v) < 2 || len(s) < 2*rareSample {
+		return strings.Contains(s, v)
+	}
+	var counts [256]int32
+	for i := range rareSample {
+		counts[s[i]]++
+	}
+	p := 0
+	for i := 1; i < len(v); i++ {
+		if counts[v[i]] < counts[v[p]] {
+			p = i
+		}
+	}
+	c := v[p]
+	fails := 0
+	for i := p; ; i++ {
+		j := strings.IndexByte(s[i:], c)
+		if j < 0 {
+			return false
+		}
+		i += j
+		start := i - p
+		if start+len(v) > len(s) {
+			return false
+		}
+		if s[start:start+len(v)] == v {
+			return true
+		}
+		if fails++; fails > 64 && fails > i>>4 {
+			return strings.Contains(s[start+1:], v)
+		}
+	}
+}
+
+// rareSample is how many bytes of a text containsRare counts to tell which
+// byte of the value is rare in it.
+const rareSample = 4 << 10

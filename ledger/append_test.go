@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/filetxntest"
@@ -444,4 +445,39 @@ func TestAppendsToOneDocMatchFreshParses(t *testing.T) {
 	d.setText(text[:at] + "### DW-90: inserted\norigin: o-inserted\nsource_spec: `s.md`\nstatus: open\n\n" + text[at:])
 	check(spec("o-inserted"), "")
 	check(spec("o-3"), "DW-91")
+}
+
+// TestContainsRareIsContains: containsRare agrees with strings.Contains on
+// long texts of few letters (so that every byte of the value is common and
+// hits fail often), with the value cut from anywhere in the text (its very
+// end included) or made up, and on a text where the value comes only after
+// thousands of near misses. Ablations: testing start+len(v) >= len(s) (a
+// value at the very end missed), or the fallback answering false instead of
+// searching the rest, each turn it red.
+func TestContainsRareIsContains(t *testing.T) {
+	nearMisses := strings.Repeat("ab", 4*rareSample) + "abb"
+	require.True(t, containsRare(nearMisses, "abb"), "containsRare((ab)^n abb, abb) = false, want true")
+	rapid.Check(t, func(t *rapid.T) {
+		letters := rapid.SampledFrom([]byte("ab-`\n"))
+		chunk := string(rapid.SliceOfN(letters, 1, 48).Draw(t, "chunk"))
+		s := strings.Repeat(chunk, 2*rareSample/len(chunk)+rapid.IntRange(1, 64).Draw(t, "extra"))
+		if rapid.Bool().Draw(t, "mutate") {
+			at := rapid.IntRange(0, len(s)-1).Draw(t, "at")
+			s = s[:at] + string(rapid.SliceOfN(letters, 1, 8).Draw(t, "insert")) + s[at:]
+		}
+		var v string
+		switch rapid.IntRange(0, 2).Draw(t, "kind") {
+		case 0: // cut from the text
+			n := rapid.IntRange(2, 40).Draw(t, "len")
+			at := rapid.IntRange(0, len(s)-n).Draw(t, "from")
+			v = s[at : at+n]
+		case 1: // the text's end
+			v = s[len(s)-rapid.IntRange(2, 40).Draw(t, "tail"):]
+		default:
+			v = string(rapid.SliceOfN(letters, 2, 40).Draw(t, "made up"))
+		}
+		if got, want := containsRare(s, v), strings.Contains(s, v); got != want {
+			t.Fatalf("containsRare(%d-byte text, %q) = %v, want %v", len(s), v, got, want)
+		}
+	})
 }

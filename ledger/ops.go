@@ -210,7 +210,7 @@ func (d *Doc) covered(origin, sourceSpec string, cross bool, origins *originLine
 		if !origins.present(origin) {
 			return false
 		}
-	} else if !fieldLinePresent(d.text, "origin", origin) {
+	} else if !containsRare(d.text, origin) || !fieldLinePresent(d.text, "origin", origin) {
 		return false
 	}
 	p := d.parsed()
