@@ -7,7 +7,7 @@
 // # Which call to use
 //
 //	Mutate        change the document: lock, read, fn once, write if the bytes changed; calls made at once on one Store share a write
-//	MutateProbed  Mutate that must succeed without the lock when it changes nothing and the lock is busy or cannot be taken (a read-only state root, a replayed command); fn may run twice
+//	MutateProbed  Mutate that must succeed without the lock when it changes nothing and the lock is busy or cannot be taken (a read-only state root, a replayed command); fn may run more than once
 //	View          read one whole version without the lock; decide under Mutate, not on it
 //	Locked        several files under one lock (an archive, then the data; a log beside the state), through a Tx; never shares a write
 //	Restore       put back bytes taken earlier, only over versions this caller published (Commit.Digest)

@@ -217,10 +217,10 @@ func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error)
 // So a fn that changes nothing never waits for another holder of the lock,
 // and never needs the lock file to exist, be creatable or be lockable; it
 // may still take the lock when the lock is free, which costs what a Mutate
-// that writes nothing costs, and may create the lock file. fn may run twice
-// (once on the probe, once under the lock), so it must be a pure decision
-// on the document: no side effects beyond changing it, and results kept
-// from its last run. ctx bounds the wait for the lock only, as in Mutate:
+// that writes nothing costs, and may create the lock file. fn may run more
+// than once (on a probe, again on one after the call was sent back, and
+// once under the lock), so it must be a pure decision on the document: no
+// side effects beyond changing it, and results kept from its last run. ctx bounds the wait for the lock only, as in Mutate:
 // the probe never waits, so it runs whatever the state of ctx.
 func (s *Store[D]) MutateProbed(ctx context.Context, fn func(D) error) (Commit, error) {
 	return s.mutate(ctx, fn, true)
