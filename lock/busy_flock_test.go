@@ -80,3 +80,32 @@ func TestBusyErrorNamesTheHolderWhateverItsRecordsLength(t *testing.T) {
 		})
 	}
 }
+
+// TestTryAcquireOfAReplacedLockFileTakesTheFileAtThePath: when the lock file
+// whose descriptor the process keeps is locked elsewhere but no longer at
+// its path (another file was renamed over it), a TryAcquire of the path
+// takes the free file now there instead of answering busy for the old one.
+// (Ablation: going on from the busy answer of the kept descriptor without
+// re-checking the path first, as a contended acquisition now does, makes
+// TryAcquire answer busy, and the test fails.)
+func TestTryAcquireOfAReplacedLockFileTakesTheFileAtThePath(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.lock")
+	h := mustAcquire(t, path)
+	require.NoError(t, h.Release()) // the process keeps the descriptor and remembers the path
+
+	old, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer old.Close()
+	require.NoError(t, unix.Flock(int(old.Fd()), unix.LOCK_EX), "flock(%s)", path)
+	fresh := filepath.Join(dir, "fresh")
+	require.NoError(t, os.WriteFile(fresh, nil, 0o600))
+	require.NoError(t, os.Rename(fresh, path), "rename over %s", path)
+
+	h, err = lock.TryAcquire(path)
+	require.NoError(t, err, "TryAcquire(%s) with the old file locked elsewhere and a free one at the path = %v, want nil", path, err)
+	defer h.Release()
+	ok, err := h.Current()
+	require.True(t, ok && err == nil, "Current() = %v, %v, want true, nil: the handle holds the file at the path", ok, err)
+	require.True(t, lockedAtPath(t, path), "the file at %s is not locked after TryAcquire", path)
+}

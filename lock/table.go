@@ -324,8 +324,10 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 	if err := fault.At(fault.Lock, path); err != nil {
 		return nil, pathError("Acquire", path, err)
 	}
-	if h := acquireCached(path, me, &o); h != nil {
-		return h, nil
+	var clock waitClock
+	defer clock.stop()
+	if h, err, done := acquireCached(ctx, path, me, &o, block, &clock); done {
+		return h, err
 	}
 	e, err := lookup(path, &o)
 	if err != nil {
@@ -334,8 +336,6 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 	if hookBeforeLock != nil {
 		hookBeforeLock(path)
 	}
-	var clock waitClock
-	defer clock.stop()
 	for {
 		table.mu.Lock()
 		if e.retired {
@@ -355,7 +355,7 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 		case e.state == osFree:
 			e.state = osPending
 			table.mu.Unlock()
-			h, moved, err := lockOS(ctx, e, path, me, &o, block, &clock)
+			h, moved, err := lockOS(ctx, e, path, me, &o, block, &clock, nil)
 			if !moved {
 				return h, err
 			}
@@ -424,13 +424,16 @@ func movedFrom(e *entry, path string) (bool, error) {
 
 // lockOS takes the OS-level lock for e, whose state the caller has set to
 // osPending: no other goroutine of this process touches e's lock meanwhile.
+// busy is the error of a non-blocking attempt on e.f that the caller has
+// just made and that found the lock busy elsewhere (lockOS goes on from
+// there), or nil: lockOS makes that attempt first.
 //
 // Once the lock is granted, lockOS checks that path still names e's file. If
 // it does not (the file was deleted or replaced while this goroutine waited,
 // or just before it asked), lockOS lets the lock go, retires e so that no
 // acquirer queues on it again, and reports moved: the caller starts over on
 // the file at the path.
-func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, block bool, clock *waitClock) (h *Handle, moved bool, err error) {
+func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, block bool, clock *waitClock, busyErr error) (h *Handle, moved bool, err error) {
 	fail := func(err error) (*Handle, bool, error) {
 		table.mu.Lock()
 		e.state = osFree
@@ -438,7 +441,9 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 		unlock(e.unref())
 		return nil, false, err
 	}
-	err = lockFD(e.f.Fd(), false)
+	if err = busyErr; err == nil {
+		err = lockFD(e.f.Fd(), false)
+	}
 	if err != nil && isWouldBlock(err) {
 		if hookBeforeInherited != nil {
 			hookBeforeInherited(path)
@@ -532,22 +537,28 @@ func granted(e *entry, path string, me int64, o *options) *Handle {
 	return h
 }
 
-// acquireCached is the uncontended acquisition of a lock file whose
-// descriptor the table keeps: when path named an entry's file at
-// its last lookup, nobody in this process holds or is acquiring that entry,
-// and the kernel grants the lock at once, the re-check after the grant (the
-// path still names the locked file) is the only stat, and no file is
-// opened. In every other case (no such entry, the lock busy here or
-// elsewhere, the path naming another file now) it takes nothing, forgets
-// that path if it no longer names the entry, and returns nil: acquire then
-// looks the path up and decides as if acquireCached had not run, so
-// re-entry, waiting, hand-over and the re-check all behave as without it.
-func acquireCached(path string, me int64, o *options) *Handle {
+// acquireCached is the acquisition of a lock file whose descriptor the
+// table keeps, when path named that entry's file at its last lookup and
+// nobody in this process holds or is acquiring it. It asks the kernel for
+// the lock at once, without a lookup first, and re-checks the path after
+// the answer: if the lock was granted, that re-check is the only stat and
+// no file is opened; if it is busy in another process, the re-check stands
+// for the lookup, and acquireCached goes on as acquire would after its own
+// first attempt (lockOS: a hand-over from the parent, TryAcquire's busy
+// answer, or the wait), so that a contended acquisition makes one attempt
+// and one stat before it waits, not two of each. It reports done with that
+// outcome. In every other case (no such entry, another error, the path
+// naming another file now, or a wait that ended on a file no longer at
+// the path) it holds nothing, forgets that path if it no longer names the
+// entry, and reports not done: acquire then looks the path up and decides
+// as if acquireCached had not run, so re-entry, waiting, hand-over and the
+// re-check all behave as without it.
+func acquireCached(ctx context.Context, path string, me int64, o *options, block bool, clock *waitClock) (h *Handle, err error, done bool) {
 	table.mu.Lock()
 	e := table.paths[path]
 	if e == nil || e.retired || e.state != osFree || (e.fsErr != nil && !o.anyFS) {
 		table.mu.Unlock()
-		return nil
+		return nil, nil, false
 	}
 	e.ref()
 	e.state = osPending
@@ -555,25 +566,35 @@ func acquireCached(path string, me int64, o *options) *Handle {
 	if hookBeforeLock != nil {
 		hookBeforeLock(path)
 	}
-	if lockFD(e.f.Fd(), false) != nil {
+	lerr := lockFD(e.f.Fd(), false)
+	if lerr != nil && !isWouldBlock(lerr) {
 		table.mu.Lock()
 		e.state = osFree
 		e.broadcast()
 		unlock(e.unref())
-		return nil
+		return nil, nil, false
 	}
-	if m, err := movedFrom(e, path); err != nil || m {
-		unlockFD(e.f.Fd())
-		table.mu.Lock()
-		e.state = osFree
-		if table.paths[path] == e {
-			delete(table.paths, path)
+	if m, merr := movedFrom(e, path); merr == nil && !m {
+		if lerr == nil {
+			return granted(e, path, me, o), nil, true
 		}
-		e.broadcast()
-		unlock(e.unref())
-		return nil
+		h, moved, err := lockOS(ctx, e, path, me, o, block, clock, lerr)
+		if !moved {
+			return h, err, true
+		}
+		return nil, nil, false // lockOS let go of e and retired it: look the path up anew
 	}
-	return granted(e, path, me, o)
+	if lerr == nil {
+		unlockFD(e.f.Fd())
+	}
+	table.mu.Lock()
+	e.state = osFree
+	if table.paths[path] == e {
+		delete(table.paths, path)
+	}
+	e.broadcast()
+	unlock(e.unref())
+	return nil, nil, false
 }
 
 // waitOS waits in the kernel for e's lock. The wait runs in its own goroutine
