@@ -204,9 +204,8 @@ func (h *Handle) Release() error {
 // renamed over it, meanwhile, the lock guards nothing: Acquire lets it go and
 // locks the file now at the path (creating it, unless WithoutCreate), until
 // it holds the lock on the file the path names or ctx ends. This costs one
-// stat of the path per acquisition, and another before locking when the
-// process keeps no descriptor for the path (its first use, or a lock busy
-// in this process or another).
+// stat of the path per acquisition, and one more when the lock is busy or
+// the process keeps no descriptor for the path (its first use).
 //
 // Goroutines of one process that ask for the same file (by identity: a
 // symlink, a relative or a dot-dot spelling are the same file) queue inside
