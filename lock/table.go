@@ -424,8 +424,8 @@ func movedFrom(e *entry, path string) (bool, error) {
 
 // lockOS takes the OS-level lock for e, whose state the caller has set to
 // osPending: no other goroutine of this process touches e's lock meanwhile.
-// busy is the error of a non-blocking attempt on e.f that the caller has
-// just made and that found the lock busy elsewhere (lockOS goes on from
+// busyErr is the error of a non-blocking attempt on e.f that the caller
+// has just made and that found the lock busy elsewhere (lockOS goes on from
 // there), or nil: lockOS makes that attempt first.
 //
 // Once the lock is granted, lockOS checks that path still names e's file. If
