@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // Append appends one entry per spec (see [Doc.Append]) and returns the minted
@@ -81,22 +81,22 @@ func (s *Store) makeDir() error {
 // test is on the text the index holds, so a Doc that shares its index with
 // a copy of itself never takes the copy's text for its own.
 func (d *Doc) originIndex() *originLines {
-	if d.origins == nil || !strings.HasPrefix(d.text, d.origins.text) {
+	if d.origins == nil || !bytes.HasPrefix(d.text, d.origins.text) {
 		d.origins = new(originLines)
 	}
 	d.origins.extend(d.text)
 	return d.origins
 }
 
-// containsRare is strings.Contains(s, v), faster when v's first bytes are
+// containsRare is bytes.Contains(s, v), faster when v's first bytes are
 // common in s, as an origin's are in a ledger ("code review of spec-..."
 // begins most of them): it runs IndexByte for the byte of v that is rarest
 // in the first rareSample bytes of s, and compares v at each hit. After more
 // hits that fail than about one per 16 bytes searched it hands the rest to
-// strings.Contains, whose worst case is linear.
-func containsRare(s, v string) bool {
+// bytes.Contains, whose worst case is linear.
+func containsRare(s []byte, v string) bool {
 	if len(v) < 2 || len(s) < 2*rareSample {
-		return strings.Contains(s, v)
+		return bytes.Contains(s, []byte(v))
 	}
 	var counts [256]int32
 	for i := range rareSample {
@@ -111,7 +111,7 @@ func containsRare(s, v string) bool {
 	c := v[p]
 	fails := 0
 	for i := p; ; i++ {
-		j := strings.IndexByte(s[i:], c)
+		j := bytes.IndexByte(s[i:], c)
 		if j < 0 {
 			return false
 		}
@@ -120,11 +120,11 @@ func containsRare(s, v string) bool {
 		if start+len(v) > len(s) {
 			return false
 		}
-		if s[start:start+len(v)] == v {
+		if string(s[start:start+len(v)]) == v {
 			return true
 		}
 		if fails++; fails > 64 && fails > i>>4 {
-			return strings.Contains(s[start+1:], v)
+			return bytes.Contains(s[start+1:], []byte(v))
 		}
 	}
 }

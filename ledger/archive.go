@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"strings"
 )
 
@@ -129,15 +130,15 @@ func (d *Doc) ArchiveInto(archive *Doc, before, stamp string) ([]string, error) 
 			recovered[e.id] = t.stamp
 			continue
 		}
-		blocks.WriteString(d.text[e.start:e.statusEnd])
+		blocks.WriteString(p.text[e.start:e.statusEnd])
 		blocks.WriteString("\narchived: " + stamp)
-		blocks.WriteString(d.text[e.statusEnd:e.end])
+		blocks.WriteString(p.text[e.statusEnd:e.end])
 	}
 	if blocks.Len() > 0 {
 		archive.appendText(separator(archive.text) + blocks.String())
 	}
 
-	text := d.text
+	text := p.text
 	ids := make([]string, len(el))
 	for i := len(el) - 1; i >= 0; i-- {
 		e := el[i].e
@@ -161,11 +162,11 @@ func (d *Doc) ArchiveInto(archive *Doc, before, stamp string) ([]string, error) 
 // separator is what goes between existing text and an appended block: nothing
 // after a blank line or at the start, a newline after a complete line, two
 // newlines after an unterminated one.
-func separator(text string) string {
+func separator(text []byte) string {
 	switch {
-	case text == "" || strings.HasSuffix(text, "\n\n"):
+	case len(text) == 0 || bytes.HasSuffix(text, []byte("\n\n")):
 		return ""
-	case strings.HasSuffix(text, "\n"):
+	case bytes.HasSuffix(text, []byte("\n")):
 		return "\n"
 	}
 	return "\n\n"

@@ -1,18 +1,79 @@
 package ledger
 
+import (
+	"bytes"
+	"sync"
+)
+
 // codec reads and writes ledger files for the filetxn engine: it satisfies
-// filetxn.Codec[*Doc]. The zero value is ready to use and safe for concurrent
-// use.
-type codec struct{}
+// filetxn.Codec[*Doc]. Each Store has its own (it remembers the text last
+// decoded or encoded, below); it is safe for concurrent use.
+//
+// A store's appends decode the bytes the store encoded last (the file as it
+// wrote it, unless another process wrote since), so the codec keeps that
+// text's storage and, when Decode is given the same bytes, starts the Doc
+// on that storage instead of copying the file: Decode then costs one
+// comparison of the bytes, with no check for CR or invalid UTF-8 (the text
+// of a Doc holds neither), and no search for the highest DW-<n> number when
+// the encoding Doc knew it. An Append then writes its entry into the room
+// after the text (see textBuf), and Encode returns the text without a copy.
+// The comparison is what makes this exact: a Doc starts on kept storage only
+// for bytes equal to a text that Parse would give back unchanged.
+type codec struct {
+	mu   sync.Mutex
+	last kept // guarded by mu
+}
+
+// kept is the text of a Doc of the codec's store: the one last decoded or
+// encoded.
+type kept struct {
+	buf      *textBuf // nil when none
+	n        int      // the text is buf.b[:n]
+	seq      string   // its highest DW-<n> number, when seqValid
+	seqValid bool
+}
 
 // Decode parses data as [Parse] does; nil data (a missing file) is an empty
 // ledger. It fails only on bytes that are not valid UTF-8, and keeps nothing of
 // data.
-func (codec) Decode(data []byte) (*Doc, error) { return Parse(data) }
+func (c *codec) Decode(data []byte) (*Doc, error) {
+	c.mu.Lock()
+	k := c.last
+	c.mu.Unlock()
+	if k.buf != nil && data != nil && len(data) == k.n && bytes.Equal(data, k.buf.b[:k.n]) {
+		text := k.buf.b[:k.n:k.n]
+		return &Doc{orig: text, text: text, buf: k.buf, seq: k.seq, seqValid: k.seqValid}, nil
+	}
+	d, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	c.keep(d)
+	return d, nil
+}
 
-// Encode returns the ledger's bytes as [Doc.Bytes] does: the bytes decoded when
-// nothing changed, so that an unchanged ledger is never rewritten. After an
-// earlier Encode of the same Doc it copies only the text added since, into
-// room after the bytes it returned then (see Doc.encode), so a group commit's
-// batch of appends costs one copy of the ledger, not one per append.
-func (codec) Encode(d *Doc) ([]byte, error) { return d.encode(), nil }
+// Encode returns the ledger's bytes as [Doc.Bytes] does, without copying
+// them: the bytes decoded when nothing changed, so that an unchanged ledger
+// is never rewritten, and otherwise the text itself, whose storage later
+// appends only extend (see textBuf), so that a group commit's batch of
+// appends copies no more than the entries it adds.
+func (c *codec) Encode(d *Doc) ([]byte, error) {
+	out, ofText := d.encode()
+	if ofText {
+		c.keep(d)
+	}
+	return out, nil
+}
+
+// keep remembers d's text for the next Decode, when the Doc's text is on
+// storage that appends extend and is not empty (an empty file costs nothing
+// to parse).
+func (c *codec) keep(d *Doc) {
+	if d.buf == nil || len(d.text) == 0 || d.crRaw != nil && !d.Changed() {
+		return
+	}
+	k := kept{buf: d.buf, n: len(d.text), seq: d.seq, seqValid: d.seqValid}
+	c.mu.Lock()
+	c.last = k
+	c.mu.Unlock()
+}

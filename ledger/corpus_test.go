@@ -63,7 +63,7 @@ func TestCorpusParsesAndRoundTrips(t *testing.T) {
 			if got := d.Bytes(); string(got) != string(data) {
 				t.Fatalf("Bytes() differs from the file")
 			}
-			if enc, _ := (codec{}).Encode(d); string(enc) != string(data) {
+			if enc, _ := new(codec).Encode(d); string(enc) != string(data) {
 				t.Fatalf("Codec.Encode differs from the file")
 			}
 			es := d.Entries()
@@ -110,7 +110,7 @@ func TestCorpusAppendKeepsEveryByte(t *testing.T) {
 				t.Fatalf("Append changed existing bytes")
 			}
 			block := "### " + want + ": appended by filetxn\norigin: corpus test\nlocation: n/a\nsource_spec: `spec-x.md`\nseverity: low\nreason: r\nstatus: open\n"
-			if rest := string(out[len(data):]); rest != separator(string(data))+block {
+			if rest := string(out[len(data):]); rest != separator(data)+block {
 				t.Errorf("appended %q", rest)
 			}
 			re, err := Parse(out)

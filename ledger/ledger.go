@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -16,26 +17,52 @@ import (
 // A Doc is a value to be used by one goroutine at a time; it is not safe for
 // concurrent use without external synchronization.
 type Doc struct {
-	missing bool   // parsed from nil: the file does not exist
-	crRaw   []byte // a copy of the bytes parsed when they hold a CR; nil otherwise (they equal orig)
-	orig    string // the bytes parsed, with CRLF and CR read as LF
-	text    string // the current text, LF only
-	p       *parsed
+	missing bool     // parsed from nil: the file does not exist
+	crRaw   []byte   // a copy of the bytes parsed when they hold a CR; nil otherwise (they equal orig)
+	orig    []byte   // the bytes parsed, with CRLF and CR read as LF; never written
+	text    []byte   // the current text, LF only, capacity clipped; never written (edits make new text)
+	buf     *textBuf // text's storage when text is buf.b[:len(text)], so that appends extend it in place; nil otherwise
+	edited  bool     // text was replaced by an edit in the middle, so it may differ from orig at the same length
+
+	str   string // string(text), when strOK: what the parse and the edits read
+	strOK bool
+	p     *parsed
 
 	seq      string // highest DW-<n> number in text, without leading zeros; "" when none
 	seqValid bool
 
-	grow *strings.Builder // when text is grow's content: appends extend it in amortized O(appended)
-
-	// The bytes of the last encode, for the engine: enc holds encText,
-	// the text then, and room after it, so that the next encode of a text
-	// that only grew since copies only what was added (see encode).
-	enc     []byte
-	encText string
-
 	appended bool         // Append has run on this Doc: a later one keeps an index of the origin lines
 	origins  *originLines // that index, for the text it holds (see originIndex)
 }
+
+// A textBuf is storage that the texts of several Docs may share, each of them
+// a front of it: a Doc that Append grows, and the Docs that the codec decodes
+// from the bytes it encoded, which start on its storage instead of a copy
+// (see codec). The bytes before n are never written again, so every Doc on
+// the storage, and the engine, which keeps the bytes that Encode returns, may
+// read them at any time. A Doc whose text ends at n may claim the room after
+// it by moving n, and only then writes there; a Doc whose text ends before n
+// (another Doc claimed the room first) copies its text to new storage
+// instead. n is atomic because the Docs of one store live on the goroutines
+// of its callers.
+type textBuf struct {
+	b []byte       // the storage, its whole capacity; b itself never changes
+	n atomic.Int64 // the bytes of b claimed; b[:n] is never written again
+}
+
+// onStorage makes text, whose capacity is room to grow, the Doc's text on
+// storage of its own.
+func (d *Doc) onStorage(text []byte) {
+	d.buf = &textBuf{b: text[:cap(text)]}
+	d.buf.n.Store(int64(len(text)))
+	d.text = text[:len(text):len(text)]
+}
+
+// room is how much more than an n-byte text a Doc's new storage holds: about
+// a sixty-fourth, so that the appends of many transactions (and a batch's)
+// fit before the text moves, and a large ledger's storage is not much larger
+// than the file.
+func room(n int) int { return n/64 + 1024 }
 
 // Parse reads ledger bytes. Nil data is a missing file and empty data an
 // empty one; both are a ledger without entries. CRLF and lone CR are read as
@@ -44,47 +71,48 @@ type Doc struct {
 // otherwise a ledger, and text that is not a canonical entry is kept verbatim
 // as prose. Parse does not keep data.
 func Parse(data []byte) (*Doc, error) {
-	var text string
-	var grow *strings.Builder
-	if bytes.IndexByte(data, '\r') < 0 {
-		text, grow = textOf(data)
-	} else {
+	cr := bytes.IndexByte(data, '\r') >= 0
+	var text []byte
+	if cr {
 		text = normalize(data)
+	} else {
+		text = append(make([]byte, 0, len(data)+room(len(data))), data...)
 	}
-	if !utf8.ValidString(text) {
+	if !utf8.Valid(text) {
 		i := 0
 		for i < len(text) {
-			r, n := utf8.DecodeRuneInString(text[i:])
+			r, n := utf8.DecodeRune(text[i:])
 			if r == utf8.RuneError && n == 1 {
 				break
 			}
 			i += n
 		}
-		return nil, &ParseError{Line: strings.Count(text[:i], "\n") + 1, Err: ErrInvalidUTF8}
+		return nil, &ParseError{Line: bytes.Count(text[:i], []byte("\n")) + 1, Err: ErrInvalidUTF8}
 	}
-	d := &Doc{missing: data == nil, orig: text, text: text, grow: grow}
-	if grow == nil {
+	d := &Doc{missing: data == nil}
+	d.onStorage(text)
+	d.orig = d.text
+	if cr {
 		d.crRaw = bytes.Clone(data)
 	}
 	return d, nil
 }
 
-// textOf returns data as a string held by a builder with room to grow, so
-// that appends to a parsed ledger do not copy it again.
-func textOf(data []byte) (string, *strings.Builder) {
-	b := new(strings.Builder)
-	b.Grow(len(data) + len(data)/64 + 1024)
-	b.Write(data)
-	return b.String(), b
-}
-
-// normalize reads CRLF and lone CR as LF.
-func normalize(data []byte) string {
-	if bytes.IndexByte(data, '\r') < 0 {
-		return string(data)
+// normalize returns data with CRLF and lone CR read as LF, in new storage
+// with room to grow.
+func normalize(data []byte) []byte {
+	out := make([]byte, 0, len(data)+room(len(data)))
+	for {
+		i := bytes.IndexByte(data, '\r')
+		if i < 0 {
+			return append(out, data...)
+		}
+		out = append(append(out, data[:i]...), '\n')
+		data = data[i+1:]
+		if len(data) > 0 && data[0] == '\n' {
+			data = data[1:]
+		}
 	}
-	s := strings.ReplaceAll(string(data), "\r\n", "\n")
-	return strings.ReplaceAll(s, "\r", "\n")
 }
 
 // Bytes returns the ledger's bytes in a new slice: exactly the bytes given to
@@ -92,81 +120,89 @@ func normalize(data []byte) string {
 // the current text with LF line endings, which is what bmad-loop writes on
 // POSIX. A Doc parsed from nil and never changed returns nil.
 func (d *Doc) Bytes() []byte {
-	switch {
-	case d == nil:
+	if d == nil {
 		return nil
-	case d.text != d.orig:
-		return []byte(d.text)
-	case d.missing:
-		return nil
-	case d.crRaw != nil:
-		return bytes.Clone(d.crRaw)
 	}
-	return []byte(d.orig)
+	out, _ := d.encode()
+	return bytes.Clone(out)
 }
 
-// encode returns the ledger's bytes as Bytes does, for the engine's codec,
-// which may keep them and never writes into them or past their end. Bytes
-// must give a caller a slice of its own; encode need not, and so copies
-// into a buffer of its own only the text added since its last call, when
-// the text only grew since (as a batch of appends makes it grow): the bytes
-// it returned before, the front of the same buffer, stay as they were.
-func (d *Doc) encode() []byte {
-	if d.text == d.orig {
-		return d.Bytes()
+// encode returns the ledger's bytes as Bytes does, without copying them, for
+// the engine's codec, which may keep them and never writes into them or past
+// their end: the parsed bytes, or the text, whose storage is written only
+// past its end (see textBuf). ofText reports that they are the text.
+func (d *Doc) encode() (out []byte, ofText bool) {
+	switch {
+	case d.Changed():
+		return d.text, true
+	case d.missing:
+		return nil, false
+	case d.crRaw != nil:
+		return d.crRaw, false
 	}
-	// HasPrefix compares lengths, then answers at once when the text still
-	// starts where encText does (it grew in place); otherwise it compares
-	// the bytes, so a text replaced in the middle is never taken for one
-	// that grew.
-	if d.enc != nil && strings.HasPrefix(d.text, d.encText) {
-		d.enc = append(d.enc, d.text[len(d.encText):]...)
-	} else {
-		// Room for the appends of a batch, so that the next encodes
-		// extend this buffer rather than move it.
-		d.enc = append(make([]byte, 0, len(d.text)+len(d.text)/64+1024), d.text...)
-	}
-	d.encText = d.text
-	return d.enc[:len(d.enc):len(d.enc)]
+	return d.orig, true
 }
 
 // String returns the current text, with LF line endings.
-func (d *Doc) String() string { return d.text }
+func (d *Doc) String() string { return d.textString() }
+
+// textString returns the text as a string, copying it once per version of
+// the text: the parse and the edits read it, Append does not.
+func (d *Doc) textString() string {
+	if !d.strOK {
+		d.str, d.strOK = string(d.text), true
+	}
+	return d.str
+}
 
 // Changed reports whether the text differs from the text that was parsed.
-func (d *Doc) Changed() bool { return d.text != d.orig }
+func (d *Doc) Changed() bool {
+	// Until an edit in the middle the text is the parsed text with
+	// appends after it, so its length tells.
+	return len(d.text) != len(d.orig) || d.edited && !bytes.Equal(d.text, d.orig)
+}
 
 // parsed returns the parse of the current text.
 func (d *Doc) parsed() *parsed {
 	if d.p == nil {
-		d.p = parse(d.text)
+		d.p = parse(d.textString())
 	}
 	return d.p
 }
 
 // setText replaces the text after an edit in the middle.
 func (d *Doc) setText(text string) {
-	d.text = text
-	d.p = nil
-	d.seqValid = false
-	d.grow = nil
+	d.replace(append(make([]byte, 0, len(text)+room(len(text))), text...))
+	d.str, d.strOK = text, true
 }
 
-// appendText adds s at the end of the text. s must begin a new line (the text
-// is empty or ends with "\n", or s starts with "\n"), so that no DW-<n>
-// reference can straddle the junction and the highest number is updated from s
-// alone.
+// replace makes text, new storage with room after it, the Doc's text after
+// an edit in the middle.
+func (d *Doc) replace(text []byte) {
+	d.onStorage(text)
+	d.edited = true
+	d.strOK = false
+	d.p = nil
+	d.seqValid = false
+}
+
+// appendText adds s at the end of the text: in place when the Doc may claim
+// the room after its text (see textBuf), otherwise in new storage, with room,
+// that the Doc then owns. s must begin a new line (the text is empty or ends
+// with "\n", or s starts with "\n"), so that no DW-<n> reference can straddle
+// the junction and the highest number is updated from s alone.
 func (d *Doc) appendText(s string) {
+	n, m := len(d.text), len(d.text)+len(s)
+	if b := d.buf; b != nil && m <= len(b.b) && b.n.CompareAndSwap(int64(n), int64(m)) {
+		copy(b.b[n:m], s)
+		d.text = b.b[:m:m]
+	} else {
+		d.onStorage(append(append(make([]byte, 0, m+room(m)), d.text...), s...))
+	}
 	if d.seqValid {
-		d.seq = maxSeq(s, d.seq)
+		d.seq = maxSeq(d.text[n:], d.seq)
 	}
-	if d.grow == nil || d.grow.Len() != len(d.text) {
-		d.grow = new(strings.Builder)
-		d.grow.Grow(len(d.text) + len(d.text)/4 + len(s) + 512)
-		d.grow.WriteString(d.text)
-	}
-	d.grow.WriteString(s)
-	d.text = d.grow.String()
+	d.strOK = false
 	d.p = nil
 }
 
@@ -340,9 +376,10 @@ func (d *Doc) maxSeq() string {
 // maxSeq returns the larger of cur and every number n of a DW-<n> reference
 // in s, where the reference stands as a word (\bDW-([0-9]+)\b). Numbers are
 // decimal strings without leading zeros ("0" for zero); "" means none.
-func maxSeq(s, cur string) string {
+func maxSeq(s []byte, cur string) string {
+	var best []byte // the largest number in s so far, a slice of s
 	for i := 0; i < len(s); {
-		j := strings.Index(s[i:], "DW-")
+		j := bytes.Index(s[i:], dwPrefix)
 		if j < 0 {
 			break
 		}
@@ -366,30 +403,35 @@ func maxSeq(s, cur string) string {
 		for z < k-1 && s[z] == '0' {
 			z++
 		}
-		if num := s[z:k]; len(num) > len(cur) || len(num) == len(cur) && num > cur {
-			cur = num
+		if num := s[z:k]; len(num) > len(best) || len(num) == len(best) && bytes.Compare(num, best) > 0 {
+			best = num
 		}
+	}
+	if len(best) > len(cur) || len(best) == len(cur) && string(best) > cur {
+		return string(best)
 	}
 	return cur
 }
 
+var dwPrefix = []byte("DW-")
+
 // wordBefore reports whether the character that ends s[:i] is a word
 // character, decoding a rune only past ASCII.
-func wordBefore(s string, i int) bool {
+func wordBefore(s []byte, i int) bool {
 	if c := s[i-1]; c < utf8.RuneSelf {
 		return isWord(rune(c))
 	}
-	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	r, _ := utf8.DecodeLastRune(s[:i])
 	return isWord(r)
 }
 
 // wordAt reports whether the character that starts s[i:] is a word
 // character, decoding a rune only past ASCII.
-func wordAt(s string, i int) bool {
+func wordAt(s []byte, i int) bool {
 	if c := s[i]; c < utf8.RuneSelf {
 		return isWord(rune(c))
 	}
-	r, _ := utf8.DecodeRuneInString(s[i:])
+	r, _ := utf8.DecodeRune(s[i:])
 	return isWord(r)
 }
 

@@ -56,7 +56,7 @@ func (d *Doc) Merge(snapshot *Doc) MergeReport {
 	}
 	at := 0
 	gap := func(end int) {
-		if g := trimSpace(sp.text[at:end]); g != "" && !strings.Contains(d.text, g) {
+		if g := trimSpace(sp.text[at:end]); g != "" && !strings.Contains(d.textString(), g) {
 			rep.Remainder = append(rep.Remainder, g)
 		}
 	}
@@ -72,7 +72,7 @@ func (d *Doc) Merge(snapshot *Doc) MergeReport {
 // only if the ledger then reads as before plus exactly this entry.
 func (d *Doc) carry(id, body string) bool {
 	before := d.parsed()
-	text, seq, seqValid := d.text, d.seq, d.seqValid
+	saved := *d
 	d.appendText(separator(d.text) + body + "\n")
 	after := d.parsed()
 	ok := len(after.entries) == len(before.entries)+1
@@ -85,7 +85,7 @@ func (d *Doc) carry(id, body string) bool {
 		ok = last.id == id && strings.TrimRight(after.body(last), "\n") == body
 	}
 	if !ok {
-		d.text, d.p, d.seq, d.seqValid = text, before, seq, seqValid
+		*d = saved // the room the append took stays taken: a later append moves the text
 	}
 	return ok
 }

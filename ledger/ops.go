@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -99,34 +100,34 @@ func (d *Doc) append1(s Spec, origins *originLines) string {
 // then, as the text grows, only its new part: what fieldLinePresent(text,
 // "origin", v) looks at, kept for many values of v.
 type originLines struct {
-	text    string   // the text scanned so far
+	text    []byte   // the text scanned so far
 	scanned int      // len(text)
 	starts  []int    // offset of each origin line found
-	rests   []string // each line after "origin:", without its line break
+	rests   [][]byte // each line after "origin:", without its line break (slices of text)
 }
 
 // extend brings o up to date with text, which is the text o was built from
 // with bytes appended. The last line scanned may have grown, so it is scanned
 // again.
-func (o *originLines) extend(text string) {
-	from := strings.LastIndexByte(text[:o.scanned], '\n') + 1
+func (o *originLines) extend(text []byte) {
+	from := bytes.LastIndexByte(text[:o.scanned], '\n') + 1
 	for len(o.starts) > 0 && o.starts[len(o.starts)-1] >= from {
 		o.starts = o.starts[:len(o.starts)-1]
 		o.rests = o.rests[:len(o.rests)-1]
 	}
-	const key = "origin:"
+	key := originKey[1:]
 	for at := from; at < len(text); {
 		i := at
-		if !strings.HasPrefix(text[at:], key) {
-			j := strings.Index(text[at:], "\n"+key)
+		if !bytes.HasPrefix(text[at:], key) {
+			j := bytes.Index(text[at:], originKey)
 			if j < 0 {
 				break
 			}
 			i = at + j + 1
 		}
 		rest := text[i+len(key):]
-		if j := strings.IndexByte(rest, '\n'); j >= 0 {
-			rest = rest[:j]
+		if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+			rest = rest[:j:j]
 		}
 		o.starts = append(o.starts, i)
 		o.rests = append(o.rests, rest)
@@ -134,6 +135,9 @@ func (o *originLines) extend(text string) {
 	}
 	o.text, o.scanned = text, len(text)
 }
+
+// originKey is an origin line's key after the line break before it.
+var originKey = []byte("\norigin:")
 
 // present is fieldLinePresent(text, "origin", v) for the text o is up to date
 // with.
@@ -173,20 +177,14 @@ func specFields(s Spec) fields {
 
 // entry returns the text that appending the entry id to text adds: the
 // separator that leaves one blank line before the heading, then the entry.
-func (f fields) entry(text, id string) string {
+func (f fields) entry(text []byte, id string) string {
 	title := f.title
 	if trimSpace(title) == "" {
 		title = "(untitled " + id + ")"
 	}
 	var b strings.Builder
 	b.Grow(len(title) + len(f.origin) + len(f.sourceSpec) + len(f.reason) + len(f.location) + 96)
-	switch {
-	case text == "" || strings.HasSuffix(text, "\n\n"):
-	case strings.HasSuffix(text, "\n"):
-		b.WriteString("\n")
-	default:
-		b.WriteString("\n\n")
-	}
+	b.WriteString(separator(text))
 	b.WriteString("### " + id + ": " + title + "\n")
 	b.WriteString("origin: " + f.origin + "\n")
 	b.WriteString("location: " + f.location + "\n")
@@ -210,7 +208,7 @@ func (d *Doc) covered(origin, sourceSpec string, cross bool, origins *originLine
 		if !origins.present(origin) {
 			return false
 		}
-	} else if !containsRare(d.text, origin) || !fieldLinePresent(d.text, "origin", origin) {
+	} else if !containsRare(d.text, origin) || !fieldLinePresent(d.textString(), "origin", origin) {
 		return false
 	}
 	p := d.parsed()
@@ -255,24 +253,32 @@ func fieldLinePresent(body, field, value string) bool {
 }
 
 // fieldValueMatches reports whether r matches [ \t]*`?<v>`?[ \t]*, trying
-// every split a backtracking matcher would.
-func fieldValueMatches(r, v string) bool {
-	blanksOnly := func(s string) bool { return skipBlanks(s, 0) == len(s) }
-	lead := skipBlanks(r, 0)
+// every split a backtracking matcher would. r is a line of the text as a
+// string (a parse's) or as bytes (the Doc's own, which Append searches
+// without making a string of it).
+func fieldValueMatches[T string | []byte](r T, v string) bool {
+	blanks := func(s T) int {
+		i := 0
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		return i
+	}
+	lead := blanks(r)
 	for k := 0; k <= lead; k++ {
 		for _, tick := range [...]bool{true, false} {
 			s := r[k:]
 			if tick {
-				if !strings.HasPrefix(s, "`") {
+				if len(s) == 0 || s[0] != '`' {
 					continue
 				}
 				s = s[1:]
 			}
-			t, ok := strings.CutPrefix(s, v)
-			if !ok {
+			if len(s) < len(v) || string(s[:len(v)]) != v {
 				continue
 			}
-			if blanksOnly(t) || strings.HasPrefix(t, "`") && blanksOnly(t[1:]) {
+			t := s[len(v):]
+			if blanks(t) == len(t) || len(t) > 0 && t[0] == '`' && blanks(t[1:]) == len(t)-1 {
 				return true
 			}
 		}
@@ -411,17 +417,13 @@ func (d *Doc) applyEdits(edits []edit) {
 	for _, e := range edits {
 		n += len(e.with) - (e.end - e.beg)
 	}
-	var b strings.Builder
-	b.Grow(n + n/8 + 512)
+	b := make([]byte, 0, n+room(n))
 	at := 0
 	for _, e := range edits {
-		b.WriteString(d.text[at:e.beg])
-		b.WriteString(e.with)
+		b = append(append(b, d.text[at:e.beg]...), e.with...)
 		at = e.end
 	}
-	b.WriteString(d.text[at:])
-	d.setText(b.String())
-	d.grow = &b
+	d.replace(append(b, d.text[at:]...))
 }
 
 // doneEdit returns the edit that closes the first entry with id, if it is
@@ -432,7 +434,7 @@ func (d *Doc) doneEdit(id, date, note, digest string) (edit, bool) {
 	if e == nil || !e.open() {
 		return edit{}, false
 	}
-	prev := d.text[e.statusBeg:e.statusEnd]
+	prev := d.textString()[e.statusBeg:e.statusEnd]
 	if digest != "" && strings.ContainsFunc(prev, isLineBreak) {
 		return edit{}, false
 	}
@@ -449,7 +451,7 @@ func (d *Doc) doneEdit(id, date, note, digest string) (edit, bool) {
 func (d *Doc) insertEdit(e *entry, line string) edit {
 	pos := e.statusEnd
 	if e.statusLn < 0 {
-		pos = e.start + len(trimRightSpace(d.text[e.start:e.end]))
+		pos = e.start + len(trimRightSpace(d.textString()[e.start:e.end]))
 	}
 	return edit{pos, pos, "\n" + line}
 }
@@ -514,15 +516,16 @@ func (d *Doc) openEdits(id, note, digest string) []edit {
 	if e == nil || e.open() || e.statusLn < 0 || !canonicalStatus(e.status) {
 		return nil
 	}
-	m := undoTail.FindStringSubmatchIndex(d.text[e.statusEnd:e.end])
+	text := p.text
+	m := undoTail.FindStringSubmatchIndex(text[e.statusEnd:e.end])
 	if m == nil {
 		return nil
 	}
-	g := func(i int) string { return d.text[e.statusEnd+m[2*i] : e.statusEnd+m[2*i+1]] }
+	g := func(i int) string { return text[e.statusEnd+m[2*i] : e.statusEnd+m[2*i+1]] }
 	if trimSpace(g(1)) != note || g(2) != digest {
 		return nil
 	}
-	if d.text[e.statusBeg:e.statusEnd] != "status: done "+g(3) {
+	if text[e.statusBeg:e.statusEnd] != "status: done "+g(3) {
 		return nil
 	}
 	raw, err := hex.DecodeString(g(4))

@@ -629,7 +629,7 @@ func (d *docTarget) Reopen(t *rapid.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := (codec{}).Decode(d.archive.Bytes())
+	a, err := new(codec).Decode(d.archive.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("ledger: Open: empty path: %w", filetxn.ErrInvalidArgument)
 	}
-	eng, err := filetxn.NewStore[*Doc](path, codec{}, append([]filetxn.Option{filetxn.WithLockPath(unplaced)}, opts...)...)
+	eng, err := filetxn.NewStore[*Doc](path, new(codec), append([]filetxn.Option{filetxn.WithLockPath(unplaced)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 		s.rootErr = err
 		return s, nil
 	}
-	if s.eng, err = filetxn.NewStore[*Doc](path, codec{}, append([]filetxn.Option{filetxn.WithStateRoot(root)}, opts...)...); err != nil {
+	if s.eng, err = filetxn.NewStore[*Doc](path, new(codec), append([]filetxn.Option{filetxn.WithStateRoot(root)}, opts...)...); err != nil {
 		return nil, err
 	}
 	return s, nil
