@@ -28,7 +28,10 @@
 //     caller that takes the lock runs the fns queued behind it in order on
 //     one document. Each fn still runs once, and each caller gets its own
 //     Commit, error and panic; a failing fn is undone alone. Nobody waits
-//     for a batch to fill, so a lone call costs what it did alone.
+//     for a batch to fill, so a lone call costs what it did alone. A Mutate
+//     releases the lock before its directory fsync, so the next batch (or
+//     another process) runs meanwhile, and answers its callers only after
+//     it: a call that returns nil has published durably.
 //   - No silent no-op: a document type that fn would change a copy of (a
 //     struct or an int by value) is refused by NewStore.
 //   - Proof of authorship: Commit.Digest hashes exactly the bytes the call
@@ -82,14 +85,19 @@
 //   - fn must not do anything slow that the caller does not control (a
 //     subprocess, a network call, a person) while the lock is held, unless it
 //     hands the lock over on purpose (lock.Handle.HandOver).
-//   - View may return a version that is stale by the time it is used.
+//   - View may return a version that is stale by the time it is used, or
+//     not yet durable (its writer may still be fsyncing the directory, and a
+//     crash then may undo it). So may a transaction under the lock, since a
+//     Mutate releases the lock before that fsync: a decision made on a
+//     version is as durable as the version is, and a write made on it is
+//     durable when it returns, together with the version it read.
 //   - fn may run on another goroutine of the process (group commit, see
 //     Store.Mutate): it must not depend on which goroutine runs it, and must
 //     not call runtime.Goexit (testing's FailNow), which would end the
 //     goroutine of the caller holding the lock.
-//   - The lost-lock check narrows the window, it does not close it: a lock
-//     file deleted or replaced after the check, while the temporary file is
-//     fsynced and renamed, goes unnoticed. A lock lost between two writes of
+//   - The lost-lock check narrows the window, it does not close it: it comes
+//     after the temporary file's fsync, right before the rename, and a lock
+//     file deleted or replaced during the rename itself goes unnoticed. A lock lost between two writes of
 //     one Locked callback leaves the first published and refuses the rest,
 //     as a crash there would. Never delete lock files.
 package filetxn

@@ -298,11 +298,23 @@ func (s *Store[D]) gaveUp(ctx context.Context, start time.Time) error {
 // without the lock), and only then waits for the lock. Once it holds the
 // lock it yields the processor once before it takes the queue: the callers
 // of the batch before, woken by its end and about to call again, then join
-// this batch rather than the next, and a lone call pays one yield.
-func (s *Store[D]) lead(c *call[D], grouped bool) (Commit, error) {
-	if grouped {
-		defer s.g.handOff()
-	}
+// this batch rather than the next, and a lone call pays one yield. It
+// releases the lock once the batch's rename is done, hands the lead on, and
+// only then makes the write durable and answers the batch (see answer).
+func (s *Store[D]) lead(c *call[D], grouped bool) (commit Commit, err error) {
+	var b *batch[D]
+	defer func() {
+		// The lock is released (holding has returned, or is unwinding a
+		// panic or a Goexit): the next batch may take it while this one's
+		// directory fsync runs, and only then are its callers answered.
+		if grouped {
+			s.g.handOff()
+		}
+		if b != nil {
+			b.answer()
+			commit, err = c.commit, c.err
+		}
+	}()
 	h, err := s.tryAcquire()
 	if err != nil {
 		if grouped {
@@ -322,7 +334,7 @@ func (s *Store[D]) lead(c *call[D], grouped bool) (Commit, error) {
 		s.g.held()
 	}
 	_ = s.holding(c.ctx, h, func(tx *Tx) error {
-		b := &batch[D]{s: s, tx: tx, calls: []*call[D]{c}}
+		b = &batch[D]{s: s, tx: tx, calls: []*call[D]{c}}
 		if grouped {
 			runtime.Gosched()
 			b.calls = s.g.take(b.calls)
@@ -344,6 +356,8 @@ type batch[D any] struct {
 	cur   []byte     // the bytes encoded after the last fn that succeeded (base before any)
 	doc   D          // the document; it matches cur when fresh
 	fresh bool
+	ran   []*call[D]   // the calls that ran, set by finish
+	sync  func() error // the directory fsync that makes the batch's write durable, if any
 }
 
 // run reads the file and runs the calls in order, then publishes and
@@ -420,9 +434,11 @@ func (b *batch[D]) recovered(c *call[D]) {
 }
 
 // finish publishes cur if the calls that ran changed it, sets each call's
-// result, wakes the followers that ran, and requeues those that did not.
+// result, and requeues the calls that did not run. It runs under the lock,
+// and leaves the directory fsync of its write, and the answers, to answer.
 func (b *batch[D]) finish() {
 	ran := b.calls[:b.next]
+	b.ran = ran
 	if b.run1 {
 		// The running call did not return: the goroutine is ending. A
 		// follower's fn can only have called runtime.Goexit (recovered
@@ -439,18 +455,46 @@ func (b *batch[D]) finish() {
 		}
 	}
 	if writers > 0 && !bytes.Equal(b.cur, b.base) {
-		commit, err := b.tx.Write(b.s.path, b.cur)
+		commit, sync, err := b.tx.write(b.s.path, b.cur, nil)
 		commit.shared = writers > 1
+		b.sync = sync
 		for _, c := range ran {
 			if c.changed {
 				c.commit, c.err = commit, err
 			}
 		}
 	}
-	for _, c := range ran[1:] {
-		close(c.done)
-	}
 	if rest := b.calls[b.next:]; len(rest) > 0 {
 		b.s.g.requeue(rest)
+	}
+}
+
+// answer makes the batch's write durable and then wakes the followers that
+// ran. It runs after the lock is released, so that the next batch (or
+// another process) can read, stage and fsync while this directory fsync
+// runs; the kernel may then commit both in one journal transaction.
+//
+// That answers nobody early. A caller is answered only after a directory
+// fsync that began after its rename, which makes durable the rename, or a
+// later one: a later writer took the lock after this rename, so it read
+// this version and publishes its successor, whose temporary file it fsynced
+// before its own rename. And that later writer's callers are answered only
+// after its own directory fsync, so a crash before then leaves no answered
+// caller with a change that is lost. A failed fsync fails every call whose
+// change the write carried, with an error that says the file was replaced.
+func (b *batch[D]) answer() {
+	if b.sync != nil {
+		if err := notSynced(b.s.path, b.sync()); err != nil {
+			for _, c := range b.ran {
+				if c.changed && c.err == nil {
+					c.err = err
+				}
+			}
+		}
+	}
+	for i, c := range b.ran {
+		if i > 0 { // the leader's own call is answered by its return
+			close(c.done)
+		}
 	}
 }

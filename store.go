@@ -183,6 +183,22 @@ func (s *Store[D]) LockPath() (string, error) {
 // through different Store values, or from other processes, never share a
 // write, and a store made WithNoWait does not group.
 //
+// A call that returns a nil error has published durably (unless the store
+// is WithoutSync): its Commit reports a write, or no write was needed. The
+// write is a temporary file, fsynced, renamed over the file, and the
+// directory fsynced, the same I/O as a hand-written durable replace; group
+// commit shares it, and Mutate releases the lock before the directory
+// fsync, so that the next batch, or another process, reads, stages and
+// fsyncs while it runs. Callers are answered only after that fsync: a
+// caller is never told of a write that a crash could undo. If only the
+// directory fsync fails, the file has been replaced, and each call whose
+// change the write carried gets an error that says so (with a Commit
+// reporting the write). The next holder of the lock may read the version
+// before its directory fsync has ended; what it writes on that version is
+// durable, with the version, before it is answered, and a transaction that
+// writes nothing decides on a version that is only as durable as the one a
+// View would see (see the package's caveats).
+//
 // ctx bounds the wait for the lock and nothing else. A wait ended by ctx,
 // in the queue or for the lock, returns an error matching ctx.Err() and
 // carrying the holder (a *lock.BusyError), and fn never runs; a ctx that is
@@ -311,7 +327,8 @@ func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest
 // but Locked never shares a write: fn runs alone, on the caller's goroutine,
 // under an acquisition of its own.
 //
-// Every Tx.Write and Tx.Append checks, just before it publishes, that the
+// Every Tx.Write and Tx.Append checks, just before it publishes (for Write:
+// after the temporary file's fsync, right before the rename), that the
 // lock file is still the one locked; once a check finds the lock lost, that
 // write and every later one of the transaction publish nothing and return an
 // error matching lock.ErrLockLost. So a lock lost before the first write of
@@ -386,31 +403,43 @@ func (tx *Tx) Read(path string) ([]byte, error) { return tx.read(path, "Read") }
 // store was made WithoutSync or opts say otherwise (atomicfile.WithoutDirSync
 // for a write that a power loss may undo but never tear, such as a marker
 // that a long step is running), and reports it in a Commit whose Digest
-// hashes data: data must not change while the Commit is in use. Right before
-// the rename it checks that the lock is still held on the file at the lock's
-// path; if not, it removes its temporary file, publishes nothing and returns
-// an error matching lock.ErrLockLost (see Store.Locked).
+// hashes data: data must not change while the Commit is in use. It writes
+// and fsyncs a temporary file, and then, right before the rename, checks
+// that the lock is still held on the file at the lock's path; if not, it
+// removes its temporary file, publishes nothing and returns an error
+// matching lock.ErrLockLost (see Store.Locked). The directory fsync follows
+// the rename, so the write is durable when Write returns; if only that fsync
+// fails, the file has been replaced: the Commit reports the write, and the
+// error says that the directory was not synced.
 func (tx *Tx) Write(path string, data []byte, opts ...atomicfile.Option) (Commit, error) {
 	tx.live("Write")
+	c, syncDir, err := tx.write(path, data, opts)
+	if err == nil && syncDir != nil {
+		err = notSynced(path, syncDir())
+	}
+	return c, err
+}
+
+// write is Write up to the rename (and the sweep of stale temporary files
+// that follows it, under the lock): it returns the directory fsync still to
+// make for the rename to be durable (nil when there is none), which Write
+// makes at once and a grouped Mutate makes after releasing the lock.
+func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit, func() error, error) {
 	pf, err := atomicfile.Create(path, filePerm, tx.o.writeOptions(opts)...)
 	if err != nil {
-		return Commit{}, err
+		return Commit{}, nil, err
 	}
 	defer pf.Cleanup()
 	if _, err := pf.Write(data); err != nil {
-		return Commit{}, err
+		return Commit{}, nil, err
 	}
 	tx.hooks.Call(txhook.TempWritten)
-	// The check comes after the temp file is written, as late as the
-	// PendingFile lets it: CloseAtomicallyReplace fsyncs the temp file and
-	// renames it in one call, so a lock lost during that fsync or between it
-	// and the rename goes unnoticed. No check can close the window: only a
-	// lock file that nobody deletes can.
-	if err := tx.checkLock(path, "Write"); err != nil {
-		return Commit{}, err // the deferred Cleanup removes the temp file
-	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return Commit{}, err
+	// The check comes after the temporary file's fsync, right before the
+	// rename: a lock lost during the rename itself goes unnoticed. No check
+	// can close that window: only a lock file that nobody deletes can.
+	syncDir, err := osfile.PublishPending(pf, func() error { return tx.checkLock(path, "Write") })
+	if err != nil {
+		return Commit{}, nil, err // the temporary file is gone
 	}
 	// Under the lock, every other temporary file for path is a dead
 	// writer's (killed between its staging and its rename): remove them, so
@@ -418,7 +447,17 @@ func (tx *Tx) Write(path string, data []byte, opts ...atomicfile.Option) (Commit
 	// write is done, and a file that cannot go now can go next time.
 	_, _ = staletemp.Remove(path)
 	tx.hooks.Call(txhook.Replaced)
-	return Commit{Written: true, published: data}, nil
+	return Commit{Written: true, published: data}, syncDir, nil
+}
+
+// notSynced is the error of a write of path whose rename happened but whose
+// directory fsync failed with err (nil for none): the new bytes are in
+// place, but a crash may still undo them.
+func notSynced(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &fs.PathError{Op: "Write", Path: path, Err: fmt.Errorf("replaced, but the directory was not synced: %w", underlying(err))}
 }
 
 // Append appends data to the file at path (created with the store's

@@ -198,25 +198,59 @@ func (pf *PendingFile) Write(p []byte) (int, error) {
 // Errors are [*fs.PathError] with Op "CloseAtomicallyReplace" (or "WriteFile")
 // and the caller's path.
 func (pf *PendingFile) CloseAtomicallyReplace() error {
+	syncDir, err := pf.publishChecked(nil)
+	if err == nil && syncDir != nil {
+		err = syncDir()
+	}
+	return err
+}
+
+// publishChecked is CloseAtomicallyReplace in two parts, with a check
+// between the fsync and the rename: it fsyncs the temporary file (unless
+// WithoutSync), calls check (when not nil), and publishes only if check
+// returns nil: it closes the temporary file and renames it over the target.
+// It returns the directory fsync that makes the rename durable, for the
+// caller to run when it chooses (nil under WithoutSync or WithoutDirSync,
+// and on Windows, where the rename's write-through did that work). On any
+// error, check's included (returned as it is), the temporary file is
+// removed and the target is untouched.
+//
+// The engine publishes through it (see osfile.PublishPending): it checks
+// its lock after the slow fsync, so that only the rename follows the check,
+// and it may run the directory fsync after it has released the lock.
+func (pf *PendingFile) publishChecked(check func() error) (func() error, error) {
 	const method = "CloseAtomicallyReplace"
 	if pf.state != pending {
-		return pf.fail(method, fs.ErrClosed)
+		return nil, pf.fail(method, fs.ErrClosed)
 	}
 	if pf.err != nil {
 		pf.Cleanup()
-		return pf.err
+		return nil, pf.err
 	}
 
 	// The data must reach the disk before the name does: without an fsync
 	// before the rename, a crash soon after it can leave the target empty or
 	// partial on file systems that commit the rename before the data (ext4
-	// without auto_da_alloc, XFS, btrfs in some modes). Then the temporary
-	// file is closed (Windows cannot rename an open file, and on NFS close is
-	// what flushes to the server) and renamed over the target, the atomic
-	// step. publish does all three, each OS its own way.
-	if err := pf.publish(); err != nil {
+	// without auto_da_alloc, XFS, btrfs in some modes; renameio cites Ted
+	// Ts'o on ext4's data=ordered, which does not make the fsync
+	// unnecessary). Then the temporary file is closed (Windows cannot rename
+	// an open file, and on NFS close is what flushes to the server) and
+	// renamed over the target, the atomic step.
+	if pf.sync {
+		if err := syncFile(pf.f, pf.target); err != nil {
+			pf.Cleanup()
+			return nil, pf.fail(method, unwrapOS(err))
+		}
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			pf.Cleanup()
+			return nil, err
+		}
+	}
+	if err := pf.rename(); err != nil {
 		pf.Cleanup()
-		return pf.fail(method, unwrapOS(err))
+		return nil, pf.fail(method, unwrapOS(err))
 	}
 	pf.state = replaced
 
@@ -224,12 +258,16 @@ func (pf *PendingFile) CloseAtomicallyReplace() error {
 	// the directory is fsynced (rename(2) promises atomicity, not durability).
 	// The temporary and the target share the directory, so one fsync covers
 	// both the new name and the old temporary name's removal.
-	if pf.dsync {
-		if err := syncDir(dirRaw(pf.target)); err != nil {
+	if !pf.dsync {
+		return nil, nil
+	}
+	dir := dirRaw(pf.target)
+	return func() error {
+		if err := syncDir(dir); err != nil {
 			return pf.fail(method, unwrapOS(err))
 		}
-	}
-	return nil
+		return nil
+	}, nil
 }
 
 // Cleanup closes and removes the temporary file if it has not been published.
@@ -268,14 +306,9 @@ func (pf *PendingFile) stageOwn(dir string, perm fs.FileMode) error {
 	return err
 }
 
-// publishOwn fsyncs (unless WithoutSync), closes and renames the temporary
-// file of stageOwn over the target.
-func (pf *PendingFile) publishOwn() error {
-	if pf.sync {
-		if err := syncFile(pf.f, pf.target); err != nil {
-			return err
-		}
-	}
+// rename closes the temporary file (fsynced already, unless WithoutSync)
+// and renames it over the target.
+func (pf *PendingFile) rename() error {
 	pf.closed = true
 	if err := pf.f.Close(); err != nil {
 		return err

@@ -47,9 +47,9 @@
 // succeeds regardless: a file chmodded 0444 says "do not write me" to root too,
 // and tests and CI usually run as root.
 //
-// The temporary file is made, and renamed over the target, by
-// github.com/google/renameio/v2's PendingFile (except on Windows, where
-// renameio does not build); this package adds what renameio leaves out: the
+// The temporary file is made by github.com/google/renameio/v2's PendingFile
+// (except on Windows, where renameio does not build); this package fsyncs,
+// closes and renames it itself, and adds what renameio leaves out: the
 // directory fsync, the owner and exact mode of an existing target, the
 // refusals, and following symlinks.
 //

@@ -10,24 +10,22 @@ import (
 	"strings"
 
 	"github.com/google/renameio/v2"
-
-	"github.com/filetxn/filetxn/internal/fault"
 )
 
 // Outside Windows a temporary file is renameio's: [renameio.NewPendingFile]
 // creates it beside the target (WithTempDir of the target's directory, so the
-// rename never crosses a file system) and its CloseAtomicallyReplace fsyncs,
-// closes and renames it. This package adds what renameio leaves out: the
-// refusals and symlink resolution before it (create), the owner and exact
-// mode of an existing target (keepMeta), and the directory fsync after the
-// rename, without which the rename is not durable.
+// rename never crosses a file system), under renameio's name. This package
+// does the rest itself: the refusals and symlink resolution before it
+// (create), the owner and exact mode of an existing target (keepMeta), and
+// the fsync, close and rename (publishChecked, rename), which renameio's
+// CloseAtomicallyReplace joins in one call, so that a caller cannot check
+// its lock between the slow fsync and the rename; then the directory fsync,
+// without which the rename is not durable.
 //
-// Two cases stay with this package's own staging (stageOwn, publishOwn):
-//   - WithoutSync: renameio always fsyncs before its rename, so the file it
-//     staged is closed and renamed here instead;
-//   - a target whose name is longer than maxRenameioBase bytes, for which
-//     renameio's temporary name would pass the usual 255-byte limit on a
-//     name; stageOwn's ".<base>.tmp-<random>" cuts the base short instead.
+// A target whose name is longer than maxRenameioBase bytes is staged by this
+// package (stageOwn): renameio's temporary name would pass the usual 255-byte
+// limit on a name, and stageOwn's ".<base>.tmp-<random>" cuts the base short
+// instead.
 
 // staging is the temporary file and how it was made.
 type staging struct {
@@ -71,28 +69,6 @@ func tempDirFor(dir string) (string, error) {
 		}
 	}
 	return dir, nil
-}
-
-// publish fsyncs (unless WithoutSync), closes and renames the temporary file
-// over the target.
-func (pf *PendingFile) publish() error {
-	if pf.rio == nil || !pf.sync {
-		return pf.publishOwn()
-	}
-	if synced != nil {
-		synced(pf.f.Name())
-	}
-	// renameio fsyncs and renames in one call: a fault at either step fails
-	// it before it starts, which leaves what a failed fsync or rename leaves
-	// (the temporary file, for Cleanup to remove).
-	if err := fault.At(fault.Sync, pf.target); err != nil {
-		return err
-	}
-	if err := fault.At(fault.Rename, pf.target); err != nil {
-		return err
-	}
-	pf.closed = true // by CloseAtomicallyReplace, or by its Cleanup if it fails first
-	return pf.rio.CloseAtomicallyReplace()
 }
 
 // discard removes the temporary file of an unpublished PendingFile, whose

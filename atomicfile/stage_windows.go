@@ -13,9 +13,5 @@ type staging struct {
 // stage creates the temporary file in dir (the target's directory).
 func (pf *PendingFile) stage(dir string, perm os.FileMode) error { return pf.stageOwn(dir, perm) }
 
-// publish fsyncs (unless WithoutSync), closes and renames the temporary file
-// over the target.
-func (pf *PendingFile) publish() error { return pf.publishOwn() }
-
 // discard removes the temporary file of an unpublished PendingFile.
 func (pf *PendingFile) discard() error { return os.Remove(pf.tmp) }

@@ -11,7 +11,7 @@ import "context"
 type Point int
 
 const (
-	TempWritten Point = iota // the temp file is written, not yet renamed (nor the lock re-checked)
+	TempWritten Point = iota // the temp file is written, not yet fsynced, renamed or the lock re-checked
 	Check                    // a write, append or remove is about to re-check the lock and publish
 	Replaced                 // the rename is done, the lock still held
 	Queued                   // a call joined its store's group commit queue (called under the group's mutex: it must not block)
