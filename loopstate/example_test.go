@@ -168,7 +168,7 @@ func ExampleWithLockTimeout() {
 	held, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		h, err := lock.Acquire(ctx, filepath.Join(l.Dir(), ".state.lock"), lock.WithPurpose("approve triage"))
+		h, err := lock.Acquire(ctx, l.LockPath(), lock.WithPurpose("approve triage"))
 		if err != nil {
 			panic(err)
 		}
