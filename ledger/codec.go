@@ -6,26 +6,27 @@ import (
 )
 
 // codec reads and writes ledger files for the filetxn engine: it satisfies
-// filetxn.Codec[*Doc]. Each Store has its own (it remembers the text last
-// decoded or encoded, below); it is safe for concurrent use.
+// filetxn.Codec[*Doc]. Each Store has its own, since it remembers the text
+// it encoded last (below); it is safe for concurrent use.
 //
-// A store's appends decode the bytes the store encoded last (the file as it
-// wrote it, unless another process wrote since), so the codec keeps that
-// text's storage and, when Decode is given the same bytes, starts the Doc
-// on that storage instead of copying the file: Decode then costs one
-// comparison of the bytes, with no check for CR or invalid UTF-8 (the text
-// of a Doc holds neither), and no search for the highest DW-<n> number when
-// the encoding Doc knew it. An Append then writes its entry into the room
-// after the text (see textBuf), and Encode returns the text without a copy.
-// The comparison is what makes this exact: a Doc starts on kept storage only
-// for bytes equal to a text that Parse would give back unchanged.
+// A store's transactions mostly decode the bytes that the store encoded
+// last (the file as the store wrote it, unless another process wrote
+// since), so the codec keeps that text's storage, and when Decode is given
+// the same bytes it starts the Doc on that storage instead of a copy: Decode
+// then costs one comparison of the bytes, with no check for CR or invalid
+// UTF-8 (the text of a Doc holds neither) and no search for the highest
+// DW-<n> number when the encoding Doc knew it. An Append then writes its
+// entry into the room after the text (see textBuf), and Encode returns the
+// text without a copy. The comparison is what makes this exact: a Doc starts
+// on kept storage only for bytes equal to a text that Parse gives back
+// unchanged. Decode keeps nothing: a lock-free read (a View)
+// may see an older version, which must not displace the one written.
 type codec struct {
 	mu   sync.Mutex
 	last kept // guarded by mu
 }
 
-// kept is the text of a Doc of the codec's store: the one last decoded or
-// encoded.
+// kept is the text of the Doc that the codec encoded last.
 type kept struct {
 	buf      *textBuf // nil when none
 	n        int      // the text is buf.b[:n]
@@ -44,12 +45,7 @@ func (c *codec) Decode(data []byte) (*Doc, error) {
 		text := k.buf.b[:k.n:k.n]
 		return &Doc{orig: text, text: text, buf: k.buf, seq: k.seq, seqValid: k.seqValid}, nil
 	}
-	d, err := Parse(data)
-	if err != nil {
-		return nil, err
-	}
-	c.keep(d)
-	return d, nil
+	return Parse(data)
 }
 
 // Encode returns the ledger's bytes as [Doc.Bytes] does, without copying
@@ -65,11 +61,10 @@ func (c *codec) Encode(d *Doc) ([]byte, error) {
 	return out, nil
 }
 
-// keep remembers d's text for the next Decode, when the Doc's text is on
-// storage that appends extend and is not empty (an empty file costs nothing
-// to parse).
+// keep remembers d's text, which Encode returned, for the next Decode,
+// unless it is empty (which costs nothing to parse).
 func (c *codec) keep(d *Doc) {
-	if d.buf == nil || len(d.text) == 0 || d.crRaw != nil && !d.Changed() {
+	if d.buf == nil || len(d.text) == 0 {
 		return
 	}
 	k := kept{buf: d.buf, n: len(d.text), seq: d.seq, seqValid: d.seqValid}

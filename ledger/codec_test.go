@@ -1,0 +1,181 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn"
+)
+
+// FuzzKeptDecodeIsParse: a Doc that the codec decodes from the bytes it
+// encoded last (and so starts on the encoding Doc's storage, with its
+// highest DW-<n> number, without a copy or a check of the bytes) is a Doc
+// that Parse would give: the same text and next id, and the same bytes and
+// ids after the same operations. Two such Docs appended to one after the
+// other each get their own entry, and the bytes Encode returned before stay
+// as they were. Ablations: a Decode that takes kept storage on equal lengths
+// alone (no comparison of the bytes) fails on the seeds' same-length
+// rewrite; an append that writes into the room without claiming it (no
+// compare-and-swap, only the capacity check) gives the first Doc the second
+// one's entry; keeping the seq of a Doc whose number was never computed as
+// if it were valid ("" for none) mints DW-1 on a ledger that has entries.
+func FuzzKeptDecodeIsParse(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := new(codec)
+		d, err := c.Decode(data)
+		if err != nil {
+			return
+		}
+		first := Spec{Title: "first", Origin: "fuzz kept 1", SourceSpec: "k.md", Reason: "r"}
+		_, err = d.Append(first)
+		require.NoError(t, err, "Append(first)")
+		enc, _ := c.Encode(d)
+		out := string(enc)
+
+		// Decode the kept bytes twice: both Docs start on the same storage.
+		a, err := c.Decode([]byte(out))
+		require.NoError(t, err, "Decode(kept)")
+		b, err := c.Decode([]byte(out))
+		require.NoError(t, err, "Decode(kept) again")
+		want := mustParse(t, out)
+		require.Equal(t, want.String(), a.String(), "Decode(kept).String() = got, want Parse's")
+		require.Equal(t, want.nextID(), a.nextID(), "Decode(kept).nextID() = got, want Parse's")
+		require.Len(t, a.Entries(), len(want.Entries()), "Decode(kept).Entries() = got, want Parse's count")
+
+		second := Spec{Title: "second", Origin: "fuzz kept 2", SourceSpec: "k.md", Reason: "r"}
+		third := Spec{Title: "third", Origin: "fuzz kept 3", SourceSpec: "k.md", Reason: "r"}
+		wantA, wantB := mustParse(t, out), mustParse(t, out)
+		idsA, errA := a.Append(second)
+		idsB, errB := b.Append(third)
+		wantIDsA, _ := wantA.Append(second)
+		wantIDsB, _ := wantB.Append(third)
+		require.NoError(t, errA, "Append(second) on a kept Doc")
+		require.NoError(t, errB, "Append(third) on a kept Doc")
+		require.Equal(t, wantIDsA, idsA, "Append(second) on a kept Doc = got, want Parse's")
+		require.Equal(t, wantIDsB, idsB, "Append(third) on the other kept Doc = got, want Parse's")
+		encA, _ := c.Encode(a)
+		encB, _ := c.Encode(b)
+		require.Equal(t, string(wantA.Bytes()), string(encA), "Encode(kept Doc after Append(second)) = got, want Parse's")
+		require.Equal(t, string(wantB.Bytes()), string(encB), "Encode(other kept Doc after Append(third)) = got, want Parse's")
+		require.Equal(t, out, string(enc), "bytes encoded before the kept Docs' appends = got, want unchanged")
+
+		// An edit in the middle on a kept Doc, then an append: the same as
+		// on a parse.
+		k, err := c.Decode(encB)
+		require.NoError(t, err, "Decode(kept after the other's append)")
+		w := mustParse(t, string(encB))
+		for _, doc := range []*Doc{k, w} {
+			if ids := doc.OpenIDs(); len(ids) > 0 && len(doc.duplicates()) == 0 {
+				_, err := doc.MarkDone(ids[:1], "2026-06-11", "n")
+				require.NoError(t, err, "MarkDone(%v)", ids[:1])
+			}
+			_, err := doc.Append(first)
+			require.NoError(t, err, "Append(first) after MarkDone")
+		}
+		encK, _ := c.Encode(k)
+		require.Equal(t, string(w.Bytes()), string(encK), "Encode(kept Doc after MarkDone and Append) = got, want Parse's")
+		require.Equal(t, string(wantB.Bytes()), string(encB), "bytes encoded before the edit = got, want unchanged")
+
+		// A file another process rewrote to the same length is decoded
+		// afresh, not taken for the kept text; once encoded (unchanged,
+		// so nobody looked for its highest number), it is kept, and that
+		// number is then found, not taken for none.
+		last := string(encK) // the kept text
+		i := strings.LastIndex(last, "fuzz kept 1")
+		other := []byte(last[:i] + "fuzz kept 9" + last[i+len("fuzz kept 1"):])
+		for range 2 {
+			o, err := c.Decode(other)
+			require.NoError(t, err, "Decode(same-length rewrite)")
+			require.Equal(t, string(other), o.String(), "Decode(same-length rewrite).String() = got, want the bytes given")
+			enc, _ := c.Encode(o)
+			require.Equal(t, string(other), string(enc), "Encode(Decode(same-length rewrite)) = got, want the bytes given")
+			require.Equal(t, mustParse(t, string(other)).nextID(), o.nextID(), "Decode(same-length rewrite).nextID() = got, want Parse's")
+		}
+	})
+}
+
+// TestKeptStorageIsSharedSafely: Docs of one Store that share storage (the
+// Views and the transactions of several goroutines, all decoding the bytes
+// the Store wrote last) append on their own goroutines at the same time,
+// while the Store appends; each View's bytes are its own text plus its own
+// entry, and the file holds every Store.Append. Ablation: a claim of the
+// room that is a plain read and write of the claimed length (not atomic)
+// is a data race that the race detector reports, and one that skips the
+// claim gives Views each other's entries.
+func TestKeptStorageIsSharedSafely(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := must(Open(filepath.Join(dir, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(dir, "state"))))
+	_, err := s.Append(ctx, Spec{Title: "seed", Origin: "seed", SourceSpec: "s.md", Reason: "r"})
+	require.NoError(t, err, "Append(seed)")
+
+	const goroutines, rounds = 4, 20
+	var views, appends sync.WaitGroup
+	stop := make(chan struct{}) // closed when the Store's appends are done
+	errs := make(chan error, 2*goroutines)
+	for g := range goroutines {
+		views.Add(1)
+		appends.Add(1)
+		go func() { // Views, appended to in memory until the Store's appends end
+			defer views.Done()
+			for r := 0; ; r++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				v, err := s.View(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				before := v.String()
+				sp := Spec{Title: "view", Origin: fmt.Sprintf("view %d.%d", g, r), SourceSpec: "v.md", Reason: "r"}
+				want, _ := Parse([]byte(before))
+				wantIDs, _ := want.Append(sp)
+				ids, err := v.Append(sp)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got := string(v.Bytes()); got != string(want.Bytes()) || ids[0] != wantIDs[0] {
+					errs <- fmt.Errorf("View().Append(%s) = %v and %d bytes, want %v and the %d bytes of a parse", sp.Origin, ids, len(got), wantIDs, len(want.Bytes()))
+					return
+				}
+			}
+		}()
+		go func() { // Store appends
+			defer appends.Done()
+			for r := range rounds {
+				if _, err := s.Append(ctx, Spec{Title: "store", Origin: fmt.Sprintf("store %d.%d", g, r), SourceSpec: "s.md", Reason: "r"}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	appends.Wait()
+	close(stop)
+	views.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	d, err := must(Open(s.path, filetxn.WithStateRoot(t.TempDir()))).View(ctx)
+	require.NoError(t, err, "View")
+	require.Len(t, d.OpenIDs(), 1+goroutines*rounds, "open entries after %d Store.Appends = %v, want seed + all", goroutines*rounds, len(d.OpenIDs()))
+	require.Empty(t, d.duplicates(), "duplicates() = got, want none")
+	for g := range goroutines {
+		for r := range rounds {
+			require.Contains(t, d.String(), fmt.Sprintf("origin: store %d.%d\n", g, r), "ledger after the Store.Appends = got, want store %d.%d's entry", g, r)
+		}
+	}
+	require.NotContains(t, d.String(), "origin: view", "ledger after the Store.Appends = got, want no View's entry")
+}
