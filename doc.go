@@ -29,9 +29,9 @@
 //     one document. Each fn still runs once, and each caller gets its own
 //     Commit, error and panic; a failing fn is undone alone. Nobody waits
 //     for a batch to fill, so a lone call costs what it did alone. A Mutate
-//     releases the lock before its directory fsync, so the next batch (or
-//     another process) runs meanwhile, and answers its callers only after
-//     it: a call that returns nil has published durably.
+//     releases the lock before its directory fsync, so another process can
+//     take it meanwhile, and answers its callers only after that fsync: a
+//     call that returns nil has published durably.
 //   - No silent no-op: a document type that fn would change a copy of (a
 //     struct or an int by value) is refused by NewStore.
 //   - Proof of authorship: Commit.Digest hashes exactly the bytes the call

@@ -188,8 +188,10 @@ func (s *Store[D]) LockPath() (string, error) {
 // write is a temporary file, fsynced, renamed over the file, and the
 // directory fsynced, the same I/O as a hand-written durable replace; group
 // commit shares it, and Mutate releases the lock before the directory
-// fsync, so that the next batch, or another process, reads, stages and
-// fsyncs while it runs. Callers are answered only after that fsync: a
+// fsync, so that another process can read, stage and fsync while it runs
+// (the calls of this Store that arrive meanwhile queue for the next batch,
+// which begins once this one is answered). Callers are answered only after
+// that fsync: a
 // caller is never told of a write that a crash could undo. If only the
 // directory fsync fails, the file has been replaced, and each call whose
 // change the write carried gets an error that says so (with a Commit
