@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"sync"
+	"unicode/utf8"
 )
 
 // codec reads and writes ledger files for the filetxn engine: it satisfies
@@ -17,7 +18,9 @@ import (
 // UTF-8 (the text of a Doc holds neither) and no search for the highest
 // DW-<n> number when the encoding Doc knew it. An Append then writes its
 // entry into the room after the text (see textBuf), and Encode returns the
-// text without a copy. The comparison is what makes this exact: a Doc starts
+// text without a copy. A file that is the kept text with more after it
+// (another writer appended) costs the same comparison and a check of what
+// was added. The comparison is what makes this exact: a Doc starts
 // on kept storage only for bytes equal to a text that Parse gives back
 // unchanged. Decode keeps nothing: a lock-free read (a View)
 // may see an older version, which must not displace the one written.
@@ -41,11 +44,26 @@ func (c *codec) Decode(data []byte) (*Doc, error) {
 	c.mu.Lock()
 	k := c.last
 	c.mu.Unlock()
-	if k.buf != nil && data != nil && len(data) == k.n && bytes.Equal(data, k.buf.b[:k.n]) {
-		text := k.buf.b[:k.n:k.n]
-		return &Doc{orig: text, text: text, buf: k.buf, seq: k.seq, seqValid: k.seqValid}, nil
+	if k.buf == nil || len(data) < k.n || !bytes.Equal(data[:k.n], k.buf.b[:k.n]) {
+		return Parse(data)
 	}
-	return Parse(data)
+	text := k.buf.b[:k.n:k.n]
+	d := &Doc{orig: text, text: text, buf: k.buf, seq: k.seq, seqValid: k.seqValid}
+	if len(data) == k.n {
+		return d, nil
+	}
+	// The file is the kept text with more after it: another writer
+	// appended. When the kept text ends a line, the rest holds no CR and
+	// is valid UTF-8, the text is the kept one with the rest appended, and
+	// no DW-<n> reference straddles the two (appendText); otherwise Parse
+	// decides, and names the line of an invalid byte.
+	rest := data[k.n:]
+	if text[k.n-1] != '\n' || bytes.IndexByte(rest, '\r') >= 0 || !utf8.Valid(rest) {
+		return Parse(data)
+	}
+	appendTo(d, rest)
+	d.orig = d.text
+	return d, nil
 }
 
 // Encode returns the ledger's bytes as [Doc.Bytes] does, without copying

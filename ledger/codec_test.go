@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -24,7 +25,11 @@ import (
 // rewrite; an append that writes into the room without claiming it (no
 // compare-and-swap, only the capacity check) gives the first Doc the second
 // one's entry; keeping the seq of a Doc whose number was never computed as
-// if it were valid ("" for none) mints DW-1 on a ledger that has entries.
+// if it were valid ("" for none) mints DW-1 on a ledger that has entries;
+// taking a file that extends the kept text for an append to it when the
+// kept text does not end a line misses a DW-<n> that straddles the two
+// (DW-13 read as DW-1 and 3), and without its checks of the bytes added
+// keeps a CR (the CRLF seed) or takes "\xff" for text.
 func FuzzKeptDecodeIsParse(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -97,6 +102,33 @@ func FuzzKeptDecodeIsParse(f *testing.F) {
 			enc, _ := c.Encode(o)
 			require.Equal(t, string(other), string(enc), "Encode(Decode(same-length rewrite)) = got, want the bytes given")
 			require.Equal(t, mustParse(t, string(other)).nextID(), o.nextID(), "Decode(same-length rewrite).nextID() = got, want Parse's")
+		}
+
+		// A file that is the kept text with more after it (another writer
+		// appended: the fuzz input itself, or a continuation of the kept
+		// text's last line) is decoded as Parse decodes it, errors and
+		// line numbers included, also when the kept Doc knew its highest
+		// number.
+		for _, tail := range [][]byte{data, []byte("3 DW-7\n"), []byte("ok\n\xff\n"), []byte("\n### DW-12: t\nstatus: open\n")} {
+			for _, prefix := range [][]byte{encK, other, data, []byte("### DW-1: x\nsee DW-1")} {
+				o, err := c.Decode(prefix)
+				if err != nil || len(o.Bytes()) == 0 || bytes.IndexByte(prefix, '\r') >= 0 {
+					continue // not a text the codec keeps as it is
+				}
+				o.nextID()
+				c.Encode(o)
+				file := append(append([]byte(nil), prefix...), tail...)
+				got, gotErr := c.Decode(file)
+				want, wantErr := Parse(file)
+				require.Equal(t, wantErr, gotErr, "Decode(kept + %q) error = got, want Parse's", tail)
+				if wantErr != nil {
+					continue
+				}
+				require.Equal(t, want.String(), got.String(), "Decode(kept + %q).String() = got, want Parse's", tail)
+				require.Equal(t, want.nextID(), got.nextID(), "Decode(kept + %q).nextID() = got, want Parse's", tail)
+				enc, _ := c.Encode(got)
+				require.Equal(t, string(file), string(enc), "Encode(Decode(kept + %q)) = got, want the bytes given", tail)
+			}
 		}
 	})
 }

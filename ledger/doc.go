@@ -47,5 +47,10 @@
 //   - A changed ledger is written with LF line endings on every OS.
 //   - A Doc is not safe for concurrent use; a Store is.
 //   - A Store rewrites the whole file on every change: a ledger is meant to be
-//     small enough for that.
+//     small enough for that. An append costs the floor's read and write
+//     and about two passes over the file's bytes in memory (a comparison
+//     with the text the Store wrote last, which spares the parse, and the
+//     search for the entry's origin); a file that another writer changed
+//     is parsed afresh, a few passes more. A Store keeps the text it
+//     wrote last, so a large ledger costs its size in memory once more.
 package ledger

@@ -191,7 +191,11 @@ func (d *Doc) replace(text []byte) {
 // that the Doc then owns. s must begin a new line (the text is empty or ends
 // with "\n", or s starts with "\n"), so that no DW-<n> reference can straddle
 // the junction and the highest number is updated from s alone.
-func (d *Doc) appendText(s string) {
+func (d *Doc) appendText(s string) { appendTo(d, s) }
+
+// appendTo is appendText for a string or for bytes (those of a file that
+// extends a kept text, see codec.Decode).
+func appendTo[T string | []byte](d *Doc, s T) {
 	n, m := len(d.text), len(d.text)+len(s)
 	if b := d.buf; b != nil && m <= len(b.b) && b.n.CompareAndSwap(int64(n), int64(m)) {
 		copy(b.b[n:m], s)
