@@ -417,7 +417,8 @@ func TestGroupedAppendsAcrossProcesses(t *testing.T) {
 // Doc (as a group commit makes them, one per caller) give the ids and text
 // that each would give on a fresh parse of the text before it, also after
 // an edit in the middle that adds an origin line the Doc's index of origin
-// lines has not seen. Ablation: originIndex reusing its index without
+// lines (kept once it has made more than originIndexAfter searches) has
+// not seen. Ablation: originIndex reusing its index without
 // checking that the text still starts with the text it holds misses the
 // new line, appends a spec already filed, and this test goes red.
 func TestAppendsToOneDocMatchFreshParses(t *testing.T) {
@@ -436,8 +437,12 @@ func TestAppendsToOneDocMatchFreshParses(t *testing.T) {
 		require.Equal(t, wantIDs, got, "Append(%q) on the same Doc = %q, want %q", sp.Origin, got, wantIDs)
 		require.Equal(t, fresh.String(), d.String(), "text after Append(%q) on the same Doc = got, want a fresh parse's", sp.Origin)
 	}
-	check(spec("o-1"), "DW-4")
-	check(spec("o-2"), "DW-5")
+	// Enough appends that the Doc keeps its index of origin lines.
+	for i := range originIndexAfter {
+		check(spec(fmt.Sprintf("o-warm-%d", i)), fmt.Sprintf("DW-%d", 4+i))
+	}
+	check(spec("o-1"), fmt.Sprintf("DW-%d", 4+originIndexAfter))
+	check(spec("o-2"), fmt.Sprintf("DW-%d", 5+originIndexAfter))
 	check(spec("o-1"), "")
 	// An edit in the middle: an open entry with a new origin before the rest.
 	text := d.String()

@@ -31,7 +31,7 @@ type Doc struct {
 	seq      string // highest DW-<n> number in text, without leading zeros; "" when none
 	seqValid bool
 
-	appended bool         // Append has run on this Doc: a later one keeps an index of the origin lines
+	searched int          // the specs Append has searched this Doc's text for: past originIndexAfter, it keeps an index of the origin lines
 	origins  *originLines // that index, for the text it holds (see originIndex)
 }
 

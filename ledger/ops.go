@@ -47,20 +47,24 @@ func (d *Doc) Append(specs ...Spec) ([]string, error) {
 		return nil, err
 	}
 	ids := make([]string, len(specs))
-	// A batch, or a Doc appended to before (a group commit runs one Append
-	// per caller on one Doc), scans the text for origin lines once and then
-	// only the text each spec adds, instead of the whole, growing text once
-	// per spec.
+	// Each spec searches the text for its origin. A Doc that has searched
+	// for many (a large batch, or a group commit's one Append per caller on
+	// one Doc) instead scans the text for origin lines once, and then only
+	// the text each spec adds: that scan costs about as much as a dozen
+	// searches, which look for the origin's rarest byte.
 	var origins *originLines
-	if len(specs) > 1 || d.appended {
+	if d.searched += len(specs); d.searched > originIndexAfter {
 		origins = d.originIndex()
 	}
-	d.appended = true
 	for i, s := range specs {
 		ids[i] = d.append1(s, origins)
 	}
 	return ids, nil
 }
+
+// originIndexAfter is how many searches for an origin a Doc makes before
+// it keeps an index of its origin lines (see Doc.Append).
+const originIndexAfter = 16
 
 func validateSpecs(specs []Spec) error {
 	for i, s := range specs {
