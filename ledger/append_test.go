@@ -219,6 +219,8 @@ func TestNextID(t *testing.T) {
 		{"DW-DW-5", "DW-6"},
 		{"DW-99999999999999999999999", "DW-100000000000000000000000"},
 		{"DW-\n", "DW-1"},
+		{"DDW-5 D DW", "DW-1"},
+		{"D\nDW-5 D", "DW-6"},
 	} {
 		d := mustParse(t, tc.text)
 		if got := d.nextID(); got != tc.want {

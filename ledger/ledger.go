@@ -383,11 +383,15 @@ func (d *Doc) maxSeq() string {
 func maxSeq(s []byte, cur string) string {
 	var best []byte // the largest number in s so far, a slice of s
 	for i := 0; i < len(s); {
-		j := bytes.Index(s[i:], dwPrefix)
+		j := bytes.IndexByte(s[i:], 'D') // faster than bytes.Index's setup, once per DW-<n>
 		if j < 0 {
 			break
 		}
 		pos := i + j
+		i = pos + 1
+		if pos+2 >= len(s) || s[pos+1] != 'W' || s[pos+2] != '-' {
+			continue
+		}
 		i = pos + 3
 		if pos > 0 && wordBefore(s, pos) {
 			continue
@@ -416,8 +420,6 @@ func maxSeq(s []byte, cur string) string {
 	}
 	return cur
 }
-
-var dwPrefix = []byte("DW-")
 
 // wordBefore reports whether the character that ends s[:i] is a word
 // character, decoding a rune only past ASCII.
