@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !linux
 
 package osfile
 
@@ -10,7 +10,7 @@ import (
 )
 
 // syncDir fsyncs the directory dir. [os.File.Sync] retries EINTR and uses
-// F_FULLFSYNC on Darwin.
+// F_FULLFSYNC on Darwin. (Linux has its own, without an *os.File.)
 //
 // Some file systems (several FUSE ones, some network ones) cannot fsync a
 // directory and say so with EINVAL or ENOTSUP. There is nothing stronger to
