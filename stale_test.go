@@ -11,6 +11,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/wine"
 )
 
 // abandon stages a replacement of target with atomicfile and leaves its
@@ -33,7 +34,7 @@ func abandon(t *testing.T, target string) string {
 // under its lock, removes the temporary files that killed writers of that
 // file left, and touches nothing else in the directory: not another file's
 // temporary file, not a name outside atomicfile's naming. Ablation: without
-// the staletemp.Remove call in Tx.Write, both stale files stay and the test
+// the staletemp.RemoveFor call in Tx.write, both stale files stay and the test
 // fails.
 func TestWriteRemovesADeadWritersTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()
@@ -63,4 +64,46 @@ func TestWriteRemovesADeadWritersTemporaryFiles(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, "2\n", string(data), "%s after Mutate", path)
+}
+
+// TestWriteThroughALinkRemovesTheTemporaryFilesBesideItsTarget: a data
+// file reached through a symbolic link is replaced beside the file the link
+// names, and so are its dead writers' temporary files: those are the ones
+// the next write removes, and the link's own directory is left as it is.
+// Ablation: sweeping the directory of the path as given (the link's), not
+// of the target atomicfile renamed over, leaves the stale file, and the
+// test fails.
+func TestWriteThroughALinkRemovesTheTemporaryFilesBesideItsTarget(t *testing.T) {
+	real, links := t.TempDir(), t.TempDir()
+	target := filepath.Join(real, "state.txt")
+	require.NoError(t, os.WriteFile(target, []byte("1\n"), 0o644))
+	link := filepath.Join(links, "state.txt")
+	wine.Skip(t, wine.NoSymlinks)
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	stale := abandon(t, link)
+	require.FileExists(t, filepath.Join(real, stale), "atomicfile stages beside the link's target")
+
+	s, err := filetxn.NewStore(link, countCodec{}, filetxn.WithStateRoot(t.TempDir()))
+	require.NoError(t, err)
+	_, err = s.Mutate(context.Background(), func(n *int) error { *n++; return nil })
+	require.NoError(t, err, "Mutate(%s)", link)
+
+	require.NoFileExists(t, filepath.Join(real, stale), "the stale temporary file beside %s after Mutate(%s)", target, link)
+	for dir, want := range map[string][]string{real: {"state.txt"}, links: {"state.txt"}} {
+		es, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		var got []string
+		for _, e := range es {
+			got = append(got, e.Name())
+		}
+		require.Equal(t, want, got, "directory %s after Mutate(%s)", dir, link)
+	}
+	fi, err := os.Lstat(link)
+	require.NoError(t, err)
+	require.NotZero(t, fi.Mode()&os.ModeSymlink, "%s after Mutate is no longer a link", link)
+	data, err := os.ReadFile(target)
+	require.NoError(t, err)
+	require.Equal(t, "2\n", string(data), "%s after Mutate(%s)", target, link)
 }

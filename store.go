@@ -439,7 +439,7 @@ func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit,
 	// The check comes after the temporary file's fsync, right before the
 	// rename: a lock lost during the rename itself goes unnoticed. No check
 	// can close that window: only a lock file that nobody deletes can.
-	syncDir, err := osfile.PublishPending(pf, func() error { return tx.checkLock(path, "Write") })
+	target, syncDir, err := osfile.PublishPending(pf, func() error { return tx.checkLock(path, "Write") })
 	if err != nil {
 		return Commit{}, nil, err // the temporary file is gone
 	}
@@ -447,7 +447,7 @@ func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit,
 	// writer's (killed between its staging and its rename): remove them, so
 	// that a crash leaves litter only until the next write. Best effort: the
 	// write is done, and a file that cannot go now can go next time.
-	_, _ = staletemp.Remove(path)
+	_, _ = staletemp.RemoveFor(target)
 	tx.hooks.Call(txhook.Replaced)
 	return Commit{Written: true, published: data}, syncDir, nil
 }

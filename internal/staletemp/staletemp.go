@@ -6,7 +6,7 @@
 // SIGKILL, a power loss, an OOM kill) leaves that temporary file behind, and
 // nothing else ever removes it. Only the holder of the lock that every writer
 // of a target takes can be writing a temporary file for that target, so the
-// holder may remove the others: [Remove] is called by the engine, under the
+// holder may remove the others: [RemoveFor] is called by the engine, under the
 // lock, after each write it publishes.
 //
 // The naming matched here is atomicfile's (see its package doc), and the
@@ -25,8 +25,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/filetxn/filetxn/internal/osfile"
@@ -62,9 +60,30 @@ func Remove(path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return RemoveFor(target)
+}
+
+// RemoveFor is Remove for target, a path whose last element is not a
+// symbolic link (a missing file is fine): the file that atomicfile replaced,
+// whose links it resolved before staging beside it. The engine calls it with
+// the path atomicfile renamed over, which saves the lstat that Remove makes
+// to follow links.
+//
+// The directory is read once, and in the usual case, no temporary file, that
+// is all: the names are tested where the directory's entries lie, with no
+// copy. Only when some name is a temporary name of target's is the directory
+// listed again, to tell which of them another entry could own.
+func RemoveFor(target string) (int, error) {
 	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
+	}
+	stale := false
+	err := scan(dir, func(name []byte, maybeRegular bool) {
+		stale = stale || maybeRegular && isTemp(name, base)
+	})
+	if err != nil || !stale {
+		return 0, err
 	}
 	f, err := openDir(dir)
 	if err != nil {
@@ -115,16 +134,31 @@ func resolve(path string) (string, error) {
 }
 
 // isTemp reports whether name is one of atomicfile's temporary names for a
-// target named base (either naming; see the package doc).
-func isTemp(name, base string) bool {
-	if base == "" || !strings.HasPrefix(name, ".") {
+// target named base (either naming; see the package doc). It takes the name
+// as a string or as the bytes of a directory entry, unconverted.
+func isTemp[S ~string | ~[]byte](name S, base string) bool {
+	if base == "" || len(name) == 0 || name[0] != '.' {
 		return false
 	}
-	if rest, ok := strings.CutPrefix(name[1:], base); ok && isInt63(rest) {
+	if hasPrefixAt(name, 1, base) && isInt63(name, 1+len(base)) {
 		return true
 	}
-	rest, ok := strings.CutPrefix(name[1:], cut(base)+".tmp-")
-	return ok && isUint64Base36(rest)
+	short := cut(base)
+	return hasPrefixAt(name, 1, short) && hasPrefixAt(name, 1+len(short), ".tmp-") &&
+		isUint64Base36(name, 1+len(short)+len(".tmp-"))
+}
+
+// hasPrefixAt reports whether s[i:] begins with prefix.
+func hasPrefixAt[S ~string | ~[]byte](s S, i int, prefix string) bool {
+	if len(s)-i < len(prefix) {
+		return false
+	}
+	for j := range len(prefix) {
+		if s[i+j] != prefix[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // cut is atomicfile's cut of a long name: its first maxTempBase bytes, less
@@ -140,32 +174,41 @@ func cut(base string) string {
 	return base[:n]
 }
 
-// isInt63 reports whether s is a non-negative int64 as strconv.FormatInt
-// writes it in decimal: digits, no sign, no leading zero.
-func isInt63(s string) bool {
-	if s == "" || (s[0] == '0' && len(s) > 1) {
-		return false
-	}
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	_, err := strconv.ParseInt(s, 10, 64)
-	return err == nil
+// isInt63 reports whether s[i:] is a non-negative int64 as strconv.FormatInt
+// writes it in decimal: digits, no sign, no leading zero, at most
+// math.MaxInt64.
+func isInt63[S ~string | ~[]byte](s S, i int) bool {
+	return isNumber(s, i, "9223372036854775807", func(c byte) bool { return '0' <= c && c <= '9' })
 }
 
-// isUint64Base36 reports whether s is a uint64 as strconv.FormatUint writes
-// it in base 36: digits and lower-case letters, no leading zero.
-func isUint64Base36(s string) bool {
-	if s == "" || (s[0] == '0' && len(s) > 1) {
+// isUint64Base36 reports whether s[i:] is a uint64 as strconv.FormatUint
+// writes it in base 36: digits and lower-case letters, no leading zero, at
+// most math.MaxUint64.
+func isUint64Base36[S ~string | ~[]byte](s S, i int) bool {
+	return isNumber(s, i, "3w5e11264sgsf", func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' })
+}
+
+// isNumber reports whether s[i:] is a number as strconv writes it: digits
+// (by isDigit, in increasing order of value, as ASCII orders them), no
+// leading zero, and not above largest, the greatest value written the same
+// way.
+func isNumber[S ~string | ~[]byte](s S, i int, largest string, isDigit func(byte) bool) bool {
+	n := len(s) - i
+	if n <= 0 || n > len(largest) || (s[i] == '0' && n > 1) {
 		return false
 	}
-	for i := range len(s) {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'z') {
+	for j := i; j < len(s); j++ {
+		if !isDigit(s[j]) {
 			return false
 		}
 	}
-	_, err := strconv.ParseUint(s, 36, 64)
-	return err == nil
+	if n < len(largest) {
+		return true
+	}
+	for j := range n { // as long as largest: compare digit by digit
+		if s[i+j] != largest[j] {
+			return s[i+j] < largest[j]
+		}
+	}
+	return true
 }

@@ -1,9 +1,11 @@
 package staletemp
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,16 +60,33 @@ func TestIsTempRefusesOtherNames(t *testing.T) {
 		{".state.json-1", "state.json"},                   // a sign
 		{".state.json0123", "state.json"},                 // a leading zero
 		{".state.json99999999999999999999", "state.json"}, // past int64
+		{".state.json9223372036854775808", "state.json"},  // math.MaxInt64 + 1
 		{".state.json12a", "state.json"},                  // not decimal
 		{".state.json.tmp-", "state.json"},                // no random part
 		{".state.json.tmp-ABC", "state.json"},             // upper case is not FormatUint's
 		{".state.json.tmp-0z", "state.json"},              // a leading zero
 		{".state.json.tmp-zzzzzzzzzzzzzz", "state.json"},  // past uint64
+		{".state.json.tmp-3w5e11264sgsg", "state.json"},   // math.MaxUint64 + 1
 		{".state.json.swp", "state.json"},                 // an editor's
 		{".other123", "state.json"},
 		{".x1", ""},
 	} {
 		require.False(t, isTemp(tc.name, tc.base), "isTemp(%q, %q) = true, want false", tc.name, tc.base)
+		require.False(t, isTemp([]byte(tc.name), tc.base), "isTemp([]byte(%q), %q) = true, want false", tc.name, tc.base)
+	}
+}
+
+// TestIsTempTakesTheLargestNumbers: the greatest int64 and uint64 that
+// strconv writes are temporary names' numbers, in either form of the name.
+func TestIsTempTakesTheLargestNumbers(t *testing.T) {
+	for _, name := range []string{
+		".state.json" + strconv.FormatInt(math.MaxInt64, 10),
+		".state.json0",
+		".state.json.tmp-" + strconv.FormatUint(math.MaxUint64, 36),
+		".state.json.tmp-0",
+	} {
+		require.True(t, isTemp(name, "state.json"), "isTemp(%q, %q) = false, want true", name, "state.json")
+		require.True(t, isTemp([]byte(name), "state.json"), "isTemp([]byte(%q), %q) = false, want true", name, "state.json")
 	}
 }
 
