@@ -20,7 +20,9 @@ import (
 // entry into the room after the text (see textBuf), and Encode returns the
 // text without a copy. A file that is the kept text with more after it
 // (another writer appended) costs the same comparison and a check of what
-// was added. The comparison is what makes this exact: a Doc starts
+// was added, and so does a file that is, or extends, the text that the
+// kept one was appended to (the kept one was a lock-free probe's, whose
+// write did not happen: another writer's did). The comparison is what makes this exact: a Doc starts
 // on kept storage only for bytes equal to a text that Parse gives back
 // unchanged. Decode keeps nothing: a lock-free read (a View)
 // may see an older version, which must not displace the one written.
@@ -29,12 +31,18 @@ type codec struct {
 	last kept // guarded by mu
 }
 
-// kept is the text of the Doc that the codec encoded last.
+// kept is the text of the Doc that the codec encoded last, and the text
+// that Doc was decoded from when it is a front of the same storage (its
+// text before its appends).
 type kept struct {
 	buf      *textBuf // nil when none
 	n        int      // the text is buf.b[:n]
 	seq      string   // its highest DW-<n> number, when seqValid
 	seqValid bool
+
+	n0        int    // the decoded text is buf.b[:n0]; 0 when it is not on buf
+	seq0      string // its highest DW-<n> number, when seq0Valid
+	seq0Valid bool
 }
 
 // Decode parses data as [Parse] does; nil data (a missing file) is an empty
@@ -44,26 +52,57 @@ func (c *codec) Decode(data []byte) (*Doc, error) {
 	c.mu.Lock()
 	k := c.last
 	c.mu.Unlock()
-	if k.buf == nil || len(data) < k.n || !bytes.Equal(data[:k.n], k.buf.b[:k.n]) {
+	if k.buf == nil || data == nil {
 		return Parse(data)
 	}
-	text := k.buf.b[:k.n:k.n]
-	d := &Doc{orig: text, text: text, buf: k.buf, seq: k.seq, seqValid: k.seqValid}
-	if len(data) == k.n {
+	// data starts with the kept text (the common case: the file as the
+	// Store wrote it), or with the text its Doc was decoded from (the
+	// Encode was a lock-free probe's, whose write never happened).
+	var base int
+	var d *Doc
+	switch p := commonPrefix(data, k.buf.b[:k.n]); {
+	case p == k.n:
+		base = k.n
+		d = &Doc{seq: k.seq, seqValid: k.seqValid}
+	case k.n0 > 0 && p >= k.n0:
+		base = k.n0
+		d = &Doc{seq: k.seq0, seqValid: k.seq0Valid}
+	default:
+		return Parse(data)
+	}
+	text := k.buf.b[:base:base]
+	d.orig, d.text, d.buf = text, text, k.buf
+	d.origSeq, d.origSeqValid = d.seq, d.seqValid
+	if len(data) == base {
 		return d, nil
 	}
-	// The file is the kept text with more after it: another writer
-	// appended. When the kept text ends a line, the rest holds no CR and
-	// is valid UTF-8, the text is the kept one with the rest appended, and
-	// no DW-<n> reference straddles the two (appendText); otherwise Parse
-	// decides, and names the line of an invalid byte.
-	rest := data[k.n:]
-	if text[k.n-1] != '\n' || bytes.IndexByte(rest, '\r') >= 0 || !utf8.Valid(rest) {
+	// The file is that text with more after it: another writer appended.
+	// When the text ends a line, the rest holds no CR and is valid UTF-8,
+	// the file's text is the kept one with the rest appended, and no DW-<n>
+	// reference straddles the two (appendText); otherwise Parse decides,
+	// and names the line of an invalid byte.
+	rest := data[base:]
+	if text[base-1] != '\n' || bytes.IndexByte(rest, '\r') >= 0 || !utf8.Valid(rest) {
 		return Parse(data)
 	}
 	appendTo(d, rest)
 	d.orig = d.text
+	d.origSeq, d.origSeqValid = d.seq, d.seqValid
 	return d, nil
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b,
+// at about the speed of bytes.Equal: it compares blocks, and bytes only in
+// the last small block.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for _, block := range [...]int{16 << 10, 64, 1} {
+		for i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]) {
+			i += block
+		}
+	}
+	return i
 }
 
 // Encode returns the ledger's bytes as [Doc.Bytes] does, without copying
@@ -86,6 +125,9 @@ func (c *codec) keep(d *Doc) {
 		return
 	}
 	k := kept{buf: d.buf, n: len(d.text), seq: d.seq, seqValid: d.seqValid}
+	if len(d.orig) > 0 && &d.orig[0] == &d.buf.b[0] { // the decoded text is a front of the storage
+		k.n0, k.seq0, k.seq0Valid = len(d.orig), d.origSeq, d.origSeqValid
+	}
 	c.mu.Lock()
 	c.last = k
 	c.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/filetxn/filetxn"
 )
@@ -29,7 +30,11 @@ import (
 // taking a file that extends the kept text for an append to it when the
 // kept text does not end a line misses a DW-<n> that straddles the two
 // (DW-13 read as DW-1 and 3), and without its checks of the bytes added
-// keeps a CR (the CRLF seed) or takes "\xff" for text.
+// keeps a CR (the CRLF seed) or takes "\xff" for text; after a probe's
+// Encode, taking the probe's highest number for that of the text it was
+// decoded from mints one past the probe's entry, and starting from that
+// text when the file agrees with only part of it keeps bytes the file does
+// not have.
 func FuzzKeptDecodeIsParse(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -130,6 +135,28 @@ func FuzzKeptDecodeIsParse(f *testing.F) {
 				require.Equal(t, string(file), string(enc), "Encode(Decode(kept + %q)) = got, want the bytes given", tail)
 			}
 		}
+
+		// A lock-free probe's Encode: a Doc decoded from x, appended to and
+		// encoded, whose write never happens. The file then is x, or x with
+		// another writer's prose or entry after it: each is decoded as
+		// Parse decodes it.
+		x := append([]byte(nil), encK...)
+		for _, tail := range []string{"", "prose without a number\n", "\n### DW-1: other writer\nstatus: open\n", "see DW-1"} {
+			probe, err := c.Decode(x)
+			require.NoError(t, err, "Decode(x)")
+			probe.nextID()
+			_, err = probe.Append(Spec{Title: "probe", Origin: "fuzz probe", SourceSpec: "k.md", Reason: "r"})
+			require.NoError(t, err, "Append(probe)")
+			c.Encode(probe)
+			file := append(append([]byte(nil), x...), tail...)
+			got, err := c.Decode(file)
+			require.NoError(t, err, "Decode(x + %q) after a probe", tail)
+			want := mustParse(t, string(file))
+			require.Equal(t, want.String(), got.String(), "Decode(x + %q).String() after a probe = got, want Parse's", tail)
+			require.Equal(t, want.nextID(), got.nextID(), "Decode(x + %q).nextID() after a probe = got, want Parse's", tail)
+			enc, _ := c.Encode(got)
+			require.Equal(t, string(file), string(enc), "Encode(Decode(x + %q)) after a probe = got, want the bytes given", tail)
+		}
 	})
 }
 
@@ -210,4 +237,32 @@ func TestKeptStorageIsSharedSafely(t *testing.T) {
 		}
 	}
 	require.NotContains(t, d.String(), "origin: view", "ledger after the Store.Appends = got, want no View's entry")
+}
+
+// TestCommonPrefixIsTheFirstDifference: commonPrefix is the index of the
+// first byte where a and b differ (or the shorter length), for prefixes
+// that end inside, at and across its blocks. Ablation: dropping its
+// byte-wise last pass (blocks of 16 KiB and 64 only) turns it red.
+func TestCommonPrefixIsTheFirstDifference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 40<<10).Draw(t, "n")
+		a := make([]byte, n)
+		for i := range a {
+			a[i] = byte(i * 7)
+		}
+		b := append([]byte(nil), a...)
+		want := n
+		if n > 0 && rapid.Bool().Draw(t, "differ") {
+			want = rapid.IntRange(0, n-1).Draw(t, "at")
+			b[want]++
+		}
+		if rapid.Bool().Draw(t, "shorten") {
+			cut := rapid.IntRange(0, n).Draw(t, "cut")
+			b = b[:cut]
+			want = min(want, cut)
+		}
+		if got := commonPrefix(a, b); got != want {
+			t.Fatalf("commonPrefix(%d bytes, %d bytes) = %d, want %d", len(a), len(b), got, want)
+		}
+	})
 }

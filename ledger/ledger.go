@@ -31,6 +31,9 @@ type Doc struct {
 	seq      string // highest DW-<n> number in text, without leading zeros; "" when none
 	seqValid bool
 
+	origSeq      string // highest DW-<n> number in orig, when origSeqValid (for the codec, see kept)
+	origSeqValid bool
+
 	searched int          // the specs Append has searched this Doc's text for: past originIndexAfter, it keeps an index of the origin lines
 	origins  *originLines // that index, for the text it holds (see originIndex)
 }
@@ -373,6 +376,9 @@ func (d *Doc) maxSeq() string {
 	if !d.seqValid {
 		d.seq = maxSeq(d.text, "")
 		d.seqValid = true
+		if len(d.text) == len(d.orig) && !d.edited {
+			d.origSeq, d.origSeqValid = d.seq, true
+		}
 	}
 	return d.seq
 }
