@@ -22,7 +22,9 @@ import (
 // (another writer appended) costs the same comparison and a check of what
 // was added, and so does a file that is, or extends, the text that the
 // kept one was appended to (the kept one was a lock-free probe's, whose
-// write did not happen: another writer's did). The comparison is what makes this exact: a Doc starts
+// write did not happen: another writer's did). Any other file is parsed
+// afresh, except that the lines it shares with the kept text, found by the
+// same comparison, are not checked again. The comparison is what makes this exact: a Doc starts
 // on kept storage only for bytes equal to a text that Parse gives back
 // unchanged. Decode keeps nothing: a lock-free read (a View)
 // may see an older version, which must not displace the one written.
@@ -68,7 +70,9 @@ func (c *codec) Decode(data []byte) (*Doc, error) {
 		base = k.n0
 		d = &Doc{seq: k.seq0, seqValid: k.seq0Valid}
 	default:
-		return Parse(data)
+		// Another writer changed the file: it is parsed afresh, but the
+		// lines it shares with the kept text need no check.
+		return parseKnown(data, lineStart(k.buf.b[:p]))
 	}
 	text := k.buf.b[:base:base]
 	d.orig, d.text, d.buf = text, text, k.buf
@@ -83,13 +87,17 @@ func (c *codec) Decode(data []byte) (*Doc, error) {
 	// and names the line of an invalid byte.
 	rest := data[base:]
 	if text[base-1] != '\n' || bytes.IndexByte(rest, '\r') >= 0 || !utf8.Valid(rest) {
-		return Parse(data)
+		return parseKnown(data, lineStart(text))
 	}
 	appendTo(d, rest)
 	d.orig = d.text
 	d.origSeq, d.origSeqValid = d.seq, d.seqValid
 	return d, nil
 }
+
+// lineStart returns the length of the front of text that ends a line: the
+// offset just past its last "\n", or 0.
+func lineStart(text []byte) int { return bytes.LastIndexByte(text, '\n') + 1 }
 
 // commonPrefix returns the length of the longest common prefix of a and b,
 // at about the speed of bytes.Equal: it compares blocks, and bytes only in

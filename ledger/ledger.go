@@ -73,16 +73,21 @@ func room(n int) int { return n/64 + 1024 }
 // valid UTF-8, with a *[ParseError] naming the line; any text at all is
 // otherwise a ledger, and text that is not a canonical entry is kept verbatim
 // as prose. Parse does not keep data.
-func Parse(data []byte) (*Doc, error) {
-	cr := bytes.IndexByte(data, '\r') >= 0
+func Parse(data []byte) (*Doc, error) { return parseKnown(data, 0) }
+
+// parseKnown is Parse for data whose first known bytes are known to be
+// valid UTF-8 without a CR, ending a line (a front of a Doc's text, which
+// never holds either): it checks only the bytes after them.
+func parseKnown(data []byte, known int) (*Doc, error) {
+	cr := bytes.IndexByte(data[known:], '\r') >= 0
 	var text []byte
 	if cr {
-		text = normalize(data)
+		text = normalize(data) // the front, without a CR, stays as it is
 	} else {
 		text = append(make([]byte, 0, len(data)+room(len(data))), data...)
 	}
-	if !utf8.Valid(text) {
-		i := 0
+	if !utf8.Valid(text[known:]) {
+		i := known
 		for i < len(text) {
 			r, n := utf8.DecodeRune(text[i:])
 			if r == utf8.RuneError && n == 1 {
