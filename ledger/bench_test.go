@@ -46,10 +46,9 @@ func BenchmarkParse(b *testing.B) {
 // BenchmarkDocAppend is the in-memory cost of one append through a Store's
 // codec (decode, dedupe, next id, encode), without I/O. "kept" decodes the
 // bytes the codec encoded last, as a Store's next append does when nobody
-// else wrote the file (read into a reused buffer, as the engine reads it);
-// "parsed" decodes a file another process wrote, which is parsed afresh.
-// "kept" counts the copy into the read buffer, which the engine's read
-// makes (from the page cache) too.
+// else wrote the file; it copies them into a reused buffer first, as the
+// engine's read does (from the page cache), and counts that copy. "parsed"
+// decodes a file that another process wrote, which is parsed afresh.
 func BenchmarkDocAppend(b *testing.B) {
 	const keptRun = 50 // appends from the seed before "kept" starts again from it
 	for _, n := range []int{100, 10000, 100000} {
