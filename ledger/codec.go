@@ -13,21 +13,23 @@ import (
 // A store's transactions mostly decode the bytes that the store encoded
 // last (the file as the store wrote it, unless another process wrote
 // since), so the codec keeps that text's storage, and when Decode is given
-// the same bytes it starts the Doc on that storage instead of a copy: Decode
-// then costs one comparison of the bytes, with no check for CR or invalid
-// UTF-8 (the text of a Doc holds neither) and no search for the highest
-// DW-<n> number when the encoding Doc knew it. An Append then writes its
-// entry into the room after the text (see textBuf), and Encode returns the
-// text without a copy. A file that is the kept text with more after it
-// (another writer appended) costs the same comparison and a check of what
-// was added, and so does a file that is, or extends, the text that the
-// kept one was appended to (the kept one was a lock-free probe's, whose
-// write did not happen: another writer's did). Any other file is parsed
-// afresh, except that the lines it shares with the kept text, found by the
-// same comparison, are not checked again. The comparison is what makes this exact: a Doc starts
-// on kept storage only for bytes equal to a text that Parse gives back
-// unchanged. Decode keeps nothing: a lock-free read (a View)
-// may see an older version, which must not displace the one written.
+// the same bytes it starts the Doc on that storage instead of a copy:
+// Decode then costs one comparison of the bytes, with no check for CR or
+// invalid UTF-8 (the text of a Doc holds neither) and no search for the
+// highest DW-<n> number when the encoding Doc knew it. An Append then
+// writes its entry into the room after the text (see textBuf), and Encode
+// returns the text without a copy.
+//
+// The same comparison serves the other files. One that is the kept text
+// with more after it (another writer appended) costs a check of what was
+// added, and so does one that is, or extends, the text that the kept one
+// was appended to (the kept one was a lock-free probe's, whose write never
+// happened). Any other file is parsed afresh, except that the lines it
+// shares with the kept text are not checked again. The comparison is what
+// makes this exact: a Doc starts on kept storage only for bytes equal to a
+// text that Parse gives back unchanged. Decode keeps nothing: a lock-free
+// read (a View) may see an older version, which must not displace the one
+// written.
 type codec struct {
 	mu   sync.Mutex
 	last kept // guarded by mu
