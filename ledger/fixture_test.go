@@ -391,6 +391,24 @@ func TestRecordDecision(t *testing.T) {
 			t.Errorf("text = %q, want %q", d.String(), want)
 		}
 	})
+	t.Run("no status line, blank title", func(t *testing.T) {
+		// The line goes under the heading, whose blanks make it a heading:
+		// trimming them would turn the entry into prose (FuzzOperations'
+		// seed 7b46e7745ff45889).
+		for _, text := range []string{"### DW-0:  ", "### DW-0: t  \n\n"} {
+			d := mustParse(t, text)
+			if err := d.RecordDecision("DW-0", "2026-06-11", "l", ""); err != nil {
+				t.Fatalf("RecordDecision(DW-0) on %q = %v", text, err)
+			}
+			heading, _, _ := strings.Cut(text, "\n")
+			if want := heading + "\ndecision: 2026-06-11 l"; !strings.HasPrefix(d.String(), want) {
+				t.Errorf("RecordDecision(DW-0) on %q = %q, want it to start %q", text, d.String(), want)
+			}
+			if _, ok := d.Entry("DW-0"); !ok {
+				t.Errorf("Entry(DW-0) after RecordDecision on %q = missing, want the entry", text)
+			}
+		}
+	})
 	t.Run("empty detail", func(t *testing.T) {
 		d := mustParse(t, "### DW-1: x\nstatus: open\n")
 		d.RecordDecision("DW-1", "2026-06-11", "Close", "\n")

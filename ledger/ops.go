@@ -451,11 +451,13 @@ func (d *Doc) doneEdit(id, date, note, digest string) (edit, bool) {
 
 // insertEdit inserts "\n"+line just before the status line's newline, or,
 // for an entry without a status line, after the body's last non-whitespace
-// character.
+// character, but never inside the heading line: a heading whose title is
+// blank ("### DW-1:  ") would otherwise lose the blanks that make it one.
 func (d *Doc) insertEdit(e *entry, line string) edit {
 	pos := e.statusEnd
 	if e.statusLn < 0 {
 		pos = e.start + len(trimRightSpace(d.textString()[e.start:e.end]))
+		pos = max(pos, e.start+len(d.parsed().line(e.line)))
 	}
 	return edit{pos, pos, "\n" + line}
 }
