@@ -67,6 +67,11 @@ func (d *Doc) onStorage(text []byte) {
 // than the file.
 func room(n int) int { return n/64 + 1024 }
 
+// moreRoom is room for a text that outgrew its storage: an eighth, so that
+// a text that keeps growing (a large batch on a small ledger) moves a
+// bounded number of times per byte appended.
+func moreRoom(n int) int { return n/8 + 1024 }
+
 // Parse reads ledger bytes. Nil data is a missing file and empty data an
 // empty one; both are a ledger without entries. CRLF and lone CR are read as
 // LF, as Python's universal newlines do. Parse fails only on bytes that are not
@@ -209,7 +214,7 @@ func appendTo[T string | []byte](d *Doc, s T) {
 		copy(b.b[n:m], s)
 		d.text = b.b[:m:m]
 	} else {
-		d.onStorage(append(append(make([]byte, 0, m+room(m)), d.text...), s...))
+		d.onStorage(append(append(make([]byte, 0, m+moreRoom(m)), d.text...), s...))
 	}
 	if d.seqValid {
 		d.seq = maxSeq(d.text[n:], d.seq)
