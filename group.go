@@ -82,13 +82,6 @@ func (g *group[D]) held() {
 	g.mu.Unlock()
 }
 
-// leaderWaits reports whether the leader waits for a lock it found busy.
-func (g *group[D]) leaderWaits() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.waiting
-}
-
 // tryLead makes the caller the leader if no call leads, and reports whether
 // it did.
 func (g *group[D]) tryLead() bool {
@@ -101,14 +94,32 @@ func (g *group[D]) tryLead() bool {
 	return true
 }
 
-// enqueue queues c behind the leader and reports true, or, if the leader
-// has finished meanwhile, makes the caller the leader and reports false.
-func (g *group[D]) enqueue(c *call[D]) bool {
+// joined is what enqueue did with a call.
+type joined int
+
+const (
+	queued joined = iota // c waits in the queue
+	leads                // no call led: the caller leads
+	probes               // c must probe first: it is probed and the leader waits for a busy lock
+)
+
+// enqueue queues c behind the leader, or, if the leader has finished
+// meanwhile, makes the caller the leader. A call that must probe before it
+// may wait (c.probed, and no probe of it found a change since it was last
+// sent back) does not queue while the leader waits for a lock it found
+// busy: the look at the leader and the queueing are one step under mu, so
+// that a call cannot see a leader about to try for the lock and then queue
+// behind the wait that follows (wait sends back only the calls queued
+// already).
+func (g *group[D]) enqueue(c *call[D], mustProbe bool) joined {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.leading {
 		g.leading = true
-		return false
+		return leads
+	}
+	if mustProbe && g.waiting {
+		return probes
 	}
 	c.done = make(chan struct{})
 	g.queue = append(g.queue, c)
@@ -116,7 +127,7 @@ func (g *group[D]) enqueue(c *call[D]) bool {
 		testHookQueued()
 	}
 	txhook.From(c.ctx).Call(txhook.Queued)
-	return true
+	return queued
 }
 
 // leave takes c out of the queue and reports whether it was still there
@@ -196,20 +207,31 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 		return s.lead(c, true)
 	}
 	start := time.Now()
+	mustProbe := probed // fn has not been seen to change the document since the call last queued
 	for {
 		// A leader holds the lock, or is about to try for it. A probed
 		// call queues as it is, its batch near, unless the leader found
 		// the lock busy or not to be had (then a call that changes
-		// nothing must not wait), or its ctx rules out waiting: then it
-		// decides on a snapshot first.
-		if probed && (ctx.Err() != nil || s.g.leaderWaits()) && s.probe(fn) {
-			return Commit{}, nil
+		// nothing must not wait: enqueue says so), or its ctx rules out
+		// waiting: then it decides on a snapshot first.
+		if mustProbe && ctx.Err() != nil {
+			if s.probe(fn) {
+				return Commit{}, nil
+			}
+			mustProbe = false
 		}
 		if err := s.mayQueue(ctx); err != nil {
 			return Commit{}, err
 		}
-		if !s.g.enqueue(c) {
+		switch s.g.enqueue(c, mustProbe) {
+		case leads:
 			return s.lead(c, true)
+		case probes:
+			if s.probe(fn) {
+				return Commit{}, nil
+			}
+			mustProbe = false // fn changes the document: it may wait for the lock
+			continue
 		}
 		select {
 		case <-c.done:
@@ -222,7 +244,7 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 		if !c.reprobe {
 			break
 		}
-		c.reprobe = false
+		c.reprobe, mustProbe = false, true
 	}
 	switch {
 	case c.lead && ctx.Err() != nil:

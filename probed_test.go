@@ -101,9 +101,9 @@ func TestMutateProbedNoOpDoesNotWaitForABusyLock(t *testing.T) {
 // TestMutateProbedBehindAHolderQueuesWithoutProbing: a MutateProbed that
 // arrives while a Mutate of the same Store holds the lock queues at once,
 // without a lock-free read of its own, and is then run under the lock with
-// one read. Ablation: probing whatever the leader is doing (dropping the
-// lockHeld test in mutate) reads the file before the leader is released, and
-// this test goes red.
+// one read. Ablation: probing whatever the leader is doing (a probe before
+// every enqueue in mutate) reads the file before the leader is released,
+// and this test goes red.
 func TestMutateProbedBehindAHolderQueuesWithoutProbing(t *testing.T) {
 	s, ctx, _ := groupStore(t)
 	queued := watchQueue(t)
@@ -202,4 +202,61 @@ func TestLargeReadBufferOutlivesACollection(t *testing.T) {
 	}
 	s.slot.mu.Unlock()
 	require.Less(t, kept, big, "capacity of the read buffer kept after the file shrank = %d, want it dropped", kept)
+}
+
+// TestMutateProbedArrivingAsTheLeaderFindsTheLockBusyProbes: a MutateProbed
+// that checks on the leader just before the leader finds the lock busy, and
+// queues just after, is not left waiting behind it: changing nothing, it
+// returns while the other holder still has the lock. The fault hook orders
+// the steps: the leader's try for the lock waits until the probed call is
+// between its look at the group and its queueing, which in turn waits until
+// the leader, having found the lock busy, is waiting for it. Ablation: the
+// look at the leader's state (leaderWaits) apart from the queueing, as it
+// was, queues the no-op behind the wait, and this test goes red at its
+// bound.
+func TestMutateProbedArrivingAsTheLeaderFindsTheLockBusyProbes(t *testing.T) {
+	ctx := context.Background()
+	s := newCounter(t)
+	require.NoError(t, os.WriteFile(s.path, []byte("3\n"), 0o644))
+	lp, err := s.LockPath()
+	require.NoError(t, err)
+	h, err := lock.Acquire(ctx, lp)
+	require.NoError(t, err)
+	defer h.Release()
+	var tries atomic.Int64
+	leaderTries, probedTries, leaderWaits := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	fault.Set(t, func(step fault.Step, p string) error {
+		if step != fault.Lock {
+			return nil
+		}
+		switch tries.Add(1) {
+		case 1: // the leader's try, once it leads
+			close(leaderTries)
+			await(t, probedTries, "the probed call to look at the group")
+		case 2: // the probed call's, after its look, before it queues
+			close(probedTries)
+			await(t, leaderWaits, "the leader to wait for the lock")
+		case 3: // the leader's wait for the lock it found busy
+			close(leaderWaits)
+		}
+		return nil
+	})
+	change := startProbed(s, ctx, func(c *counter) error { c.n = 4; return nil })
+	within(t, leaderTries, "the leader to try for the lock")
+	noop := within(t, startProbed(s, ctx, func(c *counter) error { c.n = 3; return nil }), "the no-op MutateProbed")
+	require.True(t, noop.returned && noop.err == nil && !noop.commit.Written, "MutateProbed(3 -> 3) arriving as the leader finds the lock busy = %+v, want nothing written, no error", noop)
+	require.NoError(t, h.Release())
+	o := within(t, change, "the changing MutateProbed")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "MutateProbed(3 -> 4) after the release = %+v, want written", o)
+	require.Equal(t, "4\n", readCount(t, s.path), "file = got, want 4")
+}
+
+// await is within for a goroutine other than the test's: past its bound it
+// marks the test failed and returns, where within would end the goroutine.
+func await(t *testing.T, ch <-chan struct{}, what string) {
+	select {
+	case <-ch:
+	case <-time.After(20 * time.Second):
+		t.Errorf("timed out waiting for %s", what)
+	}
 }
