@@ -47,6 +47,9 @@ type kept struct {
 	n0        int    // the decoded text is buf.b[:n0]; 0 when it is not on buf
 	seq0      string // its highest DW-<n> number, when seq0Valid
 	seq0Valid bool
+
+	idx      *originSet // the origin lines of the text's front up to idxLimit, when not nil
+	idxLimit int
 }
 
 // Decode parses data as [Parse] does; nil data (a missing file) is an empty
@@ -73,12 +76,25 @@ func (c *codec) Decode(data []byte) (*Doc, error) {
 		d = &Doc{seq: k.seq0, seqValid: k.seq0Valid}
 	default:
 		// Another writer changed the file: it is parsed afresh, but the
-		// lines it shares with the kept text need no check.
-		return parseKnown(data, lineStart(k.buf.b[:p]))
+		// lines it shares with the kept text need no check, and keep their
+		// index of origin lines.
+		known := lineStart(k.buf.b[:p])
+		d, err := parseKnown(data, known)
+		if err == nil && k.idx != nil {
+			d.idx, d.idxLimit = k.idx, min(k.idxLimit, known)
+		}
+		return d, err
 	}
 	text := k.buf.b[:base:base]
 	d.orig, d.text, d.buf = text, text, k.buf
 	d.origSeq, d.origSeqValid = d.seq, d.seqValid
+	d.onKept = true
+	if k.idx != nil {
+		d.idx, d.idxLimit = k.idx, k.idxLimit
+		if d.idxLimit > base {
+			d.idxLimit = lineStart(text)
+		}
+	}
 	if len(data) == base {
 		return d, nil
 	}
@@ -89,7 +105,11 @@ func (c *codec) Decode(data []byte) (*Doc, error) {
 	// and names the line of an invalid byte.
 	rest := data[base:]
 	if text[base-1] != '\n' || bytes.IndexByte(rest, '\r') >= 0 || !utf8.Valid(rest) {
-		return parseKnown(data, lineStart(text))
+		d, err := parseKnown(data, lineStart(text))
+		if err == nil && k.idx != nil {
+			d.idx, d.idxLimit = k.idx, min(k.idxLimit, lineStart(text))
+		}
+		return d, err
 	}
 	appendTo(d, rest)
 	d.orig = d.text
@@ -134,7 +154,7 @@ func (c *codec) keep(d *Doc) {
 	if d.buf == nil || len(d.text) == 0 {
 		return
 	}
-	k := kept{buf: d.buf, n: len(d.text), seq: d.seq, seqValid: d.seqValid}
+	k := kept{buf: d.buf, n: len(d.text), seq: d.seq, seqValid: d.seqValid, idx: d.idx, idxLimit: d.idxLimit}
 	if len(d.orig) > 0 && &d.orig[0] == &d.buf.b[0] { // the decoded text is a front of the storage
 		k.n0, k.seq0, k.seq0Valid = len(d.orig), d.origSeq, d.origSeqValid
 	}

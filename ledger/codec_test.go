@@ -36,7 +36,10 @@ import (
 // text when the file agrees with only part of it keeps bytes the file does
 // not have; and a parse of a changed file that skips the check of the
 // bytes it shares with the kept text up to where they differ, not up to
-// the line's start, refuses the ê.
+// the line's start, refuses the ê; an index of origin lines whose key
+// keeps backticks misses "fuzz ticked", and one used past the line where
+// the file departs from the kept text misses the inserted entry (or, after
+// a probe, the other writer's).
 func FuzzKeptDecodeIsParse(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -143,12 +146,20 @@ func FuzzKeptDecodeIsParse(f *testing.F) {
 		// another writer's prose or entry after it: each is decoded as
 		// Parse decodes it.
 		x := append([]byte(nil), encK...)
-		for _, tail := range []string{"", "prose without a number\n", "\n### DW-1: other writer\nstatus: open\n", "see DW-1"} {
+		otherSpec := Spec{Title: "t", Origin: "fuzz other", SourceSpec: "k.md", Reason: "r"}
+		for _, tail := range []string{"", "prose without a number\n", "\n### DW-1: other writer\norigin: fuzz other\nsource_spec: k.md\nstatus: open\n", "see DW-1"} {
+			start, err := c.Decode(x)
+			require.NoError(t, err, "Decode(x)")
+			c.Encode(start) // x is kept
 			probe, err := c.Decode(x)
 			require.NoError(t, err, "Decode(x)")
 			probe.nextID()
-			_, err = probe.Append(Spec{Title: "probe", Origin: "fuzz probe", SourceSpec: "k.md", Reason: "r"})
-			require.NoError(t, err, "Append(probe)")
+			// Two calls, the first with an entry long enough that the
+			// second indexes it: the probe's index reaches past x.
+			for _, o := range []string{"fuzz probe", "fuzz probe 2"} {
+				_, err = probe.Append(Spec{Title: "probe", Origin: o, SourceSpec: "k.md", Reason: strings.Repeat("r", len(x)/4)})
+				require.NoError(t, err, "Append(%s)", o)
+			}
 			c.Encode(probe)
 			file := append(append([]byte(nil), x...), tail...)
 			got, err := c.Decode(file)
@@ -158,6 +169,9 @@ func FuzzKeptDecodeIsParse(f *testing.F) {
 			require.Equal(t, want.nextID(), got.nextID(), "Decode(x + %q).nextID() after a probe = got, want Parse's", tail)
 			enc, _ := c.Encode(got)
 			require.Equal(t, string(file), string(enc), "Encode(Decode(x + %q)) after a probe = got, want the bytes given", tail)
+			gotIDs, _ := got.Append(otherSpec)
+			wantIDs, _ := want.Append(otherSpec)
+			require.Equal(t, wantIDs, gotIDs, "Append(fuzz other) on Decode(x + %q) after a probe = got, want Parse's", tail)
 		}
 
 		// Files another writer changed: cut back to a line of the kept
@@ -165,8 +179,9 @@ func FuzzKeptDecodeIsParse(f *testing.F) {
 		// invalid byte in its middle. Each is parsed as Parse parses it.
 		cafe, err := c.Decode(x)
 		require.NoError(t, err, "Decode(x)")
-		_, err = cafe.Append(Spec{Title: "café", Origin: "fuzz café", SourceSpec: "k.md", Reason: "r"})
-		require.NoError(t, err, "Append(café)")
+		_, err = cafe.Append(Spec{Title: "café", Origin: "fuzz café", SourceSpec: "k.md", Reason: "r"},
+			Spec{Title: "ticked", Origin: " `fuzz ticked`", SourceSpec: "k.md", Reason: "r"})
+		require.NoError(t, err, "Append(café, ticked)")
 		kt, _ := c.Encode(cafe)
 		kt = append([]byte(nil), kt...)
 		mid := len(kt) / 2
@@ -187,6 +202,30 @@ func FuzzKeptDecodeIsParse(f *testing.F) {
 			}
 			require.Equal(t, want.String(), got.String(), "Decode(%s).String() = got, want Parse's", name)
 			require.Equal(t, want.nextID(), got.nextID(), "Decode(%s).nextID() = got, want Parse's", name)
+		}
+
+		// Appends that an open entry may already cover, decided through the
+		// kept text's index of origin lines: specs drawn from its origin
+		// lines (raw, trimmed, with backticks) skip and mint as on a parse,
+		// on the kept text and on a file another writer changed by
+		// inserting an entry in the middle.
+		at := lineStart(kt[:mid])
+		inserted := append(append(append([]byte(nil), kt[:at]...), "### DW-7777: inserted\norigin: fuzz inserted\nsource_spec: `i.md`\nstatus: open\n\n"...), kt[at:]...)
+		specs := appendSpecs(string(kt))
+		specs = append(specs, Spec{Title: "t", Origin: "fuzz inserted", SourceSpec: "i.md", Reason: "r"}, Spec{Title: "t", Origin: "fuzz ticked", SourceSpec: "k.md", Reason: "r"})
+		for name, file := range map[string][]byte{"kept": kt, "inserted": inserted} {
+			k, err := c.Decode(kt)
+			require.NoError(t, err, "Decode(kept)")
+			k.mayHaveOrigin("") // builds the index, which Encode keeps
+			c.Encode(k)
+			for _, sp := range specs {
+				got, err := c.Decode(file)
+				require.NoError(t, err, "Decode(%s)", name)
+				gotIDs, err := got.Append(sp)
+				require.NoError(t, err, "Append(%+v) on Decode(%s)", sp, name)
+				wantIDs, _ := mustParse(t, string(file)).Append(sp)
+				require.Equal(t, wantIDs, gotIDs, "Append(%+v) on Decode(%s) = got, want Parse's", sp, name)
+			}
 		}
 	})
 }

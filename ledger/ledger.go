@@ -36,6 +36,10 @@ type Doc struct {
 
 	searched int          // the specs Append has searched this Doc's text for: past originIndexAfter, it keeps an index of the origin lines
 	origins  *originLines // that index, for the text it holds (see originIndex)
+
+	onKept   bool       // decoded from the codec's kept text: it may build an originSet (see mayHaveOrigin)
+	idx      *originSet // the origin lines of text[:idxLimit], when not nil
+	idxLimit int        // a line start; text[:idxLimit] is a front of idx's text
 }
 
 // A textBuf is storage that the texts of several Docs may share, each of them
@@ -194,6 +198,7 @@ func (d *Doc) setText(text string) {
 func (d *Doc) replace(text []byte) {
 	d.onStorage(text)
 	d.edited = true
+	d.onKept, d.idx = false, nil
 	d.strOK = false
 	d.p = nil
 	d.seqValid = false
@@ -210,11 +215,14 @@ func (d *Doc) appendText(s string) { appendTo(d, s) }
 // extends a kept text, see codec.Decode).
 func appendTo[T string | []byte](d *Doc, s T) {
 	n, m := len(d.text), len(d.text)+len(s)
-	if b := d.buf; b != nil && m <= len(b.b) && b.n.CompareAndSwap(int64(n), int64(m)) {
+	switch b := d.buf; {
+	case b != nil && m <= len(b.b) && b.n.CompareAndSwap(int64(n), int64(m)):
 		copy(b.b[n:m], s)
 		d.text = b.b[:m:m]
-	} else {
+	case b != nil && m > len(b.b): // the text outgrew its storage
 		d.onStorage(append(append(make([]byte, 0, m+moreRoom(m)), d.text...), s...))
+	default: // another Doc claimed the room
+		d.onStorage(append(append(make([]byte, 0, m+room(m)), d.text...), s...))
 	}
 	if d.seqValid {
 		d.seq = maxSeq(d.text[n:], d.seq)

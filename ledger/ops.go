@@ -212,7 +212,7 @@ func (d *Doc) covered(origin, sourceSpec string, cross bool, origins *originLine
 		if !origins.present(origin) {
 			return false
 		}
-	} else if !containsRare(d.text, origin) || !fieldLinePresent(d.textString(), "origin", origin) {
+	} else if !d.mayHaveOrigin(origin) || !fieldLinePresent(d.textString(), "origin", origin) {
 		return false
 	}
 	p := d.parsed()
