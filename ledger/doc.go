@@ -47,10 +47,11 @@
 //   - A changed ledger is written with LF line endings on every OS.
 //   - A Doc is not safe for concurrent use; a Store is.
 //   - A Store rewrites the whole file on every change: a ledger is meant to be
-//     small enough for that. An append costs the floor's read and write
-//     and about two passes over the file's bytes in memory (a comparison
-//     with the text the Store wrote last, which spares the parse, and the
-//     search for the entry's origin); a file that another writer changed
-//     is parsed afresh, a few passes more. A Store keeps the text it
-//     wrote last, so a large ledger costs its size in memory once more.
+//     small enough for that. An append to a file the Store wrote last
+//     costs the read and write that any atomic replace makes and one pass
+//     over the bytes in memory, a comparison with the text it wrote; the
+//     first such append also indexes the origin lines (a scan of the
+//     file). A file that another writer changed is parsed afresh, a few
+//     passes more. A Store keeps the text it wrote last and that index, so
+//     a large ledger costs its size in memory once more.
 package ledger

@@ -16,8 +16,9 @@ import (
 // lock, reads the file afresh, applies the change and replaces the file
 // atomically. It is safe for concurrent use. Every call reads the file
 // anew; the Store keeps in memory only the text it last wrote (about the
-// file's size), so that the next call, finding those very bytes in the
-// file, starts from that text instead of parsing them again.
+// file's size) and an index of its origin lines, so that the next call,
+// finding those very bytes in the file, starts from that text instead of
+// parsing them again.
 //
 // [Store.Mutate] runs any batch of Doc operations in one write; a batch that
 // writes nothing (a replayed close, ids already done, a missing ledger) needs
