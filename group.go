@@ -44,6 +44,7 @@ type call[D any] struct {
 	reprobe   bool // probed, sent back by a leader that found the lock busy: probe, then queue again
 	cancelled bool // ctx was done when a leader took the call: fn never ran
 	changed   bool // fn succeeded and changed the encoded bytes
+	sawChange bool // fn ran on a document that held an earlier call's change: it decided on the batch's write
 	commit    Commit
 	err       error
 	panicked  bool // fn panicked with panicVal
@@ -386,6 +387,7 @@ type batch[D any] struct {
 	cur   []byte     // the bytes encoded after the last fn that succeeded (base before any)
 	doc   D          // the document; it matches cur when fresh
 	fresh bool
+	dirty bool // a call that ran changed the document: the later ones decide on the batch's write
 	ran   []*call[D]   // the calls that ran, set by finish
 	sync  func() error // the directory fsync that makes the batch's write durable, if any
 }
@@ -428,6 +430,7 @@ func (b *batch[D]) run() {
 // step runs c's fn on the document (decoding it from cur first if the last
 // fn failed) and encodes the result, which becomes cur if fn succeeded.
 func (b *batch[D]) step(c *call[D]) {
+	c.sawChange = b.dirty
 	if !b.fresh {
 		doc, err := b.s.codec.Decode(b.cur)
 		if err != nil {
@@ -448,7 +451,7 @@ func (b *batch[D]) step(c *call[D]) {
 	}
 	b.fresh = true
 	if !bytes.Equal(out, b.cur) { // lengths first: an append is told from its length alone
-		c.changed, b.cur = true, out
+		c.changed, b.cur, b.dirty = true, out, true
 	}
 }
 
@@ -466,6 +469,13 @@ func (b *batch[D]) recovered(c *call[D]) {
 // finish publishes cur if the calls that ran changed it, sets each call's
 // result, and requeues the calls that did not run. It runs under the lock,
 // and leaves the directory fsync of its write, and the answers, to answer.
+//
+// The write's outcome is the answer of every call whose change it carries,
+// and its error also that of every call that succeeded without a change
+// after one of those (sawChange): such a fn decided on a document holding
+// the earlier change (it found a key already set, say), so a nil answer
+// would tell its caller of a state that the failed write never published.
+// Its Commit still reports no write: the bytes are not its own.
 func (b *batch[D]) finish() {
 	ran := b.calls[:b.next]
 	b.ran = ran
@@ -489,8 +499,11 @@ func (b *batch[D]) finish() {
 		commit.shared = writers > 1
 		b.sync = sync
 		for _, c := range ran {
-			if c.changed {
+			switch {
+			case c.changed:
 				c.commit, c.err = commit, err
+			case c.sawChange && c.err == nil:
+				c.err = err
 			}
 		}
 	}
@@ -511,12 +524,13 @@ func (b *batch[D]) finish() {
 // before its own rename. And that later writer's callers are answered only
 // after its own directory fsync, so a crash before then leaves no answered
 // caller with a change that is lost. A failed fsync fails every call whose
-// change the write carried, with an error that says the file was replaced.
+// change the write carried, or that decided on such a change (see finish),
+// with an error that says the file was replaced.
 func (b *batch[D]) answer() {
 	if b.sync != nil {
 		if err := notSynced(b.s.path, b.sync()); err != nil {
 			for _, c := range b.ran {
-				if c.changed && c.err == nil {
+				if (c.changed || c.sawChange) && c.err == nil {
 					c.err = err
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -231,6 +232,52 @@ func TestWriteNoticesALockLostDuringTheTempFsync(t *testing.T) {
 			for _, e := range entries {
 				require.Contains(t, []string{filepath.Base(s.path), filepath.Base(lockPath)}, e.Name(), "a file beside the data after the lock was %s", how)
 			}
+		})
+	}
+}
+
+// TestMutateGroupWriteFailureReachesTheCallsThatSawItsChanges: a call of a
+// batch that changes nothing, but ran after another call's change (here it
+// sets the key that the call before it set), decided on that change: when
+// the batch's write fails, or only its directory fsync does, it gets the
+// write's error too, with a Commit that reports no write of its own, rather
+// than a nil error for a state that the file does not have, or that a crash
+// may undo. Ablation: answering the write's outcome to the calls that
+// changed the document only (as finish and answer did) leaves the second
+// call with a nil error, and this test goes red.
+func TestMutateGroupWriteFailureReachesTheCallsThatSawItsChanges(t *testing.T) {
+	for _, tt := range []struct {
+		step     fault.Step
+		replaced bool // the rename happened: the file holds the change
+	}{
+		{fault.Rename, false},
+		{fault.SyncDir, true},
+	} {
+		t.Run(string(tt.step), func(t *testing.T) {
+			s, ctx, _ := groupStore(t)
+			queued := watchQueue(t)
+			release, leader := hold(t, s, ctx, nil)
+			var runs sync.Map
+			changer := follow(t, s, ctx, queued, set(&runs, "a"))
+			again := follow(t, s, ctx, queued, set(&runs, "a")) // already set by the call before it
+			var failed atomic.Int64
+			fault.Set(t, func(step fault.Step, path string) error {
+				if step == tt.step && failed.Add(1) == 2 { // the first is the leader's own write
+					return syscall.EIO
+				}
+				return nil
+			})
+			release()
+			require.NoError(t, within(t, leader, "the leader").err, "the leader's Mutate")
+			c := within(t, changer, "the changing call")
+			require.ErrorIs(t, c.err, syscall.EIO, "the changing call's Mutate = %v, want it to match EIO", c.err)
+			require.Equal(t, tt.replaced, c.commit.Written, "the changing call's Commit.Written = %v, want %v", c.commit.Written, tt.replaced)
+			a := within(t, again, "the call after it")
+			require.ErrorIs(t, a.err, syscall.EIO, "Mutate(set a again) after a change whose write failed = %v, want it to match EIO", a.err)
+			require.ErrorContains(t, a.err, s.path, "Mutate(set a again) after a change whose write failed = %v, want it to name %s", a.err, s.path)
+			require.False(t, a.commit.Written, "Mutate(set a again): Written = true, want false (its fn changed nothing)")
+			_, inFile := fileKeys(t, s)["a"]
+			require.Equal(t, tt.replaced, inFile, "key a in the file = %v, want %v", inFile, tt.replaced)
 		})
 	}
 }
