@@ -387,7 +387,7 @@ type batch[D any] struct {
 	cur   []byte     // the bytes encoded after the last fn that succeeded (base before any)
 	doc   D          // the document; it matches cur when fresh
 	fresh bool
-	dirty bool // a call that ran changed the document: the later ones decide on the batch's write
+	dirty bool         // a call that ran changed the document: the later ones decide on the batch's write
 	ran   []*call[D]   // the calls that ran, set by finish
 	sync  func() error // the directory fsync that makes the batch's write durable, if any
 }
