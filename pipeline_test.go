@@ -200,7 +200,7 @@ func TestLockedWriteSyncsTheDirectoryUnderTheLock(t *testing.T) {
 // TestWriteNoticesALockLostDuringTheTempFsync: the lost-lock check of a
 // write comes after the temporary file's fsync, so a lock file removed
 // while that fsync runs (here: at its fault seam, right before it) is
-// noticed, and nothing is published. Ablation: atomicfile's publishChecked
+// noticed, and nothing is published. Ablation: atomicfile's publish
 // calling check before the fsync instead of after it publishes the write
 // over the lost lock, and the test goes red.
 func TestWriteNoticesALockLostDuringTheTempFsync(t *testing.T) {

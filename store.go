@@ -18,6 +18,7 @@ import (
 	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/internal/staletemp"
 	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/internal/writeopt"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -430,7 +431,14 @@ func (tx *Tx) Write(path string, data []byte, opts ...atomicfile.Option) (Commit
 // make for the rename to be durable (nil when there is none), which Write
 // makes at once and a grouped Mutate makes after releasing the lock.
 func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit, func() error, error) {
-	pf, err := atomicfile.Create(path, filePerm, tx.o.writeOptions(opts)...)
+	// The engine's own option (see package writeopt): the lock check between
+	// the fsync and the rename, and the directory fsync left to the caller.
+	var pub writeopt.Published
+	opts = append(slices.Clip(tx.o.writeOptions(opts)), func(o *writeopt.Options) {
+		o.Check = func() error { return tx.checkLock(path, "Write") }
+		o.Published = &pub
+	})
+	pf, err := atomicfile.Create(path, filePerm, opts...)
 	if err != nil {
 		return Commit{}, nil, err
 	}
@@ -442,17 +450,16 @@ func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit,
 	// The check comes after the temporary file's fsync, right before the
 	// rename: a lock lost during the rename itself goes unnoticed. No check
 	// can close that window: only a lock file that nobody deletes can.
-	target, syncDir, err := osfile.PublishPending(pf, func() error { return tx.checkLock(path, "Write") })
-	if err != nil {
+	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return Commit{}, nil, err // the temporary file is gone
 	}
 	// Under the lock, every other temporary file for path is a dead
 	// writer's (killed between its staging and its rename): remove them, so
 	// that a crash leaves litter only until the next write. Best effort: the
 	// write is done, and a file that cannot go now can go next time.
-	_, _ = staletemp.RemoveFor(target)
+	_, _ = staletemp.RemoveFor(pub.Target)
 	tx.hooks.Call(txhook.Replaced)
-	return Commit{Written: true, published: data}, syncDir, nil
+	return Commit{Written: true, published: data}, pub.SyncDir, nil
 }
 
 // notSynced is the error of a write of path whose rename happened but whose

@@ -20,7 +20,7 @@ func AppendFile(path string, data []byte, perm fs.FileMode, opts ...Option) erro
 		return &fs.PathError{Op: "AppendFile", Path: path, Err: unwrapOS(err)}
 	}
 	_, err = f.Write(data)
-	if err == nil && !o.noSync {
+	if err == nil && !o.NoSync {
 		err = syncFile(f, path)
 	}
 	if cerr := f.Close(); err == nil {

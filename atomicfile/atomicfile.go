@@ -9,6 +9,7 @@ import (
 
 	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/writeopt"
 )
 
 // WriteFile atomically replaces the file at path with data: afterwards path holds
@@ -64,16 +65,18 @@ func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error
 // A PendingFile is not safe for concurrent use, and its zero value is not
 // usable: get one from Create.
 type PendingFile struct {
-	f       *os.File
-	path    string // as the caller gave it; the Path of every error
-	target  string // path with the symlinks of its last element resolved; what is replaced
-	staging        // the temporary file, in target's directory (per OS: how it was made)
-	sync    bool   // fsync the file before the rename
-	dsync   bool   // fsync the directory after the rename
-	op      string // Op for every error when set (by WriteFile); else each method's name
-	err     error  // the first Write error: sticky, so a short temp is never published
-	closed  bool   // f has been closed
-	state   state
+	f         *os.File
+	path      string              // as the caller gave it; the Path of every error
+	target    string              // path with the symlinks of its last element resolved; what is replaced
+	staging                       // the temporary file, in target's directory (per OS: how it was made)
+	sync      bool                // fsync the file before the rename
+	dsync     bool                // fsync the directory after the rename
+	check     func() error        // the engine's, called between the fsync and the rename (see package writeopt)
+	published *writeopt.Published // the engine's: where the directory fsync is left for it to make
+	op        string              // Op for every error when set (by WriteFile); else each method's name
+	err       error               // the first Write error: sticky, so a short temp is never published
+	closed    bool                // f has been closed
+	state     state
 }
 
 // state is where a PendingFile is in its life.
@@ -103,7 +106,7 @@ func Create(path string, perm fs.FileMode, opts ...Option) (*PendingFile, error)
 
 func create(op, path string, perm fs.FileMode, opts []Option) (*PendingFile, error) {
 	o := collect(opts)
-	pf := &PendingFile{path: path, sync: !o.noSync, dsync: !o.noSync && !o.noDirSync}
+	pf := &PendingFile{path: path, sync: !o.NoSync, dsync: !o.NoSync && !o.NoDirSync, check: o.Check, published: o.Published}
 	if op != "Create" {
 		// WriteFile's steps all report as WriteFile; a PendingFile from Create
 		// names the method that failed instead.
@@ -198,27 +201,32 @@ func (pf *PendingFile) Write(p []byte) (int, error) {
 // Errors are [*fs.PathError] with Op "CloseAtomicallyReplace" (or "WriteFile")
 // and the caller's path.
 func (pf *PendingFile) CloseAtomicallyReplace() error {
-	syncDir, err := pf.publishChecked(nil)
-	if err == nil && syncDir != nil {
-		err = syncDir()
+	syncDir, err := pf.publish()
+	switch {
+	case err != nil:
+		return err
+	case pf.published != nil:
+		*pf.published = writeopt.Published{Target: pf.target, SyncDir: syncDir}
+		return nil
+	case syncDir != nil:
+		return syncDir()
 	}
-	return err
+	return nil
 }
 
-// publishChecked is CloseAtomicallyReplace in two parts, with a check
-// between the fsync and the rename: it fsyncs the temporary file (unless
-// WithoutSync), calls check (when not nil), and publishes only if check
-// returns nil: it closes the temporary file and renames it over the target.
-// It returns the directory fsync that makes the rename durable, for the
-// caller to run when it chooses (nil under WithoutSync or WithoutDirSync,
-// and on Windows, where the rename's write-through did that work). On any
-// error, check's included (returned as it is), the temporary file is
-// removed and the target is untouched.
+// publish is CloseAtomicallyReplace up to the rename: it fsyncs the
+// temporary file (unless WithoutSync), calls the engine's check (when there
+// is one), and publishes only if that returns nil: it closes the temporary
+// file and renames it over the target. It returns the directory fsync that
+// makes the rename durable (nil under WithoutSync or WithoutDirSync; on
+// Windows it does nothing, the rename's write-through having done that
+// work). On any error, the check's included (returned as it is), the
+// temporary file is removed and the target is untouched.
 //
-// The engine publishes through it (see osfile.PublishPending): it checks
-// its lock after the slow fsync, so that only the rename follows the check,
-// and it may run the directory fsync after it has released the lock.
-func (pf *PendingFile) publishChecked(check func() error) (func() error, error) {
+// The engine checks its lock there, after the slow fsync, so that only the
+// rename follows the check, and runs the directory fsync itself, after it
+// has released the lock (see package writeopt).
+func (pf *PendingFile) publish() (func() error, error) {
 	const method = "CloseAtomicallyReplace"
 	if pf.state != pending {
 		return nil, pf.fail(method, fs.ErrClosed)
@@ -242,8 +250,8 @@ func (pf *PendingFile) publishChecked(check func() error) (func() error, error) 
 			return nil, pf.fail(method, unwrapOS(err))
 		}
 	}
-	if check != nil {
-		if err := check(); err != nil {
+	if pf.check != nil {
+		if err := pf.check(); err != nil {
 			pf.Cleanup()
 			return nil, err
 		}

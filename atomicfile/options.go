@@ -1,14 +1,15 @@
 package atomicfile
 
+import "github.com/filetxn/filetxn/internal/writeopt"
+
 // An Option changes how [WriteFile] and [Create] work. No options means the safe
 // defaults: every write is fsynced and the directory is fsynced after the rename.
 type Option func(*options)
 
-// options is the resolved configuration of one call.
-type options struct {
-	noSync    bool // skip the file fsync and the directory fsync
-	noDirSync bool // skip the directory fsync after a rename
-}
+// options is the resolved configuration of one call. It is the engine's too
+// (see package writeopt), which may also set a check before the rename and
+// take the directory fsync over.
+type options = writeopt.Options
 
 // WithoutSync skips the fsync of the temporary file and of the directory (and,
 // on Windows, asks MoveFileEx for no write-through). The replace stays atomic for
@@ -17,7 +18,7 @@ type options struct {
 // old version, the new one or, on file systems that reorder metadata before data,
 // an empty or partial file. Use it for files that can be rebuilt, or in tests.
 func WithoutSync() Option {
-	return func(o *options) { o.noSync = true }
+	return func(o *options) { o.NoSync = true }
 }
 
 // WithoutDirSync skips only the fsync of the directory after the rename (and,
@@ -29,7 +30,7 @@ func WithoutSync() Option {
 // "running" marker before a long step). [AppendFile] syncs no directory
 // anyway.
 func WithoutDirSync() Option {
-	return func(o *options) { o.noDirSync = true }
+	return func(o *options) { o.NoDirSync = true }
 }
 
 func collect(opts []Option) options {

@@ -17,7 +17,7 @@ import (
 // rename never crosses a file system), under renameio's name. This package
 // does the rest itself: the refusals and symlink resolution before it
 // (create), the owner and exact mode of an existing target (keepMeta), and
-// the fsync, close and rename (publishChecked, rename), which renameio's
+// the fsync, close and rename (publish, rename), which renameio's
 // CloseAtomicallyReplace joins in one call, so that a caller cannot check
 // its lock between the slow fsync and the rename; then the directory fsync,
 // without which the rename is not durable.
