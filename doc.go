@@ -26,7 +26,8 @@
 //     make at once on one Store are published with one write, and so one
 //     fsync of the file and one of its directory, instead of one each: the
 //     caller that takes the lock runs the fns queued behind it in order on
-//     one document. Each fn still runs once, and each caller gets its own
+//     one document. Each fn still runs once under the lock (a MutateProbed's
+//     may also run on lock-free probes first), and each caller gets its own
 //     Commit, error and panic; a failing fn is undone alone. Nobody waits
 //     for a batch to fill, so a lone call costs what it did alone. A Mutate
 //     releases the lock before its directory fsync, so another process can
