@@ -71,6 +71,12 @@ func within[T any](t *testing.T, ch <-chan T, what string) T {
 // start runs s.Mutate(ctx, fn) in a new goroutine and returns where its
 // outcome will arrive.
 func start(s *Store[*kv], ctx context.Context, fn func(*kv) error) <-chan outcome {
+	return goMutate(func() (Commit, error) { return s.Mutate(ctx, fn) })
+}
+
+// goMutate runs mutate in a new goroutine and returns where its outcome
+// will arrive.
+func goMutate(mutate func() (Commit, error)) <-chan outcome {
 	out := make(chan outcome, 1)
 	go func() {
 		var o outcome
@@ -78,7 +84,7 @@ func start(s *Store[*kv], ctx context.Context, fn func(*kv) error) <-chan outcom
 			o.panicked = recover()
 			out <- o
 		}()
-		o.commit, o.err = s.Mutate(ctx, fn)
+		o.commit, o.err = mutate()
 		o.returned = true
 	}()
 	return out

@@ -31,17 +31,7 @@ func countReads(t *testing.T, path string) *atomic.Int64 {
 // startProbed runs s.MutateProbed(ctx, fn) in a new goroutine and returns
 // where its outcome will arrive.
 func startProbed[D any](s *Store[D], ctx context.Context, fn func(D) error) <-chan outcome {
-	out := make(chan outcome, 1)
-	go func() {
-		var o outcome
-		defer func() {
-			o.panicked = recover()
-			out <- o
-		}()
-		o.commit, o.err = s.MutateProbed(ctx, fn)
-		o.returned = true
-	}()
-	return out
+	return goMutate(func() (Commit, error) { return s.MutateProbed(ctx, fn) })
 }
 
 // TestMutateProbedOnAFreeLockReadsOnce: on a free lock, MutateProbed takes
@@ -75,22 +65,45 @@ func TestMutateProbedOnAFreeLockReadsOnce(t *testing.T) {
 // that waits for the lock without probing when the try fails makes the
 // no-op wait, and this test goes red at its bound.
 func TestMutateProbedNoOpDoesNotWaitForABusyLock(t *testing.T) {
-	ctx := context.Background()
+	s, h := busyCounter(t)
+	noOpBesideAWaitingChange(t, s, h, nil, "under a busy lock")
+}
+
+// busyCounter returns a counter store on a file holding 3, and the lock of
+// that file, held by the test (so busy for the store's calls) until it
+// releases it or ends.
+func busyCounter(t *testing.T) (*Store[*counter], *lock.Handle) {
+	t.Helper()
 	s := newCounter(t)
 	require.NoError(t, os.WriteFile(s.path, []byte("3\n"), 0o644))
 	lp, err := s.LockPath()
 	require.NoError(t, err)
-	h, err := lock.Acquire(ctx, lp)
+	h, err := lock.Acquire(context.Background(), lp)
 	require.NoError(t, err)
-	defer h.Release()
+	t.Cleanup(func() { h.Release() })
+	return s, h
+}
 
+// noOpBesideAWaitingChange checks the property the tests above and below
+// share, on a store from busyCounter: a MutateProbed that changes the
+// document (3 -> 4) is started first; once leading is closed (at once if
+// nil), a MutateProbed that changes nothing (3 -> 3) must answer with
+// nothing written while the lock is still held, and the change must wait
+// (it has not returned after a quiescent interval); once h is released the
+// change is written.
+func noOpBesideAWaitingChange(t *testing.T, s *Store[*counter], h *lock.Handle, leading <-chan struct{}, what string) {
+	t.Helper()
+	ctx := context.Background()
 	change := startProbed(s, ctx, func(c *counter) error { c.n = 4; return nil })
+	if leading != nil {
+		within(t, leading, "the leader to try for the lock")
+	}
 	noop := within(t, startProbed(s, ctx, func(c *counter) error { c.n = 3; return nil }), "the no-op MutateProbed")
-	require.True(t, noop.returned && noop.err == nil && !noop.commit.Written, "MutateProbed(3 -> 3) under a busy lock = %+v, want nothing written, no error", noop)
+	require.True(t, noop.returned && noop.err == nil && !noop.commit.Written, "MutateProbed(3 -> 3) %s = %+v, want nothing written, no error", what, noop)
 	select {
 	case o := <-change:
 		t.Fatalf("MutateProbed(3 -> 4) under a busy lock = %+v, want it to wait for the lock", o)
-	case <-time.After(100 * time.Millisecond): // quiescent: still waiting
+	case <-time.After(quiet): // still waiting
 	}
 	require.NoError(t, h.Release())
 	o := within(t, change, "the changing MutateProbed")
@@ -130,14 +143,7 @@ func TestMutateProbedBehindAHolderQueuesWithoutProbing(t *testing.T) {
 // Ablation: group.wait() leaving the probed calls in the queue makes the
 // no-op wait for the holder, and this test goes red at its bound.
 func TestMutateProbedQueuedBeforeABusyLockIsSentBackToProbe(t *testing.T) {
-	ctx := context.Background()
-	s := newCounter(t)
-	require.NoError(t, os.WriteFile(s.path, []byte("3\n"), 0o644))
-	lp, err := s.LockPath()
-	require.NoError(t, err)
-	h, err := lock.Acquire(ctx, lp)
-	require.NoError(t, err)
-	defer h.Release()
+	s, h := busyCounter(t)
 	queued := watchQueue(t)
 	// The leader's first try for the lock waits until the no-op has queued.
 	var tries atomic.Int64
@@ -145,18 +151,11 @@ func TestMutateProbedQueuedBeforeABusyLockIsSentBackToProbe(t *testing.T) {
 	fault.Set(t, func(step fault.Step, p string) error {
 		if step == fault.Lock && tries.Add(1) == 1 {
 			close(trying)
-			within(t, queued, "the no-op to queue")
+			await(t, queued, "the no-op to queue")
 		}
 		return nil
 	})
-	change := startProbed(s, ctx, func(c *counter) error { c.n = 4; return nil })
-	within(t, trying, "the leader to try for the lock")
-	noop := within(t, startProbed(s, ctx, func(c *counter) error { c.n = 3; return nil }), "the no-op MutateProbed")
-	require.True(t, noop.returned && noop.err == nil && !noop.commit.Written, "queued MutateProbed(3 -> 3) under a busy lock = %+v, want nothing written, no error", noop)
-	require.NoError(t, h.Release())
-	o := within(t, change, "the changing MutateProbed")
-	require.True(t, o.returned && o.err == nil && o.commit.Written, "MutateProbed(3 -> 4) after the release = %+v, want written", o)
-	require.Equal(t, "4\n", readCount(t, s.path), "file = got, want 4")
+	noOpBesideAWaitingChange(t, s, h, trying, "queued under a busy lock")
 }
 
 // size is a document that is only the size of its file.
@@ -215,14 +214,7 @@ func TestLargeReadBufferOutlivesACollection(t *testing.T) {
 // was, queues the no-op behind the wait, and this test goes red at its
 // bound.
 func TestMutateProbedArrivingAsTheLeaderFindsTheLockBusyProbes(t *testing.T) {
-	ctx := context.Background()
-	s := newCounter(t)
-	require.NoError(t, os.WriteFile(s.path, []byte("3\n"), 0o644))
-	lp, err := s.LockPath()
-	require.NoError(t, err)
-	h, err := lock.Acquire(ctx, lp)
-	require.NoError(t, err)
-	defer h.Release()
+	s, h := busyCounter(t)
 	var tries atomic.Int64
 	leaderTries, probedTries, leaderWaits := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	fault.Set(t, func(step fault.Step, p string) error {
@@ -241,19 +233,12 @@ func TestMutateProbedArrivingAsTheLeaderFindsTheLockBusyProbes(t *testing.T) {
 		}
 		return nil
 	})
-	change := startProbed(s, ctx, func(c *counter) error { c.n = 4; return nil })
-	within(t, leaderTries, "the leader to try for the lock")
-	noop := within(t, startProbed(s, ctx, func(c *counter) error { c.n = 3; return nil }), "the no-op MutateProbed")
-	require.True(t, noop.returned && noop.err == nil && !noop.commit.Written, "MutateProbed(3 -> 3) arriving as the leader finds the lock busy = %+v, want nothing written, no error", noop)
-	require.NoError(t, h.Release())
-	o := within(t, change, "the changing MutateProbed")
-	require.True(t, o.returned && o.err == nil && o.commit.Written, "MutateProbed(3 -> 4) after the release = %+v, want written", o)
-	require.Equal(t, "4\n", readCount(t, s.path), "file = got, want 4")
+	noOpBesideAWaitingChange(t, s, h, leaderTries, "arriving as the leader finds the lock busy")
 }
 
 // await is within for a goroutine other than the test's: past its bound it
 // marks the test failed and returns, where within would end the goroutine.
-func await(t *testing.T, ch <-chan struct{}, what string) {
+func await[T any](t *testing.T, ch <-chan T, what string) {
 	select {
 	case <-ch:
 	case <-time.After(20 * time.Second):
