@@ -238,7 +238,7 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 		case <-c.done:
 		case <-ctx.Done():
 			if s.g.leave(c) {
-				return Commit{}, s.gaveUp(ctx, start)
+				return s.giveUp(ctx, c, start)
 			}
 			<-c.done // a leader took c (or promoted it) meanwhile: its answer is on the way
 		}
@@ -249,14 +249,15 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 	}
 	switch {
 	case c.lead && ctx.Err() != nil:
-		// Promoted, but its ctx ended the wait first: fn does not run, as
-		// for a call that leaves the queue; the lead passes on.
+		// Promoted, but its ctx ended the wait first: fn does not run
+		// under the lock, as for a call that leaves the queue; the lead
+		// passes on.
 		s.g.handOff()
-		return Commit{}, s.gaveUp(ctx, start)
+		return s.giveUp(ctx, c, start)
 	case c.lead:
 		return s.lead(c, true)
 	case c.cancelled:
-		return Commit{}, s.gaveUp(ctx, start)
+		return s.giveUp(ctx, c, start)
 	case c.goexit:
 		runtime.Goexit()
 	case c.panicked:
@@ -291,6 +292,17 @@ func (s *Store[D]) mayQueue(ctx context.Context) error {
 		return s.gaveUp(ctx, time.Time{})
 	}
 	return nil
+}
+
+// giveUp ends c, whose ctx ended its wait in the queue: with gaveUp's
+// error, unless c is probed and a probe shows that its fn changes nothing
+// (a MutateProbed that changes nothing succeeds whatever the state of ctx,
+// as it would have had it arrived with ctx done).
+func (s *Store[D]) giveUp(ctx context.Context, c *call[D], start time.Time) (Commit, error) {
+	if c.probed && s.probe(c.fn) {
+		return Commit{}, nil
+	}
+	return Commit{}, s.gaveUp(ctx, start)
 }
 
 // gaveUp is the error of a call whose ctx ended its wait in the queue (or

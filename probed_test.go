@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -244,4 +245,43 @@ func await[T any](t *testing.T, ch <-chan T, what string) {
 	case <-time.After(20 * time.Second):
 		t.Errorf("timed out waiting for %s", what)
 	}
+}
+
+// TestMutateProbedNoOpWhoseCtxEndsInTheQueueSucceeds: a MutateProbed that
+// changes nothing, queued behind a Mutate of the same Store that holds the
+// lock, and whose ctx ends there, decides on a lock-free read before it
+// gives up: it returns with nothing written and no error while the leader
+// still holds the lock, as it would have had it arrived with the ctx done;
+// one that changes the document gives up with the ctx's error, its fn
+// never run under the lock. Ablation: leaving the queue on ctx.Done with
+// the busy error only (no probe) makes the no-op fail with
+// context.Canceled, and this test goes red.
+func TestMutateProbedNoOpWhoseCtxEndsInTheQueueSucceeds(t *testing.T) {
+	s, ctx, _ := groupStore(t)
+	queued := watchQueue(t)
+	release, leader := hold(t, s, ctx, nil)
+	var released sync.Once
+	defer released.Do(release)
+	for _, tt := range []struct {
+		name   string
+		fn     func(*kv) error
+		wantOK bool
+	}{
+		{"no-op", func(*kv) error { return nil }, true},
+		{"change", func(d *kv) error { d.m["late"] = "1"; return nil }, false},
+	} {
+		cctx, cancel := context.WithCancel(ctx)
+		out := startProbed(s, cctx, tt.fn)
+		within(t, queued, "the probed call to queue")
+		cancel()
+		o := within(t, out, "the probed call whose ctx ended, while the leader holds the lock")
+		if tt.wantOK {
+			require.True(t, o.returned && o.err == nil && !o.commit.Written, "MutateProbed(%s) whose ctx ended in the queue = %+v, want nothing written, no error", tt.name, o)
+		} else {
+			require.ErrorIs(t, o.err, context.Canceled, "MutateProbed(%s) whose ctx ended in the queue = %+v, want context.Canceled", tt.name, o)
+		}
+	}
+	released.Do(release)
+	require.True(t, within(t, leader, "the leader").returned)
+	require.Equal(t, map[string]string{"leader": "1"}, fileKeys(t, s), "file = got, want the leader's key only")
 }

@@ -242,8 +242,11 @@ func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error)
 // that writes nothing costs, and may create the lock file. fn may run more
 // than once (on a probe, again on one after the call was sent back, and
 // once under the lock), so it must be a pure decision on the document: no
-// side effects beyond changing it, and results kept from its last run. ctx bounds the wait for the lock only, as in Mutate:
-// the probe never waits, so it runs whatever the state of ctx.
+// side effects beyond changing it, and results kept from its last run.
+// ctx bounds the wait for the lock only, as in Mutate: the probe never
+// waits, so it runs whatever the state of ctx, and a call whose ctx ends
+// while it is queued behind another call of the Store probes before it
+// gives up, succeeding if fn changes nothing.
 func (s *Store[D]) MutateProbed(ctx context.Context, fn func(D) error) (Commit, error) {
 	return s.mutate(ctx, fn, true)
 }
