@@ -16,16 +16,18 @@ import (
 
 // Group commit. Mutates of one Store that arrive while another Mutate of it
 // leads (waits for the lock, or holds it) queue in the store's group. The
-// leader, once it holds the lock, takes every call queued at that moment
-// into its batch, runs its own fn and then theirs in order on one decoded
-// document, and publishes the result with one write. When it is done it
-// hands the lead to the first call queued since, which takes the lock in its
-// turn. Nobody waits for a batch to fill: a batch is what is queued when the
-// lock is taken, so a lone call is a batch of one, and costs what a
-// transaction without group commit costs, plus two uncontended mutex
-// sections.
+// leader, once it holds the lock, yields once and then takes every call
+// queued at that moment into its batch, runs its own fn and then theirs in
+// order on one decoded document, and publishes the result with one write;
+// it releases the lock, fsyncs the directory and answers the batch. Then it
+// hands the lead to the first call queued since, which takes the lock in
+// its turn. Nobody waits for a batch to fill: a batch is what is queued
+// when the lock is taken, so a lone call is a batch of one, and costs what
+// a transaction without group commit costs, plus a few uncontended mutex
+// sections and the yield.
 //
-// fn runs once: each fn's changes are checkpointed by encoding the document
+// fn runs once under the lock (a probed call's may also run on probes, see
+// MutateProbed): each fn's changes are checkpointed by encoding the document
 // after it, and a fn that fails (or panics, or ends its goroutine) is undone
 // by decoding the document again from the bytes encoded after the fn before
 // it. Re-running the earlier fns on a fresh decode, as bbolt's Batch does,
