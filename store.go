@@ -192,18 +192,17 @@ func (s *Store[D]) LockPath() (string, error) {
 // fsync, so that another process can read, stage and fsync while it runs
 // (the calls of this Store that arrive meanwhile queue for the next batch,
 // which begins once this one is answered). Callers are answered only after
-// that fsync: a
-// caller is never told of a write that a crash could undo. If only the
-// directory fsync fails, the file has been replaced, and each call whose
-// change the write carried gets an error that says so (with a Commit
-// reporting the write). A call of the batch that changed nothing after
-// another call's change decided on that change, so it gets the error of the
-// batch's write too (a failed write's, or the directory fsync's), with a
-// Commit that reports no write. The next holder of the lock may read the version
-// before its directory fsync has ended; what it writes on that version is
-// durable, with the version, before it is answered, and a transaction that
-// writes nothing decides on a version that is only as durable as the one a
-// View would see (see the package's caveats).
+// that fsync: a caller is never told of a write that a crash could undo.
+// If only the directory fsync fails, the file has been replaced, and each
+// call whose change the write carried gets an error that says so (with a
+// Commit reporting the write). A call of the batch that changed nothing
+// after another call's change decided on that change, so it gets the error
+// of the batch's write too (a failed write's, or the directory fsync's),
+// with a Commit that reports no write. The next holder of the lock may read
+// the version before its directory fsync has ended; what it writes on that
+// version is durable, with the version, before it is answered, and a
+// transaction that writes nothing decides on a version that is only as
+// durable as the one a View would see (see the package's caveats).
 //
 // ctx bounds the wait for the lock and nothing else. A wait ended by ctx,
 // in the queue or for the lock, returns an error matching ctx.Err() and
