@@ -390,9 +390,10 @@ func (s *Store[D]) holding(ctx context.Context, h *lock.Handle, fn func(tx *Tx) 
 type Tx struct {
 	o     *options
 	lock  *lock.Handle
-	hooks txhook.Hooks // tests only
-	done  atomic.Bool  // the callback has returned: every method panics
-	lost  error        // the lock was found lost: every later write fails with this
+	hooks txhook.Hooks       // tests only
+	done  atomic.Bool        // the callback has returned: every method panics
+	lost  error              // the lock was found lost: every later write fails with this
+	pub   writeopt.Published // what the last write's rename left to do (see write)
 }
 
 // Lock returns the held lock, for example to hand it over to a child process
@@ -435,10 +436,9 @@ func (tx *Tx) Write(path string, data []byte, opts ...atomicfile.Option) (Commit
 func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit, func() error, error) {
 	// The engine's own option (see package writeopt): the lock check between
 	// the fsync and the rename, and the directory fsync left to the caller.
-	var pub writeopt.Published
 	opts = append(slices.Clip(tx.o.writeOptions(opts)), func(o *writeopt.Options) {
 		o.Check = func() error { return tx.checkLock(path, "Write") }
-		o.Published = &pub
+		o.Published = &tx.pub
 	})
 	pf, err := atomicfile.Create(path, filePerm, opts...)
 	if err != nil {
@@ -459,9 +459,9 @@ func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit,
 	// writer's (killed between its staging and its rename): remove them, so
 	// that a crash leaves litter only until the next write. Best effort: the
 	// write is done, and a file that cannot go now can go next time.
-	_, _ = staletemp.RemoveFor(pub.Target)
+	_, _ = staletemp.RemoveFor(tx.pub.Target)
 	tx.hooks.Call(txhook.Replaced)
-	return Commit{Written: true, published: data}, pub.SyncDir, nil
+	return Commit{Written: true, published: data}, tx.pub.SyncDir, nil
 }
 
 // notSynced is the error of a write of path whose rename happened but whose
