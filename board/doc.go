@@ -35,7 +35,7 @@
 //     other writer's, and a .lock file beside the board is not one bmad-loop takes.
 //   - A Doc is a snapshot and is not safe for concurrent use; decide under Store.Mutate or
 //     Store.Advance what must not be stale. A Store is safe for concurrent use.
-//   - A Mutate callback may run twice (once without the lock): it must only decide on and
+//   - A Mutate callback may run more than once (on lock-free reads, then under the lock): it must only decide on and
 //     change the Doc, and must not call the Store (under the lock that fails with
 //     lock.ErrReentrant).
 //   - A Store keeps the parse of the last two boards it read or wrote, keyed by their

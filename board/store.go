@@ -86,7 +86,7 @@ func (s *Store) LockPath() (string, error) {
 // or cannot be taken, fn first runs on a version read without the lock, and if it leaves
 // the board unchanged (rows already at or past their targets), Mutate returns that answer
 // with Commit.Written false, without waiting for the lock or needing it at all; otherwise
-// it waits for the lock and runs fn again on fresh bytes. fn may therefore run twice: it
+// it waits for the lock and runs fn again on fresh bytes. fn may therefore run more than once: it
 // must only decide on and change the Doc, and assign what its calls return (the last
 // run's values are the answer), never accumulate them.
 //

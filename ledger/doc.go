@@ -42,7 +42,7 @@
 //   - The lock is advisory: by default the sidecar bmad-loop takes under
 //     [BmadLoopStateRoot]. Writers that do not take it (an editor, bmad-loop
 //     with another state root) are not excluded.
-//   - A Mutate callback may run twice (once without the lock): it must only
+//   - A Mutate callback may run more than once (on lock-free reads, then under the lock): it must only
 //     decide on and change the Doc, and must not call the Store.
 //   - A changed ledger is written with LF line endings on every OS.
 //   - A Doc is not safe for concurrent use; a Store is.

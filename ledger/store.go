@@ -130,9 +130,10 @@ func (s *Store) View(ctx context.Context) (*Doc, error) { return s.eng.View(ctx)
 // closed already, nothing eligible, a missing ledger), Mutate returns that
 // answer with Commit.Written false, without waiting for the lock or needing
 // it at all; otherwise it waits for the lock and runs fn again on fresh
-// data. fn may therefore run twice: it must only decide on and change the
-// Doc, and assign what its operations return (the last run's values are
-// the answer), never accumulate them.
+// data. fn may therefore run more than once (on lock-free reads, then under
+// the lock): it must only decide on and change the Doc, and assign what its
+// operations return (the last run's values are the answer), never
+// accumulate them.
 //
 // fn's error is returned unchanged and nothing is written; an argument a
 // Doc operation refuses is thus refused after a read, and, when the lock is
