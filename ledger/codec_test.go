@@ -3,8 +3,13 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -335,4 +340,215 @@ func TestCommonPrefixIsTheFirstDifference(t *testing.T) {
 			t.Fatalf("commonPrefix(%d bytes, %d bytes) = %d, want %d", len(a), len(b), got, want)
 		}
 	})
+}
+
+// rawDoc is a ledger file's bytes as another writer edits them: in ways no
+// Doc operation does (a same-length rewrite, CRLF, an invalid tail).
+type rawDoc struct{ b []byte }
+
+type rawCodec struct{}
+
+func (rawCodec) Decode(data []byte) (*rawDoc, error) { return &rawDoc{b: bytes.Clone(data)}, nil }
+func (rawCodec) Encode(d *rawDoc) ([]byte, error)    { return d.b, nil }
+
+// errMismatch marks a Doc that differs from a parse of the same bytes.
+var errMismatch = errors.New("Doc differs from Parse")
+
+// checkedCodec is a Store's codec that checks every Doc it decodes against
+// Parse of the same bytes (the same text, bytes, next id and entries), and
+// fails the Decode with an error matching errMismatch when they differ.
+type checkedCodec struct{ c codec }
+
+func (k *checkedCodec) Decode(data []byte) (*Doc, error) {
+	want, wantErr := Parse(data)
+	got, err := k.c.Decode(data)
+	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+		return nil, fmt.Errorf("%w: Decode(%d bytes) error = %v, want %v", errMismatch, len(data), err, wantErr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if got.String() != want.String() || !bytes.Equal(got.Bytes(), want.Bytes()) || got.nextID() != want.nextID() || len(got.Entries()) != len(want.Entries()) {
+		return nil, fmt.Errorf("%w: Decode(%d bytes) = %d bytes, next %s, %d entries, want %d bytes, next %s, %d entries", errMismatch, len(data),
+			len(got.String()), got.nextID(), len(got.Entries()), len(want.String()), want.nextID(), len(want.Entries()))
+	}
+	return got, nil
+}
+
+func (k *checkedCodec) Encode(d *Doc) ([]byte, error) { return k.c.Encode(d) }
+
+// TestKeptTextUnderConcurrentCallsIsParse: one Store's Views, probed
+// no-op Mutates (lock-free while another call holds the lock) and appends
+// share its codec on their own goroutines, while another writer, under the
+// same lock, rewrites the file to the same length with different bytes,
+// turns it to CRLF, appends a DW-<n> beyond the Store's highest and
+// appends an invalid UTF-8 line, then removes it. Every Doc the codec
+// decodes (in a View, a probe or under the lock) reads as a parse of its
+// bytes; every append mints what an append to that parse mints; a file
+// with the invalid line is refused with an error that names it and
+// matches ErrInvalidUTF8; and the file keeps every entry an append
+// returned an id for, under that id. Ablations: a Decode that takes the
+// kept storage on equal length alone (no comparison of the bytes) reads
+// the marker another writer flipped as the kept one; one that, for a file
+// that extends the kept text, skips the check of the added bytes for a CR
+// or invalid UTF-8, reads the other writer's CRLF or "\xff" line as text;
+// and an append to the kept text that does not update the highest number
+// from the bytes another writer added mints an id below DW-9000.
+func TestKeptTextUnderConcurrentCallsIsParse(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "deferred-work.md")
+	s := must(Open(path, filetxn.WithStateRoot(filepath.Join(dir, "state")), filetxn.WithoutSync()))
+	lp, err := s.LockPath()
+	require.NoError(t, err, "LockPath()")
+	s.eng, err = filetxn.NewStore[*Doc](path, new(checkedCodec), filetxn.WithLockPath(lp), filetxn.WithoutSync())
+	require.NoError(t, err, "NewStore(checked codec)")
+	other, err := filetxn.NewStore[*rawDoc](path, rawCodec{}, filetxn.WithLockPath(lp), filetxn.WithoutSync())
+	require.NoError(t, err, "NewStore(other writer)")
+	const seed = "# Deferred Work\n\nmarker: aaaa\n\n### DW-1: closed\n\norigin: seed\nsource_spec: s.md\nstatus: done 2026-01-01\n"
+	_, err = other.Mutate(ctx, func(d *rawDoc) error { d.b = []byte(seed); return nil })
+	require.NoError(t, err, "Mutate(seed)")
+
+	const appenders, rounds = 3, 15
+	var workers, readers sync.WaitGroup
+	stop := make(chan struct{}) // closed when the appends are done
+	errs := make(chan error, appenders+4)
+	var mu sync.Mutex
+	minted := map[string]string{}      // origin -> id its append returned
+	appended := make(chan struct{}, 1) // an append succeeded
+	for g := range appenders {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for r := 0; r < rounds; {
+				sp := Spec{Title: "store", Origin: fmt.Sprintf("store %d.%d", g, r), SourceSpec: "s.md", Reason: "r"}
+				var ids []string
+				_, err := s.Mutate(ctx, func(d *Doc) error {
+					want, _ := Parse(d.Bytes())
+					wantIDs, _ := want.Append(sp)
+					var err error
+					if ids, err = d.Append(sp); err != nil {
+						return err
+					}
+					if d.String() != want.String() || ids[0] != wantIDs[0] {
+						return fmt.Errorf("%w: Append(%s) = %v, want %v", errMismatch, sp.Origin, ids, wantIDs)
+					}
+					return nil
+				})
+				var pe *fs.PathError
+				if errors.Is(err, ErrInvalidUTF8) && errors.As(err, &pe) && pe.Path == path {
+					runtime.Gosched() // the other writer removes the line next
+					continue
+				}
+				if err != nil {
+					errs <- fmt.Errorf("Mutate(Append(%s)): %w", sp.Origin, err)
+					return
+				}
+				mu.Lock()
+				minted[sp.Origin] = ids[0]
+				mu.Unlock()
+				select {
+				case appended <- struct{}{}:
+				default:
+				}
+				r++
+			}
+		}()
+	}
+	// readsUntilStop runs read until the appends end, accepting only the
+	// other writer's invalid line as an error.
+	readsUntilStop := func(what string, read func() error) {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var pe *fs.PathError
+				if err := read(); err != nil && !(errors.Is(err, ErrInvalidUTF8) && errors.As(err, &pe) && pe.Path == path) {
+					errs <- fmt.Errorf("%s: %w", what, err)
+					return
+				}
+			}
+		}()
+	}
+	readsUntilStop("View", func() error {
+		_, err := s.View(ctx)
+		return err
+	})
+	for range 2 {
+		readsUntilStop("Mutate(no-op MarkDone)", func() error {
+			c, err := s.Mutate(ctx, func(d *Doc) error {
+				_, err := d.MarkDone([]string{"DW-1"}, "2026-01-01", "again")
+				return err
+			})
+			if err == nil && c.Written {
+				return fmt.Errorf("Mutate(MarkDone(DW-1) of a closed entry).Written = true, want false")
+			}
+			return err
+		})
+	}
+	readers.Add(1)
+	go func() { // the other writer, each edit but the invalid line's after one of the Store's appends
+		defer readers.Done()
+		for n := 0; ; n++ {
+			for i, step := range []struct {
+				edit func([]byte) []byte
+				wait bool // for an append after the edit, which then decodes it
+			}{
+				{func(b []byte) []byte { // same length, other bytes
+					if i := bytes.Index(b, []byte("marker: aaaa")); i >= 0 {
+						return slices.Concat(b[:i], []byte("marker: bbbb"), b[i+len("marker: aaaa"):])
+					}
+					return bytes.Replace(b, []byte("marker: bbbb"), []byte("marker: aaaa"), 1)
+				}, true},
+				{func(b []byte) []byte { return fmt.Appendf(b, "see DW-%d\n", 9000+n) }, true},
+				{func(b []byte) []byte { return append(b, "bad \xff\n"...) }, false},
+				{func(b []byte) []byte { return bytes.Replace(b, []byte("bad \xff\n"), nil, 1) }, true},
+				{func(b []byte) []byte { return append(b, "a CRLF line\r\n"...) }, true},
+				{func(b []byte) []byte {
+					return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
+				}, true},
+			} {
+				if _, err := other.Mutate(ctx, func(d *rawDoc) error { d.b = step.edit(d.b); return nil }); err != nil {
+					errs <- fmt.Errorf("other writer's edit %d: %w", i, err)
+					return
+				}
+				select {
+				case <-appended: // an append before the edit's
+				default:
+				}
+				if !step.wait {
+					continue
+				}
+				select {
+				case <-stop:
+					return
+				case <-appended:
+				}
+			}
+		}
+	}()
+	workers.Wait()
+	close(stop)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err, "ReadFile(ledger)")
+	d, err := Parse(data)
+	require.NoError(t, err, "Parse(ledger)")
+	require.Empty(t, d.duplicates(), "duplicates() of the ledger = got, want none")
+	require.Len(t, minted, appenders*rounds, "appends answered with an id = got, want every one")
+	for origin, id := range minted {
+		e, ok := d.Entry(id)
+		require.True(t, ok, "Entry(%s) for %s = missing, want present", id, origin)
+		require.Contains(t, e.Body, "origin: "+origin+"\n", "Entry(%s).Body = got, want %s's entry", id, origin)
+	}
 }
