@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/filetxn/filetxn/internal/txhook"
@@ -16,15 +17,16 @@ import (
 
 // Group commit. Mutates of one Store that arrive while another Mutate of it
 // leads (waits for the lock, or holds it) queue in the store's group. The
-// leader, once it holds the lock, yields once and then takes every call
-// queued at that moment into its batch, runs its own fn and then theirs in
-// order on one decoded document, and publishes the result with one write;
-// it releases the lock, fsyncs the directory and answers the batch. Then it
-// hands the lead to the first call queued since, which takes the lock in
-// its turn. Nobody waits for a batch to fill: a batch is what is queued
-// when the lock is taken, so a lone call is a batch of one, and costs what
-// a transaction without group commit costs, plus a few uncontended mutex
-// sections and the yield.
+// leader, once it holds the lock, yields to the callers that the batch
+// before answered (see yield) and then takes every call queued at that
+// moment into its batch, runs its own fn and then theirs in order on one
+// decoded document, and publishes the result with one write; it releases
+// the lock, fsyncs the directory and answers the batch. Then it hands the
+// lead to the first call queued since, which takes the lock in its turn.
+// Nobody waits for a batch to fill: a batch is what is queued when the lock
+// is taken, so a lone call is a batch of one, and costs what a transaction
+// without group commit costs, plus a few uncontended mutex sections; it
+// follows no answered caller, so it does not yield.
 //
 // fn runs once under the lock (a probed call's may also run on probes, see
 // MutateProbed): each fn's changes are checkpointed by encoding the document
@@ -52,6 +54,7 @@ type call[D any] struct {
 	panicked  bool // fn panicked with panicVal
 	panicVal  any
 	goexit    bool // fn called runtime.Goexit
+	answered  bool // answered by a batch (see group.waking): the caller counts its waking
 }
 
 // group is a store's queue of Mutates waiting for the lock.
@@ -60,6 +63,11 @@ type group[D any] struct {
 	leading bool       // a call leads: it takes the lock or runs a batch; guarded by mu
 	waiting bool       // the leading call found the lock busy (or not to be had) and waits for it; guarded by mu
 	queue   []*call[D] // calls waiting for the next batch, in order; guarded by mu
+
+	// waking counts the callers that a batch has answered and whose
+	// goroutines have not resumed yet: runnable, but not yet run. The next
+	// leader yields while there are some (see yield).
+	waking atomic.Int32
 }
 
 // wait records that the leader found the lock busy, or not to be had, and
@@ -191,6 +199,20 @@ func (g *group[D]) handOff() {
 	close(next.done)
 }
 
+// yield lets the callers that the batch before answered run before the
+// leader takes the queue: those about to call again then join this batch
+// rather than the next. It yields the processor while some of them have not
+// resumed (see waking), and at most once for each: a bound of a few passes
+// of the scheduler, not a wait for calls to arrive, so that a caller whose
+// goroutine the operating system has descheduled delays no batch for long.
+// A leader that follows no answered caller (a lone call, say) does not
+// yield at all.
+func (g *group[D]) yield() {
+	for n := g.waking.Load(); n > 0 && g.waking.Load() > 0; n-- {
+		runtime.Gosched()
+	}
+}
+
 // testHookQueued, set by this package's tests, is called (under the group's
 // mutex) each time a call joins a queue, so that a test can tell when its
 // followers are all waiting behind a leader that it holds. Tests of other
@@ -243,6 +265,9 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 				return s.giveUp(ctx, c, start)
 			}
 			<-c.done // a leader took c (or promoted it) meanwhile: its answer is on the way
+		}
+		if c.answered {
+			s.g.waking.Add(-1)
 		}
 		if !c.reprobe {
 			break
@@ -333,11 +358,11 @@ func (s *Store[D]) gaveUp(ctx context.Context, start time.Time) error {
 // queue behind a wait), probes if its own call is probed (see
 // MutateProbed: a probe that shows fn changes nothing ends the call
 // without the lock), and only then waits for the lock. Once it holds the
-// lock it yields the processor once before it takes the queue: the callers
-// of the batch before, woken by its end and about to call again, then join
-// this batch rather than the next, and a lone call pays one yield. It
-// releases the lock once the batch's rename is done, then makes the write
-// durable and answers the batch (see answer), and then hands the lead on.
+// lock it yields before it takes the queue, while callers that the batch
+// before answered have not resumed (see yield): those about to call again
+// then join this batch rather than the next. It releases the lock once the
+// batch's rename is done, then makes the write durable and answers the
+// batch (see answer), and then hands the lead on.
 func (s *Store[D]) lead(c *call[D], grouped bool) (commit Commit, err error) {
 	var b *batch[D]
 	defer func() {
@@ -381,7 +406,7 @@ func (s *Store[D]) lead(c *call[D], grouped bool) (commit Commit, err error) {
 	_ = s.holding(c.ctx, h, func(tx *Tx) error {
 		b = &batch[D]{s: s, tx: tx, calls: []*call[D]{c}}
 		if grouped {
-			runtime.Gosched()
+			s.g.yield()
 			b.calls = s.g.take(b.calls)
 		}
 		b.run()
@@ -550,8 +575,12 @@ func (b *batch[D]) answer() {
 			}
 		}
 	}
+	if len(b.ran) > 1 {
+		b.s.g.waking.Add(int32(len(b.ran) - 1))
+	}
 	for i, c := range b.ran {
 		if i > 0 { // the leader's own call is answered by its return
+			c.answered = true
 			close(c.done)
 		}
 	}

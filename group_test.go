@@ -337,6 +337,48 @@ func TestMutateGroupGoexitLeavesNobodyWaiting(t *testing.T) {
 	require.True(t, err == nil && c.Written, "Mutate after the Goexit = %+v, %v, want written (the lead was handed on)", c, err)
 }
 
+// TestMutateGroupCountsItsAnsweredCallersAwake: every caller that a batch
+// answers, whether its fn succeeded, failed, panicked or ended its
+// goroutine, is counted as waking until its goroutine resumes, so that once
+// all have returned the next leader finds none to yield for. Ablation:
+// dropping the decrement in mutate leaves waking at 4 and this test goes
+// red (and every later leader would yield for callers long gone).
+func TestMutateGroupCountsItsAnsweredCallersAwake(t *testing.T) {
+	s, ctx, _ := groupStore(t)
+	queued := watchQueue(t)
+	var runs sync.Map
+	release, first := hold(t, s, ctx, nil)
+	outs := []<-chan outcome{
+		follow(t, s, ctx, queued, set(&runs, "a")), // leads the second batch: answered by its own return
+		follow(t, s, ctx, queued, set(&runs, "b")),
+		follow(t, s, ctx, queued, func(*kv) error { return errors.New("fails") }),
+		follow(t, s, ctx, queued, func(*kv) error { panic("fn panics") }),
+		follow(t, s, ctx, queued, func(*kv) error { runtime.Goexit(); return nil }),
+	}
+	release()
+	within(t, first, "the first leader")
+	for i, out := range outs {
+		within(t, out, fmt.Sprintf("follower %d", i))
+	}
+	require.Equal(t, int32(0), s.g.waking.Load(), "waking after every caller returned = %d, want 0", s.g.waking.Load())
+}
+
+// TestMutateGroupLeaderWaitsForNoArrival: a leader yields for the callers
+// the batch before answered only a bounded number of times, so callers
+// that never get to run (here: counted, but never answered, as if the
+// operating system had descheduled them for good) delay a lone Mutate by a
+// few passes of the scheduler, not for ever. Ablation: yielding while
+// waking > 0 without the bound makes this Mutate spin, and this test times
+// out.
+func TestMutateGroupLeaderWaitsForNoArrival(t *testing.T) {
+	s, ctx, writes := groupStore(t)
+	s.g.waking.Store(3)
+	var runs sync.Map
+	o := within(t, start(s, ctx, set(&runs, "a")), "a lone Mutate while three answered callers never resume")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "Mutate = %+v, want written", o)
+	require.Equal(t, int64(1), writes.Load(), "renames = %d, want 1", writes.Load())
+}
+
 // TestMutateGroupCancelledCallLeavesTheQueue: a call whose ctx ends while
 // it waits in the queue returns at once (the leader still holds the lock)
 // with an error matching context.Canceled that carries the holder, and its
