@@ -23,8 +23,9 @@
 //     operation mints an id twice or creates a duplicate. An operation naming
 //     an id that several entries carry fails with [ErrDuplicateID]; closing,
 //     reopening or deciding on an id that none carries fails with
-//     [ErrNotFound] (a typo is not a replay); an id already closed is a replay
-//     that changes nothing. A refused operation changes nothing.
+//     [ErrNotFound] (a typo is not a replay), from a Store inside an
+//     *fs.PathError naming the ledger; an id already closed is a replay that
+//     changes nothing. A refused operation changes nothing.
 //   - A close made [Reopenable] is undone by MarkOpen character for character;
 //     nothing else reopens.
 //   - Every Store write takes the lock, reads under it and replaces the file

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -135,9 +136,13 @@ func (s *Store) View(ctx context.Context) (*Doc, error) { return s.eng.View(ctx)
 // operations return (the last run's values are the answer), never
 // accumulate them.
 //
-// fn's error is returned unchanged and nothing is written; an argument a
-// Doc operation refuses is thus refused after a read, and, when the lock is
-// busy, after the wait for it, so check arguments first when that matters.
+// fn's error is returned and nothing is written. A refusal that comes from
+// the ledger's content, an error matching [ErrNotFound] or
+// [ErrDuplicateID], is returned inside an *fs.PathError naming the ledger
+// (unless it names a file already); any other error of fn is returned
+// unchanged. An argument a Doc operation refuses is refused after a read,
+// and, when the lock is busy, after the wait for it, so check arguments
+// first when that matters.
 // A panic in fn releases the lock and propagates. fn must not call the
 // Store: under the lock that fails with an error matching
 // lock.ErrReentrant. A missing ledger is an empty Doc, and the file (not
@@ -146,7 +151,8 @@ func (s *Store) View(ctx context.Context) (*Doc, error) { return s.eng.View(ctx)
 // [Store.Restore]).
 func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
 	if s.rootErr == nil {
-		return s.eng.MutateProbed(ctx, fn)
+		c, err := s.eng.MutateProbed(ctx, fn)
+		return c, s.named(err)
 	}
 	// Without a state root for the default lock, only a change fails.
 	d, err := s.eng.View(ctx)
@@ -154,12 +160,23 @@ func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit
 		return filetxn.Commit{}, err
 	}
 	if err := fn(d); err != nil {
-		return filetxn.Commit{}, err
+		return filetxn.Commit{}, s.named(err)
 	}
 	if d.Changed() {
 		return filetxn.Commit{}, s.noRoot()
 	}
 	return filetxn.Commit{}, nil
+}
+
+// named returns err inside an *fs.PathError naming the ledger when it is a
+// refusal that comes from the ledger's content (it matches ErrNotFound or
+// ErrDuplicateID) and names no file; otherwise it returns err.
+func (s *Store) named(err error) error {
+	var pe *fs.PathError
+	if err == nil || !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrDuplicateID) || errors.As(err, &pe) {
+		return err
+	}
+	return &fs.PathError{Op: "Mutate", Path: s.path, Err: err}
 }
 
 // Restore puts snapshot back as the whole ledger, under the lock, only if the

@@ -414,6 +414,10 @@ func TestStoreValidatesBeforeAnyIO(t *testing.T) {
 	}
 }
 
+// TestStoreDuplicateIDFailsAndWritesNothing: a Mutate whose MarkDone names
+// an id two entries carry fails with ErrDuplicateID naming the lines and
+// the ledger's path, and writes nothing; the other id then closes.
+// Ablation: returning fn's error without Store.named loses the path.
 func TestStoreDuplicateIDFailsAndWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	text := "### DW-1: a\nstatus: open\n\n### DW-2: b\nstatus: open\n\n### DW-1: c\nstatus: open\n"
@@ -426,6 +430,8 @@ func TestStoreDuplicateIDFailsAndWritesNothing(t *testing.T) {
 	_, err := closeIDs("DW-2", "DW-1")
 	require.ErrorIs(t, err, ErrDuplicateID, "MarkDone(DW-2, DW-1) = %v, want ErrDuplicateID", err)
 	require.ErrorContains(t, err, "DW-1 is carried by 2 entries (lines 1, 7)", "MarkDone(DW-2, DW-1) = %v, want the lines named", err)
+	var pe *fs.PathError
+	require.True(t, errors.As(err, &pe) && pe.Path == s.path, "MarkDone(DW-2, DW-1) = %v, want an *fs.PathError naming %s", err, s.path)
 	require.Equal(t, text, string(readOrNil(t, s.path)), "ledger after a refused MarkDone")
 	got, err := closeIDs("DW-2")
 	require.NoError(t, err, "MarkDone(DW-2) = %v, %v", got, err)
@@ -683,7 +689,7 @@ func TestAppendCreatesTheLedgersDirectory(t *testing.T) {
 
 // TestUnknownIDsAndIdentitylessSpecsAreRefused: closing an id that no entry
 // carries (a typo, or any id on a missing ledger) fails with ErrNotFound
-// naming the id, and writes nothing; an id already closed is a replay that
+// naming the id and the ledger, and writes nothing; an id already closed is a replay that
 // succeeds. Append of a spec with neither Origin nor SourceSpec fails with
 // ErrInvalidArgument before any I/O and writes nothing. Ablations: dropping
 // the unknown-id check in Doc.MarkDone makes it answer [] as if it had
@@ -706,6 +712,8 @@ func TestUnknownIDsAndIdentitylessSpecsAreRefused(t *testing.T) {
 			unknown = "DW-2, DW-99"
 		}
 		require.ErrorContains(t, err, unknown, "MarkDone(DW-2, DW-99) = %v, want the unknown ids named", err)
+		var pe *fs.PathError
+		require.True(t, errors.As(err, &pe) && pe.Path == s.path, "MarkDone(DW-2, DW-99) = %v, want an *fs.PathError naming %s", err, s.path)
 		require.Equal(t, string(before), string(readOrNil(t, s.path)), "ledger after a refused MarkDone")
 	}
 	s := newStore(t, ledgerFixture)

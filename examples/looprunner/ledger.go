@@ -25,7 +25,8 @@ func (c *cli) openLedger(file string) (*ledger.Store, error) {
 }
 
 // ledgerError adds the ledger's path to an error that names lines but not
-// the file (an id carried by several entries).
+// the file (an id carried by several entries, found by a Doc read with
+// View; the Store's refusals name the file already).
 func ledgerError(file string, err error) error {
 	var pe *fs.PathError
 	if errors.Is(err, ledger.ErrDuplicateID) && !errors.As(err, &pe) {
@@ -150,7 +151,7 @@ func (c *cli) changeLedger(file string, ids []string, op func(d *ledger.Doc, kno
 		return err
 	})
 	if err != nil {
-		return nil, ledger.Classification{}, ledgerError(file, err)
+		return nil, ledger.Classification{}, err
 	}
 	return changed, was, nil
 }
