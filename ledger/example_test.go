@@ -2,9 +2,12 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/ledger"
@@ -151,10 +154,14 @@ func ExampleStore() {
 		return
 	}
 
-	ids, _ := s.Append(ctx,
+	ids, err := s.Append(ctx,
 		ledger.Spec{Title: "Harden unicode handling", Origin: "code review of spec-3-2.md", SourceSpec: "spec-3-2.md", Reason: "out of scope"},
 		ledger.Spec{Title: "Retry SMTP", Origin: "code review of spec-3-3.md", SourceSpec: "spec-3-3.md", Reason: "later"},
 	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println("appended", ids)
 
 	// Close DW-1 and say what became of it. fn may run twice (first on a
@@ -166,27 +173,91 @@ func ExampleStore() {
 		closed, err = d.MarkDone([]string{"DW-1"}, "2026-06-11", "fixed in 3-4")
 		return err
 	}
-	c, _ := s.Mutate(ctx, closeDW1)
+	c, err := s.Mutate(ctx, closeDW1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println("closed", closed, "written", c.Written)
 
 	// A replay writes nothing, and needs no lock.
-	c, _ = s.Mutate(ctx, closeDW1)
+	if c, err = s.Mutate(ctx, closeDW1); err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println("closed again", closed, "already done", was.AlreadyDone, "written", c.Written)
 
 	// Several changes in one lock, one read and one write.
-	s.Mutate(ctx, func(d *ledger.Doc) error {
+	_, err = s.Mutate(ctx, func(d *ledger.Doc) error {
 		if err := d.RecordDecision("DW-2", "2026-06-12", "defer", "next sprint"); err != nil {
 			return err
 		}
 		_, err := d.Append(ledger.Spec{Title: "Follow-up", Origin: "decision on DW-2", SourceSpec: "spec-3-3.md", Reason: "split"})
 		return err
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
-	d, _ := s.View(ctx)
+	d, err := s.View(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println("open", d.OpenIDs())
 	// Output:
 	// appended [DW-1 DW-2]
 	// closed [DW-1] written true
 	// closed again [] already done [DW-1] written false
 	// open [DW-2 DW-3]
+}
+
+// Close a batch of ids that holds a typo, and report what became of each:
+// fn closes the ids the ledger knows and classifies them all. fn may run
+// more than once (on a lock-free read when the lock is busy, then under the
+// lock), so it assigns its results on every run and never appends to them.
+// Given the typo, MarkDone refuses the whole batch, naming the id and the
+// ledger.
+func ExampleStore_Mutate() {
+	dir, _ := os.MkdirTemp("", "ledger-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	s, err := ledger.Open(filepath.Join(dir, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(dir, "state")))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := s.Append(ctx,
+		ledger.Spec{Title: "Harden unicode handling", Origin: "code review of spec-3-2.md", SourceSpec: "spec-3-2.md", Reason: "out of scope"},
+		ledger.Spec{Title: "Retry SMTP", Origin: "code review of spec-3-3.md", SourceSpec: "spec-3-3.md", Reason: "later"},
+	); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	ids := []string{"DW-1", "DW-7"}
+	var closed []string
+	var was ledger.Classification
+	_, err = s.Mutate(ctx, func(d *ledger.Doc) (err error) {
+		was = d.Classify(ids...)
+		known := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(was.Unknown, id) })
+		closed, err = d.MarkDone(known, "2026-06-11", "fixed in 3-4")
+		return err
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("closed", closed, "already done", was.AlreadyDone, "unknown", was.Unknown)
+
+	_, err = s.Mutate(ctx, func(d *ledger.Doc) error {
+		_, err := d.MarkDone(ids, "2026-06-11", "fixed in 3-4")
+		return err
+	})
+	var pe *fs.PathError
+	fmt.Println(errors.Is(err, ledger.ErrNotFound), errors.As(err, &pe) && pe.Path == filepath.Join(dir, "deferred-work.md"))
+	// Output:
+	// closed [DW-1] already done [] unknown [DW-7]
+	// true true
 }
