@@ -11,13 +11,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/testwait"
 	"github.com/filetxn/filetxn/internal/txhook"
 )
 
@@ -278,7 +278,7 @@ func TestConcurrentAppendsShareOneWrite(t *testing.T) {
 		})
 		leader <- err
 	}()
-	waitFor(t, inside, "the leader to hold the lock")
+	testwait.Recv(t, inside, "the leader to hold the lock")
 	type result struct {
 		ids []string
 		err error
@@ -289,13 +289,13 @@ func TestConcurrentAppendsShareOneWrite(t *testing.T) {
 			ids, err := s.Append(ctx, spec(fmt.Sprintf("follower %d", i)))
 			results <- result{ids, err}
 		}()
-		waitFor(t, queued, "an Append to queue")
+		testwait.Recv(t, queued, "an Append to queue")
 	}
 	close(release)
-	require.NoError(t, waitFor(t, leader, "the leader"), "leader's Mutate = got, want nil")
+	require.NoError(t, testwait.Recv(t, leader, "the leader"), "leader's Mutate = got, want nil")
 	seen := map[string]bool{"DW-1": true}
 	for range 7 {
-		r := waitFor(t, results, "an Append")
+		r := testwait.Recv(t, results, "an Append")
 		require.NoError(t, r.err, "Append = %v, want nil", r.err)
 		require.Len(t, r.ids, 1, "Append = %q, want one id", r.ids)
 		require.False(t, seen[r.ids[0]], "Append = %q, want an id nobody else got (seen %v)", r.ids, seen)
@@ -336,19 +336,6 @@ func TestEncodeOfAGrowingDocCopiesOnlyWhatWasAdded(t *testing.T) {
 	third, _ := new(codec).Encode(d)
 	require.Equal(t, string(d.Bytes()), string(third), "Encode after a close = got, want Bytes()")
 	require.Equal(t, kept, string(first), "the first Encode's bytes = got, want them unchanged by the third")
-}
-
-// waitFor returns the next value from ch, or fails the test after a
-// generous bound.
-func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-		panic("unreachable")
-	}
 }
 
 // TestGroupedAppendsAcrossProcesses: 3 processes of 4 goroutines each make

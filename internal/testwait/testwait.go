@@ -1,0 +1,26 @@
+// Package testwait waits, in the module's tests, for a value that another
+// goroutine sends, under one generous bound: long enough that a loaded
+// machine never trips it, short enough that a test which would block
+// forever fails with the name of what it waited for.
+package testwait
+
+import (
+	"testing"
+	"time"
+)
+
+// Bound is how long Recv waits before it fails the test.
+const Bound = 20 * time.Second
+
+// Recv returns the next value from ch. Past Bound it fails the test with
+// t.Fatalf naming what, so it must run on the test's goroutine.
+func Recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(Bound):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
