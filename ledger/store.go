@@ -16,10 +16,11 @@ import (
 // and processes through the filetxn engine: every write takes the ledger's
 // lock, reads the file afresh, applies the change and replaces the file
 // atomically. It is safe for concurrent use. Every call reads the file
-// anew; the Store keeps in memory only the text it last wrote (about the
-// file's size) and an index of its origin lines, so that the next call,
-// finding those very bytes in the file, starts from that text instead of
-// parsing them again.
+// anew; the Store keeps in memory only the text it last wrote, or last
+// decided on without writing (about the file's size), and an index of its
+// origin lines, so that the next call, finding those very bytes in the
+// file (or them with more after them), starts from that text instead of
+// parsing them again; any other bytes are parsed afresh.
 //
 // [Store.Mutate] runs any batch of Doc operations in one write; a batch that
 // writes nothing (a replayed close, ids already done, a missing ledger) needs
