@@ -63,6 +63,7 @@ type group[D any] struct {
 	leading bool       // a call leads: it takes the lock or runs a batch; guarded by mu
 	waiting bool       // the leading call found the lock busy (or not to be had) and waits for it; guarded by mu
 	queue   []*call[D] // calls waiting for the next batch, in order; guarded by mu
+	open    bool       // the leader holds the lock and has not taken the queue yet; guarded by mu
 
 	// waking counts the callers that a batch has answered and whose
 	// goroutines have not resumed yet: runnable, but not yet run. The next
@@ -86,10 +87,11 @@ func (g *group[D]) wait() {
 	})
 }
 
-// held records that the leader holds the lock.
+// held records that the leader holds the lock, and is about to take the
+// queue.
 func (g *group[D]) held() {
 	g.mu.Lock()
-	g.waiting = false
+	g.waiting, g.open = false, true
 	g.mu.Unlock()
 }
 
@@ -112,6 +114,7 @@ const (
 	queued joined = iota // c waits in the queue
 	leads                // no call led: the caller leads
 	probes               // c must probe first: it is probed and the leader waits for a busy lock
+	check                // the caller must check that it may wait (see mayQueue), then enqueue again
 )
 
 // enqueue queues c behind the leader, or, if the leader has finished
@@ -122,9 +125,21 @@ const (
 // that a call cannot see a leader about to try for the lock and then queue
 // behind the wait that follows (wait sends back only the calls queued
 // already).
-func (g *group[D]) enqueue(c *call[D], mustProbe bool) joined {
+//
+// The caller is first sent to check that it may wait (see mayQueue)
+// whenever c's ctx is done, and when it has not checked yet, unless the
+// leader holds the lock and has yet to take the queue. Then the caller's
+// goroutine holds no lock on the file (only the leader's goroutine does,
+// and it is not calling), so it cannot be waiting for itself, and c joins
+// the batch about to be taken: that is when the callers that the batch
+// before answered come back (see yield), and the check's I/O would only
+// delay them.
+func (g *group[D]) enqueue(c *call[D], mustProbe, checked bool) joined {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if c.ctx.Err() != nil || (!checked && !g.open) {
+		return check
+	}
 	if !g.leading {
 		g.leading = true
 		return leads
@@ -161,6 +176,7 @@ func (g *group[D]) leave(c *call[D]) bool {
 func (g *group[D]) take(batch []*call[D]) []*call[D] {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.open = false
 	for _, c := range g.queue {
 		if c.ctx.Err() != nil {
 			c.cancelled = true
@@ -187,7 +203,7 @@ func (g *group[D]) requeue(calls []*call[D]) {
 func (g *group[D]) handOff() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.waiting = false
+	g.waiting, g.open = false, false
 	if len(g.queue) == 0 {
 		g.leading = false
 		return
@@ -219,6 +235,11 @@ func (g *group[D]) yield() {
 // packages put a txhook.Queued hook in the ctx of their calls instead.
 var testHookQueued func()
 
+// testHookOpen and testHookChecked, set by this package's tests, are called
+// when a leader that holds the lock is about to yield and take the queue,
+// and when a caller checks that it may wait (mayQueue).
+var testHookOpen, testHookChecked func()
+
 // mutate is Mutate, and MutateProbed when probed: it leads a batch, or
 // joins the queue behind the leader.
 func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (Commit, error) {
@@ -233,6 +254,7 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 	}
 	start := time.Now()
 	mustProbe := probed // fn has not been seen to change the document since the call last queued
+	checked := false    // mayQueue has found that the caller may wait
 	for {
 		// A leader holds the lock, or is about to try for it. A probed
 		// call queues as it is, its batch near, unless the leader found
@@ -245,12 +267,15 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 			}
 			mustProbe = false
 		}
-		if err := s.mayQueue(ctx); err != nil {
-			return Commit{}, err
-		}
-		switch s.g.enqueue(c, mustProbe) {
+		switch s.g.enqueue(c, mustProbe, checked) {
 		case leads:
 			return s.lead(c, true)
+		case check:
+			if err := s.mayQueue(ctx); err != nil {
+				return Commit{}, err
+			}
+			checked = true
+			continue
 		case probes:
 			if s.probe(fn) {
 				return Commit{}, nil
@@ -301,6 +326,9 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 // gets the lock's busy error, since a leader has or is about to take the
 // lock.
 func (s *Store[D]) mayQueue(ctx context.Context) error {
+	if testHookChecked != nil {
+		testHookChecked()
+	}
 	lockPath, err := s.LockPath()
 	if err != nil {
 		return err
@@ -406,6 +434,9 @@ func (s *Store[D]) lead(c *call[D], grouped bool) (commit Commit, err error) {
 	_ = s.holding(c.ctx, h, func(tx *Tx) error {
 		b = &batch[D]{s: s, tx: tx, calls: []*call[D]{c}}
 		if grouped {
+			if testHookOpen != nil {
+				testHookOpen()
+			}
 			s.g.yield()
 			b.calls = s.g.take(b.calls)
 		}

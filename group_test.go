@@ -379,6 +379,45 @@ func TestMutateGroupLeaderWaitsForNoArrival(t *testing.T) {
 	require.Equal(t, int64(1), writes.Load(), "renames = %d, want 1", writes.Load())
 }
 
+// TestMutateGroupJoinsAnOpenBatchWithoutTheReentryCheck: a call that
+// arrives while the leader holds the lock and has yet to take the queue
+// joins that leader's batch without the re-entry check (whose lock I/O
+// would delay the callers coming back from the batch before), since only
+// the leader's goroutine can hold the lock then; a call that arrives while
+// the leader runs its batch checks, as the re-entry tests need. Ablation:
+// enqueue sending every unchecked call to check makes the first count 1,
+// and this test goes red; never sending one turns
+// TestMutateGroupReentryFails red.
+func TestMutateGroupJoinsAnOpenBatchWithoutTheReentryCheck(t *testing.T) {
+	s, ctx, writes := groupStore(t)
+	queued := watchQueue(t)
+	var checks atomic.Int64
+	testHookChecked = func() { checks.Add(1) }
+	opened, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	testHookOpen = func() { once.Do(func() { close(opened); <-proceed }) }
+	t.Cleanup(func() { testHookChecked, testHookOpen = nil, nil })
+	var runs sync.Map
+	leader := start(s, ctx, set(&runs, "leader"))
+	within(t, opened, "the leader to hold the lock before taking the queue")
+	a := follow(t, s, ctx, queued, set(&runs, "a"))
+	require.Equal(t, int64(0), checks.Load(), "re-entry checks of a call joining an open batch = %d, want 0", checks.Load())
+	close(proceed)
+	for _, out := range []<-chan outcome{leader, a} {
+		o := within(t, out, "a call of the open batch")
+		require.True(t, o.returned && o.err == nil && o.commit.Written, "Mutate = %+v, want written", o)
+	}
+	require.Equal(t, int64(1), writes.Load(), "renames for the leader and a = %d, want 1 (one batch)", writes.Load())
+
+	release, held := hold(t, s, ctx, nil)
+	b := follow(t, s, ctx, queued, set(&runs, "b"))
+	require.Equal(t, int64(1), checks.Load(), "re-entry checks of a call queued behind a running batch = %d, want 1", checks.Load())
+	release()
+	within(t, held, "the held leader")
+	o := within(t, b, "b")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "b's Mutate = %+v, want written", o)
+}
+
 // TestMutateGroupCancelledCallLeavesTheQueue: a call whose ctx ends while
 // it waits in the queue returns at once (the leader still holds the lock)
 // with an error matching context.Canceled that carries the holder, and its
