@@ -133,7 +133,9 @@ const (
 // and it is not calling), so it cannot be waiting for itself, and c joins
 // the batch about to be taken: that is when the callers that the batch
 // before answered come back (see yield), and the check's I/O would only
-// delay them.
+// delay them. (Were the lock file replaced under the leader, and the file
+// now at its path locked by the caller's goroutine, c would still join
+// this batch, whose write the lost-lock check refuses: it waits for nobody.)
 func (g *group[D]) enqueue(c *call[D], mustProbe, checked bool) joined {
 	g.mu.Lock()
 	defer g.mu.Unlock()
