@@ -135,7 +135,8 @@ const (
 // before answered come back (see yield), and the check's I/O would only
 // delay them. (Were the lock file replaced under the leader, and the file
 // now at its path locked by the caller's goroutine, c would still join
-// this batch, whose write the lost-lock check refuses: it waits for nobody.)
+// this batch and be answered with it, as is every call of a batch whose
+// lock was lost (a write is refused): it waits for nobody.)
 func (g *group[D]) enqueue(c *call[D], mustProbe, checked bool) joined {
 	g.mu.Lock()
 	defer g.mu.Unlock()
