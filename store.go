@@ -172,9 +172,11 @@ func (s *Store[D]) LockPath() (string, error) {
 // panic: a fn that fails or panics is undone alone (the document is decoded
 // again from the bytes encoded after the fn before it), and the others'
 // changes are published without it. Nobody waits for a batch to fill (the
-// call that takes the lock yields the processor once, so that goroutines
-// about to call join its batch, and then takes what is queued), so a lone
-// call costs what it would cost alone. Two things follow for fn: it
+// call that takes the lock yields the processor while callers that the
+// batch before answered have not yet run, at most once for each, so that
+// those about to call again join its batch, and then takes what is queued;
+// a lone call does not yield), so a lone call costs what it would cost
+// alone. Two things follow for fn: it
 // may run on another caller's goroutine (the one holding the lock), so it
 // must not depend on which goroutine runs it (it must not call
 // runtime.Goexit, or testing's FailNow, which would end that caller's
