@@ -86,10 +86,6 @@ func TestAdvanceRewritesOnlyTheLinesItMust(t *testing.T) {
 			want: AwaitingOperator, wantSrc: strings.Replace(sprint, "3-1-login: done", "3-1-login: awaiting-operator", 1),
 		},
 		{
-			name: "a ghost story answers empty",
-			src:  sprint, key: "9-9-ghost", target: Done, want: "", wantSrc: sprint,
-		},
-		{
 			name: "Stamp refreshes last_updated only, generated is untouched",
 			src:  sprint, key: "4-1-thing", target: Done, opts: []AdvanceOption{Stamp("02-06-2026 09:30")}, want: Done,
 			wantSrc: strings.NewReplacer(
@@ -409,13 +405,17 @@ func TestAdvanceRejectsInvalidArguments(t *testing.T) {
 	}
 }
 
-func TestAdvanceOnAMissingBoardAnswersEmpty(t *testing.T) {
+func TestAdvanceOnAMissingBoardIsNotFound(t *testing.T) {
 	d, err := Parse("gone.yaml", nil)
 	if err != nil {
 		t.Fatalf("Parse(nil) error = %v", err)
 	}
-	if got, err := d.Advance("3-1-login", Done); got != "" || err != nil {
-		t.Errorf("Advance on a missing board = %q, %v, want \"\", nil", got, err)
+	if got, err := d.Advance("3-1-login", Done); got != "" || !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "gone.yaml") {
+		t.Errorf("Advance on a missing board = %q, %v, want \"\" and ErrNotFound naming gone.yaml", got, err)
+	}
+	got, src, err := advance(t, sprint, "9-9-ghost", Done)
+	if got != "" || !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `"9-9-ghost"`) || src != sprint {
+		t.Errorf("Advance of an absent row = %q, %v (bytes changed %v), want \"\" and ErrNotFound naming the key, bytes unchanged", got, err, src != sprint)
 	}
 	if d.Exists() || d.Bytes() != nil || d.Changed() {
 		t.Errorf("missing board: Exists %v, Bytes %q, Changed %v; want false, nil, false", d.Exists(), d.Bytes(), d.Changed())

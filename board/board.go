@@ -268,8 +268,9 @@ func Stamp(now string) AdvanceOption { return func(c *advanceConfig) { c.now = n
 
 // Advance moves the row key of development_status towards target and returns the status
 // the row ends at. It never moves a row backwards: a row already at or past target is
-// left alone and its status returned. A missing board or an absent key returns "" and
-// no error. When a story moves to in-progress, its epic row is lifted from backlog to
+// left alone and its status returned. A missing board or an absent key is an error
+// matching ErrNotFound that names the board and the key: a mistyped key is not a no-op.
+// When a story moves to in-progress, its epic row is lifted from backlog to
 // in-progress too (when that line can be rewritten). Advance changes only the Doc in
 // memory; on error it returns "" and changes nothing.
 //
@@ -285,7 +286,15 @@ func (d *Doc) Advance(key string, target Status, opts ...AdvanceOption) (Status,
 	if err := validate(key, target, cfg); err != nil {
 		return "", err
 	}
+	if _, ok := d.index[key]; !ok {
+		return "", d.notFound(key)
+	}
 	return d.advance(key, target, cfg)
+}
+
+// notFound is the error of an operation on the absent row key.
+func (d *Doc) notFound(key string) error {
+	return fmt.Errorf("board: %s: no row %q: %w", d.path, key, ErrNotFound)
 }
 
 func (d *Doc) advance(key string, target Status, cfg advanceConfig) (Status, error) {

@@ -66,7 +66,7 @@ func TestCodecCacheHandsOutCopies(t *testing.T) {
 // with -race.
 func TestCodecIsSafeForConcurrentUse(t *testing.T) {
 	c := newCodec("sprint-status.yaml")
-	srcs := [][]byte{[]byte(sprint), []byte("development_status:\n  1-1-a: backlog\n")}
+	srcs := [][]byte{[]byte(sprint), []byte("development_status:\n  3-2-digest-delivery: backlog\n")}
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -77,7 +77,7 @@ func TestCodecIsSafeForConcurrentUse(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if _, err := d.Advance("1-1-a", Review); err != nil {
+				if _, err := d.Advance("3-2-digest-delivery", Review); err != nil {
 					t.Error(err)
 					return
 				}

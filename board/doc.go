@@ -23,7 +23,8 @@
 //     (listed by Doc.Unread), is refused by Advance with a *RowError naming key and line;
 //     the rest of the board works.
 //   - A Store.Mutate or Store.Advance that moves nothing (and an absent row, ErrNotFound,
-//     for Advance) needs no lock: when the lock is busy or cannot be taken it is decided
+//     for Store.Advance; Doc.Advance refuses one too, so a Mutate decides it under the
+//     lock) needs no lock: when the lock is busy or cannot be taken it is decided
 //     on a lock-free read. Every move is decided under the lock on fresh bytes; N moves in
 //     one Mutate cost one lock, one read, one write.
 //

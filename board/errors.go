@@ -45,8 +45,9 @@ var (
 // one test covers every refused argument of the module.
 var ErrInvalidArgument = filetxn.ErrInvalidArgument
 
-// ErrNotFound is returned by Store.Advance, naming the board and the key, when the board
-// (missing or not) has no row for the key: a mistyped key is an error, not a no-op.
+// ErrNotFound is returned by Doc.Advance and Store.Advance, naming the board and the key,
+// when the board (missing or not) has no row for the key: a mistyped key is an error, not
+// a no-op.
 var ErrNotFound = errors.New("board: no such row")
 
 // ErrNoStateRoot is returned, wrapped in an *fs.PathError naming the board, by a write

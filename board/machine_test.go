@@ -281,7 +281,7 @@ func (m *boardMachine) apply(key string, target Status, unordered, regress bool,
 	}
 	r := m.rows[key]
 	if r == nil {
-		return "", nil
+		return "", ErrNotFound
 	}
 	if r.unread {
 		return "", ErrNotRewritable
