@@ -28,7 +28,7 @@ func AcquireAll(ctx context.Context, paths []string, opts ...Option) ([]*Handle,
 	}
 	items := make([]item, len(paths))
 	for i, p := range paths {
-		f, err := openLockFile(p, o.noCreate)
+		f, err := openLockFile(p, o.NoCreate)
 		if err != nil {
 			return nil, pathError("Acquire", p, underlying(err))
 		}

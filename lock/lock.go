@@ -7,19 +7,17 @@ import (
 	"io/fs"
 	"sync"
 	"time"
+
+	"github.com/filetxn/filetxn/internal/lockopt"
 )
 
 // An Option configures Acquire and TryAcquire.
 type Option func(*options)
 
-type options struct {
-	purpose     string
-	noHolder    bool
-	reportAfter time.Duration
-	onWait      func(WaitReport)
-	noCreate    bool
-	anyFS       bool
-}
+// options is an alias of the internal lockopt.Options, so that the engine
+// can make an Option that sets a field no user can set (see package
+// lockopt).
+type options = lockopt.Options[WaitReport]
 
 // collect applies opts to the zero options. The options escape to the heap
 // (an Option is a function the compiler cannot see into), so only a call
@@ -37,10 +35,10 @@ func collect(opts []Option) options {
 
 // WithPurpose records why the lock is held (for example "tick ci-triage") in
 // the holder record, so that a waiter can say what it waits for.
-func WithPurpose(purpose string) Option { return func(o *options) { o.purpose = purpose } }
+func WithPurpose(purpose string) Option { return func(o *options) { o.Purpose = purpose } }
 
 // WithoutHolder skips the holder record: the lock file is not written.
-func WithoutHolder() Option { return func(o *options) { o.noHolder = true } }
+func WithoutHolder() Option { return func(o *options) { o.NoHolder = true } }
 
 // WithoutCreate makes Acquire and TryAcquire fail, with an error matching
 // fs.ErrNotExist, when the lock file does not exist, instead of creating it
@@ -50,7 +48,7 @@ func WithoutHolder() Option { return func(o *options) { o.noHolder = true } }
 // holds for a caller that was already waiting when the file was removed, too:
 // the lock it is granted on the removed file guards nothing, so it lets it go
 // and fails in the same way.
-func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
+func WithoutCreate() Option { return func(o *options) { o.NoCreate = true } }
 
 // WithAnyFileSystem lets Acquire and TryAcquire lock a file on a file system
 // where flock may not exclude other hosts, which they refuse otherwise (NFS,
@@ -58,7 +56,7 @@ func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
 // lock across hosts (NFSv4 with locking), or where every user of the lock
 // runs on one host. Every acquirer of such a lock file passes it, a child
 // that borrows the lock through HandOver too.
-func WithAnyFileSystem() Option { return func(o *options) { o.anyFS = true } }
+func WithAnyFileSystem() Option { return func(o *options) { o.AnyFS = true } }
 
 // WithWaitReport calls fn once, from another goroutine, when a wait has lasted
 // longer than after, with the holder record read at that moment. fn must not
@@ -69,7 +67,7 @@ func WithAnyFileSystem() Option { return func(o *options) { o.anyFS = true } }
 //		logger.Info("waiting for lock", "path", r.Path, "holder", r.Holder.String(), "waited", r.Waited)
 //	})
 func WithWaitReport(after time.Duration, fn func(WaitReport)) Option {
-	return func(o *options) { o.reportAfter, o.onWait = after, fn }
+	return func(o *options) { o.ReportAfter, o.OnWait = after, fn }
 }
 
 // WaitReport describes a wait in progress.

@@ -228,9 +228,9 @@ var (
 )
 
 // lookup returns the entry for the lock file at path, creating the file (and
-// its directories) when it does not exist unless o.noCreate, with a
+// its directories) when it does not exist unless o.NoCreate, with a
 // reference taken. It refuses a file on a file system where flock may not
-// exclude other hosts unless o.anyFS; the file system is looked at once, when
+// exclude other hosts unless o.AnyFS; the file system is looked at once, when
 // the descriptor is opened.
 func lookup(path string, o *options) (*entry, error) {
 	id, err := idOfPath(path)
@@ -240,10 +240,10 @@ func lookup(path string, o *options) (*entry, error) {
 			return found(e, path, o, nil)
 		}
 		table.mu.Unlock()
-	} else if !errors.Is(err, fs.ErrNotExist) || o.noCreate {
+	} else if !errors.Is(err, fs.ErrNotExist) || o.NoCreate {
 		return nil, pathError("Acquire", path, underlying(err))
 	}
-	f, err := openLockFile(path, o.noCreate)
+	f, err := openLockFile(path, o.NoCreate)
 	if err != nil {
 		return nil, pathError("Acquire", path, underlying(err))
 	}
@@ -252,7 +252,7 @@ func lookup(path string, o *options) (*entry, error) {
 		return nil, pathError("Acquire", path, underlying(err))
 	}
 	fsErr := fsRefusal(f)
-	if fsErr != nil && !o.anyFS {
+	if fsErr != nil && !o.AnyFS {
 		f.Close()
 		return nil, pathError("Acquire", path, fsErr)
 	}
@@ -270,7 +270,7 @@ func lookup(path string, o *options) (*entry, error) {
 // reference to e and remembers path. It unlocks table.mu, then closes f (a
 // descriptor the lookup does not need) if it is not nil.
 func found(e *entry, path string, o *options, f *os.File) (*entry, error) {
-	if e.fsErr != nil && !o.anyFS {
+	if e.fsErr != nil && !o.AnyFS {
 		unlock(f)
 		return nil, pathError("Acquire", path, e.fsErr)
 	}
@@ -321,6 +321,12 @@ func (e notSupported) Is(target error) bool { return target == ErrNotSupported }
 func acquire(ctx context.Context, path string, block bool, opts []Option) (*Handle, error) {
 	o := collect(opts)
 	me := goid()
+	if o.HeldOnly {
+		if heldBy(path, me) {
+			return nil, pathError("Acquire", path, ErrReentrant)
+		}
+		return nil, nil
+	}
 	if err := fault.At(fault.Lock, path); err != nil {
 		return nil, pathError("Acquire", path, err)
 	}
@@ -391,6 +397,42 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 			return nil, err
 		}
 	}
+}
+
+// heldBy reports whether goroutine me holds the lock on the file at path,
+// from the table alone: it takes nothing, so that it never makes the lock
+// look busy to another acquirer, and it asks the kernel for no lock. The
+// path's hint answers when me holds the entry it names, and a goroutine
+// that holds no entry at all holds nothing; only a goroutine that holds
+// some lock not reached through path costs a stat, to learn whether path
+// names one of its files by another spelling. A path whose file is missing
+// or cannot be looked at is not held: the acquisition that follows reports
+// that.
+func heldBy(path string, me int64) bool {
+	table.mu.Lock()
+	if e := table.paths[path]; e != nil && e.owners[me] > 0 {
+		table.mu.Unlock()
+		return true
+	}
+	holds := false
+	for _, e := range table.entries {
+		if e.owners[me] > 0 {
+			holds = true
+			break
+		}
+	}
+	table.mu.Unlock()
+	if !holds {
+		return false
+	}
+	id, err := idOfPath(path)
+	if err != nil {
+		return false
+	}
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	e := table.entries[id]
+	return e != nil && e.owners[me] > 0
 }
 
 // busy builds the error for a lock held by another holder, with the holder
@@ -522,12 +564,12 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 // by goroutine me.
 func granted(e *entry, path string, me int64, o *options) *Handle {
 	now := time.Now()
-	h := &Handle{path: path, e: e, goid: me, purpose: o.purpose, acquired: now}
-	if !o.noHolder {
+	h := &Handle{path: path, e: e, goid: me, purpose: o.Purpose, acquired: now}
+	if !o.NoHolder {
 		// The record is diagnostics: a lock file that cannot be written
 		// (read-only, disk full) does not fail the acquisition.
 		var buf [256]byte // enough for a record without a long purpose
-		_, werr := e.f.WriteAt(appendRecord(buf[:0], o.purpose, now, ""), 0)
+		_, werr := e.f.WriteAt(appendRecord(buf[:0], o.Purpose, now, ""), 0)
 		h.holder = werr == nil
 	}
 	table.mu.Lock()
@@ -556,7 +598,7 @@ func granted(e *entry, path string, me int64, o *options) *Handle {
 func acquireCached(ctx context.Context, path string, me int64, o *options, block bool, clock *waitClock) (h *Handle, err error, done bool) {
 	table.mu.Lock()
 	e := table.paths[path]
-	if e == nil || e.retired || e.state != osFree || (e.fsErr != nil && !o.anyFS) {
+	if e == nil || e.retired || e.state != osFree || (e.fsErr != nil && !o.AnyFS) {
 		table.mu.Unlock()
 		return nil, nil, false
 	}
@@ -695,11 +737,11 @@ func (c *waitClock) begin(path string, o *options) {
 	}
 	start := time.Now()
 	c.start = start
-	if o.onWait == nil {
+	if o.OnWait == nil {
 		return
 	}
-	onWait := o.onWait
-	c.timer = time.AfterFunc(max(o.reportAfter, 0), func() {
+	onWait := o.OnWait
+	c.timer = time.AfterFunc(max(o.ReportAfter, 0), func() {
 		holder, _ := ReadHolder(path)
 		onWait(WaitReport{Path: path, Holder: holder, Waited: time.Since(start)})
 	})

@@ -2,7 +2,10 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -60,4 +63,52 @@ func TestTableForgetsThePathsOfEvictedEntries(t *testing.T) {
 	defer h.Release()
 	ok, err := h.Current()
 	require.True(t, ok && err == nil, "Current() after re-acquiring an evicted lock file = %v, %v, want true, nil", ok, err)
+}
+
+// TestHeldOnlyAnswersFromTheTable: TryAcquire with lockopt's HeldOnly
+// answers ErrReentrant, naming the path, for a lock the calling goroutine
+// holds, through the spelling it took it by or another one, and nil for a
+// lock another goroutine holds or nobody holds, or a missing file, which it
+// does not create; it takes nothing, so another goroutine's TryAcquire of a
+// free lock succeeds. Ablation: heldBy returning false once the path's hint
+// says nothing (no stat for another spelling) turns the second spelling's
+// case red; HeldOnly ignored (a real acquisition) turns the free lock's and
+// the missing file's cases red.
+func TestHeldOnlyAnswersFromTheTable(t *testing.T) {
+	heldOnly := Option(func(o *options) { o.HeldOnly = true })
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.lock")
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o700))
+	other := dir + string(filepath.Separator) + "sub" + string(filepath.Separator) + ".." + string(filepath.Separator) + "a.lock"
+
+	h, err := TryAcquire(path, heldOnly)
+	require.True(t, h == nil && err == nil, "TryAcquire(%q, HeldOnly) of a missing file = %v, %v, want nil, nil", path, h, err)
+	_, err = os.Stat(path)
+	require.ErrorIs(t, err, fs.ErrNotExist, "Stat(%q) after HeldOnly = %v, want fs.ErrNotExist", path, err)
+
+	held, err := Acquire(context.Background(), path)
+	require.NoError(t, err, "Acquire(%q)", path)
+	for _, p := range []string{path, other} {
+		_, err = TryAcquire(p, heldOnly)
+		var pe *fs.PathError
+		require.True(t, errors.Is(err, ErrReentrant) && errors.As(err, &pe) && pe.Path == p,
+			"TryAcquire(%q, HeldOnly) by the holder = %v, want ErrReentrant naming the path", p, err)
+	}
+	answer := make(chan error, 1)
+	go func() { _, err := TryAcquire(path, heldOnly); answer <- err }()
+	err = <-answer
+	require.NoError(t, err, "TryAcquire(%q, HeldOnly) by another goroutine = %v, want nil", path, err)
+	require.NoError(t, held.Release(), "Release(%q)", path)
+
+	h, err = TryAcquire(path, heldOnly)
+	require.True(t, h == nil && err == nil, "TryAcquire(%q, HeldOnly) of a free lock = %v, %v, want nil, nil", path, h, err)
+	go func() {
+		h, err := TryAcquire(path)
+		if err == nil {
+			err = h.Release()
+		}
+		answer <- err
+	}()
+	err = <-answer
+	require.NoError(t, err, "TryAcquire(%q) after a HeldOnly check = %v, want nil", path, err)
 }
