@@ -3,7 +3,6 @@ package filetxn
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io/fs"
 	"runtime"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/filetxn/filetxn/internal/lockopt"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -132,7 +132,8 @@ const (
 // goroutine holds no lock on the file (only the leader's goroutine does,
 // and it is not calling), so it cannot be waiting for itself, and c joins
 // the batch about to be taken: that is when the callers that the batch
-// before answered come back (see yield), and the check's I/O would only
+// before answered come back (see yield), and the check (a look at the
+// lock table, under the mutex every lock of the process shares) would only
 // delay them. (Were the lock file replaced under the leader, and the file
 // now at its path locked by the caller's goroutine, c would still join
 // this batch and be answered with it, as is every call of a batch whose
@@ -321,13 +322,19 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 	return c.commit, c.err
 }
 
+// heldOnly makes TryAcquire only answer whether the calling goroutine holds
+// the lock (see package lockopt): it takes nothing, so that a caller's check
+// never makes the lock look busy to the leader's own attempt, and it asks
+// the kernel for no lock.
+var heldOnly lock.Option = func(o *lockopt.Options[lock.WaitReport]) { o.HeldOnly = true }
+
 // mayQueue returns nil if the caller may wait in the queue: its goroutine
 // does not hold the lock, and its ctx is not done. A goroutine that holds
 // it (fn of a running batch calling Mutate, or a Locked callback doing so)
 // would wait for itself: it gets lock.ErrReentrant, as from the lock
-// itself, which judges re-entry by goroutine. A done ctx never waits: it
-// gets the lock's busy error, since a leader has or is about to take the
-// lock.
+// itself, which judges re-entry by goroutine. The check takes nothing (see
+// heldOnly). A done ctx never waits: it gets the lock's busy error, since a
+// leader has or is about to take the lock.
 func (s *Store[D]) mayQueue(ctx context.Context) error {
 	if testHookChecked != nil {
 		testHookChecked()
@@ -336,15 +343,8 @@ func (s *Store[D]) mayQueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := lock.TryAcquire(lockPath, append(s.o.lockOpts[:len(s.o.lockOpts):len(s.o.lockOpts)], lock.WithoutHolder())...)
-	if err == nil {
-		// Free for a moment (the leader is about to take it): the caller
-		// does not hold it, which is all this asked.
-		if err := h.Release(); err != nil {
-			return err
-		}
-	} else if !errors.Is(err, lock.ErrWouldBlock) {
-		return err
+	if _, err := lock.TryAcquire(lockPath, heldOnly); err != nil {
+		return err // lock.ErrReentrant, naming the lock file
 	}
 	if ctx.Err() != nil {
 		return s.gaveUp(ctx, time.Time{})

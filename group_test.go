@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -418,6 +419,52 @@ func TestMutateGroupJoinsAnOpenBatchWithoutTheReentryCheck(t *testing.T) {
 	require.True(t, o.returned && o.err == nil && o.commit.Written, "b's Mutate = %+v, want written", o)
 }
 
+// TestMutateGroupReentryCheckTakesNoLock: a follower's re-entry check
+// (mayQueue), made while the leader is in its attempt at the lock, asks the
+// lock package for no lock, so the leader, whose ctx is already done and
+// which therefore makes one attempt, finds the lock free and runs its
+// transaction, as documented. The fault hook pauses the leader in its
+// attempt, before it takes anything, until the follower has checked and
+// queued, and counts every lock attempt on the store's lock file.
+// Ablation: mayQueue back to its TryAcquire and Release of the lock (which
+// hold the lock for a moment, and can make a concurrent leader's attempt
+// find it busy) makes the follower's check a second lock attempt, and this
+// test goes red.
+func TestMutateGroupReentryCheckTakesNoLock(t *testing.T) {
+	s, ctx, writes := groupStore(t)
+	queued := watchQueue(t)
+	lockPath, err := s.LockPath()
+	require.NoError(t, err, "LockPath()")
+	trying, proceed := make(chan struct{}), make(chan struct{})
+	var attempts atomic.Int64
+	fault.Set(t, func(step fault.Step, path string) error {
+		if step == fault.Lock && path == lockPath && attempts.Add(1) == 1 {
+			close(trying)
+			<-proceed
+		}
+		return nil
+	})
+	checked := make(chan struct{}, 16)
+	testHookChecked = func() { checked <- struct{}{} }
+	t.Cleanup(func() { testHookChecked = nil })
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	var runs sync.Map
+	leader := start(s, done, set(&runs, "leader"))
+	within(t, trying, "the leader's attempt at the lock")
+	a := start(s, ctx, set(&runs, "a"))
+	within(t, checked, "a's re-entry check")
+	within(t, queued, "a to queue behind the leader")
+	require.Equal(t, int64(1), attempts.Load(), "lock attempts once a has checked = %d, want 1 (the leader's)", attempts.Load())
+	close(proceed)
+	o := within(t, leader, "the leader")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "Mutate(done ctx) on a free lock = %+v, want written", o)
+	o = within(t, a, "a")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "a's Mutate = %+v, want written", o)
+	require.Equal(t, map[string]string{"leader": "1", "a": "1"}, fileKeys(t, s), "file = got, want leader and a")
+	require.LessOrEqual(t, writes.Load(), int64(2), "renames = %d, want at most 2", writes.Load())
+}
+
 // TestMutateGroupCancelledCallLeavesTheQueue: a call whose ctx ends while
 // it waits in the queue returns at once (the leader still holds the lock)
 // with an error matching context.Canceled that carries the holder, and its
@@ -456,8 +503,9 @@ func TestMutateGroupCancelledCallLeavesTheQueue(t *testing.T) {
 // follower's run by the leader's goroutine; so does Mutate from inside a
 // Locked callback while another call leads, waiting for the lock that the
 // callback holds. Ablation: queueing without the re-entry check
-// (mayQueue's TryAcquire) makes each of these wait for itself until its
-// ctx ends, and this test goes red.
+// (mayQueue's question to the lock table), or a table that answers
+// "not held" for every goroutine, makes each of these wait for itself
+// until its ctx ends, and this test goes red.
 func TestMutateGroupReentryFails(t *testing.T) {
 	nested := func(s *Store[*kv], ctx context.Context, got *error) func(*kv) error {
 		return func(d *kv) error {

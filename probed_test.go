@@ -209,8 +209,9 @@ func TestLargeReadBufferOutlivesACollection(t *testing.T) {
 // queues just after, is not left waiting behind it: changing nothing, it
 // returns while the other holder still has the lock. The fault hook orders
 // the steps: the leader's try for the lock waits until the probed call is
-// between its look at the group and its queueing, which in turn waits until
-// the leader, having found the lock busy, is waiting for it. Ablation: the
+// between its look at the group and its queueing (in its re-entry check,
+// which asks the lock for nothing), which in turn waits until the leader,
+// having found the lock busy, is waiting for it. Ablation: the
 // look at the leader's state (leaderWaits) apart from the queueing, as it
 // was, queues the no-op behind the wait, and this test goes red at its
 // bound.
@@ -226,14 +227,19 @@ func TestMutateProbedArrivingAsTheLeaderFindsTheLockBusyProbes(t *testing.T) {
 		case 1: // the leader's try, once it leads
 			close(leaderTries)
 			await(t, probedTries, "the probed call to look at the group")
-		case 2: // the probed call's, after its look, before it queues
-			close(probedTries)
-			await(t, leaderWaits, "the leader to wait for the lock")
-		case 3: // the leader's wait for the lock it found busy
+		case 2: // the leader's wait for the lock it found busy
 			close(leaderWaits)
 		}
 		return nil
 	})
+	var checks atomic.Int64
+	testHookChecked = func() { // the probed call's check, after its look, before it queues
+		if checks.Add(1) == 1 {
+			close(probedTries)
+			await(t, leaderWaits, "the leader to wait for the lock")
+		}
+	}
+	t.Cleanup(func() { testHookChecked = nil })
 	noOpBesideAWaitingChange(t, s, h, leaderTries, "arriving as the leader finds the lock busy")
 }
 
