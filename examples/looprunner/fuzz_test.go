@@ -72,6 +72,9 @@ func FuzzCommandLine(f *testing.F) {
 		{18, "dw.md"},
 		{19, "ss.yaml"},
 		{21, "ledger\x00add"},
+		{21, "-json"},          // help takes the global flags after it
+		{21, "-json\x00bogus"}, // and reports its usage error as JSON
+		{21, "-0"},             // and names itself in a flag error
 	}
 	for _, s := range seeds {
 		f.Add(uint8(s.cmd), s.args)

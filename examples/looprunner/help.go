@@ -20,8 +20,25 @@ import (
 // line on stderr with exit 2 that says where the help is.
 
 // help is "help [AREA [COMMAND]]": the usage of the binary, an area or a
-// command, on stdout.
+// command, on stdout. The global flags may follow it, as they may follow
+// any command, so that "help -json x" reports its error as JSON.
 func (c *cli) help(args []string) error {
+	fs := c.flagSet("help")
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.mainUsage(c.stdout)
+				return errHelp
+			}
+			return usagef("help: %v", c.flagError(fs, err))
+		}
+		if len(fs.Args()) == 0 {
+			break
+		}
+		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
+	}
+	args = pos
 	switch {
 	case len(args) == 0, len(args) == 1 && args[0] == "help":
 		c.mainUsage(c.stdout)
