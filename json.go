@@ -34,7 +34,7 @@ import (
 //     map[string]any) is a json.Number, so it is written back with the
 //     digits it was read with, not rounded through a float64.
 //   - A file that is not JSON, is not JSON for T, or holds a field that T
-//     does not have (see [KeepUnknownFields]) is refused with a [*JSONError]
+//     does not have (see [KeepUnknownFields]) is refused with a [*FormatError]
 //     naming the line and column; a [Store] wraps it in an [*fs.PathError]
 //     naming the file, and never rewrites it.
 //
@@ -81,22 +81,6 @@ func KeepUnknownFields() JSONOption {
 	return func(o *jsonOptions) { o.keepUnknown = true }
 }
 
-// A JSONError reports a file that the [JSON] codec refuses. Err is the
-// *json.SyntaxError or *json.UnmarshalTypeError of encoding/json, or an error
-// naming an unknown field.
-type JSONError struct {
-	Line   int // 1-based line of the offending byte
-	Column int // 1-based column of the offending byte, counted in bytes
-	Err    error
-}
-
-// Error returns "line L, column C: " and Err's message.
-func (e *JSONError) Error() string {
-	return fmt.Sprintf("line %d, column %d: %v", e.Line, e.Column, e.Err)
-}
-
-// Unwrap returns Err.
-func (e *JSONError) Unwrap() error { return e.Err }
 
 // jsonCodec is the codec JSON returns.
 type jsonCodec[T any] struct {
@@ -210,7 +194,7 @@ func compactJSON(doc any, extra []jsonKey) ([]byte, error) {
 // unmarshalJSON is json.Unmarshal of the one JSON value in data into doc,
 // except that a number decoded into an interface is a json.Number, which
 // keeps its digits (a float64 would round an integer beyond 2^53, and the
-// next write would publish the rounded value). Its errors are *JSONError.
+// next write would publish the rounded value). Its errors are *FormatError.
 func unmarshalJSON(data []byte, doc any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -228,7 +212,7 @@ func unmarshalJSON(data []byte, doc any) error {
 	return nil
 }
 
-// jsonError turns an error of json.Unmarshal on data into a *JSONError with
+// jsonError turns an error of json.Unmarshal on data into a *FormatError with
 // the line and column of its offset.
 func jsonError(data []byte, err error) error {
 	var se *json.SyntaxError
@@ -254,12 +238,12 @@ func jsonError(data []byte, err error) error {
 	return newJSONError(data, 0, err)
 }
 
-func newJSONError(data []byte, pos int, err error) *JSONError {
+func newJSONError(data []byte, pos int, err error) *FormatError {
 	pos = max(0, min(pos, len(data)))
 	before := data[:pos]
 	line := 1 + bytes.Count(before, []byte("\n"))
 	col := pos - bytes.LastIndexByte(before, '\n')
-	return &JSONError{Line: line, Column: col, Err: err}
+	return &FormatError{Line: line, Column: col, Err: err}
 }
 
 // valueStart returns where the JSON token ending at end starts, or end if no

@@ -21,8 +21,8 @@ import (
 // of order, no final newline.
 const handFormatted = "{\"jobs\":[\n\t{\"task\":\"a\", \"id\":0, \"state\":\"queued\"}\n],\n\"next\" : 1}"
 
-func isJSONError(err error) bool {
-	var je *filetxn.JSONError
+func isFormatError(err error) bool {
+	var je *filetxn.FormatError
 	return errors.As(err, &je)
 }
 
@@ -48,7 +48,7 @@ func TestJSONKeepsTheCodecContract(t *testing.T) {
 	}
 	edit := func(q *Queue) { _ = enqueue("edited")(q) }
 	filetxntest.CheckCodec(t, filetxn.JSON[Queue](), filetxntest.CodecCases[*Queue]{
-		Valid: valid, Invalid: invalid, IsRefusal: isJSONError, Edit: edit,
+		Valid: valid, Invalid: invalid, IsRefusal: isFormatError, Edit: edit,
 	})
 	filetxntest.CheckCodec(t, filetxn.JSON[Queue](filetxn.KeepUnknownFields()), filetxntest.CodecCases[*Queue]{
 		Valid: append(valid,
@@ -56,7 +56,7 @@ func TestJSONKeepsTheCodecContract(t *testing.T) {
 			[]byte("{\"jbos\": [1, 2],\n\"x\\\"y\": null}"),
 		),
 		Invalid:   append(invalid[:2:2], invalid[3:]...), // a top-level unknown field is kept
-		IsRefusal: isJSONError,
+		IsRefusal: isFormatError,
 		Edit:      edit,
 	})
 }
@@ -154,8 +154,8 @@ func TestJSONRefusesWhatItDoesNotUnderstand(t *testing.T) {
 			var pe *fs.PathError
 			require.ErrorAs(t, err, &pe, "Mutate(%q) = %v, want an *fs.PathError", tt.data, err)
 			require.Equal(t, path, pe.Path, "Mutate(%q): PathError.Path", tt.data)
-			var je *filetxn.JSONError
-			require.ErrorAs(t, err, &je, "Mutate(%q) = %v, want a *filetxn.JSONError", tt.data, err)
+			var je *filetxn.FormatError
+			require.ErrorAs(t, err, &je, "Mutate(%q) = %v, want a *filetxn.FormatError", tt.data, err)
 			require.Equal(t, [2]int{tt.line, tt.col}, [2]int{je.Line, je.Column}, "Mutate(%q) = %v: line and column", tt.data, err)
 			require.ErrorContains(t, err, tt.msg, "Mutate(%q)", tt.data)
 			require.False(t, ran, "Mutate(%q) ran fn, want it refused before", tt.data)
@@ -211,7 +211,7 @@ func TestJSONKeepUnknownFieldsRoundTripsTopLevelKeys(t *testing.T) {
 	nested := `{"jobs": [{"id": 1, "taks": "x"}]}`
 	require.NoError(t, os.WriteFile(path, []byte(nested), 0o644))
 	_, err = s.Mutate(ctx, func(*Queue) error { return nil })
-	require.True(t, isJSONError(err), "Mutate(%q) with KeepUnknownFields = %v, want a *filetxn.JSONError", nested, err)
+	require.True(t, isFormatError(err), "Mutate(%q) with KeepUnknownFields = %v, want a *filetxn.FormatError", nested, err)
 }
 
 // TestJSONQueueRaceLosesNothing runs 4 processes that each, 10 times,
@@ -292,8 +292,8 @@ func FuzzJSON(f *testing.F) {
 		for _, c := range codecs {
 			doc, err := c.Decode(data)
 			if err != nil {
-				var je *filetxn.JSONError
-				require.ErrorAs(t, err, &je, "Decode(%q) = %v, want a *filetxn.JSONError", data, err)
+				var je *filetxn.FormatError
+				require.ErrorAs(t, err, &je, "Decode(%q) = %v, want a *filetxn.FormatError", data, err)
 				lines := 1 + strings.Count(string(data), "\n")
 				require.True(t, je.Line >= 1 && je.Line <= lines && je.Column >= 1 && je.Column <= len(data)+1,
 					"Decode(%q) = %v: position outside the file (%d lines)", data, err, lines)
