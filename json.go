@@ -81,7 +81,6 @@ func KeepUnknownFields() JSONOption {
 	return func(o *jsonOptions) { o.keepUnknown = true }
 }
 
-
 // jsonCodec is the codec JSON returns.
 type jsonCodec[T any] struct {
 	o      jsonOptions
