@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/filetxntest"
 	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -623,7 +623,7 @@ func TestRestoreRefusesASharedWrite(t *testing.T) {
 // its leader took the lock loses increments, and this test goes red.
 func TestMutateGroupCountsAcrossProcesses(t *testing.T) {
 	const processes, goroutines, each = 4, 4, 50
-	if c := filetxntest.Child(t); c != nil {
+	if c := proctest.Child(t); c != nil {
 		s := must(NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{}))
 		var writes atomic.Int64
 		ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Replaced: func() { writes.Add(1) }})
@@ -644,7 +644,7 @@ func TestMutateGroupCountsAcrossProcesses(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	g := filetxntest.Start(t, processes, dir)
+	g := proctest.Start(t, processes, dir)
 	g.Release()
 	g.Wait()
 	require.Equal(t, fmt.Sprintf("%d\n", processes*goroutines*each), readCount(t, filepath.Join(dir, "count.txt")),

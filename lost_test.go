@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -45,12 +45,12 @@ func loseLock(t testing.TB, how, path string) {
 // stopAtCheck returns a context whose transaction stops, the first time it
 // is about to re-check its lock before publishing, until the parent touches
 // "resume": it marks "inside" first, so that the parent knows it is there.
-func stopAtCheck(c *filetxntest.C) context.Context {
+func stopAtCheck(c *proctest.C) context.Context {
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
 			c.Mark("inside")
-			filetxntest.WaitFor(c.T, filepath.Join(c.Dir, "resume"))
+			proctest.WaitFor(c.T, filepath.Join(c.Dir, "resume"))
 		})
 	}
 	return txhook.With(context.Background(), txhook.Hooks{txhook.Check: stop})
@@ -75,20 +75,20 @@ func TestLostLockPublishesNothing(t *testing.T) {
 	for _, op := range []string{"mutate", "locked-two-files", "append", "restore-remove"} {
 		for _, how := range []string{"removed", "replaced"} {
 			t.Run(op+"/"+how, func(t *testing.T) {
-				if c := filetxntest.Child(t); c != nil {
+				if c := proctest.Child(t); c != nil {
 					lostHolder(c, op)
 					return
 				}
 				dir := t.TempDir()
 				path := filepath.Join(dir, "count.txt")
 				require.NoError(t, os.WriteFile(path, []byte("41\n"), 0o644))
-				g := filetxntest.Start(t, 1, dir)
+				g := proctest.Start(t, 1, dir)
 				g.WaitMark("inside")
 				loseLock(t, how, path+".lock")
 
 				// The second writer: it locks the file now at the lock path.
 				s := must(NewStore[*counter](path, counterCodec{}))
-				ctx, cancel := context.WithTimeout(context.Background(), filetxntest.Timeout)
+				ctx, cancel := context.WithTimeout(context.Background(), proctest.Timeout)
 				defer cancel()
 				if op == "append" {
 					err := s.Locked(ctx, func(tx *Tx) error { return tx.Append(filepath.Join(dir, "log"), []byte("second\n")) })
@@ -124,7 +124,7 @@ func TestLostLockPublishesNothing(t *testing.T) {
 
 // lostHolder is the holder of TestLostLockPublishesNothing: it runs op,
 // stopping before it publishes, and checks that it published nothing.
-func lostHolder(c *filetxntest.C, op string) {
+func lostHolder(c *proctest.C, op string) {
 	t := c.T
 	path := filepath.Join(c.Dir, "count.txt")
 	s := must(NewStore[*counter](path, counterCodec{}))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -37,10 +37,10 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 				require.NoError(t, err)
 				return s
 			}
-			if c := filetxntest.Child(t); c != nil {
+			if c := proctest.Child(t); c != nil {
 				var once sync.Once
 				ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Check: func() {
-					once.Do(func() { c.Mark("inside"); filetxntest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
+					once.Do(func() { c.Mark("inside"); proctest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
 				}})
 				got, err := open(c.Dir).Advance(ctx, "1-1-a", "in-progress")
 				require.ErrorIs(t, err, lock.ErrLockLost, "holder's Advance after its lock file was lost = %q, %v, want ErrLockLost", got, err)
@@ -51,7 +51,7 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 			require.NoError(t, os.WriteFile(s.path, []byte(lostBoard), 0o644))
 			lockPath, err := s.LockPath()
 			require.NoError(t, err)
-			g := filetxntest.Start(t, 1, dir)
+			g := proctest.Start(t, 1, dir)
 			g.WaitMark("inside")
 			switch how {
 			case "removed":
@@ -64,7 +64,7 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 				t.Skipf("the lock file cannot be %s while held open here: %v", how, err) // a sharing violation
 			}
 			require.NoError(t, err, "lock file %s: %v", how, err)
-			ctx, cancel := context.WithTimeout(context.Background(), filetxntest.Timeout)
+			ctx, cancel := context.WithTimeout(context.Background(), proctest.Timeout)
 			defer cancel()
 			got, err := s.Advance(ctx, "1-2-b", "review")
 			require.True(t, err == nil && got == "review", "second Advance(1-2-b, review) = %q, %v, want review", got, err)

@@ -16,7 +16,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/testwait"
 	"github.com/filetxn/filetxn/internal/txhook"
 )
@@ -352,7 +352,7 @@ func TestGroupedAppendsAcrossProcesses(t *testing.T) {
 		return must(Open(filepath.Join(dir, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(dir, crossProcState)), filetxn.WithoutSync()))
 	}
 	origin := func(p, g, j int) string { return fmt.Sprintf("process %d goroutine %d item %d", p, g, j) }
-	if c := filetxntest.Child(t); c != nil {
+	if c := proctest.Child(t); c != nil {
 		s := open(c.Dir)
 		ids := make([][]string, goroutines)
 		var wg sync.WaitGroup
@@ -377,7 +377,7 @@ func TestGroupedAppendsAcrossProcesses(t *testing.T) {
 	}
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "deferred-work.md"), []byte("# Deferred Work\n"), 0o644))
-	grp := filetxntest.Start(t, procs, dir)
+	grp := proctest.Start(t, procs, dir)
 	grp.Release()
 	grp.Wait()
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -55,7 +55,7 @@ func readLines(t testing.TB, path string) []string {
 // red on the entry count and the duplicate ids.
 func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 	ctx := context.Background()
-	if c := filetxntest.Child(t); c != nil {
+	if c := proctest.Child(t); c != nil {
 		s := openShared(c.Dir)
 		c.Barrier()
 		if c.Index < appenders {
@@ -113,7 +113,7 @@ func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "deferred-work.md"), []byte(ledgerFixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := filetxntest.Start(t, appenders+closers, dir)
+	g := proctest.Start(t, appenders+closers, dir)
 	g.Release()
 	g.Wait()
 
@@ -180,7 +180,7 @@ func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 // appends the body twice (red on "the retry appended").
 func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	ctx := context.Background()
-	if c := filetxntest.Child(t); c != nil {
+	if c := proctest.Child(t); c != nil {
 		s := openShared(c.Dir)
 		s.afterArchiveWrite = func() {
 			c.Mark("between-writes")
@@ -196,7 +196,7 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	if err := os.WriteFile(s.path, []byte(ledgerFixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := filetxntest.Start(t, 1, dir)
+	g := proctest.Start(t, 1, dir)
 	g.Release()
 	g.WaitMark("between-writes")
 	g.Kill(0)

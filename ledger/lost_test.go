@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -30,10 +30,10 @@ import (
 func TestAppendWithLostLockPublishesNothing(t *testing.T) {
 	for _, how := range []string{"removed", "replaced"} {
 		t.Run(how, func(t *testing.T) {
-			if c := filetxntest.Child(t); c != nil {
+			if c := proctest.Child(t); c != nil {
 				var once sync.Once
 				ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Check: func() {
-					once.Do(func() { c.Mark("inside"); filetxntest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
+					once.Do(func() { c.Mark("inside"); proctest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
 				}})
 				ids, err := openShared(c.Dir).Append(ctx, Spec{Title: "holder A", Origin: "oA", SourceSpec: "sA", Reason: "r"})
 				require.ErrorIs(t, err, lock.ErrLockLost, "holder's Append after its lock file was lost = %v, %v, want ErrLockLost", ids, err)
@@ -43,7 +43,7 @@ func TestAppendWithLostLockPublishesNothing(t *testing.T) {
 			s := openShared(dir)
 			lockPath, err := s.LockPath()
 			require.NoError(t, err)
-			g := filetxntest.Start(t, 1, dir)
+			g := proctest.Start(t, 1, dir)
 			g.WaitMark("inside")
 			switch how {
 			case "removed":
@@ -56,7 +56,7 @@ func TestAppendWithLostLockPublishesNothing(t *testing.T) {
 				t.Skipf("the lock file cannot be %s while held open here: %v", how, err) // a sharing violation
 			}
 			require.NoError(t, err, "lock file %s: %v", how, err)
-			ctx, cancel := context.WithTimeout(context.Background(), filetxntest.Timeout)
+			ctx, cancel := context.WithTimeout(context.Background(), proctest.Timeout)
 			defer cancel()
 			ids, err := s.Append(ctx, Spec{Title: "second B", Origin: "oB", SourceSpec: "sB", Reason: "r"})
 			require.True(t, err == nil && len(ids) == 1 && ids[0] == "DW-1", "second Append = %v, %v, want [DW-1]", ids, err)

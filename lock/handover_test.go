@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -36,7 +36,7 @@ import (
 // handle passing e.f (the child's own, unlocked description) instead of a
 // dup of the inherited descriptor: the grandchild waits into its deadline.
 func TestHandOverLendsTheLockToAChild(t *testing.T) {
-	if c := filetxntest.Child(t); c != nil {
+	if c := proctest.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		link := filepath.Join(c.Dir, "link.lock")
 		switch c.Args {
@@ -55,7 +55,7 @@ func TestHandOverLendsTheLockToAChild(t *testing.T) {
 			if rec, err := lock.ReadHolder(path); err != nil || rec == nil || rec.PID != os.Getppid() {
 				t.Fatalf("child: ReadHolder(%q) while borrowing = %+v, %v, want the parent's pid %d", path, rec, err, os.Getppid())
 			}
-			g := filetxntest.StartWith(t, 1, c.Dir, filetxntest.Options{
+			g := proctest.StartWith(t, 1, c.Dir, proctest.Options{
 				Args:    "grandchild",
 				Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
 			})
@@ -97,16 +97,16 @@ func TestHandOverLendsTheLockToAChild(t *testing.T) {
 		t.Fatalf("Acquire(%q) = %v", path, err)
 	}
 	defer h.Release()
-	g := filetxntest.StartWith(t, 1, dir, filetxntest.Options{
+	g := proctest.StartWith(t, 1, dir, proctest.Options{
 		Args:    "child",
 		Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
 	})
 	g.Wait()
-	filetxntest.StartWith(t, 1, dir, filetxntest.Options{Args: "probe-held"}).Wait()
+	proctest.StartWith(t, 1, dir, proctest.Options{Args: "probe-held"}).Wait()
 	if err := h.Release(); err != nil {
 		t.Fatalf("Release() = %v", err)
 	}
-	filetxntest.StartWith(t, 1, dir, filetxntest.Options{Args: "probe-free"}).Wait()
+	proctest.StartWith(t, 1, dir, proctest.Options{Args: "probe-free"}).Wait()
 }
 
 // TestHandoverEnvAloneGrantsNothing is the security property of HandOver: a
@@ -128,7 +128,7 @@ func TestHandOverLendsTheLockToAChild(t *testing.T) {
 // once from TryAcquire.
 func TestHandoverEnvAloneGrantsNothing(t *testing.T) {
 	forgeries := []string{"env-only", "env-and-fresh-open", "own-open"}
-	if c := filetxntest.Child(t); c != nil {
+	if c := proctest.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		forgery := forgeries[c.Index]
 		if forgery == "own-open" {
@@ -159,7 +159,7 @@ func TestHandoverEnvAloneGrantsNothing(t *testing.T) {
 		t.Fatalf("Acquire(%q) = %v", path, err)
 	}
 	defer h.Release()
-	g := filetxntest.StartWith(t, len(forgeries), dir, filetxntest.Options{
+	g := proctest.StartWith(t, len(forgeries), dir, proctest.Options{
 		Env: []string{fmt.Sprintf("%s=3:%s:%d:forged", lock.HandoverEnv, devIno(t, path), os.Getpid())},
 		Prepare: func(i int, cmd *exec.Cmd) error {
 			if forgeries[i] != "env-and-fresh-open" {
@@ -210,7 +210,7 @@ func devIno(t *testing.T, path string) string {
 // Release unlocks nothing, and the parent's TryAcquire stays busy until the
 // child exits.
 func TestChildOwnsAHandedOverLockReleasedBeforeItLooks(t *testing.T) {
-	if c := filetxntest.Child(t); c != nil {
+	if c := proctest.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		var once sync.Once
 		lock.SetHookBeforeInherited(t, func(string) {
@@ -231,7 +231,7 @@ func TestChildOwnsAHandedOverLockReleasedBeforeItLooks(t *testing.T) {
 	path := filepath.Join(dir, "x.lock")
 	h, err := lock.Acquire(context.Background(), path, lock.WithPurpose("lend, then let go"))
 	require.NoError(t, err, "Acquire(%q)", path)
-	g := filetxntest.StartWith(t, 1, dir, filetxntest.Options{
+	g := proctest.StartWith(t, 1, dir, proctest.Options{
 		Args:    "child",
 		Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
 	})
@@ -250,7 +250,7 @@ func TestChildOwnsAHandedOverLockReleasedBeforeItLooks(t *testing.T) {
 // still be handed over (HandOver writes the record that carries the proof),
 // and the parent's Release clears that record again.
 func TestHandOverOfALockWithoutHolderRecord(t *testing.T) {
-	if c := filetxntest.Child(t); c != nil {
+	if c := proctest.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		h, err := lock.TryAcquire(path)
 		require.NoError(t, err, "child: TryAcquire(%q)", path)
@@ -262,7 +262,7 @@ func TestHandOverOfALockWithoutHolderRecord(t *testing.T) {
 	path := filepath.Join(dir, "x.lock")
 	h, err := lock.Acquire(context.Background(), path, lock.WithoutHolder())
 	require.NoError(t, err, "Acquire(%q, WithoutHolder)", path)
-	filetxntest.StartWith(t, 1, dir, filetxntest.Options{
+	proctest.StartWith(t, 1, dir, proctest.Options{
 		Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
 	}).Wait()
 	require.NoError(t, h.Release())

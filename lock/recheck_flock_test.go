@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -159,7 +159,7 @@ func TestGateWaiterOfADeletedFileQueuesOnTheNewOne(t *testing.T) {
 func TestLockFilePulledFromUnderAHolderProcess(t *testing.T) {
 	for _, how := range []string{"deleted", "replaced"} {
 		t.Run(how, func(t *testing.T) {
-			if c := filetxntest.Child(t); c != nil {
+			if c := proctest.Child(t); c != nil {
 				path := filepath.Join(c.Dir, "x.lock")
 				if c.Args == "second" {
 					h, err := lock.TryAcquire(path)
@@ -179,13 +179,13 @@ func TestLockFilePulledFromUnderAHolderProcess(t *testing.T) {
 			}
 			dir := t.TempDir()
 			path := filepath.Join(dir, "x.lock")
-			g := filetxntest.Start(t, 1, dir)
+			g := proctest.Start(t, 1, dir)
 			g.WaitMark("held")
 			if _, err := lock.TryAcquire(path); !errors.Is(err, lock.ErrWouldBlock) {
 				t.Fatalf("TryAcquire(%q) while the holder holds = %v, want ErrWouldBlock", path, err)
 			}
 			pull(t, how, path)(path)
-			filetxntest.StartWith(t, 1, dir, filetxntest.Options{Args: "second"}).Wait()
+			proctest.StartWith(t, 1, dir, proctest.Options{Args: "second"}).Wait()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "check"), nil, 0o644))
 			g.Wait()
 		})
@@ -201,7 +201,7 @@ func TestLockFilePulledFromUnderAHolderProcess(t *testing.T) {
 // child holds the deleted file, and the parent's TryAcquire creates and
 // takes the one at the path.
 func TestProcessGrantedADeletedFileHoldsTheFileAtThePath(t *testing.T) {
-	if c := filetxntest.Child(t); c != nil {
+	if c := proctest.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		lock.SetHookBeforeLock(t, pull(t, "deleted", path))
 		h := childAcquire(c, path, lock.WithPurpose("granted a deleted file"))
@@ -213,7 +213,7 @@ func TestProcessGrantedADeletedFileHoldsTheFileAtThePath(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.lock")
 	require.NoError(t, os.WriteFile(path, nil, 0o600))
-	g := filetxntest.Start(t, 1, dir)
+	g := proctest.Start(t, 1, dir)
 	g.WaitMark("held")
 	h, err := lock.TryAcquire(path)
 	if h != nil {
@@ -286,7 +286,7 @@ func TestRelativePathAfterChdirLocksTheFileItNamesNow(t *testing.T) {
 }
 
 // waitFile waits (at most bound) until a file exists at path. Unlike
-// filetxntest.WaitFor it gives up after bound, so that a child stuck because of a
+// proctest.WaitFor it gives up after bound, so that a child stuck because of a
 // broken lock fails in seconds rather than minutes.
 func waitFile(t *testing.T, path string) {
 	t.Helper()

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/filetxn/filetxn/filetxntest"
+	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
@@ -38,7 +38,7 @@ import (
 func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 	for _, how := range []string{"replaced", "removed"} {
 		t.Run(how, func(t *testing.T) {
-			if c := filetxntest.Child(t); c != nil {
+			if c := proctest.Child(t); c != nil {
 				l := mustOpen(t, rootIn(c.Dir), "lost")
 				c.Barrier()
 				_, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir))
@@ -48,7 +48,7 @@ func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 			}
 			dir := t.TempDir()
 			l := mustCreate(t, rootIn(dir), "lost", Template{Schedule: Schedule{Enabled: true}})
-			runner := filetxntest.Start(t, 1, dir)
+			runner := proctest.Start(t, 1, dir)
 			runner.Release()
 			waitTight(t, filepath.Join(dir, "harness-running-1"))
 			d := mustView(t, l)
@@ -127,7 +127,7 @@ func TestRunnerKilledAroundItsLogLineCountsTheTickOnce(t *testing.T) {
 		{"between the line and the state", 3, OK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if c := filetxntest.Child(t); c != nil {
+			if c := proctest.Child(t); c != nil {
 				l := mustOpen(t, rootIn(c.Dir), "k")
 				c.Barrier()
 				checks := 0
@@ -144,7 +144,7 @@ func TestRunnerKilledAroundItsLogLineCountsTheTickOnce(t *testing.T) {
 			}
 			dir := t.TempDir()
 			l := mustCreate(t, rootIn(dir), "k", Template{})
-			runner := filetxntest.Start(t, 1, dir)
+			runner := proctest.Start(t, 1, dir)
 			runner.Release()
 			runner.WaitMark("dying")
 			runner.Kill(0) // the runner kills itself, or is killed here, where it waits in the hook
