@@ -326,7 +326,7 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 // the lock (see package lockopt): it takes nothing, so that a caller's check
 // never makes the lock look busy to the leader's own attempt, and it asks
 // the kernel for no lock.
-var heldOnly lock.Option = func(o *lockopt.Options[lock.WaitReport]) { o.HeldOnly = true }
+var heldOnly lock.Option = func(o *lockopt.Options[*lock.BusyError]) { o.HeldOnly = true }
 
 // mayQueue returns nil if the caller may wait in the queue: its goroutine
 // does not hold the lock, and its ctx is not done. A goroutine that holds

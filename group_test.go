@@ -543,7 +543,7 @@ func TestMutateGroupReentryFails(t *testing.T) {
 	t.Run("locked", func(t *testing.T) {
 		waiting := make(chan struct{})
 		var once sync.Once
-		report := lock.WithWaitReport(time.Nanosecond, func(lock.WaitReport) { once.Do(func() { close(waiting) }) })
+		report := lock.WithWaitReport(time.Nanosecond, func(*lock.BusyError) { once.Do(func() { close(waiting) }) })
 		s, ctx, _ := groupStore(t, WithLockOptions(report))
 		var got error
 		var leader <-chan outcome

@@ -17,7 +17,7 @@ type Option func(*options)
 // options is an alias of the internal lockopt.Options, so that the engine
 // can make an Option that sets a field no user can set (see package
 // lockopt).
-type options = lockopt.Options[WaitReport]
+type options = lockopt.Options[*BusyError]
 
 // collect applies opts to the zero options. The options escape to the heap
 // (an Option is a function the compiler cannot see into), so only a call
@@ -59,22 +59,18 @@ func WithoutCreate() Option { return func(o *options) { o.NoCreate = true } }
 func WithAnyFileSystem() Option { return func(o *options) { o.AnyFS = true } }
 
 // WithWaitReport calls fn once, from another goroutine, when a wait has lasted
-// longer than after, with the holder record read at that moment. fn must not
-// block for long. It is how a program reports a wait, to a person or to its
-// *slog.Logger, for example:
+// longer than after, with the *BusyError the wait would return if it gave up
+// at that moment: the lock file, the holder record read then (nil when none
+// could be read) and how long the caller has waited so far. Its Err is
+// ErrWouldBlock, since the wait goes on; the error is fn's to keep. fn must
+// not block for long. It is how a program reports a wait, to a person or to
+// its *slog.Logger, for example:
 //
-//	lock.WithWaitReport(time.Second, func(r lock.WaitReport) {
-//		logger.Info("waiting for lock", "path", r.Path, "holder", r.Holder.String(), "waited", r.Waited)
+//	lock.WithWaitReport(time.Second, func(e *lock.BusyError) {
+//		logger.Info("waiting for lock", "path", e.Path, "holder", e.Holder.String(), "waited", e.Waited)
 //	})
-func WithWaitReport(after time.Duration, fn func(WaitReport)) Option {
+func WithWaitReport(after time.Duration, fn func(*BusyError)) Option {
 	return func(o *options) { o.ReportAfter, o.OnWait = after, fn }
-}
-
-// WaitReport describes a wait in progress.
-type WaitReport struct {
-	Path   string        // the lock file
-	Holder *Holder       // the holder record, or nil when none could be read
-	Waited time.Duration // how long the caller has waited so far
 }
 
 // BusyError is returned when a lock could not be taken because another holder
@@ -82,6 +78,7 @@ type WaitReport struct {
 // already done (then at once, with Waited zero). It
 // unwraps to ErrWouldBlock (TryAcquire) or to ctx.Err() (Acquire), so
 // errors.Is(err, context.DeadlineExceeded) holds for a timed-out wait.
+// WithWaitReport reports a long wait with one, whose Err is ErrWouldBlock.
 type BusyError struct {
 	Path   string        // the lock file
 	Holder *Holder       // the holder record at the time, or nil
@@ -96,6 +93,9 @@ func (e *BusyError) Error() string {
 	}
 	if e.Waited > 0 {
 		s += fmt.Sprintf(", waited %s", e.Waited.Round(time.Millisecond))
+	}
+	if e.Err == nil {
+		return s
 	}
 	return s + ": " + e.Err.Error()
 }

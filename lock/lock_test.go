@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -228,33 +230,41 @@ func TestHolderRecord(t *testing.T) {
 	}
 }
 
-// TestWaitReport: a wait longer than the threshold is reported once, with the
-// holder.
-func TestWaitReport(t *testing.T) {
+// TestWaitReportIsTheBusyErrorOfTheWait: a wait longer than the threshold is
+// reported once, with the *BusyError the wait would return if it gave up
+// then: the lock file, the holder record, the time waited so far, and
+// ErrWouldBlock. Ablation: building the report without Err (nil) or with
+// Waited zero makes it red.
+func TestWaitReportIsTheBusyErrorOfTheWait(t *testing.T) {
+	const after = time.Millisecond
 	path := filepath.Join(t.TempDir(), "x.lock")
 	h := mustAcquire(t, path, lock.WithPurpose("slow work"))
 	var calls atomic.Int32
-	reported := make(chan lock.WaitReport, 4)
+	reported := make(chan *lock.BusyError, 4)
 	done := make(chan error, 1)
 	go func() {
-		h2, err := lock.Acquire(context.Background(), path, lock.WithWaitReport(time.Millisecond, func(r lock.WaitReport) {
+		h2, err := lock.Acquire(context.Background(), path, lock.WithWaitReport(after, func(e *lock.BusyError) {
 			calls.Add(1)
-			reported <- r
+			reported <- e
 		}))
 		if err == nil {
 			h2.Release()
 		}
 		done <- err
 	}()
-	var r lock.WaitReport
+	var e *lock.BusyError
 	select {
-	case r = <-reported:
+	case e = <-reported:
 	case <-time.After(bound):
 		t.Fatal("no wait report")
 	}
-	if r.Path != path || r.Holder == nil || r.Holder.Purpose != "slow work" {
-		t.Errorf("WaitReport = %+v, want path %s and holder purpose %q", r, path, "slow work")
-	}
+	require.Equal(t, path, e.Path, "WithWaitReport(%v) reported Path %q, want %q", after, e.Path, path)
+	require.NotNil(t, e.Holder, "WithWaitReport(%v) reported Holder nil, want the holder record", after)
+	require.Equal(t, "slow work", e.Holder.Purpose, "WithWaitReport(%v) reported Holder.Purpose %q, want %q", after, e.Holder.Purpose, "slow work")
+	require.GreaterOrEqual(t, e.Waited, after, "WithWaitReport(%v) reported Waited %v, want at least %v", after, e.Waited, after)
+	require.ErrorIs(t, e, lock.ErrWouldBlock, "WithWaitReport(%v) reported Err %v, want ErrWouldBlock", after, e.Err)
+	require.Contains(t, e.Error(), path, "WithWaitReport(%v) reported %q, want it to name the lock file", after, e.Error())
+	require.Contains(t, e.Error(), "slow work", "WithWaitReport(%v) reported %q, want it to name the holder's purpose", after, e.Error())
 	assertBlocked(t, done, "reported waiter")
 	h.Release()
 	if err := assertDone(t, done, "reported waiter"); err != nil {
@@ -357,11 +367,11 @@ func TestHolderString(t *testing.T) {
 func TestWaitReported(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.lock")
 	h := mustAcquire(t, path, lock.WithPurpose("reported work"))
-	logs := make(chan lock.WaitReport, 4)
+	logs := make(chan *lock.BusyError, 4)
 	done := make(chan error, 1)
 	go func() {
 		h2, err := lock.Acquire(context.Background(), path,
-			lock.WithWaitReport(time.Millisecond, func(r lock.WaitReport) { logs <- r }))
+			lock.WithWaitReport(time.Millisecond, func(e *lock.BusyError) { logs <- e }))
 		if err == nil {
 			h2.Release()
 		}

@@ -743,7 +743,7 @@ func (c *waitClock) begin(path string, o *options) {
 	onWait := o.OnWait
 	c.timer = time.AfterFunc(max(o.ReportAfter, 0), func() {
 		holder, _ := ReadHolder(path)
-		onWait(WaitReport{Path: path, Holder: holder, Waited: time.Since(start)})
+		onWait(&BusyError{Path: path, Holder: holder, Waited: time.Since(start), Err: ErrWouldBlock})
 	})
 }
 

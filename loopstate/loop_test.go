@@ -476,7 +476,7 @@ func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 func TestDeleteMakesWaitersFail(t *testing.T) {
 	waiting := make(chan struct{})
 	var once sync.Once
-	r, _ := newTestRoot(t, filetxn.WithLockOptions(lock.WithWaitReport(time.Millisecond, func(lock.WaitReport) {
+	r, _ := newTestRoot(t, filetxn.WithLockOptions(lock.WithWaitReport(time.Millisecond, func(*lock.BusyError) {
 		once.Do(func() { close(waiting) })
 	})))
 	l := mustCreate(t, r, "x", Template{})

@@ -228,7 +228,7 @@ func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
 		dir := t.TempDir()
 		waiting := make(chan struct{})
 		var once sync.Once
-		r := rootIn(dir, filetxn.WithLockOptions(lock.WithWaitReport(20*time.Millisecond, func(lock.WaitReport) {
+		r := rootIn(dir, filetxn.WithLockOptions(lock.WithWaitReport(20*time.Millisecond, func(*lock.BusyError) {
 			once.Do(func() { close(waiting) })
 		})))
 		l := mustCreate(t, r, "t3", Template{})
@@ -621,7 +621,7 @@ func TestTickLockTimeoutBoundsOnlyTheWait(t *testing.T) {
 	}
 	dir := t.TempDir()
 	waiting := make(chan struct{}, 1)
-	report := lock.WithWaitReport(time.Nanosecond, func(lock.WaitReport) {
+	report := lock.WithWaitReport(time.Nanosecond, func(*lock.BusyError) {
 		select {
 		case waiting <- struct{}{}:
 		default:

@@ -36,7 +36,7 @@ type waitMeter struct {
 // option reports every wait that begins: the lock package calls fn as soon
 // as an acquisition finds the lock busy.
 func (m *waitMeter) option() lock.Option {
-	return lock.WithWaitReport(time.Nanosecond, func(lock.WaitReport) {
+	return lock.WithWaitReport(time.Nanosecond, func(*lock.BusyError) {
 		m.mu.Lock()
 		m.busy = true
 		m.mu.Unlock()

@@ -30,9 +30,9 @@ func (c *cli) waitReport() lock.Option {
 }
 
 // sayWaiting prints the wait message, once per command.
-func (c *cli) sayWaiting(r lock.WaitReport) {
+func (c *cli) sayWaiting(e *lock.BusyError) {
 	c.reported.Do(func() {
-		fmt.Fprintf(c.stderr, "%s: waiting for lock %s, held by %s\n", c.name, r.Path, r.Holder.String())
+		fmt.Fprintf(c.stderr, "%s: waiting for lock %s, held by %s\n", c.name, e.Path, e.Holder.String())
 	})
 }
 

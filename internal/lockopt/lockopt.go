@@ -2,7 +2,7 @@
 // shared with the engine: lock's options type is an alias of [Options], so
 // that the engine, which can import this package, makes a lock.Option (a
 // func over *Options) that sets the field no user can set, without an
-// exported name in package lock. R is lock.WaitReport, which this package
+// exported name in package lock. R is *lock.BusyError, which this package
 // cannot name without an import cycle.
 package lockopt
 
