@@ -3,12 +3,11 @@
 //
 // It has three parts:
 //
-//   - Re-execution: [Run], and below it [Child], [Start] and [Group], run a
-//     test's own body in N child processes of the test binary, lined up on a
-//     barrier so that they start their work together, and collect their
-//     results and output. The child branch is chosen by an environment
-//     variable derived from the test's name, and a child runs only that test
-//     (an anchored -test.run pattern).
+//   - Re-execution: [Run] runs a function of the test in N child processes
+//     of the test binary, lined up on a barrier so that they start their
+//     work together, and collects their results and output. The child
+//     branch is chosen by an environment variable derived from the test's
+//     name, and a child runs only that test (an anchored -test.run pattern).
 //   - [CheckCodec] checks a codec against the contract of filetxn.Codec: the
 //     document of a missing file, byte-identical round trips, no use of the
 //     input after Decode returns, and refusals of bad input with the codec's
@@ -36,8 +35,8 @@
 // # Caveats
 //
 //   - A test that uses re-execution runs its body once in the parent and once
-//     in every child: code before the call to Run, CheckRace or Child runs in
-//     all of them, so keep it to setup that is the same everywhere (and use
+//     in every child: code before the call to Run or CheckRace runs in all
+//     of them, so keep it to setup that is the same everywhere (and use
 //     the shared directory, not t.TempDir, for files the processes share).
 //   - Children are started with -test.run anchored on the test's full name,
 //     so a subtest's name must be the same in every run (no random or

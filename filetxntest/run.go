@@ -7,14 +7,28 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/filetxn/filetxn/internal/proctest"
 )
+
+// Timeout bounds every wait of the harness: a child that runs longer, or
+// that the others wait for at the barrier longer, fails the test rather than
+// hang it.
+const Timeout = proctest.Timeout
+
+// C is a child process's view of its run, given to the fn of [Run].
+type C struct {
+	T     testing.TB // the child's own test: fail it to fail the run
+	Index int        // 0..n-1, distinct among the children of one Run
+	Dir   string     // the directory the parent gave to Run, shared by all
+}
 
 // Run runs fn in n child processes of the test binary, each a re-run of the
 // calling test, and returns their results in child order. The children share
 // dir (a directory of the parent's, such as its t.TempDir(); children see it
-// as C.Dir), start fn together (they line up on [C.Barrier] first), and each
-// returns a result, which travels to the parent as JSON: R must survive
-// encoding/json.
+// as C.Dir), start fn together (each waits on a barrier until all n are
+// ready), and each returns a result, which travels to the parent as JSON: R
+// must survive encoding/json.
 //
 // In the parent, Run blocks until every child has exited (at most [Timeout])
 // and returns the results. If a child fails its test (fn reported an error
@@ -36,8 +50,9 @@ import (
 //	}
 func Run[R any](t testing.TB, n int, dir string, fn func(c *C) R) []R {
 	t.Helper()
-	if c := Child(t); c != nil {
-		c.Barrier()
+	if pc := proctest.Child(t); pc != nil {
+		pc.Barrier()
+		c := &C{T: pc.T, Index: pc.Index, Dir: pc.Dir}
 		r := fn(c)
 		data, err := json.Marshal(r)
 		if err != nil {
@@ -48,7 +63,7 @@ func Run[R any](t testing.TB, n int, dir string, fn func(c *C) R) []R {
 		}
 		t.SkipNow()
 	}
-	g := Start(t, n, dir)
+	g := proctest.Start(t, n, dir)
 	g.Release()
 	g.Wait()
 	results := make([]R, n)
@@ -58,7 +73,9 @@ func Run[R any](t testing.TB, n int, dir string, fn func(c *C) R) []R {
 			err = json.Unmarshal(data, &results[i])
 		}
 		if err != nil {
-			g.logAll()
+			for j := range n {
+				t.Logf("child %d (pid %d) output:\n%s", j, g.Pid(j), g.Output(j))
+			}
 			t.Fatalf("filetxntest: result of child %d: %v", i, err)
 		}
 	}
@@ -120,7 +137,7 @@ func CheckRace(t testing.TB, r Race) {
 		t.Fatalf("filetxntest: CheckRace needs a Step and an Invariant")
 	}
 	var dir string
-	if Child(t) == nil {
+	if proctest.Child(t) == nil {
 		dir = t.TempDir()
 		if r.Setup != nil {
 			if err := r.Setup(dir); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/filetxntest"
 	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/proctest"
 )
 
 // TestRunCollectsEveryChildsResult checks that Run runs fn in n distinct
@@ -41,12 +42,12 @@ func TestRunCollectsEveryChildsResult(t *testing.T) {
 // fn starts, every child has been started and reached the barrier. Each
 // child counts the others' "up" files, written just before Run's barrier
 // (in a child, Run's first act). Ablation: releasing the children as soon as
-// they are started, without waiting for their ready files (Group.Release
-// touching the go file first), makes it red.
+// they are started, without waiting for their ready files
+// (proctest.Group.Release touching the go file first), makes it red.
 func TestRunStartsNoChildBeforeAllAreReady(t *testing.T) {
 	const n = 4
 	dir := t.TempDir()
-	if c := filetxntest.Child(t); c != nil {
+	if c := proctest.Child(t); c != nil {
 		c.Mark(fmt.Sprintf("up-%d", c.Index))
 	}
 	seen := filetxntest.Run(t, n, dir, func(c *filetxntest.C) int {
@@ -60,8 +61,8 @@ func TestRunStartsNoChildBeforeAllAreReady(t *testing.T) {
 }
 
 // TestRunFailsWhenAChildFails checks that a failure inside a child fails the
-// parent's test, with the child's output logged. Ablation: Group.Wait
-// ignoring a child's exit status makes it red.
+// parent's test, with the child's output logged. Ablation:
+// proctest.Group.Wait ignoring a child's exit status makes it red.
 func TestRunFailsWhenAChildFails(t *testing.T) {
 	msg := failures(t, func(tb testing.TB) {
 		filetxntest.Run(tb, 2, t.TempDir(), func(c *filetxntest.C) int {
@@ -71,7 +72,7 @@ func TestRunFailsWhenAChildFails(t *testing.T) {
 			return 0
 		})
 	})
-	if filetxntest.Child(t) != nil {
+	if proctest.Child(t) != nil {
 		return
 	}
 	require.Contains(t, msg, "child 1", "Run with a failing child 1 reported %q, want a failure naming child 1", msg)
@@ -191,7 +192,7 @@ func TestCheckRaceCatchesLostUpdates(t *testing.T) {
 						return err
 					}
 					for i := range procs {
-						filetxntest.WaitFor(tb, filepath.Join(dir, fmt.Sprintf("read-%d", i)))
+						proctest.WaitFor(tb, filepath.Join(dir, fmt.Sprintf("read-%d", i)))
 					}
 					return nil
 				})
@@ -199,7 +200,7 @@ func TestCheckRaceCatchesLostUpdates(t *testing.T) {
 			Invariant: countIs,
 		})
 	})
-	if filetxntest.Child(t) != nil {
+	if proctest.Child(t) != nil {
 		return
 	}
 	require.Contains(t, msg, "updates lost", "CheckRace(a store that locks per process) reported %q, want lost updates", msg)

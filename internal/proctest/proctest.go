@@ -1,13 +1,56 @@
-// Package proctest re-executes the running test binary as child processes
-// of the running test, lined up on a barrier, for the module's own
-// cross-process tests: Start and Group control the children one by one
-// (kill one mid-transaction, wait for a mark it sets), which
-// filetxntest.Run and filetxntest.CheckRace, built on it, do not offer.
+// Package proctest re-executes the test binary as child processes that run
+// the calling test again, for the module's own cross-process tests.
 //
-// A child is selected by an environment variable derived from the test's
-// name and runs only that test (an anchored -test.run pattern); every wait
-// is bounded by Timeout, and children still running when the test ends are
-// killed.
+// A test is its own child: the same function runs in the parent and, in
+// child mode, in each child, and branches on [Child]:
+//
+//	func TestKillInsideTheTransactionLeavesTheOldFile(t *testing.T) {
+//		dir := t.TempDir() // the parent's; a child uses c.Dir
+//		if c := proctest.Child(t); c != nil {
+//			c.Barrier()
+//			... begin a transaction on a file in c.Dir, c.Mark("inside"), block ...
+//			return
+//		}
+//		g := proctest.Start(t, 1, dir)
+//		g.Release()
+//		g.WaitMark("inside")
+//		g.Kill(0)
+//		... the file in dir is the old one, and its lock is free ...
+//	}
+//
+// [Start] and [StartWith] start the children; a [Group] controls them one by
+// one: it lets them go from the barrier, waits for a mark a child sets, kills
+// one, reads its output. filetxntest.Run and filetxntest.CheckRace, the
+// harness users import, are built on it and offer only a run of every child
+// to its end.
+//
+// # Guarantees
+//
+//   - A child runs only the test that started it: child mode is selected by
+//     an environment variable derived from the test's full name, and the
+//     child's -test.run pattern anchors every element of that name.
+//   - Every wait is bounded by [Timeout], and a wait of the parent's for a
+//     child's file also ends when every child has exited; either way the
+//     test fails with every child's output logged instead of hanging.
+//   - Children still running when the test ends are killed, and the
+//     goroutine that waits for each ends with it: nothing a Group starts
+//     outlives the test.
+//   - Processes coordinate through files in the shared directory (the
+//     barrier's, the marks), polled at a short growing interval: no sleep
+//     stands for an ordering.
+//
+// # Caveats
+//
+//   - The test body before the call to Child runs in the parent and in every
+//     child, so keep it to setup that is the same everywhere; files the
+//     processes share go in the shared directory (a child's t.TempDir is its
+//     own).
+//   - The harness's files in the shared directory are named ".filetxntest-*",
+//     its variables FILETXNTEST_*, and its failures say "filetxntest:": users
+//     of filetxntest see them, since filetxntest.Run runs on this package.
+//   - A child runs with the parent's environment, Options.Env added; a
+//     binary built with -race runs its children with the race detector too
+//     (without its exit delay, unless GORACE is set).
 package proctest
 
 import (
@@ -113,9 +156,10 @@ type Options struct {
 
 // Start starts n children running the current test in child mode, sharing
 // dir (a directory of the parent's, such as its t.TempDir(); children see it
-// as C.Dir). They run until they reach [C.Barrier] and wait there for
-// [Group.Release]. Children still running when the test ends are killed.
-// Start does not block; a child that cannot be started fails the test.
+// as C.Dir). A child that calls [C.Barrier] waits there for
+// [Group.Release]; one that does not runs on, and needs no Release.
+// Children still running when the test ends are killed. Start does not
+// block; a child that cannot be started fails the test.
 func Start(t testing.TB, n int, dir string) *Group {
 	t.Helper()
 	return StartWith(t, n, dir, Options{})
