@@ -442,3 +442,14 @@ func TestWithoutCreate(t *testing.T) {
 		}
 	})
 }
+
+// TestBusyErrorWithoutErrSaysBusy: a BusyError a caller builds without Err
+// (for a report of its own) still prints, naming the lock file and the wait,
+// instead of panicking on the nil Err. Ablation: dropping the nil check in
+// Error makes it panic.
+func TestBusyErrorWithoutErrSaysBusy(t *testing.T) {
+	e := &lock.BusyError{Path: "/x/y.lock", Waited: 2 * time.Second}
+	got := e.Error()
+	require.Equal(t, "lock /x/y.lock: busy, waited 2s", got, "BusyError{Path, Waited}.Error() = %q, want %q", got, "lock /x/y.lock: busy, waited 2s")
+	require.NoError(t, e.Unwrap(), "BusyError{Path, Waited}.Unwrap() = %v, want nil", e.Unwrap())
+}
