@@ -89,10 +89,12 @@ var nonAlnum = regexp.MustCompile(`[^A-Za-z0-9]+`)
 
 // C is a child process's view of its run.
 type C struct {
-	T     testing.TB // the child's own test
+	T     testing.TB // the child's own test: fail it to fail the child
 	Index int        // 0..n-1, distinct among the children of one Start
 	Dir   string     // the directory the parent gave to Start, shared by all
-	Args  string     // Options.Args, if the parent set it
+	// Args is the Options.Args of the StartWith that started the child ("" after
+	// Start): the part it plays, in a test whose children play several.
+	Args string
 }
 
 // Child reports whether this process is a child started by [Start] for the
