@@ -12,37 +12,40 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/filetxn/filetxn"
 )
 
 // codec reads and writes state files for the filetxn engine (it is a
 // filetxn.Codec[*Doc]). Decode refuses a document that is not the format or
-// breaks an invariant, with a *StateError naming path and the key or
-// invariant; Encode refuses to write a Doc that breaks one. A Doc that was
+// breaks an invariant, with a *filetxn.FormatError naming the key at fault
+// (the engine wraps it in an *fs.PathError naming the file); Encode refuses
+// to write a Doc that breaks one. A Doc that was
 // decoded and not changed encodes to exactly the bytes it was decoded from,
 // whatever their layout; a changed one is written in the canonical layout
 // (one top-level key a line, in the format's order, nested objects on one
 // line), after the known keys any unknown top-level keys it was read with.
-// The zero codec checks no name and names no path.
+// The zero codec checks no name.
 type codec struct {
-	path string // the file, for errors
+	path string // the file, for the error of a missing one
 	name string // when set, the name the document must have (its directory's)
 }
 
 // Decode parses a state file. data must be the whole file; nil (a missing
-// file) is refused with an error wrapping ErrNoLoop.
+// file) is refused with an error matching filetxn.ErrNotFound.
 func (c codec) Decode(data []byte) (*Doc, error) {
 	if data == nil {
-		return nil, fmt.Errorf("%w: %s does not exist", ErrNoLoop, c.path)
+		return nil, notFound(c.name, c.path+" does not exist")
 	}
 	d, err := decode(data)
 	if err == nil {
 		err = d.validate()
 	}
 	if err == nil && c.name != "" && d.Name != c.name {
-		err = &StateError{invariant: invName, detail: fmt.Sprintf("name is %q in the directory of %q", d.Name, c.name)}
+		err = invariant("name", invName, "name is %q in the directory of %q", d.Name, c.name)
 	}
 	if err != nil {
-		return nil, c.withPath(err)
+		return nil, err
 	}
 	d.read = d.clone()
 	d.raw = bytes.Clone(data) // a codec keeps nothing of the caller's slice (filetxn.Codec)
@@ -50,15 +53,15 @@ func (c codec) Decode(data []byte) (*Doc, error) {
 }
 
 // Encode returns the bytes of d: the bytes it was decoded from when nothing
-// has changed, else its canonical encoding. It returns a *StateError when d
-// breaks an invariant (or its name is not c.name), and then nothing must be
-// written.
+// has changed, else its canonical encoding. It returns a *filetxn.FormatError
+// when d breaks an invariant (or its name is not c.name), and then nothing
+// must be written.
 func (c codec) Encode(d *Doc) ([]byte, error) {
 	if err := d.validate(); err != nil {
-		return nil, c.withPath(err)
+		return nil, err
 	}
 	if c.name != "" && d.Name != c.name {
-		return nil, c.withPath(&StateError{invariant: invName, detail: fmt.Sprintf("name %q written to the directory of %q", d.Name, c.name)})
+		return nil, invariant("name", invName, "name %q written to the directory of %q", d.Name, c.name)
 	}
 	out, changed := d.encode()
 	if !changed {
@@ -89,7 +92,7 @@ func (d *Doc) encode() ([]byte, bool) {
 
 // MarshalJSON returns the state as its file holds it: the bytes it was
 // decoded from when it has not changed, else the canonical layout of the
-// format. A Doc that breaks an invariant gives a *StateError.
+// format. A Doc that breaks an invariant gives a *filetxn.FormatError.
 func (d *Doc) MarshalJSON() ([]byte, error) {
 	b, err := codec{}.Encode(d)
 	return bytes.Clone(b), err
@@ -98,8 +101,8 @@ func (d *Doc) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a state file's document into d, as the package reads
 // its files: strictly (every key present, none unknown or repeated, values
 // of the format's types, the invariants kept), keeping unknown top-level
-// keys and the bytes read. A document it refuses gives a *StateError, and d
-// is left as it was.
+// keys and the bytes read. A document it refuses gives a
+// *filetxn.FormatError naming the key at fault, and d is left as it was.
 func (d *Doc) UnmarshalJSON(data []byte) error {
 	v, err := codec{}.Decode(bytes.Clone(data))
 	if err != nil {
@@ -107,16 +110,6 @@ func (d *Doc) UnmarshalJSON(data []byte) error {
 	}
 	*d = *v
 	return nil
-}
-
-func (c codec) withPath(err error) error {
-	var se *StateError
-	if errors.As(err, &se) && se.Path == "" {
-		cp := *se
-		cp.Path = c.path
-		return &cp
-	}
-	return err
 }
 
 // ---- the wire types: the file's documents, field for field ----
@@ -344,8 +337,16 @@ func (s timestamp) MarshalJSON() ([]byte, error) {
 
 // ---- decoding ----
 
+// malformed returns the *filetxn.FormatError of a document that is not the
+// format at key ("" for the whole document).
 func malformed(key, format string, args ...any) error {
-	return &StateError{Key: key, detail: fmt.Sprintf(format, args...)}
+	return &filetxn.FormatError{Key: key, Err: errors.New(fmt.Sprintf(format, args...))}
+}
+
+// invariant returns the *filetxn.FormatError of a document that breaks the
+// invariant name of the format at key.
+func invariant(key, name, format string, args ...any) error {
+	return &filetxn.FormatError{Key: key, Err: &brokenInvariant{name: name, detail: fmt.Sprintf(format, args...)}}
 }
 
 func join(path, key string) string {
@@ -382,7 +383,7 @@ func decode(data []byte) (*Doc, error) {
 		return nil, malformed("schema", "want an integer, got %.40s", keys[i].val)
 	}
 	if schema != schemaVersion {
-		return nil, &StateError{Key: "schema", detail: fmt.Sprintf("major %d, this reader knows %d", schema, schemaVersion)}
+		return nil, malformed("schema", "major %d, this reader knows %d", schema, schemaVersion)
 	}
 	if err := checkObject("", keys, reflect.TypeFor[wireDoc](), &extra); err != nil {
 		return nil, err
@@ -396,7 +397,7 @@ func decode(data []byte) (*Doc, error) {
 	d := w.doc()
 	d.extra = extra
 	if err := d.Gates.validate(); err != nil {
-		return nil, &StateError{Key: "gates", detail: err.Error()}
+		return nil, err
 	}
 	return d, nil
 }
@@ -416,7 +417,8 @@ func checkJSON(path string, data []byte) error {
 }
 
 // unmarshal decodes valid JSON whose shape checkObject has checked into
-// v, turning a value of the wrong type into a *StateError naming its key.
+// v, turning a value of the wrong type into a *filetxn.FormatError naming
+// its key.
 func unmarshal(data []byte, v any) error {
 	err := json.Unmarshal(data, v)
 	var te *json.UnmarshalTypeError

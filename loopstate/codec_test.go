@@ -2,10 +2,12 @@ package loopstate
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/filetxn/filetxn"
+	"github.com/stretchr/testify/require"
 )
 
 // specExample is the example of the format's section 3, verbatim.
@@ -132,7 +134,8 @@ func TestNewStateIsCanonical(t *testing.T) {
 }
 
 // TestDecodeRefusesWithTheKeyAtFault: each way a document can be wrong
-// gives a *StateError naming the key (or invariant) and the sentinel.
+// gives a *filetxn.FormatError naming the key at fault (and, for a broken
+// invariant, the invariant).
 func TestDecodeRefusesWithTheKeyAtFault(t *testing.T) {
 	good := func() string {
 		d, _ := New("x", epoch0, Template{})
@@ -146,45 +149,41 @@ func TestDecodeRefusesWithTheKeyAtFault(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, doc string
-		want      error
 		key, inv  string
 	}{
-		{"empty", "", ErrMalformed, "", ""},
-		{"array", "[]", ErrMalformed, "", ""},
-		{"bom", "\xef\xbb\xbf" + good, ErrMalformed, "", ""},
-		{"not utf-8", edit(`"x"`, "\"\xff\""), ErrMalformed, "", ""},
-		{"trailing data", good + "{}", ErrMalformed, "", ""},
-		{"schema 2", edit(`"schema": 1`, `"schema": 2`), ErrMalformed, "schema", ""},
-		{"schema string", edit(`"schema": 1`, `"schema": "1"`), ErrMalformed, "schema", ""},
-		{"no schema", edit(`"schema": 1,`, ``), ErrMalformed, "schema", ""},
-		{"missing key", edit(`  "last_approval": null`, `  "x_other": null`), ErrMalformed, "last_approval", ""},
-		{"duplicate key", edit(`"tick_count": 0,`, `"tick_count": 0, "tick_count": 1,`), ErrMalformed, "tick_count", ""},
-		{"negative counter", edit(`"tick_count": 0`, `"tick_count": -1`), ErrMalformed, "tick_count", ""},
-		{"float counter", edit(`"tick_count": 0`, `"tick_count": 1.0`), ErrMalformed, "tick_count", ""},
-		{"timestamp with offset", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": "2025-05-01T10:00:00+01:00"`), ErrMalformed, "created_at", ""},
-		{"timestamp with fraction", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": "2025-05-01T09:00:00.5Z"`), ErrMalformed, "created_at", ""},
-		{"null timestamp", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": null`), ErrMalformed, "created_at", ""},
-		{"unknown status", edit(`"status": "running"`, `"status": "sleeping"`), ErrMalformed, "", invStatus},
-		{"unknown gate", edit(`"max_ticks": null`, `"max_tick": 3`), ErrMalformed, "gates.max_tick", ""},
-		{"negative gate", edit(`"max_ticks": null`, `"max_ticks": -3`), ErrMalformed, "gates.max_ticks", ""},
-		{"checkpoint zero", edit(`"checkpoint_every": null`, `"checkpoint_every": 0`), ErrMalformed, "gates", ""},
-		{"gate of wrong type", edit(`"budget": {"usd": null`, `"budget": {"usd": "5"`), ErrMalformed, "gates.budget.usd", ""},
-		{"unknown nested key", edit(`"spent": {"usd": 0.0,`, `"spent": {"eur": 1, "usd": 0.0,`), ErrMalformed, "spent.eur", ""},
-		{"negative spent", edit(`"spent": {"usd": 0.0,`, `"spent": {"usd": -1.0,`), ErrMalformed, "spent.usd", ""},
-		{"empty template", edit(`"template": null`, `"template": ""`), ErrMalformed, "template", ""},
-		{"pause while running", edit(`"pause": null`, `"pause": {"at": "2025-05-01T09:00:00Z", "by": "a", "reason": "b"}`), ErrMalformed, "", invPaused},
-		{"halt of unknown gate", strings.Replace(edit(`"status": "running"`, `"status": "halted"`), `"halt": null`, `"halt": {"at": "2025-05-01T09:00:00Z", "gates": ["moon"], "reason": "", "tick": 0}`, 1), ErrMalformed, "", invHalted},
-		{"epoch spent above spent", edit(`"tick": 0, "spent": {"usd": 0.0`, `"tick": 0, "spent": {"usd": 1.0`), ErrMalformed, "", invEpochSpent},
+		{"empty", "", "", ""},
+		{"array", "[]", "", ""},
+		{"bom", "\xef\xbb\xbf" + good, "", ""},
+		{"not utf-8", edit(`"x"`, "\"\xff\""), "", ""},
+		{"trailing data", good + "{}", "", ""},
+		{"schema 2", edit(`"schema": 1`, `"schema": 2`), "schema", ""},
+		{"schema string", edit(`"schema": 1`, `"schema": "1"`), "schema", ""},
+		{"no schema", edit(`"schema": 1,`, ``), "schema", ""},
+		{"missing key", edit(`  "last_approval": null`, `  "x_other": null`), "last_approval", ""},
+		{"duplicate key", edit(`"tick_count": 0,`, `"tick_count": 0, "tick_count": 1,`), "tick_count", ""},
+		{"negative counter", edit(`"tick_count": 0`, `"tick_count": -1`), "tick_count", ""},
+		{"float counter", edit(`"tick_count": 0`, `"tick_count": 1.0`), "tick_count", ""},
+		{"timestamp with offset", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": "2025-05-01T10:00:00+01:00"`), "created_at", ""},
+		{"timestamp with fraction", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": "2025-05-01T09:00:00.5Z"`), "created_at", ""},
+		{"null timestamp", edit(`"created_at": "2025-05-01T09:00:00Z"`, `"created_at": null`), "created_at", ""},
+		{"unknown status", edit(`"status": "running"`, `"status": "sleeping"`), "status", invStatus},
+		{"unknown gate", edit(`"max_ticks": null`, `"max_tick": 3`), "gates.max_tick", ""},
+		{"negative gate", edit(`"max_ticks": null`, `"max_ticks": -3`), "gates.max_ticks", ""},
+		{"checkpoint zero", edit(`"checkpoint_every": null`, `"checkpoint_every": 0`), "gates.checkpoint_every", ""},
+		{"gate of wrong type", edit(`"budget": {"usd": null`, `"budget": {"usd": "5"`), "gates.budget.usd", ""},
+		{"unknown nested key", edit(`"spent": {"usd": 0.0,`, `"spent": {"eur": 1, "usd": 0.0,`), "spent.eur", ""},
+		{"negative spent", edit(`"spent": {"usd": 0.0,`, `"spent": {"usd": -1.0,`), "spent.usd", ""},
+		{"empty template", edit(`"template": null`, `"template": ""`), "template", ""},
+		{"pause while running", edit(`"pause": null`, `"pause": {"at": "2025-05-01T09:00:00Z", "by": "a", "reason": "b"}`), "pause", invPaused},
+		{"halt of unknown gate", strings.Replace(edit(`"status": "running"`, `"status": "halted"`), `"halt": null`, `"halt": {"at": "2025-05-01T09:00:00Z", "gates": ["moon"], "reason": "", "tick": 0}`, 1), "halt.gates", invHalted},
+		{"epoch spent above spent", edit(`"tick": 0, "spent": {"usd": 0.0`, `"tick": 0, "spent": {"usd": 1.0`), "epoch.spent", invEpochSpent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := codec{path: "/p/.state.loop"}.Decode([]byte(tc.doc))
-			var se *StateError
-			if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.Path != "/p/.state.loop" || se.Key != tc.key || se.invariant != tc.inv {
-				t.Fatalf("Decode(%s) = %v (%+v), want %v at key %q invariant %q", tc.name, err, se, tc.want, tc.key, tc.inv)
-			}
-			if !strings.HasPrefix(err.Error(), "loopstate: /p/.state.loop: ") {
-				t.Fatalf("error %q does not name the path", err)
-			}
+			key, inv, ok := refusal(err)
+			require.True(t, ok, "Decode(%s) = %v, want a *filetxn.FormatError", tc.name, err)
+			require.Equal(t, tc.key, key, "Decode(%s) = %v: Key = %q, want %q", tc.name, err, key, tc.key)
+			require.Equal(t, tc.inv, inv, "Decode(%s) = %v: invariant %q, want %q", tc.name, err, inv, tc.inv)
 		})
 	}
 }
@@ -194,16 +193,16 @@ func TestDecodeRefusesWithTheKeyAtFault(t *testing.T) {
 func TestEncodeRefusesABrokenDoc(t *testing.T) {
 	d, _ := New("x", epoch0, Template{})
 	d.Status = Paused
-	if _, err := (codec{path: "p"}).Encode(d); !errors.Is(err, ErrMalformed) {
-		t.Fatalf("Encode(paused without pause) = %v, want ErrMalformed", err)
-	}
+	_, err := (codec{path: "p"}).Encode(d)
+	key, inv, _ := refusal(err)
+	require.Equal(t, []string{"pause", invPaused}, []string{key, inv}, "Encode(paused without pause) = %v, want a *filetxn.FormatError at pause", err)
 	d.Status = Running
-	if _, err := (codec{name: "y"}).Encode(d); !errors.Is(err, ErrMalformed) {
-		t.Fatalf("Encode(name x into y) = %v, want ErrMalformed", err)
-	}
-	if _, err := (codec{}).Decode(nil); !errors.Is(err, ErrNoLoop) {
-		t.Fatalf("Decode(nil) = %v, want ErrNoLoop", err)
-	}
+	_, err = (codec{name: "y"}).Encode(d)
+	key, inv, _ = refusal(err)
+	require.Equal(t, []string{"name", invName}, []string{key, inv}, "Encode(name x into y) = %v, want a *filetxn.FormatError at name", err)
+	_, err = (codec{name: "x", path: "/p/.state.loop"}).Decode(nil)
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "Decode(nil) = %v, want filetxn.ErrNotFound", err)
+	require.Contains(t, err.Error(), "/p/.state.loop", "Decode(nil) = %v, want it to name the file", err)
 }
 
 // TestFloatsAndStringsRoundTrip: floats are written with the shortest
@@ -272,9 +271,8 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := codec{}.Decode(data)
 		if err != nil {
-			var se *StateError
-			if !errors.As(err, &se) {
-				t.Fatalf("Decode(%q) = %v, not a *StateError", data, err)
+			if _, _, ok := refusal(err); !ok {
+				t.Fatalf("Decode(%q) = %v, not a *filetxn.FormatError", data, err)
 			}
 			return
 		}

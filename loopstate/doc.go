@@ -30,8 +30,10 @@
 //     and succeeds where the lock cannot be taken: it then decides on a
 //     lock-free snapshot.
 //   - Refused, never rewritten: a state file that is not the format gives a
-//     [*StateError] naming the path and the key; an unchanged state is
-//     written back byte for byte, and unknown top-level keys survive.
+//     *filetxn.FormatError naming the key, inside an *fs.PathError naming
+//     the file; an unchanged state is written back byte for byte, and
+//     unknown top-level keys survive. A change the format cannot hold (a
+//     counter past 2^63-1) is refused the same way and writes nothing.
 //   - Crash recovery: a tick whose runner died is counted once, as its log
 //     line says or as abandoned, by the next tick; a live runner's is left
 //     alone. A lock file removed or replaced while held publishes nothing.

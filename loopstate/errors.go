@@ -6,26 +6,34 @@ import (
 )
 
 // Errors returned by this package, matched with errors.Is. An operation
-// refused because of the loop's status is a [*GuardError] and a state this
-// package will not read or write a [*StateError]; each unwraps to one
-// sentinel below. A lock that stays busy past the caller's context is the
-// lock package's *lock.BusyError, naming the lock file and its holder.
+// refused because of the loop's status is a [*GuardError] that unwraps to
+// ErrStatus. The rest of the package's errors are the module's own
+// vocabulary:
+//
+//   - an argument refused before any I/O (a loop name that does not match
+//     ^[a-z0-9][a-z0-9-]{0,62}$, a negative or non-finite threshold, a text
+//     field longer than 4096 bytes, an unknown trigger, a nil harness)
+//     matches filetxn.ErrInvalidArgument, and its message names the
+//     operation, the argument and the value; nothing is read or written,
+//     and no lock is taken;
+//   - a loop that is not there (its directory has no state file, or the
+//     loop was deleted, and perhaps created again, while the caller waited
+//     for its lock) matches filetxn.ErrNotFound, and the message names the
+//     loop and its state file (a loop whose lock file alone is missing gets
+//     it back);
+//   - Create of a name that is taken matches fs.ErrExist;
+//   - a state this package will not read or write is a *filetxn.FormatError
+//     whose Key is the JSON key at fault ("gates.max_ticks"), inside an
+//     *fs.PathError naming the state file: a file that is not UTF-8 JSON,
+//     has a key missing, unknown or repeated, a value of the wrong type, an
+//     unknown schema major or a broken invariant of the format; a Doc that
+//     a change left so; and a change that would take a counter
+//     (tick_count, failures_total, consecutive_failures, resumed_count) or
+//     a sum in spent past the largest value the format holds. Such a file
+//     is never rewritten, and nothing is written for such a change;
+//   - a lock that stays busy past the caller's context is the lock
+//     package's *lock.BusyError, naming the lock file and its holder.
 var (
-	// ErrExists is returned by Root.Create when the name is taken.
-	ErrExists = errors.New("loopstate: exists")
-
-	// ErrInvalid is returned when an argument is invalid: a loop name that
-	// does not match ^[a-z0-9][a-z0-9-]{0,62}$, a negative or non-finite
-	// threshold, a text field longer than 4096 bytes, an unknown trigger, a
-	// nil harness. Nothing is read or written, and no lock is taken.
-	ErrInvalid = errors.New("loopstate: invalid argument")
-
-	// ErrNoLoop is returned when no loop has the name: its directory has no
-	// state file, or the loop was deleted (and perhaps created again) while
-	// the caller waited for its lock. (A loop whose lock file alone is
-	// missing gets it back.)
-	ErrNoLoop = errors.New("loopstate: no such loop")
-
 	// ErrTickInProgress is returned by Tick when it runs inside the harness of
 	// a tick of the same loop (it holds a lock borrowed from the runner):
 	// running it would take the outer tick for an abandoned one. It is
@@ -41,19 +49,6 @@ var (
 	// paused (only approve releases a halt), approve of one that is not
 	// halted, check-gate of one that is paused or halted.
 	ErrStatus = errors.New("loopstate: wrong status")
-
-	// ErrMalformed is returned, as a *StateError, when a state is not one
-	// this package reads or writes: not UTF-8 JSON, a key missing, unknown or
-	// repeated, a value of the wrong type, an unknown schema major, or a
-	// broken invariant of the format. A file is then never rewritten; a Doc
-	// that a change left so is not written.
-	ErrMalformed = errors.New("loopstate: malformed state")
-
-	// ErrOverflow is returned when an operation would take a counter
-	// (tick_count, failures_total, consecutive_failures, resumed_count) or a
-	// sum in spent past the largest value the format holds. Nothing is
-	// written: the state stays as it was, and readable.
-	ErrOverflow = errors.New("loopstate: counter overflow")
 )
 
 // A GuardError reports an operation refused because of the loop's status.
@@ -89,37 +84,13 @@ func (e *GuardError) Error() string {
 // Unwrap returns ErrStatus.
 func (e *GuardError) Unwrap() error { return ErrStatus }
 
-// A StateError reports a state file (or state bytes) that this package refuses
-// to read, or a Doc that it refuses to write: it names the file and the key
-// at fault. It unwraps to ErrMalformed.
-type StateError struct {
-	Path string // the state file; "" for bytes that came from elsewhere
-	Key  string // the JSON key at fault, dotted ("gates.budget.usd"); "" for the whole document
-
-	invariant string // the invariant broken, as the format words it; "" for none
-	detail    string // what was found
+// brokenInvariant is the Err of a *filetxn.FormatError for a document that
+// breaks an invariant of the format.
+type brokenInvariant struct {
+	name   string // the invariant, as the format words it
+	detail string // what was found
 }
 
-// Error returns "loopstate: <path>: invariant <invariant> broken: <detail>"
-// or "loopstate: <path>: <key>: <detail>".
-func (e *StateError) Error() string {
-	s := "loopstate: "
-	if e.Path != "" {
-		s += e.Path + ": "
-	}
-	switch {
-	case e.invariant != "":
-		s += "invariant " + e.invariant + " broken"
-	case e.Key != "":
-		s += e.Key
-	default:
-		s += "malformed state"
-	}
-	if e.detail != "" {
-		s += ": " + e.detail
-	}
-	return s
+func (e *brokenInvariant) Error() string {
+	return "invariant " + e.name + " broken: " + e.detail
 }
-
-// Unwrap returns ErrMalformed.
-func (e *StateError) Unwrap() error { return ErrMalformed }

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
 )
@@ -33,9 +35,9 @@ func ExampleRoot_Create() {
 		return
 	}
 	_, err := root.Create(ctx, "ci-triage-main", ciTriage)
-	fmt.Println(errors.Is(err, loopstate.ErrExists))
+	fmt.Println(errors.Is(err, fs.ErrExist))
 	_, err = root.Create(ctx, "../escape", ciTriage)
-	fmt.Println(errors.Is(err, loopstate.ErrInvalid))
+	fmt.Println(errors.Is(err, filetxn.ErrInvalidArgument))
 
 	loops, _ := root.List(ctx)
 	for _, l := range loops {
@@ -107,14 +109,15 @@ func ExampleLoop_Mutate() {
 		d.Gates.CheckpointEvery = new(int64(0)) // at least 1
 		return nil
 	})
-	fmt.Println(errors.Is(err, loopstate.ErrMalformed))
+	var fe *filetxn.FormatError
+	fmt.Println(errors.As(err, &fe), fe.Key)
 	fmt.Println(l.SetSchedule(ctx, true))
 
 	d, _ := l.View(ctx)
 	fmt.Println(*d.Gates.BudgetTokens, *d.Gates.CheckpointEvery, d.Schedule.Enabled)
 	// Output:
 	// true <nil>
-	// true
+	// true gates.checkpoint_every
 	// <nil>
 	// 1000000 10 true
 }
@@ -213,8 +216,8 @@ func ExampleDoc_MarshalJSON() {
 	var back loopstate.Doc
 	fmt.Println(json.Unmarshal(b, &back), back.Name, back.Status)
 	err := json.Unmarshal([]byte(`{"schema": 1, "name": "x"}`), &back)
-	var se *loopstate.StateError
-	fmt.Println(errors.As(err, &se), se.Key)
+	var fe *filetxn.FormatError
+	fmt.Println(errors.As(err, &fe), fe.Key)
 	// Output:
 	// true
 	// <nil> x running

@@ -2,6 +2,7 @@ package loopstate
 
 import (
 	"context"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/proc"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/internal/wine"
@@ -181,7 +183,7 @@ func TestTickLogsADeadRunnersTickOnce(t *testing.T) {
 // state is still there) gets it back from the next operation: tick, pause
 // and resume work, and View never needed it. A directory with neither state
 // nor lock file is no loop, and no lock file appears in it.
-// Ablation (run): locked without restoreLock gives ErrNoLoop for all three;
+// Ablation (run): locked without restoreLock gives filetxn.ErrNotFound for all three;
 // mutate that never restores (lockMissing ignored) fails Pause with the
 // lock's "no such file" for its lock file.
 func TestRemovedLockFileIsRecreated(t *testing.T) {
@@ -211,18 +213,19 @@ func TestRemovedLockFileIsRecreated(t *testing.T) {
 	require.NoError(t, os.Mkdir(empty, 0o755))
 	el := r.loop("empty")
 	err := el.Pause(ctx0, "ops", "")
-	require.ErrorIs(t, err, ErrNoLoop, "Pause(a directory without state) = %v, want ErrNoLoop", err)
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "Pause(a directory without state) = %v, want filetxn.ErrNotFound", err)
 	_, err = os.Stat(el.lock)
 	require.ErrorIs(t, err, os.ErrNotExist, "a lock file appeared in a directory without state: %v", err)
 }
 
 // TestCountersNeverOverflow: an operation that would take a counter or a
-// sum of spent past what the format holds fails with ErrOverflow, and the
-// state left behind decodes. Each case starts from a state that Decode
-// accepts.
+// sum of spent past what the format holds fails with a
+// *filetxn.FormatError whose Key is the counter, inside an *fs.PathError
+// naming the state file, and the state left behind decodes. Each case
+// starts from a state that Decode accepts.
 // Ablation (run): dropping checkInc from beginTick fails the tick_count case
-// (Encode's Validate now refuses the wrapped current_tick.n with
-// ErrMalformed; before it checked tick_count, the marker with n =
+// (Encode's Validate now refuses the wrapped current_tick.n at the key
+// current_tick; before it checked tick_count, the marker with n =
 // -9223372036854775808 was written); dropping addCost's token check fails
 // the tokens case.
 func TestCountersNeverOverflow(t *testing.T) {
@@ -264,7 +267,15 @@ func TestCountersNeverOverflow(t *testing.T) {
 			require.NoError(t, err, "Mutate(%s at its largest) = %v, want nil", tc.name, err)
 			before := readFile(t, l.state)
 			err = tc.op(l)
-			require.ErrorIs(t, err, ErrOverflow, "the operation on %s at its largest = %v, want ErrOverflow", tc.name, err)
+			key, _, _ := refusal(err)
+			want := tc.name
+			if want == "recovered tick" {
+				want = "failures_total"
+			}
+			require.Equal(t, want, key, "the operation on %s at its largest = %v, want a *filetxn.FormatError at %s", tc.name, err, want)
+			var pe *fs.PathError
+			require.ErrorAs(t, err, &pe, "the operation on %s at its largest = %v, want an *fs.PathError", tc.name, err)
+			require.Equal(t, l.state, pe.Path, "the operation on %s at its largest = %v, want it to name the state file", tc.name, err)
 			after := readFile(t, l.state)
 			if !tc.writes {
 				require.Equal(t, string(before), string(after), "the state changed although the operation failed")
@@ -284,7 +295,8 @@ func TestDecodeRefusesACurrentTickPastTheLargestCount(t *testing.T) {
 	d.TickCount = math.MaxInt64
 	d.CurrentTick = &CurrentTick{N: math.MinInt64, StartedAt: epoch0, PID: 1}
 	err = d.validate()
-	require.ErrorIs(t, err, ErrMalformed, "Validate(tick_count max, current_tick.n min) = %v, want ErrMalformed", err)
+	key, inv, _ := refusal(err)
+	require.Equal(t, []string{"current_tick", invCurrentTick}, []string{key, inv}, "Validate(tick_count max, current_tick.n min) = %v, want a *filetxn.FormatError at current_tick", err)
 }
 
 // TestDeleteWhoseLockFileWasReplacedPublishesNothing: the loop's lock file
@@ -339,5 +351,6 @@ func TestCurrentTickWithoutpidStartStillDecodes(t *testing.T) {
 	require.NoError(t, err, "Decode(a state with pid_start) = %v, want nil", err)
 	require.Equal(t, "linux:boot:7", nd.CurrentTick.pidStart, "pidStart = %q, want the token", nd.CurrentTick.pidStart)
 	_, err = codec{}.Decode([]byte(strings.Replace(withToken, `"linux:boot:7"`, `""`, 1)))
-	require.ErrorIs(t, err, ErrMalformed, "Decode(pid_start \"\") = %v, want ErrMalformed", err)
+	key, _, _ := refusal(err)
+	require.Equal(t, "current_tick.pid_start", key, "Decode(pid_start \"\") = %v, want a *filetxn.FormatError at current_tick.pid_start", err)
 }

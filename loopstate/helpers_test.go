@@ -3,12 +3,12 @@ package loopstate
 import (
 	"context"
 	"errors"
-	"github.com/filetxn/filetxn"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -138,13 +138,13 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &busy), errors.Is(err, lock.ErrWouldBlock):
 		return exitBusy
-	case errors.Is(err, ErrNoLoop):
+	case errors.Is(err, filetxn.ErrNotFound):
 		return exitNoLoop
 	case errors.As(err, &guard) && guard.op == "check-gate" && guard.Status == Halted:
 		return exitHalted
 	case errors.As(err, &guard) && guard.op == "check-gate" && guard.Status == Paused:
 		return exitPaused
-	case errors.Is(err, ErrInvalid):
+	case errors.Is(err, filetxn.ErrInvalidArgument):
 		return exitUsage
 	}
 	return exitRefused
@@ -181,7 +181,7 @@ func (t Template) apply(d *Doc) error {
 // New returns the initial state that Create writes for name, created at
 // now from t, without any I/O, and checks it as Create does.
 func New(name string, now time.Time, t Template) (*Doc, error) {
-	if err := checkName(name); err != nil {
+	if err := checkName("New", name); err != nil {
 		return nil, err
 	}
 	d := newDoc(name, now)
@@ -189,8 +189,28 @@ func New(name string, now time.Time, t Template) (*Doc, error) {
 	if err := t.Gates.validate(); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(checkOptString("template", d.Template), checkOptString("schedule every", d.Schedule.Every)); err != nil {
+	if err := errors.Join(checkText("New", "template", d.Template), checkText("New", "schedule every", d.Schedule.Every)); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// refusal returns the Key of the *filetxn.FormatError in err, the invariant
+// it says is broken ("" for none), and whether err has one.
+func refusal(err error) (key, inv string, ok bool) {
+	var fe *filetxn.FormatError
+	if !errors.As(err, &fe) {
+		return "", "", false
+	}
+	var bi *brokenInvariant
+	if errors.As(fe.Err, &bi) {
+		inv = bi.name
+	}
+	return fe.Key, inv, true
+}
+
+// keyIs reports whether err has a *filetxn.FormatError whose Key is key.
+func keyIs(err error, key string) bool {
+	k, _, ok := refusal(err)
+	return ok && k == key
 }

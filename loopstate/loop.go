@@ -25,7 +25,8 @@ import (
 // Every method that changes the state takes the loop's lock (waiting as long
 // as ctx allows), reads the state, checks its guard on what it read, writes
 // the state atomically if it changed, and releases the lock. A loop deleted
-// meanwhile (and perhaps created again) gives an error matching ErrNoLoop.
+// meanwhile (and perhaps created again) gives an error matching
+// filetxn.ErrNotFound.
 // A wait ended by ctx returns a *lock.BusyError naming the lock file and
 // its holder; a ctx that is already done tries the lock once. A method that
 // would change the state, called from inside a Mutate callback on the same
@@ -63,7 +64,7 @@ func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
 	if noWait {
 		opts = append(opts, filetxn.WithNoWait())
 	}
-	s, err := filetxn.NewStore[*Doc](l.state, codec{path: l.state, name: l.name}, opts...)
+	s, err := filetxn.NewStore[*Doc](l.state, l.codec(), opts...)
 	if err != nil { // the loop's own paths and options: never invalid
 		panic("loopstate: " + err.Error())
 	}
@@ -77,8 +78,8 @@ func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
 // (the loop's directory); a change of the state alone is mutate's, the
 // engine's Mutate. A loop deleted before the lock is taken has no
 // lock file, and the lock is not taken (lock.WithoutCreate): a late caller
-// gets ErrNoLoop and never brings the deleted loop's directory back. One
-// deleted while the caller waits gives ErrNoLoop.
+// gets filetxn.ErrNotFound and never brings the deleted loop's directory
+// back. One deleted while the caller waits gives filetxn.ErrNotFound.
 //
 // A loop whose lock file alone is missing (someone removed it; the state is
 // still there) gets it back: locked creates it, only if the state file is
@@ -112,7 +113,7 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 					return err
 				}
 				if data == nil {
-					return fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+					return l.missing()
 				}
 				stale = true
 				return fmt.Errorf("%w: %s", lock.ErrLockLost, l.lock)
@@ -131,7 +132,7 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 				return rerr
 			}
 			if !restored {
-				return fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+				return l.missing()
 			}
 			continue
 		}
@@ -175,17 +176,49 @@ func (l *Loop) restoreLock(ctx context.Context) (bool, error) {
 	return true, f.Close()
 }
 
-// read reads and decodes the state under the lock.
+// read reads and decodes the state under the lock. A state it refuses gives
+// the *filetxn.FormatError inside an *fs.PathError naming the state file,
+// as the engine reports it.
 func (l *Loop) read(tx *filetxn.Tx) (*Doc, []byte, error) {
 	data, err := tx.Read(l.state)
 	if err != nil {
 		return nil, nil, err
 	}
 	if data == nil {
-		return nil, nil, fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+		return nil, nil, l.missing()
 	}
-	d, err := codec{path: l.state, name: l.name}.Decode(data)
-	return d, data, err
+	d, err := l.codec().Decode(data)
+	if err != nil {
+		return nil, nil, &fs.PathError{Op: "Decode", Path: l.state, Err: err}
+	}
+	return d, data, nil
+}
+
+// codec returns the codec of the loop's state file.
+func (l *Loop) codec() codec { return codec{path: l.state, name: l.name} }
+
+// missing returns the error of a loop whose state file is not there.
+func (l *Loop) missing() error { return notFound(l.name, l.state+" does not exist") }
+
+// notFound returns the error, matching filetxn.ErrNotFound, of the loop
+// name that is not there; what says how.
+func notFound(name, what string) error {
+	return fmt.Errorf("loopstate: no loop %s: %s: %w", name, what, filetxn.ErrNotFound)
+}
+
+// pathError wraps in an *fs.PathError naming the state file, with op, a
+// *filetxn.FormatError that a transition returned (a change the format
+// cannot hold), as the engine wraps its codec's; it returns any other error
+// as it is.
+func (l *Loop) pathError(op string, err error) error {
+	var (
+		fe *filetxn.FormatError
+		pe *fs.PathError
+	)
+	if errors.As(err, &fe) && !errors.As(err, &pe) {
+		return &fs.PathError{Op: op, Path: l.state, Err: err}
+	}
+	return err
 }
 
 // tombstone renames the loop's directory to a hidden name (never a valid
@@ -202,7 +235,8 @@ func (l *Loop) tombstone() (string, error) {
 // calls fn once, and if the state changed sets updated_at and replaces the
 // file atomically. If fn returns an error nothing is written and the error
 // is returned unchanged; a state that breaks an invariant after fn is not
-// written either (a *StateError). A panic in fn releases the lock and
+// written either (a *filetxn.FormatError, inside an *fs.PathError naming
+// the state file). A panic in fn releases the lock and
 // propagates. Commit reports what was written, as filetxn's does.
 //
 // N changes in one fn cost one lock, one read and one write.
@@ -257,12 +291,12 @@ func (l *Loop) mutate(ctx context.Context, op string, probe bool, fn func(d *Doc
 		case err != nil:
 			return c, err
 		case !ok:
-			return c, fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+			return c, l.missing()
 		}
 	}
 }
 
-// sameDir returns an error matching ErrNoLoop when the loop's directory is
+// sameDir returns an error matching filetxn.ErrNotFound when the loop's directory is
 // gone or is another one than dir0 (nil: nothing to compare).
 func (l *Loop) sameDir(dir0 os.FileInfo) error {
 	if dir0 == nil {
@@ -270,7 +304,7 @@ func (l *Loop) sameDir(dir0 os.FileInfo) error {
 	}
 	fi, err := os.Stat(l.dir)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && !os.SameFile(dir0, fi) {
-		return fmt.Errorf("%w: %s was deleted while waiting for its lock", ErrNoLoop, l.name)
+		return notFound(l.name, l.dir+" was deleted while waiting for its lock")
 	}
 	return err
 }
@@ -282,11 +316,12 @@ func (l *Loop) lockMissing(err error) bool {
 	return errors.As(err, &pe) && pe.Op == "Acquire" && pe.Path == l.lock && errors.Is(pe.Err, fs.ErrNotExist)
 }
 
-// codecError returns the *StateError, or the error wrapping ErrNoLoop, that
-// the engine reports inside an *fs.PathError of its Decode or Encode step,
-// since that error names the file itself.
+// codecError returns the error the engine reports: the *fs.PathError of its
+// Decode or Encode step, naming the state file around the codec's
+// *filetxn.FormatError, as it is, and the error of a missing state, which
+// names the loop and the file itself, without it.
 func codecError(err error) error {
-	if pe, ok := err.(*fs.PathError); ok && (pe.Op == "Decode" || pe.Op == "Encode") {
+	if pe, ok := err.(*fs.PathError); ok && pe.Op == "Decode" && errors.Is(pe.Err, filetxn.ErrNotFound) {
 		return pe.Err
 	}
 	return err
@@ -294,8 +329,9 @@ func codecError(err error) error {
 
 // View reads the state without the lock. It sees one whole version (the
 // file is only ever replaced by rename), which may be replaced right after:
-// decide under Mutate. A refused state gives its *StateError; a missing one
-// an error wrapping ErrNoLoop. It does not block.
+// decide under Mutate. A refused state gives its *filetxn.FormatError inside
+// an *fs.PathError naming the state file; a missing one an error matching
+// filetxn.ErrNotFound. It does not block.
 func (l *Loop) View(ctx context.Context) (*Doc, error) {
 	d, err := l.engine("view", false).View(ctx)
 	return d, codecError(err)
@@ -305,9 +341,10 @@ func (l *Loop) View(ctx context.Context) (*Doc, error) {
 // paused, with pause.at, pause.by and pause.reason; the schedule is left
 // alone, and scheduled ticks skip until Resume. A loop that is not running
 // is refused with a *GuardError (a pause must not hide a halt). by and
-// reason are at most 4096 bytes each (else ErrInvalid, before any I/O).
+// reason are at most 4096 bytes each (else an error matching
+// filetxn.ErrInvalidArgument, before any I/O).
 func (l *Loop) Pause(ctx context.Context, by, reason string) error {
-	if err := errors.Join(checkText("by", by), checkText("reason", reason)); err != nil {
+	if err := errors.Join(checkText("Pause", "by", by), checkText("Pause", "reason", reason)); err != nil {
 		return err
 	}
 	_, err := l.mutate(ctx, "pause", true, func(d *Doc, now time.Time) error { return d.pause(now, by, reason) })
@@ -327,13 +364,15 @@ func (l *Loop) Resume(ctx context.Context) error {
 // tick, and a new gate window opens at the current tick_count and spent, so
 // that the gate that halted the loop is not still over its threshold. A loop
 // that is not halted is refused with a *GuardError. by and note are at most
-// 4096 bytes each (else ErrInvalid, before any I/O).
+// 4096 bytes each (else an error matching filetxn.ErrInvalidArgument, before
+// any I/O). A resumed_count at the largest value the format holds is
+// refused with a *filetxn.FormatError naming it, and nothing is written.
 func (l *Loop) Approve(ctx context.Context, by, note string) error {
-	if err := errors.Join(checkText("by", by), checkText("note", note)); err != nil {
+	if err := errors.Join(checkText("Approve", "by", by), checkText("Approve", "note", note)); err != nil {
 		return err
 	}
 	_, err := l.mutate(ctx, "approve", true, func(d *Doc, now time.Time) error { return d.approve(now, by, note) })
-	return err
+	return l.pathError("Encode", err)
 }
 
 // CheckGate is check-gate: may the loop's work go on? It returns nil when
@@ -382,12 +421,12 @@ func (l *Loop) SetSchedule(ctx context.Context, enabled bool) error {
 // Delete deletes the loop: under its lock, the loop's directory is renamed
 // to a hidden tombstone, then removed after the lock is released. A process
 // that was waiting for the lock finds, once it gets it, that its lock file
-// is no longer the loop's and gets ErrNoLoop; the lock file itself is never
+// is no longer the loop's and gets filetxn.ErrNotFound; the lock file itself is never
 // deleted while anyone can still find it by the loop's path. An error from
 // removing the tombstone is returned, but the loop is deleted by then. A
 // directory that holds a lock file but no state (not a loop: the other
-// methods give ErrNoLoop) is removed the same way, and Delete returns an
-// error wrapping ErrNoLoop.
+// methods give filetxn.ErrNotFound) is removed the same way, and Delete
+// returns an error matching filetxn.ErrNotFound.
 func (l *Loop) Delete(ctx context.Context) error {
 	var tomb string
 	var missing error
@@ -397,7 +436,7 @@ func (l *Loop) Delete(ctx context.Context) error {
 			return err
 		}
 		if data == nil {
-			missing = fmt.Errorf("%w: %s", ErrNoLoop, l.name)
+			missing = l.missing()
 		}
 		// The rename is this package's one write under the lock that is not
 		// the engine's: check, as the engine does before it publishes, that

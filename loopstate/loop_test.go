@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/filetxn/filetxn"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 )
@@ -60,8 +61,8 @@ func TestNamesAreValidatedBeforeAnyIO(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(cerr, ErrInvalid) || !errors.Is(oerr, ErrInvalid) {
-				t.Fatalf("Create, Open(%q) = %v, %v, want ErrInvalid", tc.name, cerr, oerr)
+			if !errors.Is(cerr, filetxn.ErrInvalidArgument) || !errors.Is(oerr, filetxn.ErrInvalidArgument) {
+				t.Fatalf("Create, Open(%q) = %v, %v, want filetxn.ErrInvalidArgument", tc.name, cerr, oerr)
 			}
 			if _, err := os.Stat(filepath.Join(r.dir, loopsDir)); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("an invalid name created %s: %v", loopsDir, err)
@@ -85,8 +86,8 @@ func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
 		t.Fatalf("initial state = %+v", d)
 	}
 	before := readFile(t, l.state)
-	if _, err := r.Create(ctx0, "ci", Template{Name: "other"}.apply); !errors.Is(err, ErrExists) || exitCode(err) != exitRefused {
-		t.Fatalf("second Create(ci) = %v, want ErrExists (exit 1)", err)
+	if _, err := r.Create(ctx0, "ci", Template{Name: "other"}.apply); !errors.Is(err, fs.ErrExist) || exitCode(err) != exitRefused {
+		t.Fatalf("second Create(ci) = %v, want fs.ErrExist (exit 1)", err)
 	}
 	if after := readFile(t, l.state); !bytes.Equal(before, after) {
 		t.Fatalf("a refused Create changed the state:\n%s", after)
@@ -101,11 +102,11 @@ func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
 			t.Fatalf("a staging directory was left behind: %s", e.Name())
 		}
 	}
-	if _, err := r.Open(ctx0, "missing"); !errors.Is(err, ErrNoLoop) || exitCode(err) != exitNoLoop {
-		t.Fatalf("Open(missing) = %v, want ErrNoLoop (exit 3)", err)
+	if _, err := r.Open(ctx0, "missing"); !errors.Is(err, filetxn.ErrNotFound) || exitCode(err) != exitNoLoop {
+		t.Fatalf("Open(missing) = %v, want filetxn.ErrNotFound (exit 3)", err)
 	}
-	if _, err := r.Create(ctx0, "bad", Template{Gates: Gates{CheckpointEvery: i64(0)}}.apply); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("Create with checkpoint_every 0 = %v, want ErrInvalid", err)
+	if _, err := r.Create(ctx0, "bad", Template{Gates: Gates{CheckpointEvery: i64(0)}}.apply); !errors.Is(err, filetxn.ErrInvalidArgument) {
+		t.Fatalf("Create with checkpoint_every 0 = %v, want filetxn.ErrInvalidArgument", err)
 	}
 }
 
@@ -134,10 +135,9 @@ func TestListReadsSnapshotsAndReportsRefusedStates(t *testing.T) {
 	require.NoError(t, err, "List()[0].View() = %v, want the state", err)
 	require.Equal(t, Running, d.Status, "List()[0].View().Status = %s, want running", d.Status)
 	_, err = got[2].View(ctx0)
-	var se *StateError
-	require.ErrorAs(t, err, &se, "View() of a schema-2 state = %v, want a *StateError", err)
-	require.ErrorIs(t, err, ErrMalformed, "View() of a schema-2 state = %v, want ErrMalformed", err)
-	require.Equal(t, "schema", se.Key, "View() of a schema-2 state: Key = %q, want schema", se.Key)
+	key, _, ok := refusal(err)
+	require.True(t, ok, "View() of a schema-2 state = %v, want a *filetxn.FormatError", err)
+	require.Equal(t, "schema", key, "View() of a schema-2 state = %v: Key = %q, want schema", err, key)
 }
 
 // TestOperatorCommandsGuards: every command in every status, checked on the
@@ -368,7 +368,8 @@ func TestPanickingHarnessIsAbandoned(t *testing.T) {
 
 // TestRefusedStateIsNeverRewritten: a state file that breaks an invariant,
 // has an unknown schema major, or is not JSON is refused by every
-// operation with a *StateError naming the path and the invariant, and its
+// operation with a *filetxn.FormatError naming the key and the invariant,
+// inside an *fs.PathError naming the state file, and its
 // bytes are never touched, not even by a tick.
 func TestRefusedStateIsNeverRewritten(t *testing.T) {
 	canon := func(edit func(*Doc)) string {
@@ -379,18 +380,18 @@ func TestRefusedStateIsNeverRewritten(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		state string
-		want  error
+		key   string
 		inv   string
 	}{
-		{"paused without pause", canon(func(d *Doc) { d.Status = Paused }), ErrMalformed, invPaused},
-		{"pause while running", canon(func(d *Doc) { d.Paused = &Pause{At: epoch0} }), ErrMalformed, invPaused},
-		{"halted without halt", canon(func(d *Doc) { d.Status = Halted }), ErrMalformed, invHalted},
-		{"epoch ahead", canon(func(d *Doc) { d.Epoch.Tick = 1 }), ErrMalformed, invEpochTick},
-		{"stale current tick", canon(func(d *Doc) { d.CurrentTick = &CurrentTick{N: 5, StartedAt: epoch0, PID: 1} }), ErrMalformed, invCurrentTick},
-		{"other name", canon(func(d *Doc) { d.Name = "y" }), ErrMalformed, invName},
-		{"schema 2", `{"schema": 2, "whatever": true}`, ErrMalformed, ""},
-		{"not json", `{"schema": 1,`, ErrMalformed, ""},
-		{"misspelt gate", strings.Replace(canon(func(*Doc) {}), `"max_ticks"`, `"max_tick"`, 1), ErrMalformed, ""},
+		{"paused without pause", canon(func(d *Doc) { d.Status = Paused }), "pause", invPaused},
+		{"pause while running", canon(func(d *Doc) { d.Paused = &Pause{At: epoch0} }), "pause", invPaused},
+		{"halted without halt", canon(func(d *Doc) { d.Status = Halted }), "halt", invHalted},
+		{"epoch ahead", canon(func(d *Doc) { d.Epoch.Tick = 1 }), "epoch.tick", invEpochTick},
+		{"stale current tick", canon(func(d *Doc) { d.CurrentTick = &CurrentTick{N: 5, StartedAt: epoch0, PID: 1} }), "current_tick", invCurrentTick},
+		{"other name", canon(func(d *Doc) { d.Name = "y" }), "name", invName},
+		{"schema 2", `{"schema": 2, "whatever": true}`, "schema", ""},
+		{"not json", `{"schema": 1,`, "", ""},
+		{"misspelt gate", strings.Replace(canon(func(*Doc) {}), `"max_ticks"`, `"max_tick"`, 1), "gates.max_tick", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := newTestRoot(t)
@@ -407,9 +408,10 @@ func TestRefusedStateIsNeverRewritten(t *testing.T) {
 			}
 			for name, op := range ops {
 				err := op()
-				var se *StateError
-				if !errors.Is(err, tc.want) || !errors.As(err, &se) || se.Path != l.state || se.invariant != tc.inv {
-					t.Fatalf("%s on %s = %v, want a *StateError %v for %s, invariant %q", name, tc.name, err, tc.want, l.state, tc.inv)
+				key, inv, ok := refusal(err)
+				var pe *fs.PathError
+				if !ok || key != tc.key || inv != tc.inv || !errors.As(err, &pe) || pe.Path != l.state {
+					t.Fatalf("%s on %s = %v, want a *filetxn.FormatError at %q, invariant %q, in an *fs.PathError for %s", name, tc.name, err, tc.key, tc.inv, l.state)
 				}
 				if !strings.Contains(err.Error(), l.state) {
 					t.Fatalf("%s error %q does not name the path", name, err)
@@ -452,8 +454,8 @@ func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 	}
 	before := readFile(t, l.state)
 	_, err := l.Mutate(ctx0, func(d *Doc) error { d.Status = Halted; return nil })
-	if !errors.Is(err, ErrMalformed) || !bytes.Equal(before, readFile(t, l.state)) {
-		t.Fatalf("Mutate breaking an invariant = %v, want ErrMalformed and nothing written", err)
+	if key, _, _ := refusal(err); key != "halt" || !bytes.Equal(before, readFile(t, l.state)) {
+		t.Fatalf("Mutate breaking an invariant = %v, want a *filetxn.FormatError at halt and nothing written", err)
 	}
 	sentinel := errors.New("mine")
 	if _, err := l.Mutate(ctx0, func(d *Doc) error { d.Template = "t3"; return sentinel }); err != sentinel {
@@ -465,11 +467,11 @@ func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 }
 
 // TestDeleteMakesWaitersFail: a Pause waiting for the lock while the loop
-// is deleted and a new loop of the same name is created gets ErrNoLoop
+// is deleted and a new loop of the same name is created gets filetxn.ErrNotFound
 // once it has the lock: the loop it asked for is gone, and the new one is
-// left alone. Afterwards the name is free and operations give ErrNoLoop.
+// left alone. Afterwards the name is free and operations give filetxn.ErrNotFound.
 // Ablation (run): mutate's step without its directory check (sameDir) makes
-// the waiter pause the new loop: nil instead of ErrNoLoop. On Windows (run
+// the waiter pause the new loop: nil instead of filetxn.ErrNotFound. On Windows (run
 // under Wine), statDir without its os.SameFile, which reads the directory's
 // id by path only at the comparison, takes the new loop for the old: the
 // waiter gets nil.
@@ -493,8 +495,8 @@ func TestDeleteMakesWaitersFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := <-res; !errors.Is(err, ErrNoLoop) || exitCode(err) != exitNoLoop {
-		t.Fatalf("Pause that waited across a delete = %v, want ErrNoLoop (exit 3)", err)
+	if err := <-res; !errors.Is(err, filetxn.ErrNotFound) || exitCode(err) != exitNoLoop {
+		t.Fatalf("Pause that waited across a delete = %v, want filetxn.ErrNotFound (exit 3)", err)
 	}
 	l2 := mustOpen(t, r, "x")
 	if d := mustView(t, l2); d.Template != "second" || d.Status != Running {
@@ -507,17 +509,17 @@ func TestDeleteMakesWaitersFail(t *testing.T) {
 	if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), ".x.deleted-") {
 		t.Fatalf("after Delete the loops directory holds %v, want only the first test's tombstone", ents)
 	}
-	if _, err := r.Open(ctx0, "x"); !errors.Is(err, ErrNoLoop) {
+	if _, err := r.Open(ctx0, "x"); !errors.Is(err, filetxn.ErrNotFound) {
 		t.Fatalf("Open after Delete = %v", err)
 	}
-	if err := l2.Delete(ctx0); !errors.Is(err, ErrNoLoop) {
-		t.Fatalf("second Delete = %v, want ErrNoLoop", err)
+	if err := l2.Delete(ctx0); !errors.Is(err, filetxn.ErrNotFound) {
+		t.Fatalf("second Delete = %v, want filetxn.ErrNotFound", err)
 	}
 	mustCreate(t, r, "x", Template{})
 }
 
 // TestLateCallersDoNotRecreateADeletedLoop: every method of a Loop opened
-// before its loop was deleted returns ErrNoLoop (exit 3) and leaves the
+// before its loop was deleted returns filetxn.ErrNotFound (exit 3) and leaves the
 // loops directory empty: no lock file, no loop directory comes back, and
 // the name can be created again.
 // Ablation (run): without lock.WithoutCreate in Loop.engine the first
@@ -545,8 +547,8 @@ func TestLateCallersDoNotRecreateADeletedLoop(t *testing.T) {
 	loops := filepath.Join(r.dir, loopsDir)
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
-			if err := c.call(); !errors.Is(err, ErrNoLoop) || exitCode(err) != exitNoLoop {
-				t.Errorf("%s on a deleted loop = %v, want ErrNoLoop (exit 3)", c.name, err)
+			if err := c.call(); !errors.Is(err, filetxn.ErrNotFound) || exitCode(err) != exitNoLoop {
+				t.Errorf("%s on a deleted loop = %v, want filetxn.ErrNotFound (exit 3)", c.name, err)
 			}
 			if ents, _ := os.ReadDir(loops); len(ents) != 0 {
 				t.Fatalf("after %s on a deleted loop the loops directory holds %v, want nothing", c.name, ents)

@@ -478,7 +478,10 @@ func typed(err error) bool {
 	if errors.As(err, &ge) {
 		return true
 	}
-	for _, s := range []error{ErrStatus, ErrStatus, ErrStatus, ErrTickInProgress, ErrInvalid, ErrStatus, ErrStatus, ErrOverflow} {
+	if _, _, overflow := refusal(err); overflow {
+		return true // a counter the format cannot hold
+	}
+	for _, s := range []error{ErrStatus, ErrTickInProgress, filetxn.ErrInvalidArgument} {
 		if errors.Is(err, s) {
 			return true
 		}

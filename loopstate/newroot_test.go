@@ -8,7 +8,7 @@ import (
 )
 
 // TestNewRootRefusesWhatItCannotHonour: an empty directory and an invalid
-// engine option (an empty lock path) are refused with ErrInvalid, before any
+// engine option (an empty lock path) are refused with filetxn.ErrInvalidArgument, before any
 // I/O, as filetxn.NewStore, ledger.Open and board.Open refuse theirs.
 // Ablation: dropping either check returns a Root that fails later (Create in
 // the working directory's "loops", or every transaction of its loops).
@@ -18,8 +18,8 @@ func TestNewRootRefusesWhatItCannotHonour(t *testing.T) {
 		if name != "empty directory" {
 			dir = t.TempDir()
 		}
-		if r, err := NewRoot(dir, opts...); !errors.Is(err, ErrInvalid) || r != nil {
-			t.Errorf("NewRoot(%s) = %v, %v, want nil and ErrInvalid", name, r, err)
+		if r, err := NewRoot(dir, opts...); !errors.Is(err, filetxn.ErrInvalidArgument) || r != nil {
+			t.Errorf("NewRoot(%s) = %v, %v, want nil and filetxn.ErrInvalidArgument", name, r, err)
 		}
 	}
 	if _, err := NewRoot(t.TempDir()); err != nil {

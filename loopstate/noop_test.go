@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 )
@@ -82,7 +83,7 @@ func TestNoOpInsideMutateAnswersAndAChangeIsReentrant(t *testing.T) {
 
 // TestCreateRunsFnOnTheInitialState: Create's fn sets what the loop starts
 // with; an error from fn is returned unchanged, and a state that fn leaves
-// invalid is refused with ErrInvalid; neither creates anything.
+// invalid is refused with filetxn.ErrInvalidArgument; neither creates anything.
 func TestCreateRunsFnOnTheInitialState(t *testing.T) {
 	r, c := newTestRoot(t)
 	l, err := r.Create(ctx0, "ci", func(d *Doc) error {
@@ -104,9 +105,9 @@ func TestCreateRunsFnOnTheInitialState(t *testing.T) {
 		want error
 	}{
 		{"fn fails", func(*Doc) error { return mine }, mine},
-		{"a negative gate", func(d *Doc) error { d.Gates.MaxTicks = i64(-1); return nil }, ErrInvalid},
-		{"paused without a pause", func(d *Doc) error { d.Status = Paused; return nil }, ErrInvalid},
-		{"another name", func(d *Doc) error { d.Name = "other"; return nil }, ErrInvalid},
+		{"a negative gate", func(d *Doc) error { d.Gates.MaxTicks = i64(-1); return nil }, filetxn.ErrInvalidArgument},
+		{"paused without a pause", func(d *Doc) error { d.Status = Paused; return nil }, filetxn.ErrInvalidArgument},
+		{"another name", func(d *Doc) error { d.Name = "other"; return nil }, filetxn.ErrInvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := r.Create(ctx0, "refused", tc.fn)
@@ -138,10 +139,11 @@ func TestDocJSONIsTheFile(t *testing.T) {
 
 	keep := back.canonical()
 	err = json.Unmarshal([]byte(`{"schema": 1, "name": "x", "surprise": 1}`), &back)
-	var se *StateError
-	require.ErrorAs(t, err, &se, "json.Unmarshal(a partial state) = %v, want a *StateError", err)
+	_, _, ok := refusal(err)
+	require.True(t, ok, "json.Unmarshal(a partial state) = %v, want a *filetxn.FormatError", err)
 	require.Equal(t, keep, back.canonical(), "a refused UnmarshalJSON changed the Doc")
 	back.Status = Halted // no halt record
 	_, err = back.MarshalJSON()
-	require.ErrorIs(t, err, ErrMalformed, "MarshalJSON() of a Doc that breaks an invariant = %v, want ErrMalformed", err)
+	key, inv, _ := refusal(err)
+	require.Equal(t, []string{"halt", invHalted}, []string{key, inv}, "MarshalJSON() of a Doc that breaks an invariant = %v, want a *filetxn.FormatError at halt", err)
 }

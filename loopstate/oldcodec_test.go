@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -34,7 +33,7 @@ type oldKv struct {
 }
 
 func oldMalformed(key, format string, args ...any) error {
-	return &StateError{Key: key, detail: fmt.Sprintf(format, args...)}
+	return malformed(key, format, args...)
 }
 
 func oldJoin(path, key string) string {
@@ -355,7 +354,7 @@ func oldDecode(data []byte) (*Doc, error) {
 		return nil, oldMalformed("schema", "want an integer, got %.40s", sv)
 	}
 	if schema != schemaVersion {
-		return nil, &StateError{Key: "schema", detail: fmt.Sprintf("major %d, this oldReader knows %d", schema, schemaVersion)}
+		return nil, malformed("schema", "major %d, this oldReader knows %d", schema, schemaVersion)
 	}
 	d := &Doc{schema: schema}
 	r := oldReader{o: o}
@@ -581,7 +580,7 @@ func (r *oldReader) gates(o *oldObj) Gates {
 	r.take(gr.done())
 	if r.err == nil {
 		if err := g.validate(); err != nil {
-			r.take(&StateError{Key: "gates", detail: err.Error()})
+			r.take(err)
 		}
 	}
 	return g

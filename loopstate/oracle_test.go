@@ -3,7 +3,6 @@ package loopstate
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -23,15 +22,13 @@ func oldCodecDecode(data []byte) (*Doc, error) {
 	return d, err
 }
 
-// sentinel is the sentinel of a refusal: ErrMalformed, ErrMalformed or
-// ErrMalformed.
-func sentinel(err error) error {
-	for _, s := range []error{ErrMalformed, ErrMalformed, ErrMalformed} {
-		if errors.Is(err, s) {
-			return s
-		}
+// sentinel is the kind of a refusal: "format" for a *filetxn.FormatError,
+// else the error's text.
+func sentinel(err error) string {
+	if _, _, ok := refusal(err); ok {
+		return "format"
 	}
-	return err
+	return err.Error()
 }
 
 // plain is d without the bytes it was decoded from, for comparing what two

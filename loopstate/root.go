@@ -41,13 +41,13 @@ type Root struct {
 // holder record) and filetxn.WithNoWait. A loop's lock is always its own
 // lock file, so a filetxn.WithStateRoot or filetxn.WithLockPath is
 // overridden. NewRoot refuses an empty dir, and options that filetxn.NewStore
-// refuses, with an error matching ErrInvalid.
+// refuses, with an error matching filetxn.ErrInvalidArgument.
 func NewRoot(dir string, opts ...filetxn.Option) (*Root, error) {
 	if dir == "" {
-		return nil, fmt.Errorf("loopstate: NewRoot: empty directory: %w", ErrInvalid)
+		return nil, fmt.Errorf("loopstate: NewRoot: empty directory: %w", filetxn.ErrInvalidArgument)
 	}
 	if _, err := filetxn.NewStore[*Doc](filepath.Join(dir, stateFile), codec{}, opts...); err != nil {
-		return nil, fmt.Errorf("loopstate: NewRoot %s: %w: %w", dir, ErrInvalid, err)
+		return nil, fmt.Errorf("loopstate: NewRoot %s: %w", dir, err) // err matches filetxn.ErrInvalidArgument
 	}
 	return &Root{dir: dir, opts: opts, now: time.Now}, nil
 }
@@ -69,15 +69,16 @@ func (r *Root) loop(name string) *Loop {
 // name is claimed atomically: the loop's directory is filled under a
 // hidden temporary name (state, empty lock file, empty tick log) and
 // renamed to <name> only if that name is free, so of two concurrent creates
-// exactly one succeeds, the other gets an error wrapping ErrExists, and
+// exactly one succeeds, the other gets an error matching fs.ErrExist, and
 // nobody ever sees a loop without its state. No lock is taken: there is
 // nothing to lock yet.
 //
 // An invalid name, an error from fn (returned unchanged) and a state that fn
-// leaves invalid (an error matching ErrInvalid) create nothing, before any
+// leaves invalid (an error matching filetxn.ErrInvalidArgument, which names
+// the key at fault) create nothing, before any
 // I/O. Create does not block; ctx is checked once.
 func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*Loop, error) {
-	if err := checkName(name); err != nil {
+	if err := checkName("Create", name); err != nil {
 		return nil, err
 	}
 	d := newDoc(name, r.now())
@@ -86,32 +87,37 @@ func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*L
 			return nil, err
 		}
 	}
-	if err := d.Gates.validate(); err != nil {
-		return nil, err
+	invalid := func(err error) error {
+		return fmt.Errorf("loopstate: Create %s: %v: %w", name, err, filetxn.ErrInvalidArgument)
 	}
-	if err := errors.Join(checkOptString("template", d.Template), checkOptString("schedule every", d.Schedule.Every)); err != nil {
+	if err := d.Gates.validate(); err != nil {
+		return nil, invalid(err)
+	}
+	if err := errors.Join(checkText("Create", "template", d.Template), checkText("Create", "schedule every", d.Schedule.Every)); err != nil {
 		return nil, err
 	}
 	if p := d.Paused; p != nil {
-		if err := errors.Join(checkText("pause by", p.By), checkText("pause reason", p.Reason)); err != nil {
+		if err := errors.Join(checkText("Create", "pause by", p.By), checkText("Create", "pause reason", p.Reason)); err != nil {
 			return nil, err
 		}
 	}
 	if err := d.validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, invalid(err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	l := r.loop(name)
-	data, err := codec{path: l.state, name: name}.Encode(d)
+	data, err := l.codec().Encode(d)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, invalid(err)
 	}
 	if err := os.MkdirAll(filepath.Join(r.dir, loopsDir), 0o755); err != nil {
 		return nil, err
 	}
-	exists := func() (*Loop, error) { return nil, fmt.Errorf("%w: loop %s (%s)", ErrExists, name, l.dir) }
+	exists := func() (*Loop, error) {
+		return nil, fmt.Errorf("loopstate: Create: loop %s exists (%s): %w", name, l.dir, fs.ErrExist)
+	}
 	pd, err := atomicdir.Create(l.dir, 0o755, true)
 	if errors.Is(err, fs.ErrExist) {
 		return exists()
@@ -141,11 +147,12 @@ func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*L
 }
 
 // Open returns the loop name after checking, without a lock, that it
-// exists. An invalid name is refused with ErrInvalid before any I/O; a
-// missing loop gives an error wrapping ErrNoLoop. A loop whose state file is
-// refused still opens: every operation on it then reports the *StateError.
+// exists. An invalid name is refused with an error matching
+// filetxn.ErrInvalidArgument before any I/O; a missing loop gives an error
+// matching filetxn.ErrNotFound. A loop whose state file is refused still
+// opens: every operation on it then reports the *filetxn.FormatError.
 func (r *Root) Open(ctx context.Context, name string) (*Loop, error) {
-	if err := checkName(name); err != nil {
+	if err := checkName("Open", name); err != nil {
 		return nil, err
 	}
 	l := r.loop(name)
@@ -154,14 +161,14 @@ func (r *Root) Open(ctx context.Context, name string) (*Loop, error) {
 		return nil, err
 	}
 	if data == nil {
-		return nil, fmt.Errorf("%w: %s", ErrNoLoop, name)
+		return nil, l.missing()
 	}
 	return l, nil
 }
 
 // List returns every loop under the root, sorted by name: each directory
 // of a valid loop name that holds a state file. It reads no state: a
-// Loop's View does, without the lock, and gives the *StateError of a state
+// Loop's View does, without the lock, and gives the *filetxn.FormatError of a state
 // that is refused. A root without loops gives an empty list. List does not
 // block; since it never waits, a done ctx does not stop it.
 func (r *Root) List(ctx context.Context) ([]*Loop, error) {

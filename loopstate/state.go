@@ -1,15 +1,18 @@
 package loopstate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/filetxn/filetxn"
 )
 
 // schemaVersion is the schema major this package reads and writes. A state
-// file with another major is refused with a *StateError.
+// file with another major is refused with a *filetxn.FormatError.
 const schemaVersion = 1
 
 // Status is a loop's lifecycle state.
@@ -134,7 +137,7 @@ type Approval struct {
 // may be read and set freely there; a write refuses a Doc that breaks an
 // invariant of the format (status "paused" exactly when Paused is set,
 // "halted" exactly when Halted is set, valid gates, non-negative counters,
-// ...) with a *StateError, and writes nothing. Times are UTC with second
+// ...) with a *filetxn.FormatError naming the key, and writes nothing. Times are UTC with second
 // precision; a zero time is null in the file. A Doc keeps the bytes it was
 // decoded from: unchanged, it encodes to exactly those bytes, and unknown
 // top-level keys survive a change. The zero Doc is not valid.
@@ -171,21 +174,14 @@ var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 // and names Windows reserves only by case-sensitive accident.
 func validName(name string) bool { return nameRE.MatchString(name) }
 
-func checkName(name string) error {
+// checkName refuses, for the operation op, a name that may not name a loop,
+// with an error matching filetxn.ErrInvalidArgument.
+func checkName(op, name string) error {
 	if !validName(name) {
-		return invalidName(name)
+		return fmt.Errorf("loopstate: %s: invalid loop name %q: it does not match %s: %w", op, name, nameRE, filetxn.ErrInvalidArgument)
 	}
 	return nil
 }
-
-// invalidName is ErrInvalid for a loop name that does not match nameRE.
-type invalidName string
-
-func (e invalidName) Error() string {
-	return fmt.Sprintf("loopstate: invalid loop name %q: it does not match %s", string(e), nameRE)
-}
-
-func (e invalidName) Is(target error) bool { return target == ErrInvalid }
 
 // newDoc returns the initial state of a loop named name, created at now:
 // running, counters at zero, no gates, the gate window opened at now.
@@ -201,13 +197,6 @@ func newDoc(name string, now time.Time) *Doc {
 	}
 }
 
-func checkOptString(what, s string) error {
-	if len(s) > maxString {
-		return fmt.Errorf("%w: %s longer than %d bytes", ErrInvalid, what, maxString)
-	}
-	return nil
-}
-
 // maxString bounds the free-text fields a transition accepts (by, reason,
 // note, template, every), so that a state file stays small.
 const maxString = 4096
@@ -217,9 +206,10 @@ func stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
 
 // validate checks the thresholds: counts non-negative (checkpoint_every at
 // least 1), money, tokens and seconds finite and non-negative, tick_timeout_s
-// positive. It returns an error wrapping ErrInvalid.
+// positive. It returns a *filetxn.FormatError whose Key is the gate's key
+// ("gates.max_ticks"); Create turns it into an invalid argument.
 func (g Gates) validate() error {
-	bad := func(key, why string) error { return fmt.Errorf("%w: gates.%s %s", ErrInvalid, key, why) }
+	bad := func(key, why string) error { return &filetxn.FormatError{Key: "gates." + key, Err: errors.New(why)} }
 	for _, c := range []struct {
 		key string
 		v   *int64
@@ -300,7 +290,7 @@ func (d *Doc) clone() *Doc {
 	return &c
 }
 
-// The invariants of the format, as a StateError names them.
+// The invariants of the format, as a broken one is named.
 const (
 	invPaused      = `status=="paused" <=> pause is set`
 	invHalted      = `status=="halted" <=> halt is set`
@@ -317,50 +307,60 @@ const (
 // exactly when pause is set, halted exactly when halt is set, current_tick
 // only for the tick after tick_count, epoch.tick <= tick_count, and the
 // window's spent not above the lifetime's), a valid name and status,
-// non-negative counters and well-formed gates. It returns a *StateError
-// without a path.
+// non-negative counters and well-formed gates. It returns a
+// *filetxn.FormatError whose Key is the key at fault.
 func (d *Doc) validate() error {
-	inv := func(name, format string, args ...any) error {
-		return &StateError{invariant: name, detail: fmt.Sprintf(format, args...)}
-	}
+	inv := invariant
 	switch {
 	case d.schema != schemaVersion:
-		return &StateError{Key: "schema", detail: fmt.Sprintf("major %d, this reader knows %d", d.schema, schemaVersion)}
+		return malformed("schema", "major %d, this reader knows %d", d.schema, schemaVersion)
 	case !validName(d.Name):
-		return inv(invName, "name %q", d.Name)
+		return inv("name", invName, "name %q", d.Name)
 	case d.Status != Running && d.Status != Paused && d.Status != Halted:
-		return inv(invStatus, "status %q", d.Status)
+		return inv("status", invStatus, "status %q", d.Status)
 	case (d.Status == Paused) != (d.Paused != nil):
-		return inv(invPaused, "status is %q and pause is %s", d.Status, setOrNull(d.Paused != nil))
+		return inv("pause", invPaused, "status is %q and pause is %s", d.Status, setOrNull(d.Paused != nil))
 	case (d.Status == Halted) != (d.Halted != nil):
-		return inv(invHalted, "status is %q and halt is %s", d.Status, setOrNull(d.Halted != nil))
-	case d.TickCount < 0 || d.ResumedCount < 0 || d.ConsecutiveFailures < 0 || d.FailuresTotal < 0 || d.Epoch.Tick < 0:
-		return inv("counters are non-negative", "tick_count %d, resumed_count %d, consecutive_failures %d, failures_total %d, epoch.tick %d",
-			d.TickCount, d.ResumedCount, d.ConsecutiveFailures, d.FailuresTotal, d.Epoch.Tick)
-	case !validCost(d.Spent) || !validCost(d.Epoch.Spent):
-		return inv("spent is finite and non-negative", "spent %+v, epoch.spent %+v", d.Spent, d.Epoch.Spent)
+		return inv("halt", invHalted, "status is %q and halt is %s", d.Status, setOrNull(d.Halted != nil))
+	}
+	for _, c := range []struct {
+		key string
+		v   int64
+	}{
+		{"tick_count", d.TickCount}, {"resumed_count", d.ResumedCount}, {"consecutive_failures", d.ConsecutiveFailures},
+		{"failures_total", d.FailuresTotal}, {"epoch.tick", d.Epoch.Tick},
+	} {
+		if c.v < 0 {
+			return inv(c.key, "counters are non-negative", "%s is %d", c.key, c.v)
+		}
+	}
+	switch {
+	case !validCost(d.Spent):
+		return inv("spent", "spent is finite and non-negative", "spent %+v", d.Spent)
+	case !validCost(d.Epoch.Spent):
+		return inv("epoch.spent", "spent is finite and non-negative", "epoch.spent %+v", d.Epoch.Spent)
 	case d.CurrentTick != nil && (d.TickCount == math.MaxInt64 || d.CurrentTick.N != d.TickCount+1):
-		return inv(invCurrentTick, "current_tick.n is %d, tick_count is %d", d.CurrentTick.N, d.TickCount)
+		return inv("current_tick", invCurrentTick, "current_tick.n is %d, tick_count is %d", d.CurrentTick.N, d.TickCount)
 	case d.Epoch.Tick > d.TickCount:
-		return inv(invEpochTick, "epoch.tick is %d, tick_count is %d", d.Epoch.Tick, d.TickCount)
+		return inv("epoch.tick", invEpochTick, "epoch.tick is %d, tick_count is %d", d.Epoch.Tick, d.TickCount)
 	case d.Epoch.Spent.USD > d.Spent.USD || d.Epoch.Spent.Tokens > d.Spent.Tokens || d.Epoch.Spent.Seconds > d.Spent.Seconds:
-		return inv(invEpochSpent, "epoch.spent %+v, spent %+v", d.Epoch.Spent, d.Spent)
+		return inv("epoch.spent", invEpochSpent, "epoch.spent %+v, spent %+v", d.Epoch.Spent, d.Spent)
 	}
 	if err := d.Gates.validate(); err != nil {
-		return inv(invGates, "%v", err)
+		return err
 	}
 	if d.Halted != nil {
 		if len(d.Halted.Gates) == 0 {
-			return inv(invHalted, "halt.gates is empty")
+			return inv("halt.gates", invHalted, "halt.gates is empty")
 		}
 		for _, g := range d.Halted.Gates {
 			if !slices.Contains(gateOrder, g) {
-				return inv(invHalted, "halt.gates names unknown gate %q", g)
+				return inv("halt.gates", invHalted, "halt.gates names unknown gate %q", g)
 			}
 		}
 	}
 	if d.CurrentTick != nil && d.CurrentTick.PID <= 0 {
-		return inv(invCurrentTick, "current_tick.pid is %d", d.CurrentTick.PID)
+		return inv("current_tick.pid", invCurrentTick, "current_tick.pid is %d", d.CurrentTick.PID)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"time"
@@ -90,8 +91,9 @@ type Result struct {
 // loop's lock file is no longer the one the tick locked (removed, or
 // replaced by another file), nothing more is published and Tick returns an
 // error matching lock.ErrLockLost that names the lock file. A counter or a
-// sum of spent that would overflow fails the tick with ErrOverflow before
-// anything that would hold it is written.
+// sum of spent that would overflow fails the tick, before anything that
+// would hold it is written, with a *filetxn.FormatError naming the counter
+// inside an *fs.PathError naming the state file.
 //
 // Tick returns the tick's log record and a nil error whenever it recorded
 // the tick, whatever the outcome: a halt is a normal outcome, not an error.
@@ -108,10 +110,10 @@ type Result struct {
 // is refused with ErrTickInProgress.
 func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...TickOption) (TickRecord, error) {
 	if trigger != TriggerSchedule && trigger != TriggerManual {
-		return TickRecord{}, fmt.Errorf("%w: trigger %q", ErrInvalid, trigger)
+		return TickRecord{}, fmt.Errorf("loopstate: Tick: trigger %q: want %q or %q: %w", trigger, TriggerSchedule, TriggerManual, filetxn.ErrInvalidArgument)
 	}
 	if fn == nil {
-		return TickRecord{}, fmt.Errorf("%w: nil harness", ErrInvalid)
+		return TickRecord{}, fmt.Errorf("loopstate: Tick: nil harness: %w", filetxn.ErrInvalidArgument)
 	}
 	var o tickOptions
 	for _, opt := range opts {
@@ -135,7 +137,7 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 	if noWait && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
 		return l.skipBusy(ctx, busy)
 	}
-	return rec, err
+	return rec, l.pathError("Encode", err)
 }
 
 // A TickOption configures one Tick.
@@ -268,9 +270,9 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 // tick again. Both writes go through the engine, which publishes nothing
 // once the loop's lock file is no longer the one held (lock.ErrLockLost).
 func (l *Loop) commit(tx *filetxn.Tx, d *Doc, old []byte, recs []*TickRecord, opts ...atomicfile.Option) error {
-	out, err := codec{path: l.state, name: l.name}.Encode(d)
+	out, err := l.codec().Encode(d)
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "Encode", Path: l.state, Err: err}
 	}
 	if err := l.appendLog(tx, recs...); err != nil {
 		return err
@@ -349,7 +351,7 @@ func (l *Loop) runnerAlive(tx *filetxn.Tx, d *Doc, trigger Trigger, now time.Tim
 // between appending it and writing the state), it counts what the line
 // says and owes no line; otherwise it counts the tick as abandoned and
 // returns the line owed. Either way it changes nothing on an error
-// (ErrOverflow, or a tick log that cannot be read).
+// (an overflow, or a tick log that cannot be read).
 func (l *Loop) settleAbandoned(tx *filetxn.Tx, d *Doc, now time.Time, trigger Trigger, why string) (*TickRecord, error) {
 	logged, err := l.loggedTick(tx, d.CurrentTick)
 	switch {

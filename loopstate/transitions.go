@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/filetxn/filetxn"
 )
 
 // The transitions below are pure: they change d in memory and nothing else.
@@ -21,9 +23,11 @@ func (d *Doc) guard(op string, want Status) error {
 	return nil
 }
 
-func checkText(what, s string) error {
+// checkText refuses, for the operation op, a free-text argument longer than
+// maxString, with an error matching filetxn.ErrInvalidArgument.
+func checkText(op, what, s string) error {
 	if len(s) > maxString {
-		return fmt.Errorf("%w: %s is %d bytes, at most %d", ErrInvalid, what, len(s), maxString)
+		return fmt.Errorf("loopstate: %s: %s is %d bytes, at most %d: %w", op, what, len(s), maxString, filetxn.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -32,7 +36,7 @@ func checkText(what, s string) error {
 // paused or halted loop is refused with a *GuardError: a pause must not
 // hide a halt. The schedule is left alone.
 func (d *Doc) pause(now time.Time, by, reason string) error {
-	if err := errors.Join(checkText("by", by), checkText("reason", reason)); err != nil {
+	if err := errors.Join(checkText("Pause", "by", by), checkText("Pause", "reason", reason)); err != nil {
 		return err
 	}
 	if err := d.guard("pause", Running); err != nil {
@@ -65,7 +69,7 @@ func (d *Doc) resume(now time.Time) error {
 // that the gate that halted the loop is not still over its threshold. A loop
 // that is not halted is refused with a *GuardError.
 func (d *Doc) approve(now time.Time, by, note string) error {
-	if err := errors.Join(checkText("by", by), checkText("note", note)); err != nil {
+	if err := errors.Join(checkText("Approve", "by", by), checkText("Approve", "note", note)); err != nil {
 		return err
 	}
 	if err := d.guard("approve", Halted); err != nil {
@@ -119,41 +123,48 @@ func (d *Doc) setSchedule(now time.Time, on bool) {
 	}
 }
 
-// checkInc returns an error wrapping ErrOverflow when the counter key, at
-// v, cannot go up by one.
+// overflow is the *filetxn.FormatError of a change that would take the
+// counter or sum key past the largest value the format holds: the format
+// cannot hold the document, which is not written.
+func overflow(key, format string, args ...any) error {
+	return malformed(key, "overflow: "+format+" is past the largest value the format holds", args...)
+}
+
+// checkInc returns an overflow error when the counter key, at v, cannot go
+// up by one.
 func checkInc(key string, v int64) error {
 	if v == math.MaxInt64 {
-		return fmt.Errorf("%w: %s is %d", ErrOverflow, key, v)
+		return overflow(key, "%d + 1", v)
 	}
 	return nil
 }
 
-// addCost returns a plus b, or an error wrapping ErrOverflow when a sum
-// would not be a finite number (money, seconds) or would pass the largest
-// int64 (tokens). Both are valid costs: finite and non-negative.
+// addCost returns a plus b, or an overflow error when a sum would not be a
+// finite number (money, seconds) or would pass the largest int64 (tokens).
+// Both are valid costs: finite and non-negative.
 func addCost(key string, a, b Cost) (Cost, error) {
 	sum := a.add(b)
 	switch {
 	case a.Tokens > math.MaxInt64-b.Tokens:
-		return a, fmt.Errorf("%w: %s.tokens %d + %d", ErrOverflow, key, a.Tokens, b.Tokens)
+		return a, overflow(key+".tokens", "%d + %d", a.Tokens, b.Tokens)
 	case math.IsInf(sum.USD, 0):
-		return a, fmt.Errorf("%w: %s.usd %v + %v", ErrOverflow, key, a.USD, b.USD)
+		return a, overflow(key+".usd", "%v + %v", a.USD, b.USD)
 	case math.IsInf(sum.Seconds, 0):
-		return a, fmt.Errorf("%w: %s.seconds %v + %v", ErrOverflow, key, a.Seconds, b.Seconds)
+		return a, overflow(key+".seconds", "%v + %v", a.Seconds, b.Seconds)
 	}
 	return sum, nil
 }
 
-// checkFailure returns an error wrapping ErrOverflow when one more failure
-// cannot be counted.
+// checkFailure returns an overflow error when one more failure cannot be
+// counted.
 func (d *Doc) checkFailure() error {
 	return errors.Join(checkInc("failures_total", d.FailuresTotal), checkInc("consecutive_failures", d.ConsecutiveFailures))
 }
 
 // recoverTick settles a tick whose runner is gone (why says how it went):
 // it counts it as completed and failed and clears current_tick, and returns
-// its abandoned log record. It changes nothing and returns an error
-// wrapping ErrOverflow when a failure counter is at its largest value.
+// its abandoned log record. It changes nothing and returns an overflow
+// error when a failure counter is at its largest value.
 func (d *Doc) recoverTick(now time.Time, trigger Trigger, why string) (*TickRecord, error) {
 	ct := d.CurrentTick
 	if err := d.checkFailure(); err != nil {
@@ -181,8 +192,8 @@ func (d *Doc) redoAbandoned(now time.Time) {
 }
 
 // beginTick marks tick tick_count+1 as running in process pid, whose start
-// token is start. A tick_count at its largest value is refused with
-// ErrOverflow.
+// token is start. A tick_count at its largest value is refused with an
+// overflow error.
 func (d *Doc) beginTick(now time.Time, pid int, start string) error {
 	if err := d.guard("tick", Running); err != nil {
 		return err
@@ -203,7 +214,7 @@ func (d *Doc) beginTick(now time.Time, pid int, start string) error {
 // endTick records a finished tick (ok, fail or timeout) that cost c, then
 // evaluates the gates if the loop is still running and halts it if any
 // trips; it returns the gates that tripped. A counter or a sum of spent
-// that would overflow gives an error wrapping ErrOverflow, and d is left as
+// that would overflow gives an overflow error, and d is left as
 // it was.
 func (d *Doc) endTick(now time.Time, outcome Outcome, c Cost) ([]trip, error) {
 	if err := checkInc("tick_count", d.TickCount); err != nil {

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/board"
 	"github.com/filetxn/filetxn/ledger"
 	"github.com/filetxn/filetxn/lock"
-	"github.com/filetxn/filetxn/loopstate"
 )
 
 // Exit codes: those of the loop format (docs/formats/loopstate.md),
@@ -94,7 +94,7 @@ func exitCode(err error) int {
 		lparse   *ledger.ParseError
 		larg     *ledger.ArgError
 		bparse   *board.ParseError
-		bstate   *loopstate.StateError
+		format   *filetxn.FormatError
 	)
 	var coded *codeError
 	switch {
@@ -104,17 +104,17 @@ func exitCode(err error) int {
 		return coded.code
 	case errors.As(err, &usage), errors.As(err, &larg),
 		errors.Is(err, board.ErrInvalidArgument),
-		errors.Is(err, loopstate.ErrInvalid):
+		errors.Is(err, filetxn.ErrInvalidArgument):
 		return exitUsage
 	case errors.As(err, &lbusy), errors.Is(err, lock.ErrWouldBlock),
 		errors.Is(err, lock.ErrLockLost): // nothing was written: running it again is safe
 		return exitBusy
 	case errors.As(err, &data), errors.As(err, &lparse), errors.Is(err, ledger.ErrDuplicateID),
-		errors.As(err, &bparse), errors.Is(err, board.ErrNotRewritable), errors.As(err, &bstate),
+		errors.As(err, &bparse), errors.Is(err, board.ErrNotRewritable), errors.As(err, &format),
 		errors.Is(err, atomicfile.ErrNotRegular):
 		return exitDataError
 	case errors.As(err, &notFound), errors.Is(err, fs.ErrNotExist),
-		errors.Is(err, loopstate.ErrNoLoop):
+		errors.Is(err, filetxn.ErrNotFound):
 		return exitNotFound
 	case errors.As(err, &refused):
 		return exitRefused

@@ -458,7 +458,7 @@ func loopList(c *cli, args []string) error {
 	for _, l := range loops {
 		d, err := l.View(context.Background())
 		switch {
-		case errors.Is(err, loopstate.ErrNoLoop):
+		case errors.Is(err, filetxn.ErrNotFound):
 			continue
 		case err != nil:
 			fmt.Fprintf(c.stderr, "%s: %s\n", c.name, message(err))

@@ -186,9 +186,9 @@ func TestAFileRemovedBetweenTheProbeAndTheLock(t *testing.T) {
 				require.NoError(t, rerr)
 				require.Equal(t, 1, strings.Count(string(b), "### DW-"), "%s on a removed ledger: want a new ledger of one entry, got\n%s", st.name, b)
 			case "loop tick":
-				require.ErrorIs(t, err, loopstate.ErrNoLoop, "%s on a removed state = %v", st.name, err)
+				require.ErrorIs(t, err, filetxn.ErrNotFound, "%s on a removed state = %v", st.name, err)
 			default:
-				require.ErrorIs(t, err, board.ErrNotFound, "%s on a removed board = %v", st.name, err)
+				require.ErrorIs(t, err, filetxn.ErrNotFound, "%s on a removed board = %v", st.name, err)
 				require.Contains(t, err.Error(), filepath.Base(data))
 			}
 			h, lerr := lock.TryAcquire(lockFile)

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
 )
@@ -78,7 +79,7 @@ const maxLine = 64 << 10
 // killed or times out gives a Result with Failed set.
 func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 	if c.Path == "" {
-		return loopstate.Result{}, fmt.Errorf("%w: Command without a Path", loopstate.ErrInvalid)
+		return loopstate.Result{}, fmt.Errorf("harness: Run: Command without a Path: %w", filetxn.ErrInvalidArgument)
 	}
 	grace := c.KillGrace
 	if grace <= 0 {

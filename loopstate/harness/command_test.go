@@ -2,11 +2,11 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/loopstate"
 	"github.com/stretchr/testify/require"
 )
@@ -77,5 +77,5 @@ func TestLastLineKeepsOnlyTheLastLine(t *testing.T) {
 // TestCommandWithoutAPathIsRefused: a Command needs a program.
 func TestCommandWithoutAPathIsRefused(t *testing.T) {
 	_, err := (&Command{}).Run(context.Background(), &loopstate.Run{})
-	require.True(t, errors.Is(err, loopstate.ErrInvalid), "Command{}.Run = %v, want ErrInvalid", err)
+	require.ErrorIs(t, err, filetxn.ErrInvalidArgument, "Command{}.Run = %v, want filetxn.ErrInvalidArgument", err)
 }
