@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,12 +25,12 @@ import (
 // A spec is identified by its Origin and SourceSpec, the pair that decides
 // whether it is already filed: a spec with both empty has no identity (every
 // such spec would count as a duplicate of the first and be skipped), so it is
-// refused before any I/O with an *[ArgError] wrapping [ErrInvalidArgument],
+// refused before any I/O with an error wrapping filetxn.ErrInvalidArgument,
 // as is a bad status or severity. On an error no ids are returned.
 func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
 	for i, sp := range specs {
 		if sp.Origin == "" && sp.SourceSpec == "" {
-			return nil, &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Origin", Value: "", Err: fmt.Errorf("%w: Origin and SourceSpec are both empty, so the spec has no identity to file it under", ErrInvalidArgument)}
+			return nil, invalidArg("Append", "specs["+strconv.Itoa(i)+"].Origin", "", wantIdentity)
 		}
 	}
 	if err := validateSpecs(specs); err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// ArchiveName is the base name of the archive file, a sibling of the ledger.
+// archiveName is the base name of the archive file, a sibling of the ledger.
 const archiveName = "deferred-work-archive.md"
 
 // Archivable returns the ids [Doc.ArchiveInto] would move with the same
@@ -14,9 +14,10 @@ const archiveName = "deferred-work-archive.md"
 // before ("" for no cutoff), that are not already stubs. Open entries and
 // prose are never eligible.
 //
-// Errors: an *[ArgError] for a before that is neither "" nor a real date; an
-// error matching [ErrDuplicateID] when an eligible entry's id names several
-// entries (a corrupt ledger is not archived until it is fixed by hand).
+// Errors: an error wrapping filetxn.ErrInvalidArgument for a before that is
+// neither "" nor a real date; a *filetxn.FormatError keyed by the id when an
+// eligible entry's id names several entries (a corrupt ledger is not archived
+// until it is fixed by hand).
 func (d *Doc) Archivable(before string) ([]string, error) {
 	if err := checkArchiveArgs(before, ""); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/filetxn/filetxn"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
@@ -20,7 +21,7 @@ func archiveOnce(t *testing.T, ledger, archive, before, stamp string) (string, s
 	if err != nil {
 		t.Fatalf("ArchiveInto(%q, %q) error: %v", before, stamp, err)
 	}
-	return d.String(), a.String(), ids
+	return d.textString(), a.textString(), ids
 }
 
 func TestArchiveFixture(t *testing.T) {
@@ -41,9 +42,8 @@ func TestArchiveFixture(t *testing.T) {
 	if len(ids2) != 0 || ledger2 != ledger || archive2 != archive {
 		t.Errorf("second run = %v, changed ledger=%v archive=%v; want nothing", ids2, ledger2 != ledger, archive2 != archive)
 	}
-	c := mustParse(t, ledger).Classify("DW-2")
-	if !slices.Equal(c.AlreadyDone, []string{"DW-2"}) || len(c.Malformed) != 0 {
-		t.Errorf("Classify(DW-2) = %+v, want already done", c)
+	if e, ok := mustParse(t, ledger).Entry("DW-2"); !ok || !e.Done() {
+		t.Errorf("Entry(DW-2) = %+v, %v, want a done entry (its stub)", e, ok)
 	}
 }
 
@@ -71,7 +71,7 @@ func TestArchiveEligibility(t *testing.T) {
 			if err != nil || !slices.Equal(got, tc.want) {
 				t.Errorf("Archivable(%q) = %v, %v; want %v", tc.before, got, err, tc.want)
 			}
-			if d.Changed() {
+			if d.changed() {
 				t.Errorf("Archivable changed the text")
 			}
 			_, _, ids := archiveOnce(t, tc.ledger, "", tc.before, "2026-08-24")
@@ -84,14 +84,14 @@ func TestArchiveEligibility(t *testing.T) {
 
 func TestArchiveValidatesDates(t *testing.T) {
 	d := mustParse(t, ledgerFixture)
-	if _, err := d.Archivable("2026-13-01"); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("Archivable(bad) = %v, want ErrInvalidArgument", err)
+	if _, err := d.Archivable("2026-13-01"); !errors.Is(err, filetxn.ErrInvalidArgument) {
+		t.Errorf("Archivable(bad) = %v, want filetxn.ErrInvalidArgument", err)
 	}
-	if _, err := d.ArchiveInto(mustParse(t, ""), "", "today"); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("ArchiveInto(stamp today) = %v, want ErrInvalidArgument", err)
+	if _, err := d.ArchiveInto(mustParse(t, ""), "", "today"); !errors.Is(err, filetxn.ErrInvalidArgument) {
+		t.Errorf("ArchiveInto(stamp today) = %v, want filetxn.ErrInvalidArgument", err)
 	}
-	if _, err := d.ArchiveInto(mustParse(t, ""), "2026-02-30", "2026-08-24"); !errors.Is(err, ErrInvalidArgument) || d.Changed() {
-		t.Errorf("ArchiveInto(before bad) = %v, want ErrInvalidArgument", err)
+	if _, err := d.ArchiveInto(mustParse(t, ""), "2026-02-30", "2026-08-24"); !errors.Is(err, filetxn.ErrInvalidArgument) || d.changed() {
+		t.Errorf("ArchiveInto(before bad) = %v, want filetxn.ErrInvalidArgument", err)
 	}
 }
 
@@ -118,7 +118,7 @@ func TestArchiveCrashRecovery(t *testing.T) {
 	// archived again rather than dropped.
 	d := mustParse(t, ledgerFixture)
 	d.RecordDecision("DW-2", "2026-08-25", "keep", "")
-	_, archive3, _ := archiveOnce(t, d.String(), archive, "", "2026-08-30")
+	_, archive3, _ := archiveOnce(t, d.textString(), archive, "", "2026-08-30")
 	if strings.Count(archive3, "### DW-2") != 2 || !strings.Contains(archive3, "decision: 2026-08-25 keep") {
 		t.Errorf("archive = %q, want a second, different block", archive3)
 	}
@@ -146,7 +146,7 @@ func TestArchivePreservesLoadBearingLines(t *testing.T) {
 	ledger := "### DW-1: gated\n\norigin: o\nlocation: l\nsource_spec: `s.md`\nseverity: high\n- **Priority:** low\ngate: 3-2, 3-3\nreason: r\nstatus: open\n\n### DW-2: next\nstatus: open\n"
 	d := mustParse(t, ledger)
 	d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a", Reopenable(operationID))
-	closed := d.String()
+	closed := d.textString()
 	a := mustParse(t, "")
 	if ids, _ := d.ArchiveInto(a, "", "2026-08-24"); !slices.Equal(ids, []string{"DW-1"}) {
 		t.Fatalf("ids = %v", ids)
@@ -183,7 +183,7 @@ func TestArchivePreservesLoadBearingLines(t *testing.T) {
 func TestArchiveTabSeparatedUndoTailConverges(t *testing.T) {
 	d := mustParse(t, "### DW-1: x\n\nstatus: open\n")
 	d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID))
-	tabbed := strings.Replace(strings.Replace(d.String(), "resolution-undo: ", "resolution-undo:\t", 1), " 2026-06-11 ", "\t2026-06-11\t", 1)
+	tabbed := strings.Replace(strings.Replace(d.textString(), "resolution-undo: ", "resolution-undo:\t", 1), " 2026-06-11 ", "\t2026-06-11\t", 1)
 	ledger, archive, ids := archiveOnce(t, tabbed, "", "", "2026-08-24")
 	if len(ids) != 1 {
 		t.Fatalf("ids = %v", ids)
@@ -203,8 +203,8 @@ func TestArchiveReclose(t *testing.T) {
 	d.ArchiveInto(a, "", "2026-08-24")
 	d.MarkOpen([]string{"DW-1"}, "first", operationID)
 	e, _ := d.Entry("DW-1")
-	if strings.Count(a.String(), "archived: 2026-08-24") != 1 || !strings.Contains(e.Body, "archived-body: 2026-08-24") {
-		t.Fatalf("after reopen: entry %q archive %q", e.Body, a.String())
+	if strings.Count(a.textString(), "archived: 2026-08-24") != 1 || !strings.Contains(e.Body, "archived-body: 2026-08-24") {
+		t.Fatalf("after reopen: entry %q archive %q", e.Body, a.textString())
 	}
 	d.MarkDone([]string{"DW-1"}, "2026-06-12", "second")
 	ids, _ := d.ArchiveInto(a, "", "2026-08-25")
@@ -213,7 +213,7 @@ func TestArchiveReclose(t *testing.T) {
 	}
 	blocks := a.Entries()
 	if len(blocks) != 2 || !strings.Contains(blocks[0].Body, "resolution: first") || !strings.Contains(blocks[1].Body, "resolution: second") {
-		t.Errorf("archive = %q, want two blocks in closure order", a.String())
+		t.Errorf("archive = %q, want two blocks in closure order", a.textString())
 	}
 	if len(a.duplicates()) != 1 {
 		t.Errorf("archive duplicates = %v, want DW-1 twice (by design)", a.duplicates())
@@ -228,7 +228,7 @@ func TestArchiveReclose(t *testing.T) {
 	}
 	bs := a.Entries()
 	if len(bs) != 2 || !strings.Contains(bs[0].Body, "resolution: one") || !strings.Contains(bs[1].Body, "resolution: two") {
-		t.Errorf("archive = %q", a.String())
+		t.Errorf("archive = %q", a.textString())
 	}
 }
 
@@ -267,8 +267,8 @@ func TestArchiveRefusesDuplicatedIDs(t *testing.T) {
 	text := "### DW-1: a\nstatus: done 2026-01-01\n\n### DW-1: b\nstatus: open\n"
 	d := mustParse(t, text)
 	_, err := d.ArchiveInto(mustParse(t, ""), "", "2026-08-24")
-	if !errors.Is(err, ErrDuplicateID) || !strings.Contains(err.Error(), "DW-1 is carried by 2 entries (lines 1, 4)") || d.Changed() {
-		t.Errorf("ArchiveInto = %v, want ErrDuplicateID naming DW-1 at lines 1, 4", err)
+	if !isDuplicate(err, "DW-1") || !strings.Contains(err.Error(), "DW-1: carried by 2 entries (lines 1, 4)") || d.changed() {
+		t.Errorf("ArchiveInto = %v, want a FormatError keyed DW-1 naming lines 1, 4", err)
 	}
 }
 

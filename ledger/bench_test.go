@@ -3,13 +3,14 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"github.com/filetxn/filetxn"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/filetxn/filetxn"
 )
 
 // syntheticLedger returns a ledger of n canonical entries shaped like the

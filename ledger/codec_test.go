@@ -65,7 +65,7 @@ func FuzzKeptDecodeIsParse(f *testing.F) {
 		b, err := c.Decode([]byte(out))
 		require.NoError(t, err, "Decode(kept) again")
 		want := mustParse(t, out)
-		require.Equal(t, want.String(), a.String(), "Decode(kept).String() = got, want Parse's")
+		require.Equal(t, want.textString(), a.textString(), "Decode(kept).String() = got, want Parse's")
 		require.Equal(t, want.nextID(), a.nextID(), "Decode(kept).nextID() = got, want Parse's")
 		require.Len(t, a.Entries(), len(want.Entries()), "Decode(kept).Entries() = got, want Parse's count")
 
@@ -92,7 +92,7 @@ func FuzzKeptDecodeIsParse(f *testing.F) {
 		require.NoError(t, err, "Decode(kept after the other's append)")
 		w := mustParse(t, string(encB))
 		for _, doc := range []*Doc{k, w} {
-			if ids := doc.OpenIDs(); len(ids) > 0 && len(doc.duplicates()) == 0 {
+			if ids := openIDs(doc); len(ids) > 0 && len(doc.duplicates()) == 0 {
 				_, err := doc.MarkDone(ids[:1], "2026-06-11", "n")
 				require.NoError(t, err, "MarkDone(%v)", ids[:1])
 			}
@@ -113,7 +113,7 @@ func FuzzKeptDecodeIsParse(f *testing.F) {
 		for range 2 {
 			o, err := c.Decode(other)
 			require.NoError(t, err, "Decode(same-length rewrite)")
-			require.Equal(t, string(other), o.String(), "Decode(same-length rewrite).String() = got, want the bytes given")
+			require.Equal(t, string(other), o.textString(), "Decode(same-length rewrite).String() = got, want the bytes given")
 			enc, _ := c.Encode(o)
 			require.Equal(t, string(other), string(enc), "Encode(Decode(same-length rewrite)) = got, want the bytes given")
 			require.Equal(t, mustParse(t, string(other)).nextID(), o.nextID(), "Decode(same-length rewrite).nextID() = got, want Parse's")
@@ -167,7 +167,7 @@ func FuzzKeptDecodeIsParse(f *testing.F) {
 			got, err := c.Decode(file)
 			require.NoError(t, err, "Decode(x + %q) after a probe", tail)
 			want := mustParse(t, string(file))
-			require.Equal(t, want.String(), got.String(), "Decode(x + %q).String() after a probe = got, want Parse's", tail)
+			require.Equal(t, want.textString(), got.textString(), "Decode(x + %q).String() after a probe = got, want Parse's", tail)
 			require.Equal(t, want.nextID(), got.nextID(), "Decode(x + %q).nextID() after a probe = got, want Parse's", tail)
 			enc, _ := c.Encode(got)
 			require.Equal(t, string(file), string(enc), "Encode(Decode(x + %q)) after a probe = got, want the bytes given", tail)
@@ -267,7 +267,7 @@ func TestKeptStorageIsSharedSafely(t *testing.T) {
 					errs <- err
 					return
 				}
-				before := v.String()
+				before := v.textString()
 				sp := Spec{Title: "view", Origin: fmt.Sprintf("view %d.%d", g, r), SourceSpec: "v.md", Reason: "r"}
 				want, _ := Parse([]byte(before))
 				wantIDs, _ := want.Append(sp)
@@ -301,14 +301,14 @@ func TestKeptStorageIsSharedSafely(t *testing.T) {
 	}
 	d, err := must(Open(s.path, filetxn.WithStateRoot(t.TempDir()))).View(ctx)
 	require.NoError(t, err, "View")
-	require.Len(t, d.OpenIDs(), 1+goroutines*rounds, "open entries after %d Store.Appends = %v, want seed + all", goroutines*rounds, len(d.OpenIDs()))
+	require.Len(t, openIDs(d), 1+goroutines*rounds, "open entries after %d Store.Appends = %v, want seed + all", goroutines*rounds, len(openIDs(d)))
 	require.Empty(t, d.duplicates(), "duplicates() = got, want none")
 	for g := range goroutines {
 		for r := range rounds {
-			require.Contains(t, d.String(), fmt.Sprintf("origin: store %d.%d\n", g, r), "ledger after the Store.Appends = got, want store %d.%d's entry", g, r)
+			require.Contains(t, d.textString(), fmt.Sprintf("origin: store %d.%d\n", g, r), "ledger after the Store.Appends = got, want store %d.%d's entry", g, r)
 		}
 	}
-	require.NotContains(t, d.String(), "origin: view", "ledger after the Store.Appends = got, want no View's entry")
+	require.NotContains(t, d.textString(), "origin: view", "ledger after the Store.Appends = got, want no View's entry")
 }
 
 // TestCommonPrefixIsTheFirstDifference: commonPrefix is the index of the
@@ -363,9 +363,9 @@ func decodeIsParse(c *codec, data []byte) (*Doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if got.String() != want.String() || !bytes.Equal(got.Bytes(), want.Bytes()) || got.nextID() != want.nextID() || len(got.Entries()) != len(want.Entries()) {
+	if got.textString() != want.textString() || !bytes.Equal(got.Bytes(), want.Bytes()) || got.nextID() != want.nextID() || len(got.Entries()) != len(want.Entries()) {
 		return nil, fmt.Errorf("%w: Decode(%d bytes) = %d bytes, next %s, %d entries, want %d bytes, next %s, %d entries", errMismatch, len(data),
-			len(got.String()), got.nextID(), len(got.Entries()), len(want.String()), want.nextID(), len(want.Entries()))
+			len(got.textString()), got.nextID(), len(got.Entries()), len(want.textString()), want.nextID(), len(want.Entries()))
 	}
 	return got, nil
 }
@@ -385,9 +385,9 @@ func (k *checkedCodec) Encode(d *Doc) ([]byte, error)    { return k.c.Encode(d) 
 // appends an invalid UTF-8 line, then removes it. Every Doc the codec
 // decodes (in a View, a probe or under the lock) reads as a parse of its
 // bytes; every append mints what an append to that parse mints; a file
-// with the invalid line is refused with an error that names it and
-// matches ErrInvalidUTF8; and the file keeps every entry an append
-// returned an id for, under that id. Ablations: a Decode that takes the
+// with the invalid line is refused with an error that names it and is a
+// *filetxn.FormatError for invalid UTF-8; and the file keeps every entry an
+// append returned an id for, under that id. Ablations: a Decode that takes the
 // kept storage on equal length alone (no comparison of the bytes) reads
 // the marker another writer flipped as the kept one; one that, for a file
 // that extends the kept text, skips the check of the added bytes for a CR
@@ -436,13 +436,13 @@ func TestKeptTextUnderConcurrentCallsIsParse(t *testing.T) {
 					if ids, err = d.Append(sp); err != nil {
 						return err
 					}
-					if d.String() != want.String() || ids[0] != wantIDs[0] {
+					if d.textString() != want.textString() || ids[0] != wantIDs[0] {
 						return fmt.Errorf("%w: Append(%s) = %v, want %v", errMismatch, sp.Origin, ids, wantIDs)
 					}
 					return nil
 				})
 				var pe *fs.PathError
-				if errors.Is(err, ErrInvalidUTF8) && errors.As(err, &pe) && pe.Path == path {
+				if isInvalidUTF8(err, 0) && errors.As(err, &pe) && pe.Path == path {
 					runtime.Gosched() // the other writer removes the line next
 					continue
 				}
@@ -474,7 +474,7 @@ func TestKeptTextUnderConcurrentCallsIsParse(t *testing.T) {
 				default:
 				}
 				var pe *fs.PathError
-				if err := read(); err != nil && !(errors.Is(err, ErrInvalidUTF8) && errors.As(err, &pe) && pe.Path == path) {
+				if err := read(); err != nil && !(isInvalidUTF8(err, 0) && errors.As(err, &pe) && pe.Path == path) {
 					errs <- fmt.Errorf("%s: %w", what, err)
 					return
 				}

@@ -127,7 +127,7 @@ func TestCorpusAppendKeepsEveryByte(t *testing.T) {
 				}
 			}
 			// The same append again dedupes against the open entry.
-			if again, _ := re.Append(Spec{Title: "appended by filetxn", Origin: "corpus test", SourceSpec: "spec-x.md", Reason: "r"}); again[0] != "" || re.Changed() {
+			if again, _ := re.Append(Spec{Title: "appended by filetxn", Origin: "corpus test", SourceSpec: "spec-x.md", Reason: "r"}); again[0] != "" || re.changed() {
 				t.Errorf("replayed Append = %q, want deduped", again[0])
 			}
 		})
@@ -140,13 +140,13 @@ func TestCorpusCloseAndReopenIsLossless(t *testing.T) {
 	for name, data := range readCorpus(t) {
 		t.Run(name, func(t *testing.T) {
 			d, _ := Parse(data)
-			open := d.OpenIDs()
+			open := openIDs(d)
 			closed, err := d.MarkDone(open, "2026-06-11", "swept", Reopenable(operationID))
 			if err != nil || !slices.Equal(closed, open) {
 				t.Fatalf("MarkDone = %v, %v; want %v", closed, err, open)
 			}
-			if len(d.OpenIDs()) != 0 {
-				t.Errorf("still open: %v", d.OpenIDs())
+			if len(openIDs(d)) != 0 {
+				t.Errorf("still open: %v", openIDs(d))
 			}
 			reopened, err := d.MarkOpen(open, "swept", operationID)
 			if err != nil || !slices.Equal(reopened, open) {

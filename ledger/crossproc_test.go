@@ -3,13 +3,14 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"github.com/filetxn/filetxn"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/filetxn/filetxn"
 
 	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/lock"
@@ -89,7 +90,7 @@ func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if open := d.OpenIDs(); len(open) > 0 {
+			if open := openIDs(d); len(open) > 0 {
 				id := open[rng.IntN(len(open))]
 				var got []string
 				_, err := s.Mutate(ctx, func(d *Doc) (err error) {
@@ -204,7 +205,7 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	if got := string(readOrNil(t, s.path)); got != ledgerFixture {
 		t.Fatalf("the ledger changed before the archive was safe: %q", got)
 	}
-	crashed := string(readOrNil(t, s.ArchivePath()))
+	crashed := string(readOrNil(t, s.archive))
 	if !strings.Contains(crashed, "status: done 2026-05-25\narchived: 2026-08-24\n") {
 		t.Fatalf("archive after the crash = %q", crashed)
 	}
@@ -219,7 +220,7 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	if err != nil || !slices.Equal(ids, []string{"DW-2"}) {
 		t.Fatalf("retry Archive = %v, %v", ids, err)
 	}
-	if got := string(readOrNil(t, s.ArchivePath())); got != crashed {
+	if got := string(readOrNil(t, s.archive)); got != crashed {
 		t.Errorf("the retry appended to the archive: %q", got[len(crashed):])
 	}
 	ledger := string(readOrNil(t, s.path))

@@ -3,7 +3,7 @@
 // process and bmad-loop can append to and close entries of one file side by side.
 //
 // A [Doc] is one version of the file: its read methods ([Doc.Entries],
-// [Doc.Classify], ...) answer from the text, its operations ([Doc.Append],
+// [Doc.Entry], ...) answer from the text, its operations ([Doc.Append],
 // [Doc.MarkDone], [Doc.MarkOpen], [Doc.RecordDecision], [Doc.MarkSeenAgain],
 // [Doc.ArchiveInto], [Doc.Merge]) edit it in memory. A [Store] is the file
 // shared by goroutines and processes through the filetxn engine:
@@ -17,15 +17,17 @@
 //
 //   - Unchanged, a ledger encodes to exactly its bytes; an operation touches
 //     only the lines it must, and text that is not an entry is kept verbatim.
-//     Reading fails only on bytes that are not UTF-8 (a *[ParseError] naming
-//     the line).
+//     Reading fails only on bytes that are not UTF-8 (a
+//     *[filetxn.FormatError] naming the line and column); such a file is
+//     never rewritten.
 //   - Batches are folds, byte-identical to the serial single calls. No
 //     operation mints an id twice or creates a duplicate. An operation naming
-//     an id that several entries carry fails with [ErrDuplicateID]; closing,
-//     reopening or deciding on an id that none carries fails with
-//     [ErrNotFound] (a typo is not a replay), from a Store inside an
-//     *fs.PathError naming the ledger; an id already closed is a replay that
-//     changes nothing. A refused operation changes nothing.
+//     an id that several entries carry fails with a *[filetxn.FormatError]
+//     whose Key is the id and whose message names the lines of its entries;
+//     closing, reopening or deciding on an id that none carries fails with
+//     an error wrapping [filetxn.ErrNotFound] (a typo is not a replay), from
+//     a Store inside an *fs.PathError naming the ledger; an id already closed
+//     is a replay that changes nothing. A refused operation changes nothing.
 //   - A close made [Reopenable] is undone by MarkOpen character for character;
 //     nothing else reopens.
 //   - Every Store write takes the lock, reads under it and replaces the file
@@ -34,7 +36,8 @@
 //     read-only or missing state root); a real write there fails. Archive
 //     writes the archive, then the ledger, under one hold; a crash in between
 //     copies no body twice.
-//   - A refused argument is an *[ArgError] matching [ErrInvalidArgument],
+//   - A refused argument is an error wrapping [filetxn.ErrInvalidArgument]
+//     whose message names the operation, the argument and its value,
 //     returned before the text is touched (before any I/O by Store.Append and
 //     Store.Archive).
 //

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/ledger"
@@ -35,11 +34,15 @@ func ExampleParse() {
 	for _, e := range d.Entries() {
 		fmt.Printf("%s %q open=%v line=%d\n", e.ID, e.Title, e.Open(), e.Line)
 	}
-	fmt.Printf("%+v\n", d.Classify("DW-1", "DW-2", "DW-9"))
+	e, ok := d.Entry("DW-2") // the first entry with the id, the one every operation acts on
+	fmt.Println(e.ID, e.Done(), ok)
+	_, ok = d.Entry("DW-9")
+	fmt.Println("DW-9", ok)
 	// Output:
 	// DW-1 "Harden unicode handling" open=true line=7
 	// DW-2 "Old closed item" open=false line=11
-	// {Open:[DW-1] AlreadyDone:[DW-2] Unknown:[DW-9] Malformed:[] Duplicates:[]}
+	// DW-2 true true
+	// DW-9 false
 }
 
 func ExampleDoc_Append() {
@@ -49,7 +52,7 @@ func ExampleDoc_Append() {
 		ledger.Spec{Title: "Retry transient SMTP failures", Origin: "code review of spec-3-2.md", SourceSpec: "spec-3-2.md", Reason: "out of scope"},
 	)
 	fmt.Printf("%q\n", ids)
-	fmt.Print(d.String())
+	fmt.Printf("%s", d.Bytes())
 	// Output:
 	// ["DW-1" ""]
 	// # Deferred Work
@@ -71,9 +74,9 @@ func ExampleDoc_MarkDone() {
 	closed, _ := d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a")
 	again, _ := d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a") // a replay
 	fmt.Println(closed, again)
-	fmt.Print(d.String())
+	fmt.Printf("%s", d.Bytes())
 	// Output:
-	// ledger: no such entry: DW-7
+	// ledger: no entry DW-7: filetxn: not found
 	// [DW-1] []
 	// ### DW-1: standard
 	//
@@ -88,7 +91,7 @@ func ExampleDoc_MarkOpen() {
 	e, _ := d.Entry("DW-1")
 	fmt.Println(e.Status)
 	reopened, _ := d.MarkOpen([]string{"DW-1"}, "fixed by run 42", "run-42/dw-fix")
-	fmt.Println(reopened, d.String() == text)
+	fmt.Println(reopened, string(d.Bytes()) == text)
 	// Output:
 	// done 2026-06-11
 	// [DW-1] true
@@ -98,7 +101,7 @@ func ExampleDoc_RecordDecision() {
 	d, _ := ledger.Parse([]byte("### DW-1: x\nstatus: open\n"))
 	d.RecordDecision("DW-1", "2026-06-11", "fix now", "worth the churn")
 	d.MarkDone([]string{"DW-1"}, "2026-06-11", "closed by decision") // decide and close
-	fmt.Print(d.String())
+	fmt.Printf("%s", d.Bytes())
 	// Output:
 	// ### DW-1: x
 	// status: done 2026-06-11
@@ -111,9 +114,9 @@ func ExampleDoc_ArchiveInto() {
 	archive, _ := ledger.Parse(nil) // no archive file yet
 	moved, _ := d.ArchiveInto(archive, "", "2026-08-24")
 	fmt.Println(moved)
-	fmt.Print(d.String())
+	fmt.Printf("%s", d.Bytes())
 	fmt.Println("--- archive:")
-	fmt.Print(archive.String())
+	fmt.Printf("%s", archive.Bytes())
 	// Output:
 	// [DW-1]
 	// ### DW-1: old
@@ -163,9 +166,10 @@ func ExampleStore() {
 	// Close DW-1 and say what became of it. fn may run twice (first on a
 	// lock-free read, when the lock is busy): it assigns its results.
 	var closed []string
-	var was ledger.Classification
+	var wasDone bool
 	closeDW1 := func(d *ledger.Doc) (err error) {
-		was = d.Classify("DW-1")
+		e, _ := d.Entry("DW-1")
+		wasDone = e.Done()
 		closed, err = d.MarkDone([]string{"DW-1"}, "2026-06-11", "fixed in 3-4")
 		return err
 	}
@@ -174,7 +178,7 @@ func ExampleStore() {
 
 	// A replay writes nothing, and needs no lock.
 	c, _ = s.Mutate(ctx, closeDW1)
-	fmt.Println("closed again", closed, "already done", was.AlreadyDone, "written", c.Written)
+	fmt.Println("closed again", closed, "already done", wasDone, "written", c.Written)
 
 	// Several changes in one lock, one read and one write.
 	s.Mutate(ctx, func(d *ledger.Doc) error {
@@ -186,16 +190,22 @@ func ExampleStore() {
 	})
 
 	d, _ := s.View(ctx)
-	fmt.Println("open", d.OpenIDs())
+	var open []string
+	for _, e := range d.Entries() {
+		if e.Open() {
+			open = append(open, e.ID)
+		}
+	}
+	fmt.Println("open", open)
 	// Output:
 	// appended [DW-1 DW-2]
 	// closed [DW-1] written true
-	// closed again [] already done [DW-1] written false
+	// closed again [] already done true written false
 	// open [DW-2 DW-3]
 }
 
 // Close a batch of ids that holds a typo, and report what became of each:
-// fn closes the ids the ledger knows and classifies them all. fn may run
+// fn looks each id up, closes the ones the ledger knows and sorts them all. fn may run
 // more than once (on a lock-free read when the lock is busy, then under the
 // lock), so it assigns its results on every run and never appends to them.
 // Given the typo, MarkDone refuses the whole batch, naming the id and the
@@ -218,11 +228,21 @@ func ExampleStore_Mutate() {
 	}
 
 	ids := []string{"DW-1", "DW-7"}
-	var closed []string
-	var was ledger.Classification
+	var closed, done, unknown []string
 	_, err = s.Mutate(ctx, func(d *ledger.Doc) (err error) {
-		was = d.Classify(ids...)
-		known := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(was.Unknown, id) })
+		var known []string
+		done, unknown = nil, nil
+		for _, id := range ids {
+			e, ok := d.Entry(id)
+			if !ok {
+				unknown = append(unknown, id)
+				continue
+			}
+			if e.Done() {
+				done = append(done, id)
+			}
+			known = append(known, id)
+		}
 		closed, err = d.MarkDone(known, "2026-06-11", "fixed in 3-4")
 		return err
 	})
@@ -230,14 +250,14 @@ func ExampleStore_Mutate() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("closed", closed, "already done", was.AlreadyDone, "unknown", was.Unknown)
+	fmt.Println("closed", closed, "already done", done, "unknown", unknown)
 
 	_, err = s.Mutate(ctx, func(d *ledger.Doc) error {
 		_, err := d.MarkDone(ids, "2026-06-11", "fixed in 3-4")
 		return err
 	})
 	var pe *fs.PathError
-	fmt.Println(errors.Is(err, ledger.ErrNotFound), errors.As(err, &pe) && pe.Path == filepath.Join(dir, "deferred-work.md"))
+	fmt.Println(errors.Is(err, filetxn.ErrNotFound), errors.As(err, &pe) && pe.Path == filepath.Join(dir, "deferred-work.md"))
 	// Output:
 	// closed [DW-1] already done [] unknown [DW-7]
 	// true true

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/filetxn/filetxn"
 )
 
 // ledgerFixture is bmad-loop's test fixture LEDGER, verbatim (format section 1.8).
@@ -71,8 +73,8 @@ func TestFixtureParses(t *testing.T) {
 	if !es[2].Open() {
 		t.Errorf("DW-3 is not open; the seen-again line must not affect the status")
 	}
-	if got, want := d.OpenIDs(), []string{"DW-1", "DW-3"}; !slices.Equal(got, want) {
-		t.Errorf("OpenIDs() = %v, want %v", got, want)
+	if got, want := openIDs(d), []string{"DW-1", "DW-3"}; !slices.Equal(got, want) {
+		t.Errorf("open ids = %v, want %v", got, want)
 	}
 	if got := es[0].Body; !strings.HasPrefix(got, "### DW-1: Harden") || !strings.HasSuffix(got, "status: open\n\n") {
 		t.Errorf("DW-1 body = %q", got)
@@ -87,8 +89,8 @@ func TestFixtureParses(t *testing.T) {
 
 func TestParseToleratesFreeformSections(t *testing.T) {
 	d := mustParse(t, "## Deferred from: code review of story 0.3 (2026-06-08)\n\n- W1-b — some freeform item with no DW format\n\n"+ledgerFixture)
-	if got, want := d.OpenIDs(), []string{"DW-1", "DW-3"}; !slices.Equal(got, want) {
-		t.Errorf("OpenIDs() = %v, want %v", got, want)
+	if got, want := openIDs(d), []string{"DW-1", "DW-3"}; !slices.Equal(got, want) {
+		t.Errorf("open ids = %v, want %v", got, want)
 	}
 }
 
@@ -104,11 +106,11 @@ func TestEntryEndsAtNextSectionHeading(t *testing.T) {
 func TestEntryWithoutStatusIsMalformed(t *testing.T) {
 	d := mustParse(t, "### DW-7: Malformed entry\n\norigin: somewhere\n")
 	e, ok := d.Entry("DW-7")
-	if !ok || e.Status != "" || e.Open() || !e.Malformed() || e.statusLine != 0 {
+	if !ok || e.Status != "" || e.Open() || e.Done() || e.statusLine != 0 {
 		t.Errorf("Entry(DW-7) = %+v, %v; want status \"\", malformed", e, ok)
 	}
-	if got := d.OpenIDs(); len(got) != 0 {
-		t.Errorf("OpenIDs() = %v, want none", got)
+	if got := openIDs(d); len(got) != 0 {
+		t.Errorf("open ids = %v, want none", got)
 	}
 }
 
@@ -118,8 +120,8 @@ func TestPlainCloseBytes(t *testing.T) {
 	if err != nil || !slices.Equal(got, []string{"DW-1"}) {
 		t.Fatalf("MarkDone = %v, %v; want [DW-1]", got, err)
 	}
-	if want := "### DW-1: standard\n\nstatus: done 2026-06-11\nresolution: by dw-a\n"; d.String() != want {
-		t.Errorf("text = %q, want %q", d.String(), want)
+	if want := "### DW-1: standard\n\nstatus: done 2026-06-11\nresolution: by dw-a\n"; d.textString() != want {
+		t.Errorf("text = %q, want %q", d.textString(), want)
 	}
 }
 
@@ -137,41 +139,41 @@ func TestMarkDoneTouchesOnlyTarget(t *testing.T) {
 	if !e3.Open() || strings.Contains(e3.Body, "resolution:") || e2.Status != "done 2026-05-25" {
 		t.Errorf("other entries changed: %q %q", e2.Body, e3.Body)
 	}
-	if want := strings.Replace(ledgerFixture, "status: open\n\n### DW-2", "status: done 2026-06-11\nresolution: guards added in src/strings.py\n\n### DW-2", 1); d.String() != want {
-		t.Errorf("text = %q, want %q", d.String(), want)
+	if want := strings.Replace(ledgerFixture, "status: open\n\n### DW-2", "status: done 2026-06-11\nresolution: guards added in src/strings.py\n\n### DW-2", 1); d.textString() != want {
+		t.Errorf("text = %q, want %q", d.textString(), want)
 	}
 }
 
 func TestMarkDoneIsIdempotent(t *testing.T) {
 	d := mustParse(t, ledgerFixture)
 	d.MarkDone([]string{"DW-1"}, "2026-06-11", "fixed")
-	snap := d.String()
+	snap := d.textString()
 	for _, id := range []string{"DW-1", "DW-2"} {
 		got, err := d.MarkDone([]string{id}, "2026-06-12", "fixed again")
-		if err != nil || len(got) != 0 || d.String() != snap {
-			t.Errorf("MarkDone(%s) = %v, %v and text changed=%v; want no-op", id, got, err, d.String() != snap)
+		if err != nil || len(got) != 0 || d.textString() != snap {
+			t.Errorf("MarkDone(%s) = %v, %v and text changed=%v; want no-op", id, got, err, d.textString() != snap)
 		}
 	}
 	// A typo is not a replay: an id no entry carries fails the whole call.
-	if got, err := d.MarkDone([]string{"DW-3", "DW-99"}, "2026-06-12", "x"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "DW-99") || d.String() != snap {
-		t.Errorf("MarkDone(DW-3, DW-99) = %v, %v and text changed=%v; want ErrNotFound naming DW-99 and no change", got, err, d.String() != snap)
+	if got, err := d.MarkDone([]string{"DW-3", "DW-99"}, "2026-06-12", "x"); !errors.Is(err, filetxn.ErrNotFound) || !strings.Contains(err.Error(), "DW-99") || d.textString() != snap {
+		t.Errorf("MarkDone(DW-3, DW-99) = %v, %v and text changed=%v; want filetxn.ErrNotFound naming DW-99 and no change", got, err, d.textString() != snap)
 	}
 	// A repeated id in one batch flips once.
 	d = mustParse(t, ledgerFixture)
 	got, _ := d.MarkDone([]string{"DW-3", "DW-3"}, "2026-06-11", "x")
-	if !slices.Equal(got, []string{"DW-3"}) || strings.Count(d.String(), "resolution: x") != 1 {
-		t.Errorf("MarkDone([DW-3 DW-3]) = %v with %d resolutions", got, strings.Count(d.String(), "resolution: x"))
+	if !slices.Equal(got, []string{"DW-3"}) || strings.Count(d.textString(), "resolution: x") != 1 {
+		t.Errorf("MarkDone([DW-3 DW-3]) = %v with %d resolutions", got, strings.Count(d.textString(), "resolution: x"))
 	}
 }
 
 func TestUnchangedDocKeepsItsBytes(t *testing.T) {
 	crlf := strings.ReplaceAll(ledgerFixture, "\n", "\r\n")
 	d := mustParse(t, crlf)
-	if got := d.OpenIDs(); !slices.Equal(got, []string{"DW-1", "DW-3"}) {
-		t.Errorf("OpenIDs() of a CRLF ledger = %v", got)
+	if got := openIDs(d); !slices.Equal(got, []string{"DW-1", "DW-3"}) {
+		t.Errorf("open ids of a CRLF ledger = %v", got)
 	}
 	d.MarkDone([]string{"DW-2"}, "2026-06-11", "noop") // done already: nothing changes
-	if string(d.Bytes()) != crlf || d.Changed() {
+	if string(d.Bytes()) != crlf || d.changed() {
 		t.Errorf("Bytes() of an unchanged CRLF ledger lost its CRLFs")
 	}
 	d.MarkDone([]string{"DW-1"}, "2026-06-11", "x")
@@ -180,8 +182,8 @@ func TestUnchangedDocKeepsItsBytes(t *testing.T) {
 	}
 	// Lone CR reads as LF too.
 	d = mustParse(t, "### DW-1: cr\r\rstatus: open\r")
-	if got := d.OpenIDs(); !slices.Equal(got, []string{"DW-1"}) {
-		t.Errorf("OpenIDs() of a CR ledger = %v", got)
+	if got := openIDs(d); !slices.Equal(got, []string{"DW-1"}) {
+		t.Errorf("open ids of a CR ledger = %v", got)
 	}
 }
 
@@ -223,8 +225,8 @@ func TestMarkOpenRestoresTheOriginalCharacterForCharacter(t *testing.T) {
 			if err != nil || !slices.Equal(got, []string{"DW-1"}) {
 				t.Fatalf("MarkOpen = %v, %v; want [DW-1]", got, err)
 			}
-			if d.String() != tc.text {
-				t.Errorf("after close+reopen text = %q, want %q", d.String(), tc.text)
+			if d.textString() != tc.text {
+				t.Errorf("after close+reopen text = %q, want %q", d.textString(), tc.text)
 			}
 			if got, _ := d.MarkOpen([]string{"DW-1"}, tc.note, operationID); len(got) != 0 {
 				t.Errorf("second MarkOpen = %v, want nothing", got)
@@ -236,8 +238,8 @@ func TestMarkOpenRestoresTheOriginalCharacterForCharacter(t *testing.T) {
 func TestReopenableCloseRefusesALineBreakInTheStatusLine(t *testing.T) {
 	text := "### DW-1: unsafe\n\nstatus: open\u2028injected: value\n"
 	d := mustParse(t, text)
-	if got, _ := d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a", Reopenable(operationID)); len(got) != 0 || d.String() != text {
-		t.Errorf("MarkDone(Reopenable) = %v, text %q; want refused", got, d.String())
+	if got, _ := d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a", Reopenable(operationID)); len(got) != 0 || d.textString() != text {
+		t.Errorf("MarkDone(Reopenable) = %v, text %q; want refused", got, d.textString())
 	}
 	if got, _ := d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a"); len(got) != 1 {
 		t.Errorf("plain MarkDone = %v, want [DW-1]", got)
@@ -248,8 +250,8 @@ func TestOperationIDLineBreaksStayInsideTheMarker(t *testing.T) {
 	op := "run-20260803\nreview\u2028dw-fix"
 	d := mustParse(t, ledgerFixture)
 	d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a", Reopenable(op))
-	if strings.Contains(d.String(), op) || strings.Count(d.String(), "\nresolution-undo: ") != 1 {
-		t.Errorf("text = %q", d.String())
+	if strings.Contains(d.textString(), op) || strings.Count(d.textString(), "\nresolution-undo: ") != 1 {
+		t.Errorf("text = %q", d.textString())
 	}
 	if got, _ := d.MarkOpen([]string{"DW-1"}, "by dw-a", op); len(got) != 1 {
 		t.Errorf("MarkOpen = %v, want [DW-1]", got)
@@ -262,7 +264,7 @@ func TestMarkOpenRefuses(t *testing.T) {
 		if got, _ := d.MarkDone([]string{"DW-1"}, "2026-06-11", note, Reopenable(op)); len(got) != 1 {
 			t.Fatalf("setup close = %v", got)
 		}
-		return d.String()
+		return d.textString()
 	}
 	replaceUndoPayload := func(t *testing.T, payload string) string {
 		s := closed(t, ledgerFixture, "by dw-a", operationID)
@@ -303,11 +305,11 @@ func TestMarkOpenRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := mustParse(t, tc.text)
 			got, err := d.MarkOpen([]string{tc.id}, tc.note, tc.op)
-			if tc.name == "missing entry" && errors.Is(err, ErrNotFound) {
+			if tc.name == "missing entry" && errors.Is(err, filetxn.ErrNotFound) {
 				err = nil // an id no entry carries is refused with an error
 			}
-			if err != nil || len(got) != 0 || d.String() != tc.text {
-				t.Errorf("MarkOpen(%s) = %v, %v, changed=%v; want refused", tc.id, got, err, d.String() != tc.text)
+			if err != nil || len(got) != 0 || d.textString() != tc.text {
+				t.Errorf("MarkOpen(%s) = %v, %v, changed=%v; want refused", tc.id, got, err, d.textString() != tc.text)
 			}
 		})
 	}
@@ -316,7 +318,7 @@ func TestMarkOpenRefuses(t *testing.T) {
 func TestMarkOpenToleratesReflowedResolutionWhitespace(t *testing.T) {
 	d := mustParse(t, "### DW-1: closed then reflowed\n\nstatus: open\n")
 	d.MarkDone([]string{"DW-1"}, "2026-06-11", "by dw-a", Reopenable(operationID))
-	d = mustParse(t, strings.Replace(d.String(), "resolution: by dw-a", "resolution:   by dw-a  ", 1))
+	d = mustParse(t, strings.Replace(d.textString(), "resolution: by dw-a", "resolution:   by dw-a  ", 1))
 	if got, _ := d.MarkOpen([]string{"DW-1"}, "by dw-a", operationID); len(got) != 1 {
 		t.Fatalf("MarkOpen = %v, want [DW-1]", got)
 	}
@@ -357,13 +359,13 @@ func TestMarkOpenManyMatchesSerialBytes(t *testing.T) {
 	for _, id := range []string{"DW-1", "DW-2", "DW-3"} {
 		serial.MarkOpen([]string{id}, "by dw-a", operationID)
 	}
-	if batch.String() != serial.String() || batch.String() != ledgerFixture {
-		t.Errorf("batch = %q\nserial = %q", batch.String(), serial.String())
+	if batch.textString() != serial.textString() || batch.textString() != ledgerFixture {
+		t.Errorf("batch = %q\nserial = %q", batch.textString(), serial.textString())
 	}
 	// Nothing eligible: nothing changes.
 	again, _ := batch.MarkOpen([]string{"DW-1", "DW-2", "DW-3"}, "by dw-a", operationID)
-	if len(again) != 0 || batch.Changed() {
-		t.Errorf("MarkOpen with nothing eligible = %v, changed = %v", again, batch.Changed())
+	if len(again) != 0 || batch.changed() {
+		t.Errorf("MarkOpen with nothing eligible = %v, changed = %v", again, batch.changed())
 	}
 }
 
@@ -387,8 +389,8 @@ func TestRecordDecision(t *testing.T) {
 		d := mustParse(t, ledgerFixture)
 		d.RecordDecision("DW-3", "2026-06-11", "defer", "next sprint")
 		want := strings.Replace(ledgerFixture, "status: open\nseen-again", "status: open\ndecision: 2026-06-11 defer — next sprint\nseen-again", 1)
-		if d.String() != want {
-			t.Errorf("text = %q, want %q", d.String(), want)
+		if d.textString() != want {
+			t.Errorf("text = %q, want %q", d.textString(), want)
 		}
 	})
 	t.Run("no status line, blank title", func(t *testing.T) {
@@ -401,8 +403,8 @@ func TestRecordDecision(t *testing.T) {
 				t.Fatalf("RecordDecision(DW-0) on %q = %v", text, err)
 			}
 			heading, _, _ := strings.Cut(text, "\n")
-			if want := heading + "\ndecision: 2026-06-11 l"; !strings.HasPrefix(d.String(), want) {
-				t.Errorf("RecordDecision(DW-0) on %q = %q, want it to start %q", text, d.String(), want)
+			if want := heading + "\ndecision: 2026-06-11 l"; !strings.HasPrefix(d.textString(), want) {
+				t.Errorf("RecordDecision(DW-0) on %q = %q, want it to start %q", text, d.textString(), want)
 			}
 			if _, ok := d.Entry("DW-0"); !ok {
 				t.Errorf("Entry(DW-0) after RecordDecision on %q = missing, want the entry", text)
@@ -412,8 +414,8 @@ func TestRecordDecision(t *testing.T) {
 	t.Run("empty detail", func(t *testing.T) {
 		d := mustParse(t, "### DW-1: x\nstatus: open\n")
 		d.RecordDecision("DW-1", "2026-06-11", "Close", "\n")
-		if want := "### DW-1: x\nstatus: open\ndecision: 2026-06-11 Close\n"; d.String() != want {
-			t.Errorf("text = %q, want %q", d.String(), want)
+		if want := "### DW-1: x\nstatus: open\ndecision: 2026-06-11 Close\n"; d.textString() != want {
+			t.Errorf("text = %q, want %q", d.textString(), want)
 		}
 	})
 	t.Run("done entry", func(t *testing.T) {
@@ -427,15 +429,15 @@ func TestRecordDecision(t *testing.T) {
 	})
 	t.Run("missing entry", func(t *testing.T) {
 		d := mustParse(t, ledgerFixture)
-		if err := d.RecordDecision("DW-99", "2026-06-11", "x", "y"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "DW-99") || d.Changed() {
-			t.Errorf("RecordDecision(DW-99) = %v, want ErrNotFound naming DW-99", err)
+		if err := d.RecordDecision("DW-99", "2026-06-11", "x", "y"); !errors.Is(err, filetxn.ErrNotFound) || !strings.Contains(err.Error(), "DW-99") || d.changed() {
+			t.Errorf("RecordDecision(DW-99) = %v, want filetxn.ErrNotFound naming DW-99", err)
 		}
 	})
 	t.Run("status-less entry", func(t *testing.T) {
 		d := mustParse(t, "### DW-7: Malformed entry\n\norigin: somewhere\n\n## Next\n")
 		d.RecordDecision("DW-7", "2026-06-11", "keep", "")
-		if want := "### DW-7: Malformed entry\n\norigin: somewhere\ndecision: 2026-06-11 keep\n\n## Next\n"; d.String() != want {
-			t.Errorf("text = %q, want %q", d.String(), want)
+		if want := "### DW-7: Malformed entry\n\norigin: somewhere\ndecision: 2026-06-11 keep\n\n## Next\n"; d.textString() != want {
+			t.Errorf("text = %q, want %q", d.textString(), want)
 		}
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/filetxn/filetxn"
 )
 
 func addSeeds(f *testing.F) {
@@ -27,16 +29,16 @@ func addSeeds(f *testing.F) {
 	}
 }
 
-// FuzzDecodeEncode: for any bytes, Decode either refuses invalid UTF-8 with a
-// ParseError or returns a Doc whose Encode is the input, byte for byte; and the
-// entries it reports are disjoint slices of the text.
+// FuzzDecodeEncode: for any bytes, Decode either refuses invalid UTF-8 with
+// a *filetxn.FormatError or returns a Doc whose Encode is the input, byte
+// for byte; and the entries it reports are disjoint slices of the text.
 func FuzzDecodeEncode(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c codec
 		d, err := c.Decode(data)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidUTF8) || utf8.Valid([]byte(normalize(data))) {
+			if !isInvalidUTF8(err, 0) || utf8.Valid([]byte(normalize(data))) {
 				t.Fatalf("Decode(%q) = %v", data, err)
 			}
 			return
@@ -46,7 +48,7 @@ func FuzzDecodeEncode(f *testing.F) {
 			t.Fatalf("Encode(Decode(%q)) = %q, %v", data, out, err)
 		}
 		at := 0
-		text := d.String()
+		text := d.textString()
 		for _, e := range d.Entries() {
 			if e.start < at || e.end > len(text) || text[e.start:e.end] != e.Body || !strings.HasPrefix(e.Body, "### "+e.ID+": ") {
 				t.Fatalf("entry %s [%d,%d) is not a disjoint slice of %q", e.ID, e.start, e.end, text)
@@ -67,7 +69,7 @@ func FuzzOperations(f *testing.F) {
 		if err != nil {
 			return
 		}
-		text := d.String()
+		text := d.textString()
 		var targets []string
 		for _, e := range d.Entries() {
 			targets = append(targets, e.ID)
@@ -75,7 +77,7 @@ func FuzzOperations(f *testing.F) {
 
 		next := d.nextID()
 		got, err := d.Append(Spec{Title: "fuzz\nentry", Origin: "fuzz", SourceSpec: "f.md", Reason: "r"})
-		if err != nil || !strings.HasPrefix(d.String(), text) {
+		if err != nil || !strings.HasPrefix(d.textString(), text) {
 			t.Fatalf("Append = %v, %v; existing text changed", got, err)
 		}
 		if got[0] != "" && got[0] != next {
@@ -83,9 +85,14 @@ func FuzzOperations(f *testing.F) {
 		}
 
 		d = mustParse(t, text)
-		open := d.Classify(targets...).Open
+		var open []string
+		for _, id := range targets {
+			if e, _ := d.Entry(id); e.Open() {
+				open = append(open, id)
+			}
+		}
 		closed, err := d.MarkDone(targets, "2026-06-11", "fz", Reopenable("op"))
-		if errors.Is(err, ErrDuplicateID) {
+		if errors.As(err, new(*duplicateIDError)) {
 			return
 		}
 		if err != nil {
@@ -95,8 +102,8 @@ func FuzzOperations(f *testing.F) {
 		if err != nil || len(reopened) != len(closed) {
 			t.Fatalf("MarkOpen(%v) = %v, %v", closed, reopened, err)
 		}
-		if d.String() != text {
-			t.Fatalf("close then reopen changed %q to %q", text, d.String())
+		if d.textString() != text {
+			t.Fatalf("close then reopen changed %q to %q", text, d.textString())
 		}
 		if len(closed) > len(open) {
 			t.Fatalf("closed %v, only %v were open", closed, open)
@@ -132,7 +139,7 @@ func FuzzOperations(f *testing.F) {
 			t.Fatalf("Merge published duplicates %v", m.duplicates())
 		}
 		for _, doc := range []*Doc{d, a, m} {
-			if re := mustParse(t, doc.String()); re.String() != doc.String() || len(re.Entries()) != len(doc.Entries()) {
+			if re := mustParse(t, doc.textString()); re.textString() != doc.textString() || len(re.Entries()) != len(doc.Entries()) {
 				t.Fatalf("result does not read back")
 			}
 		}
@@ -162,7 +169,7 @@ func FuzzBatchIsSerial(f *testing.F) {
 		}
 		ids = append(ids, "DW-0", "DW-99999")
 		slices.Reverse(ids[len(ids)/2:])
-		text := d.String()
+		text := d.textString()
 
 		// run applies op to all ids at once and to one id at a time; op
 		// returns one token per id it acted on.
@@ -174,8 +181,8 @@ func FuzzBatchIsSerial(f *testing.F) {
 			for _, id := range ids {
 				serial = append(serial, op(s, []string{id})...)
 			}
-			if b.String() != s.String() {
-				t.Fatalf("%s batch text differs from serial:\n%q\n%q", name, b.String(), s.String())
+			if b.textString() != s.textString() {
+				t.Fatalf("%s batch text differs from serial:\n%q\n%q", name, b.textString(), s.textString())
 			}
 			if !slices.Equal(batch, serial) {
 				t.Fatalf("%s batch returned %q, serial %q", name, batch, serial)
@@ -186,10 +193,10 @@ func FuzzBatchIsSerial(f *testing.F) {
 		known := func(d *Doc, ids []string) []string {
 			return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { _, ok := d.Entry(id); return !ok })
 		}
-		if u := d.Classify(ids...).Unknown; len(u) > 0 {
+		if u := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { _, ok := d.Entry(id); return ok }); len(u) > 0 {
 			b := mustParse(t, text)
-			if _, err := b.MarkDone(ids, "2026-06-11", "n"); !errors.Is(err, ErrNotFound) || b.String() != text {
-				t.Fatalf("MarkDone(%v) with unknown %v = %v, changed %v; want ErrNotFound and no change", ids, u, err, b.Changed())
+			if _, err := b.MarkDone(ids, "2026-06-11", "n"); !errors.Is(err, filetxn.ErrNotFound) || b.textString() != text {
+				t.Fatalf("MarkDone(%v) with unknown %v = %v, changed %v; want filetxn.ErrNotFound and no change", ids, u, err, b.changed())
 			}
 		}
 		run("MarkDone", func(d *Doc, ids []string) []string {
@@ -220,21 +227,21 @@ func FuzzBatchIsSerial(f *testing.F) {
 			}
 			serialIDs = append(serialIDs, got...)
 		}
-		if berr != nil || ab.String() != as.String() || !slices.Equal(batchIDs, serialIDs) {
-			t.Fatalf("Append batch = %q, %v, serial %q; texts equal %v", batchIDs, berr, serialIDs, ab.String() == as.String())
+		if berr != nil || ab.textString() != as.textString() || !slices.Equal(batchIDs, serialIDs) {
+			t.Fatalf("Append batch = %q, %v, serial %q; texts equal %v", batchIDs, berr, serialIDs, ab.textString() == as.textString())
 		}
 		// MarkOpen after a reopenable close of everything.
 		closed := mustParse(t, text)
 		closed.MarkDone(ids, "2026-06-11", "n", Reopenable("op"))
-		b, s := mustParse(t, closed.String()), mustParse(t, closed.String())
+		b, s := mustParse(t, closed.textString()), mustParse(t, closed.textString())
 		got, _ := b.MarkOpen(ids, "n", "op")
 		var serialGot []string
 		for _, id := range ids {
 			g, _ := s.MarkOpen([]string{id}, "n", "op")
 			serialGot = append(serialGot, g...)
 		}
-		if b.String() != s.String() || !slices.Equal(got, serialGot) || b.String() != text {
-			t.Fatalf("MarkOpen batch %v, serial %v; texts equal %v, restored %v", got, serialGot, b.String() == s.String(), b.String() == text)
+		if b.textString() != s.textString() || !slices.Equal(got, serialGot) || b.textString() != text {
+			t.Fatalf("MarkOpen batch %v, serial %v; texts equal %v, restored %v", got, serialGot, b.textString() == s.textString(), b.textString() == text)
 		}
 	})
 }

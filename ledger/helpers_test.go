@@ -3,6 +3,10 @@ package ledger
 import (
 	"context"
 	"encoding/hex"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/filetxn/filetxn"
 )
@@ -29,4 +33,38 @@ func archivable(ctx context.Context, s *Store, before string) ([]string, error) 
 		return nil, err
 	}
 	return d.Archivable(before)
+}
+
+// openIDs returns the ids of d's open entries, in file order, each once:
+// what a caller gets from one loop over Entries.
+func openIDs(d *Doc) []string {
+	var ids []string
+	for _, e := range d.Entries() {
+		if e.Open() && !slices.Contains(ids, e.ID) {
+			ids = append(ids, e.ID)
+		}
+	}
+	return ids
+}
+
+// isArg reports whether err refuses op's argument arg with value: it wraps
+// filetxn.ErrInvalidArgument and its message names the operation, the
+// argument and the value, quoted, in that order.
+func isArg(err error, op, arg, value string) bool {
+	return errors.Is(err, filetxn.ErrInvalidArgument) &&
+		strings.HasPrefix(err.Error(), "ledger: "+op+": "+arg+" "+strconv.Quote(value)+": ")
+}
+
+// isDuplicate reports whether err refuses an operation on id because
+// several entries carry it: a *filetxn.FormatError keyed by the id.
+func isDuplicate(err error, id string) bool {
+	var fe *filetxn.FormatError
+	return errors.As(err, &fe) && fe.Key == id && errors.As(fe.Err, new(*duplicateIDError))
+}
+
+// isInvalidUTF8 reports whether err refuses bytes that are not valid
+// UTF-8: a *filetxn.FormatError naming the line (any line when line is 0).
+func isInvalidUTF8(err error, line int) bool {
+	var fe *filetxn.FormatError
+	return errors.As(err, &fe) && errors.Is(fe.Err, errInvalidUTF8) && (line == 0 || fe.Line == line)
 }

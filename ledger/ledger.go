@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/filetxn/filetxn"
 )
 
 // Doc is a parsed ledger: the text of one version of the file and its
@@ -79,7 +81,8 @@ func moreRoom(n int) int { return n/8 + 1024 }
 // Parse reads ledger bytes. Nil data is a missing file and empty data an
 // empty one; both are a ledger without entries. CRLF and lone CR are read as
 // LF, as Python's universal newlines do. Parse fails only on bytes that are not
-// valid UTF-8, with a *[ParseError] naming the line; any text at all is
+// valid UTF-8, with a *[filetxn.FormatError] naming the line and column of
+// the first such byte; any text at all is
 // otherwise a ledger, and text that is not a canonical entry is kept verbatim
 // as prose. Parse does not keep data.
 func Parse(data []byte) (*Doc, error) { return parseKnown(data, 0) }
@@ -104,7 +107,9 @@ func parseKnown(data []byte, known int) (*Doc, error) {
 			}
 			i += n
 		}
-		return nil, &ParseError{Line: bytes.Count(text[:i], []byte("\n")) + 1, Err: ErrInvalidUTF8}
+		line := bytes.Count(text[:i], []byte("\n")) + 1
+		col := i - bytes.LastIndexByte(text[:i], '\n')
+		return nil, &filetxn.FormatError{Line: line, Column: col, Err: errInvalidUTF8}
 	}
 	d := &Doc{missing: data == nil}
 	d.onStorage(text)
@@ -150,7 +155,7 @@ func (d *Doc) Bytes() []byte {
 // past its end (see textBuf). ofText reports that they are the text.
 func (d *Doc) encode() (out []byte, ofText bool) {
 	switch {
-	case d.Changed():
+	case d.changed():
 		return d.text, true
 	case d.missing:
 		return nil, false
@@ -159,9 +164,6 @@ func (d *Doc) encode() (out []byte, ofText bool) {
 	}
 	return d.orig, true
 }
-
-// String returns the current text, with LF line endings.
-func (d *Doc) String() string { return d.textString() }
 
 // textString returns the text as a string, copying it once per version of
 // the text: the parse and the edits read it, Append does not.
@@ -172,8 +174,8 @@ func (d *Doc) textString() string {
 	return d.str
 }
 
-// Changed reports whether the text differs from the text that was parsed.
-func (d *Doc) Changed() bool {
+// changed reports whether the text differs from the text that was parsed.
+func (d *Doc) changed() bool {
 	// Until an edit in the middle the text is the parsed text with
 	// appends after it, so its length tells.
 	return len(d.text) != len(d.orig) || d.edited && !bytes.Equal(d.text, d.orig)
@@ -250,10 +252,6 @@ func (e Entry) Open() bool { return firstField(e.Status) == "open" }
 // Done reports whether the status's first word is "done".
 func (e Entry) Done() bool { return firstField(e.Status) == "done" }
 
-// Malformed reports whether the entry is neither open nor done: it has no
-// status line, or a status such as "closed", "resolved" or "opne".
-func (e Entry) Malformed() bool { return !e.Open() && !e.Done() }
-
 // closeDate returns the date of a status that is exactly "done YYYY-MM-DD"
 // with a real date, and "" otherwise.
 func (e Entry) closeDate() string {
@@ -300,59 +298,6 @@ func (d *Doc) Entry(id string) (Entry, bool) {
 	return Entry{}, false
 }
 
-// OpenIDs returns the ids of the open entries, in file order, each once.
-func (d *Doc) OpenIDs() []string {
-	p := d.parsed()
-	var ids []string
-	seen := make(map[string]bool)
-	for i := range p.entries {
-		e := &p.entries[i]
-		if e.open() && !seen[e.id] {
-			seen[e.id] = true
-			ids = append(ids, e.id)
-		}
-	}
-	return ids
-}
-
-// Classification partitions requested ids against one version of a ledger.
-// Each list keeps the order of the request.
-type Classification struct {
-	Open        []string // the entry is open
-	AlreadyDone []string // the entry is done
-	Unknown     []string // no entry has the id
-	Malformed   []string // the entry is neither open nor done
-	Duplicates  []string // the ledger carries the id more than once (cuts across the others; each id once)
-}
-
-// Classify partitions ids by the state of the first entry with each id, and
-// reports the requested ids that several entries carry.
-func (d *Doc) Classify(ids ...string) Classification {
-	p := d.parsed()
-	var c Classification
-	for _, id := range ids {
-		e := p.find(id)
-		switch {
-		case e == nil:
-			c.Unknown = append(c.Unknown, id)
-		case e.open():
-			c.Open = append(c.Open, id)
-		case e.done():
-			c.AlreadyDone = append(c.AlreadyDone, id)
-		default:
-			c.Malformed = append(c.Malformed, id)
-		}
-	}
-	seen := make(map[string]bool)
-	for _, id := range ids {
-		if _, dup := p.dups[id]; dup && !seen[id] {
-			seen[id] = true
-			c.Duplicates = append(c.Duplicates, id)
-		}
-	}
-	return c
-}
-
 // duplicate names an id that several entries carry and the 1-based lines of
 // their headings.
 type duplicate struct {
@@ -362,14 +307,14 @@ type duplicate struct {
 
 // duplicates returns every id that two or more entries carry, in order of first
 // appearance. A ledger with duplicates is corrupt for those ids: operations on
-// them fail with an error matching [ErrDuplicateID] until the file is fixed by hand.
+// them fail with a *filetxn.FormatError keyed by the id until the file is fixed by hand.
 func (d *Doc) duplicates() []duplicate {
 	p := d.parsed()
 	var out []duplicate
 	for i := range p.entries {
 		id := p.entries[i].id
 		if idx, ok := p.dups[id]; ok && idx[0] == i {
-			out = append(out, duplicate{ID: id, Lines: p.dupErr(id).(*duplicateIDError).Lines})
+			out = append(out, duplicate{ID: id, Lines: p.dupLines(id)})
 		}
 	}
 	return out

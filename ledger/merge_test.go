@@ -52,8 +52,8 @@ func TestMerge(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := mustParse(t, tc.current)
 			rep := d.Merge(mustParse(t, snapshot))
-			if d.String() != tc.want {
-				t.Errorf("merged = %q\nwant     %q", d.String(), tc.want)
+			if d.textString() != tc.want {
+				t.Errorf("merged = %q\nwant     %q", d.textString(), tc.want)
 			}
 			if !slices.Equal(rep.Carried, tc.carried) || !slices.Equal(rep.Collisions, tc.collide) || !slices.Equal(rep.Remainder, tc.remainder) {
 				t.Errorf("report = %+v, want carried %v collisions %v remainder %q", rep, tc.carried, tc.collide, tc.remainder)
@@ -73,7 +73,7 @@ func TestMergeNeverPublishesADuplicate(t *testing.T) {
 	d := mustParse(t, "")
 	rep := d.Merge(snap)
 	if !slices.Equal(rep.Carried, []string{"DW-3"}) || !slices.Equal(rep.Collisions, []string{"DW-3"}) || len(d.duplicates()) != 0 {
-		t.Errorf("Merge = %+v into %q", rep, d.String())
+		t.Errorf("Merge = %+v into %q", rep, d.textString())
 	}
 }
 
@@ -84,12 +84,12 @@ func TestMergeRefusesAnEntryThatWouldNotReadBack(t *testing.T) {
 	d := mustParse(t, "### DW-1: mine\nstatus: open\n")
 	d.Merge(snap)
 	if got := ids(d); !slices.Equal(got, []string{"DW-1", "DW-2"}) {
-		t.Errorf("ids after merge = %v (%q)", got, d.String())
+		t.Errorf("ids after merge = %v (%q)", got, d.textString())
 	}
 	snap2 := mustParse(t, "~~~\n### DW-1: quoted\n~~~\n### DW-7: opens a fence\nstatus: open\n```\n")
 	d2 := mustParse(t, "### DW-8: after\nstatus: open\n```\n")
 	rep := d2.Merge(snap2)
 	if len(rep.Carried) != 0 || !slices.Equal(rep.Collisions, []string{"DW-7"}) {
-		t.Errorf("Merge = %+v into %q; want DW-7 refused", rep, d2.String())
+		t.Errorf("Merge = %+v into %q; want DW-7 refused", rep, d2.textString())
 	}
 }

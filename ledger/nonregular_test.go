@@ -3,11 +3,12 @@ package ledger
 import (
 	"context"
 	"errors"
-	"github.com/filetxn/filetxn"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/filetxn/filetxn"
 
 	"github.com/stretchr/testify/require"
 

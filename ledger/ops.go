@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -41,7 +40,9 @@ type Spec struct {
 //
 // Free text is made one line (line breaks collapse to a space) and a title
 // that is blank after that becomes "(untitled DW-<n>)". All specs are validated
-// first: a bad status or severity returns an *[ArgError] and appends nothing.
+// first: a bad status or severity returns an error wrapping
+// filetxn.ErrInvalidArgument, naming the spec's field and value, and appends
+// nothing.
 func (d *Doc) Append(specs ...Spec) ([]string, error) {
 	if err := validateSpecs(specs); err != nil {
 		return nil, err
@@ -69,10 +70,10 @@ const originIndexAfter = 16
 func validateSpecs(specs []Spec) error {
 	for i, s := range specs {
 		if s.Status != "" && !canonicalStatus(s.Status) {
-			return &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Status", Value: s.Status, Err: errStatus}
+			return invalidArg("Append", "specs["+strconv.Itoa(i)+"].Status", s.Status, wantStatus)
 		}
 		if s.Severity != "" && !canonicalSeverity(s.Severity) {
-			return &ArgError{Op: "Append", Field: "specs[" + strconv.Itoa(i) + "].Severity", Value: s.Severity, Err: errSeverity}
+			return invalidArg("Append", "specs["+strconv.Itoa(i)+"].Severity", s.Severity, wantSeverity)
 		}
 	}
 	return nil
@@ -80,7 +81,7 @@ func validateSpecs(specs []Spec) error {
 
 func checkDate(op, field, date string) error {
 	if !validDate(date) {
-		return &ArgError{Op: op, Field: field, Value: date, Err: errDate}
+		return invalidArg(op, field, date, wantDate)
 	}
 	return nil
 }
@@ -316,11 +317,13 @@ func Reopenable(operationID string) CloseOption {
 // line holds a line-break character such as U+2028. To give each id its own
 // note, call MarkDone once per id: a batch is byte for byte the serial calls.
 //
-// Errors (nothing is changed): an *[ArgError] for a date that is not a real
-// YYYY-MM-DD or an empty operation id; an error matching [ErrDuplicateID]
-// when an id names several entries; an error matching [ErrNotFound], naming
-// them, when ids no entry carries are among ids (a typo is not a replay:
-// [Doc.Classify] finds them, to close the others).
+// Errors (nothing is changed): an error wrapping filetxn.ErrInvalidArgument
+// for a date that is not a real YYYY-MM-DD or an empty operation id; a
+// *filetxn.FormatError keyed by the id when an id names several entries; an
+// error wrapping filetxn.ErrNotFound, naming them, when ids no entry carries
+// are among ids (a typo is not a replay). To close the ids a ledger has and
+// report the others, look each up with [Doc.Entry] first: an id it does not
+// find is unknown, and [Entry.Done] tells one closed already.
 func (d *Doc) MarkDone(ids []string, date, note string, opts ...CloseOption) ([]string, error) {
 	o, err := closeConfig(date, opts)
 	if err != nil {
@@ -361,15 +364,16 @@ func closeConfig(date string, opts []CloseOption) (closeOptions, error) {
 	}
 	if o.reopenable {
 		if o.opID == "" {
-			return o, &ArgError{Op: "MarkDone", Field: "operation id", Value: o.opID, Err: errOperationID}
+			return o, invalidArg("MarkDone", "operation id", o.opID, wantOperationID)
 		}
 		o.digest = operationDigest(o.opID)
 	}
 	return o, nil
 }
 
-// checkIDs refuses ids that several entries carry (ErrDuplicateID) or that
-// no entry carries (ErrNotFound, naming each once, in order).
+// checkIDs refuses ids that several entries carry (a *filetxn.FormatError)
+// or that no entry carries (filetxn.ErrNotFound, naming each once, in
+// order).
 func (d *Doc) checkIDs(ids ...string) error {
 	if err := d.checkDups(ids...); err != nil {
 		return err
@@ -382,7 +386,7 @@ func (d *Doc) checkIDs(ids ...string) error {
 		}
 	}
 	if len(unknown) > 0 {
-		return fmt.Errorf("%w: %s", ErrNotFound, strings.Join(unknown, ", "))
+		return notFound(unknown)
 	}
 	return nil
 }
@@ -476,9 +480,10 @@ var undoTail = regexp.MustCompile(`^\nresolution:[ \t]*(.*)\nresolution-undo:[ \
 // "archived:" lines of a reopened entry become "archived-body:", so the entry
 // reads as live but still points at its archived body.
 //
-// Errors (nothing is changed): an *[ArgError] for an empty operation id, an
-// error matching [ErrDuplicateID] when an id names several entries, an error
-// matching [ErrNotFound] naming the ids no entry carries.
+// Errors (nothing is changed): an error wrapping filetxn.ErrInvalidArgument
+// for an empty operation id, a *filetxn.FormatError keyed by the id when an
+// id names several entries, an error wrapping filetxn.ErrNotFound naming the
+// ids no entry carries.
 func (d *Doc) MarkOpen(ids []string, note, operationID string) ([]string, error) {
 	if err := checkOperationID(operationID); err != nil {
 		return nil, err
@@ -509,7 +514,7 @@ func (d *Doc) MarkOpen(ids []string, note, operationID string) ([]string, error)
 
 func checkOperationID(operationID string) error {
 	if operationID == "" {
-		return &ArgError{Op: "MarkOpen", Field: "operation id", Value: operationID, Err: errOperationID}
+		return invalidArg("MarkOpen", "operation id", operationID, wantOperationID)
 	}
 	return nil
 }
@@ -561,9 +566,10 @@ func (d *Doc) openEdits(id, note, digest string) []edit {
 // change. To decide and close in one write, call [Doc.MarkDone] after it on
 // the same Doc: the resolution line then stays adjacent to the status line.
 //
-// Errors (nothing is changed): an *[ArgError] for a bad date, an error
-// matching [ErrDuplicateID] when the id names several entries, an error
-// matching [ErrNotFound] naming the id when no entry carries it.
+// Errors (nothing is changed): an error wrapping filetxn.ErrInvalidArgument
+// for a bad date, a *filetxn.FormatError keyed by the id when the id names
+// several entries, an error wrapping filetxn.ErrNotFound naming the id when
+// no entry carries it.
 func (d *Doc) RecordDecision(id, date, label, detail string) error {
 	if err := checkDate("RecordDecision", "date", date); err != nil {
 		return err
@@ -584,10 +590,11 @@ func (d *Doc) RecordDecision(id, date, label, detail string) error {
 // line for, in the order given, each once. An entry that already carries the
 // identical line is left alone (a replay). An id whose entry is missing or
 // not open gets no line: the work came back, and the sighting must be filed
-// afresh (with [Doc.Append]; [Doc.Classify] tells which ids those are).
+// afresh (with [Doc.Append]; [Doc.Entry] tells which ids those are).
 //
-// Errors (nothing is changed): an *[ArgError] for a bad date, an error
-// matching [ErrDuplicateID] when an id names several entries.
+// Errors (nothing is changed): an error wrapping filetxn.ErrInvalidArgument
+// for a bad date, a *filetxn.FormatError keyed by the id when an id names
+// several entries.
 func (d *Doc) MarkSeenAgain(ids []string, date, note string) ([]string, error) {
 	if err := checkDate("MarkSeenAgain", "date", date); err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"strings"
+
+	"github.com/filetxn/filetxn"
 )
 
 // parsed is the structure of one text: its lines, which of them sit inside a
@@ -163,17 +165,24 @@ func (p *parsed) find(id string) *entry {
 	return nil
 }
 
-// dupErr returns a *duplicateIDError when id names several entries.
+// dupErr returns the *filetxn.FormatError, keyed by the id, for an
+// operation on an id that several entries carry; nil for any other id.
 func (p *parsed) dupErr(id string) error {
-	idx, ok := p.dups[id]
-	if !ok {
+	if _, ok := p.dups[id]; !ok {
 		return nil
 	}
+	return &filetxn.FormatError{Key: id, Err: &duplicateIDError{Lines: p.dupLines(id)}}
+}
+
+// dupLines returns the 1-based lines of the headings of every entry with
+// id, for an id that several entries carry.
+func (p *parsed) dupLines(id string) []int {
+	idx := p.dups[id]
 	lines := make([]int, len(idx))
 	for i, j := range idx {
 		lines[i] = p.entries[j].line + 1
 	}
-	return &duplicateIDError{ID: id, Lines: lines}
+	return lines
 }
 
 // fences marks the lines inside fenced code blocks, over the whole text: a

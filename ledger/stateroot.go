@@ -16,6 +16,6 @@ import "github.com/filetxn/filetxn/internal/bmadloop"
 //
 // A base that is unset, empty, relative or the file system root is skipped.
 // When no candidate is left, or $BMAD_LOOP_STATE_DIR is relative, the error
-// wraps [ErrNoStateRoot]. BmadLoopStateRoot reads only the environment; it
-// creates nothing.
+// says which variable to set to an absolute path. BmadLoopStateRoot reads
+// only the environment; it creates nothing.
 func BmadLoopStateRoot() (string, error) { return bmadloop.StateRoot() }

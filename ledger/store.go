@@ -28,7 +28,8 @@ import (
 // (which also creates a missing directory) and [Store.Archive] (which writes
 // two files) do the same for appending and archiving. A Store whose lock
 // lives under a state root that cannot be derived fails every write with an
-// error wrapping [ErrNoStateRoot].
+// *fs.PathError naming the ledger, whose message says what to set (see
+// [BmadLoopStateRoot]).
 //
 // As in the engine: ctx bounds the wait for the lock and nothing else (a done
 // ctx on a free lock still runs the operation; on a busy one it fails at
@@ -77,8 +78,8 @@ const unplaced = "\x00ledger: the lock is not placed"
 // no I/O and creates nothing; a missing ledger is an empty one, created by
 // the first append. When the caller does not place the lock and no state
 // root can be derived, Open still succeeds: the Store reads and answers
-// operations that write nothing, and a write fails with an error wrapping
-// [ErrNoStateRoot].
+// operations that write nothing, and a write fails with
+// [BmadLoopStateRoot]'s error, which says what to set.
 func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("ledger: Open: empty path: %w", filetxn.ErrInvalidArgument)
@@ -101,9 +102,6 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	}
 	return s, nil
 }
-
-// ArchivePath returns the path of the archive file.
-func (s *Store) ArchivePath() string { return s.archive }
 
 // LockPath returns the path of the lock file that guards the ledger (and its
 // archive). It creates nothing.
@@ -138,10 +136,10 @@ func (s *Store) View(ctx context.Context) (*Doc, error) { return s.eng.View(ctx)
 // accumulate them.
 //
 // fn's error is returned and nothing is written. A refusal that comes from
-// the ledger's content, an error matching [ErrNotFound] or
-// [ErrDuplicateID], is returned inside an *fs.PathError naming the ledger
-// (unless it names a file already); any other error of fn is returned
-// unchanged. An argument a Doc operation refuses is refused after a read,
+// the ledger's content, an error wrapping filetxn.ErrNotFound or a
+// *filetxn.FormatError, is returned inside an *fs.PathError naming the
+// ledger (unless it names a file already); any other error of fn is
+// returned unchanged. An argument a Doc operation refuses is refused after a read,
 // and, when the lock is busy, after the wait for it, so check arguments
 // first when that matters.
 // A panic in fn releases the lock and propagates. fn must not call the
@@ -163,18 +161,19 @@ func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit
 	if err := fn(d); err != nil {
 		return filetxn.Commit{}, s.named(err)
 	}
-	if d.Changed() {
+	if d.changed() {
 		return filetxn.Commit{}, s.noRoot()
 	}
 	return filetxn.Commit{}, nil
 }
 
 // named returns err inside an *fs.PathError naming the ledger when it is a
-// refusal that comes from the ledger's content (it matches ErrNotFound or
-// ErrDuplicateID) and names no file; otherwise it returns err.
+// refusal that comes from the ledger's content (it wraps
+// filetxn.ErrNotFound or a *filetxn.FormatError) and names no file;
+// otherwise it returns err.
 func (s *Store) named(err error) error {
 	var pe *fs.PathError
-	if err == nil || !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrDuplicateID) || errors.As(err, &pe) {
+	if err == nil || !errors.Is(err, filetxn.ErrNotFound) && !errors.As(err, new(*filetxn.FormatError)) || errors.As(err, &pe) {
 		return err
 	}
 	return &fs.PathError{Op: "Mutate", Path: s.path, Err: err}
@@ -205,7 +204,8 @@ func (s *Store) Restore(ctx context.Context, snapshot []byte, owned ...filetxn.D
 // appending those bodies again. When nothing is eligible (or the ledger is
 // missing) Archive returns without taking the lock. An eligible entry whose
 // id several entries carry fails the call, writing nothing, with an
-// *fs.PathError naming the ledger that matches [ErrDuplicateID].
+// *fs.PathError naming the ledger around a *filetxn.FormatError keyed by
+// the id.
 func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, error) {
 	if err := checkArchiveArgs(before, stamp); err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, er
 		if len(ids) == 0 {
 			return nil
 		}
-		if a.Changed() {
+		if a.changed() {
 			if _, err := tx.Write(s.archive, a.Bytes()); err != nil {
 				return err
 			}

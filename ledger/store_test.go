@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stretchr/testify/require"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/bmadloop"
 	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -74,7 +76,7 @@ func holdLock(t *testing.T, s *Store) {
 func reopenableSeed(t *testing.T) string {
 	d := mustParse(t, ledgerFixture)
 	d.MarkDone([]string{"DW-1", "DW-3"}, "2026-06-11", "by dw-a", Reopenable(operationID))
-	return d.String()
+	return d.textString()
 }
 
 // viaMutate is a Store call that runs op in Mutate.
@@ -166,8 +168,8 @@ func TestStoreWritesWhatTheDocOperationWrites(t *testing.T) {
 			}
 			want := mustParse(t, seed)
 			m.doc(want)
-			if got := string(readOrNil(t, s.path)); got != want.String() {
-				t.Errorf("file = %q\nwant   %q", got, want.String())
+			if got := string(readOrNil(t, s.path)); got != want.textString() {
+				t.Errorf("file = %q\nwant   %q", got, want.textString())
 			}
 		})
 	}
@@ -195,7 +197,7 @@ func TestEveryWriteNeedsTheLock(t *testing.T) {
 			if after := readOrNil(t, s.path); string(after) != string(before) || (after == nil) != (before == nil) {
 				t.Errorf("the ledger changed without the lock")
 			}
-			if readOrNil(t, s.ArchivePath()) != nil {
+			if readOrNil(t, s.archive) != nil {
 				t.Errorf("an archive was written without the lock")
 			}
 		})
@@ -233,7 +235,7 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 		{"MarkDone done", ledgerFixture, func(s *Store) (any, error) {
 			return mutate(s, func(d *Doc) (any, error) { return d.MarkDone([]string{"DW-2"}, "2026-06-11", "n") })
 		}, []string(nil)},
-		{"MarkDone reopenable on done", closed.String(), func(s *Store) (any, error) {
+		{"MarkDone reopenable on done", closed.textString(), func(s *Store) (any, error) {
 			return mutate(s, func(d *Doc) (any, error) {
 				return d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable(operationID))
 			})
@@ -241,7 +243,7 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 		{"MarkOpen nothing", ledgerFixture, func(s *Store) (any, error) {
 			return mutate(s, func(d *Doc) (any, error) { return d.MarkOpen(nil, "n", operationID) })
 		}, []string(nil)},
-		{"MarkOpen none eligible", closed.String(), func(s *Store) (any, error) {
+		{"MarkOpen none eligible", closed.textString(), func(s *Store) (any, error) {
 			return mutate(s, func(d *Doc) (any, error) { return d.MarkOpen([]string{"DW-1", "DW-2", "DW-3"}, "n", operationID) })
 		}, []string(nil)},
 		{"MarkSeenAgain replay", ledgerFixture, func(s *Store) (any, error) {
@@ -252,8 +254,8 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 		{"Merge nothing lost", ledgerFixture, func(s *Store) (any, error) {
 			return mutate(s, func(d *Doc) (any, error) { return d.Merge(mustParse(t, ledgerFixture)).Carried, nil })
 		}, []string(nil)},
-		{"Archive nothing eligible", archived.String(), func(s *Store) (any, error) { return s.Archive(ctx, "", "") }, []string(nil)},
-		{"Archive dry run nothing eligible", archived.String(), func(s *Store) (any, error) { return archivable(ctx, s, "") }, []string(nil)},
+		{"Archive nothing eligible", archived.textString(), func(s *Store) (any, error) { return s.Archive(ctx, "", "") }, []string(nil)},
+		{"Archive dry run nothing eligible", archived.textString(), func(s *Store) (any, error) { return archivable(ctx, s, "") }, []string(nil)},
 		{"Archive before cutoff", ledgerFixture, func(s *Store) (any, error) { return s.Archive(ctx, "2026-05-25", "") }, []string(nil)},
 		{"Archive missing ledger", "<missing>", func(s *Store) (any, error) { return s.Archive(ctx, "", "") }, []string(nil)},
 	} {
@@ -271,7 +273,7 @@ func TestNoOpsTakeNoLock(t *testing.T) {
 			if after := readOrNil(t, s.path); string(after) != string(before) || (after == nil) != (before == nil) {
 				t.Errorf("a no-op changed (or created) the ledger")
 			}
-			if readOrNil(t, s.ArchivePath()) != nil {
+			if readOrNil(t, s.archive) != nil {
 				t.Errorf("a no-op created the archive")
 			}
 		})
@@ -291,7 +293,7 @@ func equalAny(a, b any) bool {
 }
 
 // TestNoStateRoot: without a derivable bmad-loop state root (the default lock
-// placement), no-ops still succeed and a real write fails with ErrNoStateRoot,
+// placement), no-ops still succeed and a real write fails with bmadloop.ErrNoStateRoot,
 // writing nothing.
 func TestNoStateRoot(t *testing.T) {
 	ctx := context.Background()
@@ -301,8 +303,8 @@ func TestNoStateRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := must(Open(path))
-	if _, err := s.LockPath(); !errors.Is(err, ErrNoStateRoot) {
-		t.Errorf("LockPath() = %v, want ErrNoStateRoot", err)
+	if _, err := s.LockPath(); !errors.Is(err, bmadloop.ErrNoStateRoot) {
+		t.Errorf("LockPath() = %v, want bmadloop.ErrNoStateRoot", err)
 	}
 	closeID := func(id string) error {
 		_, err := s.Mutate(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{id}, "2026-06-11", "n"); return err })
@@ -314,11 +316,11 @@ func TestNoStateRoot(t *testing.T) {
 	if got, err := s.Archive(ctx, "2026-01-01", ""); err != nil || len(got) != 0 {
 		t.Errorf("no-op Archive = %v, %v", got, err)
 	}
-	if err := closeID("DW-1"); !errors.Is(err, ErrNoStateRoot) {
-		t.Errorf("Mutate(close DW-1) = %v, want ErrNoStateRoot", err)
+	if err := closeID("DW-1"); !errors.Is(err, bmadloop.ErrNoStateRoot) {
+		t.Errorf("Mutate(close DW-1) = %v, want bmadloop.ErrNoStateRoot", err)
 	}
-	if _, err := s.Archive(ctx, "", ""); !errors.Is(err, ErrNoStateRoot) {
-		t.Errorf("Archive = %v, want ErrNoStateRoot", err)
+	if _, err := s.Archive(ctx, "", ""); !errors.Is(err, bmadloop.ErrNoStateRoot) {
+		t.Errorf("Archive = %v, want bmadloop.ErrNoStateRoot", err)
 	}
 	if _, err := s.Mutate(ctx, func(*Doc) error { return nil }); err != nil {
 		t.Errorf("Mutate(no change) = %v, want nil", err)
@@ -353,8 +355,8 @@ func TestBmadLoopStateRoot(t *testing.T) {
 			}
 			got, err := BmadLoopStateRoot()
 			if tc.fail {
-				if !errors.Is(err, ErrNoStateRoot) {
-					t.Errorf("BmadLoopStateRoot() = %q, %v; want ErrNoStateRoot", got, err)
+				if !errors.Is(err, bmadloop.ErrNoStateRoot) {
+					t.Errorf("BmadLoopStateRoot() = %q, %v; want bmadloop.ErrNoStateRoot", got, err)
 				}
 				return
 			}
@@ -402,21 +404,23 @@ func TestStoreValidatesBeforeAnyIO(t *testing.T) {
 	block := filepath.Join(dir, "file")
 	os.WriteFile(block, nil, 0o644)
 	s := must(Open(filepath.Join(block, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(block, "state"))))
-	checks := map[string]error{}
-	_, checks["Append"] = s.Append(ctx, Spec{Title: "a"}, Spec{Title: "b", Severity: "urgent"})
-	_, checks["Archive"] = s.Archive(ctx, "yesterday", "")
-	_, checks["Archive stamp"] = s.Archive(ctx, "", "2026-13-01")
-	for op, err := range checks {
-		var ae *ArgError
-		if !errors.As(err, &ae) {
-			t.Errorf("%s = %v, want an ArgError before any I/O", op, err)
+	type refusal struct{ op, arg, value string }
+	checks := map[refusal]error{}
+	_, checks[refusal{"Append", "specs[0].Origin", ""}] = s.Append(ctx, Spec{Title: "a"}, Spec{Title: "b", Severity: "urgent"})
+	_, checks[refusal{"Append", "specs[1].Severity", "urgent"}] = s.Append(ctx, Spec{Title: "a", Origin: "o"}, Spec{Title: "b", Origin: "o", Severity: "urgent"})
+	_, checks[refusal{"Archive", "before", "yesterday"}] = s.Archive(ctx, "yesterday", "")
+	_, checks[refusal{"Archive", "stamp", "2026-13-01"}] = s.Archive(ctx, "", "2026-13-01")
+	for r, err := range checks {
+		if !isArg(err, r.op, r.arg, r.value) {
+			t.Errorf("%s(%s %q) = %v, want filetxn.ErrInvalidArgument naming them, before any I/O", r.op, r.arg, r.value, err)
 		}
 	}
 }
 
 // TestStoreDuplicateIDFailsAndWritesNothing: a Mutate whose MarkDone names
-// an id two entries carry fails with ErrDuplicateID naming the lines and
-// the ledger's path, and writes nothing; the other id then closes.
+// an id two entries carry fails with a *filetxn.FormatError keyed by the id,
+// naming the lines, inside an *fs.PathError naming
+// the ledger, and writes nothing; the other id then closes.
 // Ablation: returning fn's error without Store.named loses the path.
 func TestStoreDuplicateIDFailsAndWritesNothing(t *testing.T) {
 	ctx := context.Background()
@@ -428,8 +432,8 @@ func TestStoreDuplicateIDFailsAndWritesNothing(t *testing.T) {
 		return closed, err
 	}
 	_, err := closeIDs("DW-2", "DW-1")
-	require.ErrorIs(t, err, ErrDuplicateID, "MarkDone(DW-2, DW-1) = %v, want ErrDuplicateID", err)
-	require.ErrorContains(t, err, "DW-1 is carried by 2 entries (lines 1, 7)", "MarkDone(DW-2, DW-1) = %v, want the lines named", err)
+	require.True(t, isDuplicate(err, "DW-1"), "MarkDone(DW-2, DW-1) = %v, want a FormatError keyed DW-1", err)
+	require.ErrorContains(t, err, "DW-1: carried by 2 entries (lines 1, 7)", "MarkDone(DW-2, DW-1) = %v, want the lines named", err)
 	var pe *fs.PathError
 	require.True(t, errors.As(err, &pe) && pe.Path == s.path, "MarkDone(DW-2, DW-1) = %v, want an *fs.PathError naming %s", err, s.path)
 	require.Equal(t, text, string(readOrNil(t, s.path)), "ledger after a refused MarkDone")
@@ -442,17 +446,17 @@ func TestStoreDuplicateIDFailsAndWritesNothing(t *testing.T) {
 // fn runs under its lock fails with ErrReentrant instead of deadlocking. (On
 // Mutate's lock-free run nothing is held: fn must not call the Store.)
 // TestArchiveOfADuplicatedIDNamesTheLedger: Store.Archive refuses an eligible
-// entry whose id two entries carry with an error matching ErrDuplicateID that
-// names the ledger's path, and writes neither file.
+// entry whose id two entries carry with a *filetxn.FormatError keyed by the
+// id inside an *fs.PathError naming the ledger, and writes neither file.
 func TestArchiveOfADuplicatedIDNamesTheLedger(t *testing.T) {
 	text := "### DW-1: a\nstatus: done 2026-01-01\n\n### DW-1: b\nstatus: open\n"
 	s := newStore(t, text)
 	_, err := s.Archive(context.Background(), "", "2026-08-24")
 	var pe *fs.PathError
-	require.ErrorIs(t, err, ErrDuplicateID, "Archive() = %v, want ErrDuplicateID", err)
+	require.True(t, isDuplicate(err, "DW-1"), "Archive() = %v, want a FormatError keyed DW-1", err)
 	require.True(t, errors.As(err, &pe) && pe.Path == s.path, "Archive() = %v, want an *fs.PathError naming %s", err, s.path)
 	require.Equal(t, text, string(readOrNil(t, s.path)), "ledger after a refused Archive")
-	require.Nil(t, readOrNil(t, s.ArchivePath()), "archive after a refused Archive")
+	require.Nil(t, readOrNil(t, s.archive), "archive after a refused Archive")
 }
 
 func TestMutateFromInsideMutateIsAnError(t *testing.T) {
@@ -530,7 +534,7 @@ func TestArchiveWritesBothFilesUnderOneHold(t *testing.T) {
 		if err := <-errc; !errors.Is(err, lock.ErrWouldBlock) {
 			t.Errorf("between the writes, TryAcquire = %v; want ErrWouldBlock", err)
 		}
-		if !strings.Contains(string(readOrNil(t, s.ArchivePath())), "archived: 2026-08-24") {
+		if !strings.Contains(string(readOrNil(t, s.archive)), "archived: 2026-08-24") {
 			t.Errorf("the archive was not written first")
 		}
 		if string(readOrNil(t, s.path)) != ledgerFixture {
@@ -546,7 +550,7 @@ func TestArchiveWritesBothFilesUnderOneHold(t *testing.T) {
 	}
 	// An eligible preview reports and writes nothing.
 	s2 := newStore(t, ledgerFixture)
-	if ids, err := archivable(ctx, s2, ""); err != nil || !slices.Equal(ids, []string{"DW-2"}) || readOrNil(t, s2.ArchivePath()) != nil {
+	if ids, err := archivable(ctx, s2, ""); err != nil || !slices.Equal(ids, []string{"DW-2"}) || readOrNil(t, s2.archive) != nil {
 		t.Errorf("archivable(%q) = %v, %v", "", ids, err)
 	}
 }
@@ -558,11 +562,11 @@ func TestStoreView(t *testing.T) {
 		t.Errorf("View of a missing ledger = %v, %v", d, err)
 	}
 	s = newStore(t, "\xff")
-	if _, err := s.View(context.Background()); !errors.Is(err, ErrInvalidUTF8) {
-		t.Errorf("View of invalid bytes = %v, want ErrInvalidUTF8", err)
+	if _, err := s.View(context.Background()); !isInvalidUTF8(err, 0) {
+		t.Errorf("View of invalid bytes = %v, want a FormatError for invalid UTF-8", err)
 	}
-	if _, err := s.Mutate(context.Background(), func(*Doc) error { return nil }); !errors.Is(err, ErrInvalidUTF8) {
-		t.Errorf("Mutate on invalid bytes = %v, want ErrInvalidUTF8", err)
+	if _, err := s.Mutate(context.Background(), func(*Doc) error { return nil }); !isInvalidUTF8(err, 0) {
+		t.Errorf("Mutate on invalid bytes = %v, want a FormatError for invalid UTF-8", err)
 	}
 }
 
@@ -625,7 +629,7 @@ func TestAFailingProbeReadFallsThroughToTheLock(t *testing.T) {
 			ids, err := s.Append(ctx, Spec{Title: "t", Origin: "o", SourceSpec: "s"})
 			return len(slices.DeleteFunc(ids, func(id string) bool { return id == "" })), err
 		}},
-		{"Archive", archived.String(), func(s *Store) (int, error) {
+		{"Archive", archived.textString(), func(s *Store) (int, error) {
 			ids, err := s.Archive(ctx, "", "")
 			return len(ids), err
 		}},
@@ -688,10 +692,10 @@ func TestAppendCreatesTheLedgersDirectory(t *testing.T) {
 }
 
 // TestUnknownIDsAndIdentitylessSpecsAreRefused: closing an id that no entry
-// carries (a typo, or any id on a missing ledger) fails with ErrNotFound
+// carries (a typo, or any id on a missing ledger) fails with filetxn.ErrNotFound
 // naming the id and the ledger, and writes nothing; an id already closed is a replay that
 // succeeds. Append of a spec with neither Origin nor SourceSpec fails with
-// ErrInvalidArgument before any I/O and writes nothing. Ablations: dropping
+// filetxn.ErrInvalidArgument before any I/O and writes nothing. Ablations: dropping
 // the unknown-id check in Doc.MarkDone makes it answer [] as if it had
 // replayed; dropping the identity check appends the spec (and would skip
 // every later identityless one as its duplicate, answering [""]).
@@ -706,7 +710,7 @@ func TestUnknownIDsAndIdentitylessSpecsAreRefused(t *testing.T) {
 		s := newStore(t, seed)
 		before := readOrNil(t, s.path)
 		got, err := closeIDs(s, "DW-2", "DW-99")
-		require.ErrorIs(t, err, ErrNotFound, "MarkDone(DW-2, DW-99) on %.20q = %v, %v, want ErrNotFound", seed, got, err)
+		require.ErrorIs(t, err, filetxn.ErrNotFound, "MarkDone(DW-2, DW-99) on %.20q = %v, %v, want filetxn.ErrNotFound", seed, got, err)
 		unknown := "DW-99"
 		if seed == "<missing>" {
 			unknown = "DW-2, DW-99"
@@ -724,8 +728,7 @@ func TestUnknownIDsAndIdentitylessSpecsAreRefused(t *testing.T) {
 	require.NoError(t, err)
 	before := readOrNil(t, s.path)
 	ids, err := s.Append(ctx, Spec{Title: "second, unrelated"})
-	require.ErrorIs(t, err, ErrInvalidArgument, "Append(spec without Origin and SourceSpec) = %v, %v, want ErrInvalidArgument", ids, err)
-	var ae *ArgError
-	require.ErrorAs(t, err, &ae, "Append(spec without identity) = %v, want an *ArgError", err)
+	require.ErrorIs(t, err, filetxn.ErrInvalidArgument, "Append(spec without Origin and SourceSpec) = %v, %v, want filetxn.ErrInvalidArgument", ids, err)
+	require.True(t, isArg(err, "Append", "specs[0].Origin", ""), "Append(spec without identity) = %v, want its Origin named", err)
 	require.Equal(t, string(before), string(readOrNil(t, s.path)), "ledger after a refused Append (first was %v)", first)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/filetxn/filetxn"
 	"pgregory.net/rapid"
 )
 
@@ -42,9 +43,8 @@ func TestDatesAreRealCalendarDays(t *testing.T) {
 			t.Errorf("MarkDone(date %q) = %v", tc.date, err)
 		}
 		if err != nil {
-			var ae *ArgError
-			if !errors.Is(err, ErrInvalidArgument) || !errors.As(err, &ae) || ae.Value != tc.date || !strings.Contains(err.Error(), "date") || d.Changed() {
-				t.Errorf("MarkDone(date %q) = %v; want an ArgError naming the date", tc.date, err)
+			if !isArg(err, "MarkDone", "date", tc.date) || d.changed() {
+				t.Errorf("MarkDone(date %q) = %v; want filetxn.ErrInvalidArgument naming the date", tc.date, err)
 			}
 		}
 	}
@@ -60,15 +60,15 @@ func TestEveryOperationValidatesItsDate(t *testing.T) {
 	_, checks["Archivable"] = d.Archivable(bad)
 	_, checks["ArchiveInto"] = d.ArchiveInto(mustParse(t, ""), "", bad)
 	for op, err := range checks {
-		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), bad) {
-			t.Errorf("%s(date %q) = %v, want ErrInvalidArgument naming it", op, bad, err)
+		if !errors.Is(err, filetxn.ErrInvalidArgument) || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s(date %q) = %v, want filetxn.ErrInvalidArgument naming it", op, bad, err)
 		}
 	}
-	if d.Changed() {
+	if d.changed() {
 		t.Errorf("a refused operation changed the text")
 	}
-	if _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable("")); !errors.Is(err, ErrInvalidArgument) || d.Changed() {
-		t.Errorf("MarkDone(Reopenable(\"\")) = %v, want ErrInvalidArgument", err)
+	if _, err := d.MarkDone([]string{"DW-1"}, "2026-06-11", "n", Reopenable("")); !errors.Is(err, filetxn.ErrInvalidArgument) || d.changed() {
+		t.Errorf("MarkDone(Reopenable(\"\")) = %v, want filetxn.ErrInvalidArgument", err)
 	}
 }
 
@@ -78,19 +78,18 @@ func TestDuplicatedIDs(t *testing.T) {
 	if got := d.duplicates(); len(got) != 1 || got[0].ID != "DW-1" || !slices.Equal(got[0].Lines, []int{3, 9}) {
 		t.Errorf("Duplicates() = %+v, want DW-1 at lines 3, 9", got)
 	}
-	c := d.Classify("DW-1", "DW-2", "DW-1")
-	if !slices.Equal(c.Duplicates, []string{"DW-1"}) || !slices.Equal(c.Open, []string{"DW-1", "DW-2", "DW-1"}) {
-		t.Errorf("Classify = %+v", c)
+	if e, ok := d.Entry("DW-1"); !ok || e.Line != 3 || !e.Open() {
+		t.Errorf("Entry(DW-1) = %+v, %v, want the first, open, at line 3", e, ok)
 	}
 	check := func(op string, err error) {
 		t.Helper()
-		if !errors.Is(err, ErrDuplicateID) {
-			t.Errorf("%s = %v, want ErrDuplicateID", op, err)
+		if !isDuplicate(err, "DW-1") {
+			t.Errorf("%s = %v, want a *filetxn.FormatError keyed DW-1", op, err)
 		}
 		if err == nil || !strings.Contains(err.Error(), "DW-1") || !strings.Contains(err.Error(), "3, 9") {
 			t.Errorf("%s error %q does not name the id and lines", op, err)
 		}
-		if d.Changed() {
+		if d.changed() {
 			t.Errorf("%s changed the text", op)
 		}
 	}
@@ -113,9 +112,9 @@ func TestDuplicatedIDs(t *testing.T) {
 
 func TestInvalidUTF8IsRefusedWithItsLine(t *testing.T) {
 	_, err := Parse([]byte("# L\r\n\nok\n\xff bad\n"))
-	var pe *ParseError
-	if !errors.Is(err, ErrInvalidUTF8) || !errors.As(err, &pe) || pe.Line != 4 {
-		t.Errorf("Parse(invalid) = %v, want ErrInvalidUTF8 at line 4", err)
+	var fe *filetxn.FormatError
+	if !isInvalidUTF8(err, 4) || !errors.As(err, &fe) || fe.Column != 1 || fe.Key != "" {
+		t.Errorf("Parse(invalid) = %v, want a FormatError at line 4, column 1", err)
 	}
 }
 

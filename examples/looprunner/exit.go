@@ -10,7 +10,6 @@ import (
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/board"
-	"github.com/filetxn/filetxn/ledger"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -91,8 +90,6 @@ func exitCode(err error) int {
 		refused  *refusedError
 		data     *dataError
 		lbusy    *lock.BusyError
-		lparse   *ledger.ParseError
-		larg     *ledger.ArgError
 		bparse   *board.ParseError
 		format   *filetxn.FormatError
 	)
@@ -102,14 +99,14 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &coded):
 		return coded.code
-	case errors.As(err, &usage), errors.As(err, &larg),
+	case errors.As(err, &usage),
 		errors.Is(err, board.ErrInvalidArgument),
 		errors.Is(err, filetxn.ErrInvalidArgument):
 		return exitUsage
 	case errors.As(err, &lbusy), errors.Is(err, lock.ErrWouldBlock),
 		errors.Is(err, lock.ErrLockLost): // nothing was written: running it again is safe
 		return exitBusy
-	case errors.As(err, &data), errors.As(err, &lparse), errors.Is(err, ledger.ErrDuplicateID),
+	case errors.As(err, &data),
 		errors.As(err, &bparse), errors.Is(err, board.ErrNotRewritable), errors.As(err, &format),
 		errors.Is(err, atomicfile.ErrNotRegular):
 		return exitDataError
@@ -159,14 +156,12 @@ func message(err error) string {
 		return s
 	}
 	var (
-		larg *ledger.ArgError
-		brow *board.RowError
+		lflag *ledgerFlagError
+		brow  *board.RowError
 	)
 	switch {
-	case errors.As(err, &larg):
-		// The ledger names the field of its Go API; the command line
-		// names the flag it came from.
-		return fmt.Sprintf("-%s %q: %s", ledgerFlag(larg.Field), larg.Value, ledgerWhy(larg.Err))
+	case errors.As(err, &lflag):
+		return lflag.Error() // verbatim: the value is quoted as given
 	case errors.As(err, &brow) && errors.Is(err, board.ErrUnorderedStatus):
 		return fmt.Sprintf("%s:%d: %s is %q, outside the status order (%s); give -allow-unordered to overwrite it",
 			brow.Path, brow.Line, brow.Key, brow.Current, statusOrder())
@@ -175,23 +170,4 @@ func message(err error) string {
 			brow.Path, brow.Line, brow.Key, brow.Current, brow.Target)
 	}
 	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-// ledgerFlag returns the flag of the ledger commands that gives the field
-// an *ledger.ArgError names: "specs[0].Severity" is -severity, "operation
-// id" is -op.
-func ledgerFlag(field string) string {
-	if i := strings.LastIndexByte(field, '.'); i >= 0 {
-		field = field[i+1:]
-	}
-	if strings.HasPrefix(field, "operation id") {
-		return "op"
-	}
-	return strings.ToLower(field)
-}
-
-// ledgerWhy says what an argument the ledger refused must be: the
-// *ledger.ArgError's Err, without the sentinel's own words.
-func ledgerWhy(why error) string {
-	return strings.TrimPrefix(why.Error(), ledger.ErrInvalidArgument.Error()+": ")
 }

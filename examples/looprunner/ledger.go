@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -29,10 +30,31 @@ func (c *cli) openLedger(file string) (*ledger.Store, error) {
 // View; the Store's refusals name the file already).
 func ledgerError(file string, err error) error {
 	var pe *fs.PathError
-	if errors.Is(err, ledger.ErrDuplicateID) && !errors.As(err, &pe) {
+	if errors.As(err, new(*filetxn.FormatError)) && !errors.As(err, &pe) {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	return err
+}
+
+// ledgerFlagError is a flag value the ledger refuses as an argument, in the
+// command line's words: the flag, its value and what the value must be. It
+// is an invalid argument (exit 2).
+type ledgerFlagError struct{ flag, value, want string }
+
+func (e *ledgerFlagError) Error() string { return fmt.Sprintf("-%s %q: %s", e.flag, e.value, e.want) }
+func (e *ledgerFlagError) Unwrap() error { return filetxn.ErrInvalidArgument }
+
+// emptyLedger returns an empty ledger, on which a Doc operation checks its
+// arguments without any I/O.
+func emptyLedger() *ledger.Doc { return must(ledger.Parse(nil)) }
+
+// checkLedgerDate refuses a value of the date flag that the ledger's
+// operations refuse as a date, before any file is read.
+func checkLedgerDate(flag, value string) error {
+	if _, err := emptyLedger().MarkDone(nil, value, ""); err != nil {
+		return &ledgerFlagError{flag, value, "must be a calendar date, YYYY-MM-DD"}
+	}
+	return nil
 }
 
 func ledgerAdd(c *cli, args []string) error {
@@ -51,6 +73,9 @@ func ledgerAdd(c *cli, args []string) error {
 	s, err := c.openLedger(*file)
 	if err != nil {
 		return err
+	}
+	if _, err := emptyLedger().Append(ledger.Spec{Severity: spec.Severity}); err != nil {
+		return &ledgerFlagError{"severity", spec.Severity, "must be one of critical, high, medium, low"}
 	}
 	ctx, cancel := c.lockCtx()
 	defer cancel()
@@ -124,34 +149,59 @@ func (c *cli) outcome(r closeReport) error {
 	return err
 }
 
+// idStates sorts requested ids by the state of the first entry with each id
+// in one version of a ledger, each list in the order of the request.
+type idStates struct {
+	open, done, unknown, malformed []string
+}
+
+// classify returns the states of ids in d: unknown when no entry carries
+// the id, else open, done or malformed (neither) as the entry's status says.
+func classify(d *ledger.Doc, ids []string) idStates {
+	var st idStates
+	for _, id := range ids {
+		e, ok := d.Entry(id)
+		switch {
+		case !ok:
+			st.unknown = append(st.unknown, id)
+		case e.Open():
+			st.open = append(st.open, id)
+		case e.Done():
+			st.done = append(st.done, id)
+		default:
+			st.malformed = append(st.malformed, id)
+		}
+	}
+	return st
+}
+
 // changeLedger runs op, Doc operations on the known ones among ids, in one
 // Mutate of the ledger at file, which must exist, within -lock-timeout, and
 // returns what op returned with ids classified on the version op changed (or
 // found needing no change). op first runs on an empty ledger with no ids, so
-// that bad arguments (a bad date) are refused before the file is read or
-// locked. The ids no entry carries, which the Doc operations refuse, are not
-// given to op: the caller reports them from Unknown after the others are
-// done.
-func (c *cli) changeLedger(file string, ids []string, op func(d *ledger.Doc, known []string) ([]string, error)) ([]string, ledger.Classification, error) {
-	if _, err := op(must(ledger.Parse(nil)), nil); err != nil {
-		return nil, ledger.Classification{}, err
+// that bad arguments are refused before the file is read or locked. The ids
+// no entry carries, which the Doc operations refuse, are not given to op:
+// the caller reports them from unknown after the others are done.
+func (c *cli) changeLedger(file string, ids []string, op func(d *ledger.Doc, known []string) ([]string, error)) ([]string, idStates, error) {
+	if _, err := op(emptyLedger(), nil); err != nil {
+		return nil, idStates{}, err
 	}
 	s, err := openExisting(file, c.openLedger)
 	if err != nil {
-		return nil, ledger.Classification{}, err
+		return nil, idStates{}, err
 	}
 	ctx, cancel := c.lockCtx()
 	defer cancel()
 	var changed []string
-	var was ledger.Classification
+	var was idStates
 	_, err = s.Mutate(ctx, func(d *ledger.Doc) (err error) {
-		was = d.Classify(ids...)
-		known := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(was.Unknown, id) })
+		was = classify(d, ids)
+		known := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(was.unknown, id) })
 		changed, err = op(d, known)
 		return err
 	})
 	if err != nil {
-		return nil, ledger.Classification{}, err
+		return nil, idStates{}, err
 	}
 	return changed, was, nil
 }
@@ -169,6 +219,9 @@ func ledgerClose(c *cli, args []string) error {
 	if len(ids) == 0 {
 		return usagef("no ids to close")
 	}
+	if err := checkLedgerDate("date", *date); err != nil {
+		return err
+	}
 	var opts []ledger.CloseOption
 	if *op != "" {
 		opts = append(opts, ledger.Reopenable(*op))
@@ -177,7 +230,7 @@ func ledgerClose(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.outcome(closeReport{File: *file, Closed: closed, AlreadyDone: was.AlreadyDone, Unknown: was.Unknown, Malformed: was.Malformed})
+	return c.outcome(closeReport{File: *file, Closed: closed, AlreadyDone: was.done, Unknown: was.unknown, Malformed: was.malformed})
 }
 
 func ledgerReopen(c *cli, args []string) error {
@@ -197,12 +250,12 @@ func ledgerReopen(c *cli, args []string) error {
 		return err
 	}
 	var notEligible []string
-	for _, id := range was.AlreadyDone {
+	for _, id := range was.done {
 		if !slices.Contains(reopened, id) {
 			notEligible = append(notEligible, id)
 		}
 	}
-	return c.outcome(closeReport{File: *file, Reopened: reopened, AlreadyOpen: was.Open, NotEligible: notEligible, Unknown: was.Unknown, Malformed: was.Malformed})
+	return c.outcome(closeReport{File: *file, Reopened: reopened, AlreadyOpen: was.open, NotEligible: notEligible, Unknown: was.unknown, Malformed: was.malformed})
 }
 
 func ledgerDecide(c *cli, args []string) error {
@@ -214,6 +267,9 @@ func ledgerDecide(c *cli, args []string) error {
 	closeNote := fset.String("close-note", "", "also close the entry, with the resolution `NOTE`")
 	id, err := c.parseOne(fset, args, "id", "file", "date", "label")
 	if err != nil {
+		return err
+	}
+	if err := checkLedgerDate("date", *date); err != nil {
 		return err
 	}
 	// The decision, then with -close-note the close, in one write: the
@@ -232,10 +288,10 @@ func ledgerDecide(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(was.Unknown) > 0 {
+	if len(was.unknown) > 0 {
 		return notFoundf("no entry %s in %s", id, *file)
 	}
-	closed := *closeNote != "" && slices.Contains(was.Open, id)
+	closed := *closeNote != "" && slices.Contains(was.open, id)
 	if c.json {
 		return c.printJSON(struct {
 			File   string `json:"file"`
@@ -264,6 +320,18 @@ func ledgerArchive(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	dates := []struct{ flag, value string }{{"before", *before}, {"stamp", *stamp}}
+	if *dry {
+		dates = dates[:1] // the preview writes no stubs
+	}
+	for _, f := range dates {
+		if f.value != "" {
+			if err := checkLedgerDate(f.flag, f.value); err != nil {
+				return err
+			}
+		}
+	}
+	archive := filepath.Join(filepath.Dir(*file), "deferred-work-archive.md") // the Store's archive, beside the ledger
 	ctx, cancel := c.lockCtx()
 	defer cancel()
 	var ids []string
@@ -285,15 +353,15 @@ func ledgerArchive(c *cli, args []string) error {
 			Archive string   `json:"archive"`
 			IDs     []string `json:"ids"`
 			DryRun  bool     `json:"dry_run"`
-		}{*file, s.ArchivePath(), nonNil(ids), *dry})
+		}{*file, archive, nonNil(ids), *dry})
 	}
 	switch {
 	case len(ids) == 0:
 		c.printf("nothing to archive\n")
 	case *dry:
-		c.printf("would archive %s into %s\n", strings.Join(ids, " "), s.ArchivePath())
+		c.printf("would archive %s into %s\n", strings.Join(ids, " "), archive)
 	default:
-		c.printf("archived %s into %s\n", strings.Join(ids, " "), s.ArchivePath())
+		c.printf("archived %s into %s\n", strings.Join(ids, " "), archive)
 	}
 	return nil
 }
