@@ -3,8 +3,11 @@ package board
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/filetxn/filetxn"
 )
 
 // sprint is bmad-loop's test fixture SPRINT (format spec, section 4.1), verbatim.
@@ -28,7 +31,7 @@ development_status:
 // advance parses src, advances key and returns the resulting status and bytes.
 func advance(t *testing.T, src, key string, target Status, opts ...AdvanceOption) (Status, string, error) {
 	t.Helper()
-	d, err := Parse("sprint-status.yaml", []byte(src))
+	d, err := Parse([]byte(src))
 	if err != nil {
 		t.Fatalf("Parse(%q) = %v", src, err)
 	}
@@ -324,28 +327,28 @@ func TestAdvanceRefusesARowItCannotRewrite(t *testing.T) {
 		name, src, key string
 		target         Status
 		opts           []AdvanceOption
-		sentinel       error
+		sentinel       error // nil: a row that cannot be rewritten, a *filetxn.FormatError
 		reason         reason
 		current        Status
 	}{
 		{"quoted key", strings.Replace(sprint, "  4-1-thing: review\n", "  4-1-thing: review\n  '5-1-quoted': ready-for-dev\n", 1),
-			"5-1-quoted", InProgress, []AdvanceOption{Stamp("x")}, ErrNotRewritable, reasonKeyNotPlain, ReadyForDev},
-		{"double-quoted key", "development_status:\n  \"5-1-q\": backlog\n", "5-1-q", Done, nil, ErrNotRewritable, reasonKeyNotPlain, Backlog},
-		{"explicit key", "development_status:\n  ? 5-1-q\n  : backlog\n", "5-1-q", Done, nil, ErrNotRewritable, reasonKeyNotPlain, Backlog},
-		{"space before colon", "development_status:\n  5-1-q  : backlog\n", "5-1-q", Done, nil, ErrNotRewritable, reasonKeyNotPlain, Backlog},
-		{"alias value", "x: &s backlog\ndevelopment_status:\n  5-1-q: *s\n", "5-1-q", Done, nil, ErrNotRewritable, reasonValueIsAlias, Backlog},
-		{"anchored value", "development_status:\n  5-1-q: &s backlog\n  5-2-r: *s\n", "5-1-q", Done, nil, ErrNotRewritable, reasonUnreadableValue, Backlog},
-		{"tagged value", "development_status:\n  5-1-q: !!str backlog\n", "5-1-q", Done, nil, ErrNotRewritable, reasonUnreadableValue, Backlog},
-		{"block scalar", "development_status:\n  5-1-q: |\n    backlog\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, reasonMultilineValue, "backlog"},
-		{"value on the next line", "development_status:\n  5-1-q:\n    backlog\n", "5-1-q", Done, nil, ErrNotRewritable, reasonMultilineValue, Backlog},
-		{"plain value over two lines", "development_status:\n  5-1-q: in\n    progress\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, reasonMultilineValue, "in progress"},
-		{"quoted value over two lines", "development_status:\n  5-1-q: \"in\n    progress\"\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, reasonMultilineValue, "in progress"},
-		{"empty value", "development_status:\n  5-1-q:\n  5-2-r: done\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, ErrNotRewritable, reasonUnreadableValue, ""},
-		{"trailing blank", "development_status:\n  5-1-q: backlog \n", "5-1-q", Done, nil, ErrNotRewritable, reasonUnreadableValue, Backlog},
-		{"merged row", "base: &b\n  5-1-q: backlog\ndevelopment_status:\n  <<: *b\n  5-2-r: done\n", "5-1-q", Done, nil, ErrNotRewritable, reasonRowNotInMapping, Backlog},
-		{"aliased mapping", "base: &b\n  5-1-q: backlog\ndevelopment_status: *b\n", "5-1-q", Done, nil, ErrNotRewritable, reasonRowNotInMapping, Backlog},
-		{"repeated epic", "development_status:\n  epic-5: backlog\n  epic-5: review\n", "epic-5", Done, nil, ErrNotRewritable, reasonDuplicateKey, Review},
-		{"nested unknown key", "development_status:\n  stories:\n    5-1-q: backlog\n", "stories", Done, nil, ErrNotRewritable, reasonValueNotScalar, ""},
+			"5-1-quoted", InProgress, []AdvanceOption{Stamp("x")}, nil, reasonKeyNotPlain, ReadyForDev},
+		{"double-quoted key", "development_status:\n  \"5-1-q\": backlog\n", "5-1-q", Done, nil, nil, reasonKeyNotPlain, Backlog},
+		{"explicit key", "development_status:\n  ? 5-1-q\n  : backlog\n", "5-1-q", Done, nil, nil, reasonKeyNotPlain, Backlog},
+		{"space before colon", "development_status:\n  5-1-q  : backlog\n", "5-1-q", Done, nil, nil, reasonKeyNotPlain, Backlog},
+		{"alias value", "x: &s backlog\ndevelopment_status:\n  5-1-q: *s\n", "5-1-q", Done, nil, nil, reasonValueIsAlias, Backlog},
+		{"anchored value", "development_status:\n  5-1-q: &s backlog\n  5-2-r: *s\n", "5-1-q", Done, nil, nil, reasonUnreadableValue, Backlog},
+		{"tagged value", "development_status:\n  5-1-q: !!str backlog\n", "5-1-q", Done, nil, nil, reasonUnreadableValue, Backlog},
+		{"block scalar", "development_status:\n  5-1-q: |\n    backlog\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, nil, reasonMultilineValue, "backlog"},
+		{"value on the next line", "development_status:\n  5-1-q:\n    backlog\n", "5-1-q", Done, nil, nil, reasonMultilineValue, Backlog},
+		{"plain value over two lines", "development_status:\n  5-1-q: in\n    progress\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, nil, reasonMultilineValue, "in progress"},
+		{"quoted value over two lines", "development_status:\n  5-1-q: \"in\n    progress\"\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, nil, reasonMultilineValue, "in progress"},
+		{"empty value", "development_status:\n  5-1-q:\n  5-2-r: done\n", "5-1-q", Done, []AdvanceOption{AllowUnordered()}, nil, reasonUnreadableValue, ""},
+		{"trailing blank", "development_status:\n  5-1-q: backlog \n", "5-1-q", Done, nil, nil, reasonUnreadableValue, Backlog},
+		{"merged row", "base: &b\n  5-1-q: backlog\ndevelopment_status:\n  <<: *b\n  5-2-r: done\n", "5-1-q", Done, nil, nil, reasonRowNotInMapping, Backlog},
+		{"aliased mapping", "base: &b\n  5-1-q: backlog\ndevelopment_status: *b\n", "5-1-q", Done, nil, nil, reasonRowNotInMapping, Backlog},
+		{"repeated epic", "development_status:\n  epic-5: backlog\n  epic-5: review\n", "epic-5", Done, nil, nil, reasonDuplicateKey, Review},
+		{"nested unknown key", "development_status:\n  stories:\n    5-1-q: backlog\n", "stories", Done, nil, nil, reasonValueNotScalar, ""},
 		{"completed is outside the order", "development_status:\n  5-1-q: completed\n", "5-1-q", Done, nil, ErrUnorderedStatus, reasonUnorderedStatus, "completed"},
 		{"in_progress is outside the order", "development_status:\n  5-1-q: in_progress\n", "5-1-q", Review, nil, ErrUnorderedStatus, reasonUnorderedStatus, "in_progress"},
 		{"In progress is outside the order", "development_status:\n  5-1-q: In progress\n", "5-1-q", Review, nil, ErrUnorderedStatus, reasonUnorderedStatus, "In progress"},
@@ -355,17 +358,25 @@ func TestAdvanceRefusesARowItCannotRewrite(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, gotSrc, err := advance(t, tt.src, tt.key, tt.target, tt.opts...)
-			var re *RowError
-			if !errors.As(err, &re) || !errors.Is(err, tt.sentinel) {
-				t.Fatalf("Advance(%q, %q) error = %v, want a *RowError wrapping %v", tt.key, tt.target, err, tt.sentinel)
+			fe, re := refusedRow(err)
+			switch {
+			case re == nil:
+				t.Fatalf("Advance(%q, %q) error = %v, want a refused row", tt.key, tt.target, err)
+			case tt.sentinel == nil && (fe == nil || fe.Key != tt.key || fe.Line == 0):
+				t.Fatalf("Advance(%q, %q) error = %v, want a *filetxn.FormatError naming the key and its line", tt.key, tt.target, err)
+			case tt.sentinel != nil && (fe != nil || !errors.Is(err, tt.sentinel) || !strings.Contains(err.Error(), "line ") || !strings.Contains(err.Error(), tt.key)):
+				t.Fatalf("Advance(%q, %q) error = %v, want %v naming the key and its line, not a FormatError", tt.key, tt.target, err, tt.sentinel)
 			}
-			if re.reason != tt.reason || re.Key != tt.key || re.Current != tt.current || re.Target != tt.target || re.Path != "sprint-status.yaml" || re.Line == 0 {
+			if re.reason != tt.reason || re.current != tt.current || re.target != tt.target {
 				t.Errorf("Advance(%q, %q) error = %+v, want reason %q, current %q", tt.key, tt.target, re, tt.reason, tt.current)
+			}
+			if msg := err.Error(); !strings.Contains(msg, strconv.Quote(string(tt.current))+" -> "+strconv.Quote(string(tt.target))) {
+				t.Errorf("Advance(%q, %q) error = %q, want the current status and the target named", tt.key, tt.target, msg)
 			}
 			if gotSrc != tt.src {
 				t.Errorf("Advance(%q, %q) changed the board to %q", tt.key, tt.target, gotSrc)
 			}
-			if _, err := advancedBytes([]byte(tt.src), tt.key, tt.target, tt.opts...); !errors.Is(err, tt.sentinel) {
+			if _, err := advancedBytes([]byte(tt.src), tt.key, tt.target, tt.opts...); err == nil || tt.sentinel != nil && !errors.Is(err, tt.sentinel) {
 				t.Errorf("advancedBytes(%q, %q) error = %v, want %v", tt.key, tt.target, err, tt.sentinel)
 			}
 		})
@@ -395,8 +406,8 @@ func TestAdvanceRejectsInvalidArguments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, gotSrc, err := advance(t, sprint, tt.key, tt.target, tt.opts...)
-			if !errors.Is(err, ErrInvalidArgument) {
-				t.Errorf("Advance(%q, %q) error = %v, want ErrInvalidArgument", tt.key, tt.target, err)
+			if !errors.Is(err, filetxn.ErrInvalidArgument) || !strings.HasPrefix(err.Error(), "board: Advance: ") {
+				t.Errorf("Advance(%q, %q) error = %v, want filetxn.ErrInvalidArgument naming Advance", tt.key, tt.target, err)
 			}
 			if gotSrc != sprint {
 				t.Errorf("Advance(%q, %q) changed the board", tt.key, tt.target)
@@ -406,18 +417,18 @@ func TestAdvanceRejectsInvalidArguments(t *testing.T) {
 }
 
 func TestAdvanceOnAMissingBoardIsNotFound(t *testing.T) {
-	d, err := Parse("gone.yaml", nil)
+	d, err := Parse(nil)
 	if err != nil {
 		t.Fatalf("Parse(nil) error = %v", err)
 	}
-	if got, err := d.Advance("3-1-login", Done); got != "" || !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "gone.yaml") {
-		t.Errorf("Advance on a missing board = %q, %v, want \"\" and ErrNotFound naming gone.yaml", got, err)
+	if got, err := d.Advance("3-1-login", Done); got != "" || !errors.Is(err, filetxn.ErrNotFound) || !strings.Contains(err.Error(), `"3-1-login"`) {
+		t.Errorf("Advance on a missing board = %q, %v, want \"\" and filetxn.ErrNotFound naming the key", got, err)
 	}
 	got, src, err := advance(t, sprint, "9-9-ghost", Done)
-	if got != "" || !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `"9-9-ghost"`) || src != sprint {
-		t.Errorf("Advance of an absent row = %q, %v (bytes changed %v), want \"\" and ErrNotFound naming the key, bytes unchanged", got, err, src != sprint)
+	if got != "" || !errors.Is(err, filetxn.ErrNotFound) || !strings.Contains(err.Error(), `"9-9-ghost"`) || src != sprint {
+		t.Errorf("Advance of an absent row = %q, %v (bytes changed %v), want \"\" and filetxn.ErrNotFound naming the key, bytes unchanged", got, err, src != sprint)
 	}
-	if d.Exists() || d.Bytes() != nil || d.Changed() {
-		t.Errorf("missing board: Exists %v, Bytes %q, Changed %v; want false, nil, false", d.Exists(), d.Bytes(), d.Changed())
+	if d.Bytes() != nil || d.Changed() {
+		t.Errorf("missing board: Bytes %q, Changed %v; want nil, false", d.Bytes(), d.Changed())
 	}
 }

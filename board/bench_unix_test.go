@@ -287,7 +287,7 @@ func BenchmarkParse300(b *testing.B) {
 	src, _ := benchBoard()
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
-		if _, err := Parse("", []byte(src)); err != nil {
+		if _, err := Parse([]byte(src)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -298,7 +298,7 @@ func BenchmarkParse300(b *testing.B) {
 // encodes, as the store does.
 func BenchmarkCodecAdvance(b *testing.B) {
 	src, keys := benchBoard()
-	c := newCodec("sprint-status.yaml")
+	c := newCodec()
 	data := []byte(src)
 	f := newFlipper(keys)
 	for b.Loop() {

@@ -1,13 +1,13 @@
 package board
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/filetxn/filetxn"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -15,8 +15,7 @@ import (
 // change only the lines they must; Bytes returns the edited board. A Doc is not safe for
 // concurrent use; the zero Doc is a missing board.
 type Doc struct {
-	path   string
-	exists bool
+	exists bool // Parse was given bytes: Bytes is not nil
 
 	// Set by Parse and never written again: copies of a Doc share them.
 	src   string         // the board as parsed: lines joined
@@ -89,34 +88,26 @@ func (d *Doc) lineText(li int) string {
 	return d.lines[li].text
 }
 
-// Story is one story row of development_status (a key like 3-2-digest-delivery or 1-4a-x),
-// with a status of its own or one read from its mapping's status key.
-type Story struct {
+// Row is one story or epic row of development_status, with a status of its own or one
+// read from its mapping's status key. A story's key is <Epic>-<Number><Split>-<Slug>, as
+// in 3-2-digest-delivery or 1-4a-x; an epic's key is epic-<Epic>, and its row has Number
+// 0 and no Split or Slug. New reads only Epic, Number, Split, Slug and Status.
+type Row struct {
 	Key    string
-	Epic   int    // 3 in 3-2-digest-delivery
-	Number int    // 2 in 3-2-digest-delivery
-	Split  string // "a" in 1-4a-x, "" for an unsplit story
-	Slug   string // digest-delivery
-	Status Status // as written, trimmed, with drafted read as ready-for-dev
-	Line   int    // 1-based line of the key
+	Epic   int    // 3 in 3-2-digest-delivery and in epic-3; 1 in epic-01 (the epic lift edits only an unpadded key)
+	Number int    // 2 in 3-2-digest-delivery; 0 for an epic
+	Split  string // "a" in 1-4a-x; "" for an unsplit story and an epic
+	Slug   string // digest-delivery; "" for an epic
+	Status Status // as written, trimmed, with drafted read as ready-for-dev for a story (an epic repeated in the file reports its last value)
+	Line   int    // 1-based line of the key (of its last occurrence, for a repeated epic)
 }
-
-// Epic is one epic row of development_status (a key like epic-3).
-type Epic struct {
-	Key    string
-	Number int    // 3 in epic-3, 1 in epic-01 (the epic lift edits only an unpadded key)
-	Status Status // as written, trimmed (an epic row repeated in the file reports its last value)
-	Line   int    // 1-based line of the key (of its last occurrence)
-}
-
-// Exists reports whether the board exists (Parse was given non-nil bytes).
-func (d *Doc) Exists() bool { return d.exists }
 
 // Changed reports whether an operation has changed the board since it was parsed.
 func (d *Doc) Changed() bool { return d.changed }
 
 // Bytes returns the board as it stands: the parsed bytes with every edit applied, or nil
-// for a missing board. The slice is new on every call.
+// for a missing board (Parse was given nil), so Bytes() == nil reports that the board does
+// not exist. The slice is new on every call.
 func (d *Doc) Bytes() []byte {
 	if !d.exists {
 		return nil
@@ -183,23 +174,19 @@ func (d *Doc) Status(key string) (status Status, ok bool) {
 	return d.status(i), true
 }
 
-// Stories returns the story rows in file order.
-func (d *Doc) Stories() []Story {
-	var out []Story
-	for _, i := range d.order {
-		if r := &d.rows[i]; r.kind == kindStory && !r.unread {
-			out = append(out, Story{Key: r.key, Epic: r.epic, Number: r.num, Split: r.split, Slug: r.slug, Status: d.status(i), Line: r.line + 1})
-		}
-	}
-	return out
-}
+// Stories returns the story rows in file order. The slice is new on every call.
+func (d *Doc) Stories() []Row { return d.list(kindStory) }
 
-// Epics returns the epic rows in file order, each key once.
-func (d *Doc) Epics() []Epic {
-	var out []Epic
+// Epics returns the epic rows in file order, each key once. The slice is new on every
+// call.
+func (d *Doc) Epics() []Row { return d.list(kindEpic) }
+
+// list returns the rows of kind k that have a status, in file order.
+func (d *Doc) list(k kind) []Row {
+	var out []Row
 	for _, i := range d.order {
-		if r := &d.rows[i]; r.kind == kindEpic && !r.unread {
-			out = append(out, Epic{Key: r.key, Number: r.epic, Status: d.status(i), Line: r.line + 1})
+		if r := &d.rows[i]; r.kind == k && !r.unread {
+			out = append(out, Row{Key: r.key, Epic: r.epic, Number: r.num, Split: r.split, Slug: r.slug, Status: d.status(i), Line: r.line + 1})
 		}
 	}
 	return out
@@ -208,26 +195,27 @@ func (d *Doc) Epics() []Epic {
 // NextActionable returns the first story in file order whose status is backlog or
 // ready-for-dev: the one bmad-loop picks up next. ok is false when there is none. (For the
 // next story of one epic, filter Stories.)
-func (d *Doc) NextActionable() (s Story, ok bool) {
+func (d *Doc) NextActionable() (s Row, ok bool) {
 	for _, st := range d.Stories() {
 		if actionable(st.Status) {
 			return st, true
 		}
 	}
-	return Story{}, false
+	return Row{}, false
 }
 
 // Unread returns the keys of development_status that have no status, in file order: a
-// key holding a list, or a mapping without a scalar status key. Each comes as the
-// *RowError Advance returns for it (ErrNotRewritable, ReasonValueNotScalar), naming the
-// key and the line of the key, with no target. Such a key is absent for Status, Stories
-// and Epics, and never stops the rest of the board from loading or advancing. The slice
-// is new on every call, nil when every key has a status.
-func (d *Doc) Unread() []*RowError {
-	var out []*RowError
+// key holding a list, or a mapping without a scalar status key. Each comes as a
+// *filetxn.FormatError whose Key is the key, whose Line is the key's line and whose Err
+// says what the key holds instead (for example "the mapping has no status key"); Advance
+// refuses such a row with a FormatError too. Such a key is absent for Status, Stories and
+// Epics, and never stops the rest of the board from loading or advancing. The slice is
+// new on every call, nil when every key has a status.
+func (d *Doc) Unread() []*filetxn.FormatError {
+	var out []*filetxn.FormatError
 	for _, i := range d.order {
 		if r := &d.rows[i]; r.unread {
-			out = append(out, &RowError{Path: d.path, Line: r.line + 1, Key: r.key, reason: r.refusal, Detail: r.detail, err: ErrNotRewritable})
+			out = append(out, &filetxn.FormatError{Line: r.line + 1, Key: r.key, Err: &rowError{reason: r.refusal, detail: r.detail}})
 		}
 	}
 	return out
@@ -269,15 +257,18 @@ func Stamp(now string) AdvanceOption { return func(c *advanceConfig) { c.now = n
 // Advance moves the row key of development_status towards target and returns the status
 // the row ends at. It never moves a row backwards: a row already at or past target is
 // left alone and its status returned. A missing board or an absent key is an error
-// matching ErrNotFound that names the board and the key: a mistyped key is not a no-op.
-// When a story moves to in-progress, its epic row is lifted from backlog to
-// in-progress too (when that line can be rewritten). Advance changes only the Doc in
-// memory; on error it returns "" and changes nothing.
+// matching filetxn.ErrNotFound that names the key: a mistyped key is not a no-op. When a
+// story moves to in-progress, its epic row is lifted from backlog to in-progress too
+// (when that line can be rewritten). Advance changes only the Doc in memory; on error it
+// returns "" and changes nothing.
 //
-// Errors: ErrInvalidArgument for a target outside the order (without AllowUnordered) or a
-// value that cannot be written plainly; a *RowError for a row whose status is outside the
-// order (ErrUnorderedStatus), an illegal backward move (ErrIllegalTransition), or a line
-// that cannot be rewritten safely (ErrNotRewritable).
+// Errors: filetxn.ErrInvalidArgument, naming the argument, for an empty key, a target
+// outside the order (without AllowUnordered) or a value that cannot be written plainly;
+// for a row whose status is outside the order, ErrUnorderedStatus, and for an illegal
+// backward move, ErrIllegalTransition, in an error naming the row's line and key, its
+// status and the target; a *filetxn.FormatError (Line and Key the row's, Err the reason)
+// for a row whose line cannot be rewritten safely or that has no status (see Unread).
+// Store.Mutate returns these inside an *fs.PathError naming the board.
 func (d *Doc) Advance(key string, target Status, opts ...AdvanceOption) (Status, error) {
 	var cfg advanceConfig
 	for _, o := range opts {
@@ -287,14 +278,9 @@ func (d *Doc) Advance(key string, target Status, opts ...AdvanceOption) (Status,
 		return "", err
 	}
 	if _, ok := d.index[key]; !ok {
-		return "", d.notFound(key)
+		return "", notFound(key)
 	}
 	return d.advance(key, target, cfg)
-}
-
-// notFound is the error of an operation on the absent row key.
-func (d *Doc) notFound(key string) error {
-	return fmt.Errorf("board: %s: no row %q: %w", d.path, key, ErrNotFound)
 }
 
 func (d *Doc) advance(key string, target Status, cfg advanceConfig) (Status, error) {
@@ -327,10 +313,10 @@ func (d *Doc) plan(key string, target Status, cfg advanceConfig) (Status, advanc
 	}
 	r, cur := &d.rows[i], d.status(i)
 	rowErr := func(sentinel error, reason reason, detail string) (Status, advancePlan, error) {
-		return "", none, &RowError{Path: d.path, Line: r.line + 1, Key: key, Current: cur, Target: target, reason: reason, Detail: detail, err: sentinel}
+		return "", none, rowRefusal(r.line, key, &rowError{current: cur, target: target, reason: reason, detail: detail, err: sentinel})
 	}
 	if r.unread {
-		return rowErr(ErrNotRewritable, r.refusal, r.detail)
+		return rowErr(nil, r.refusal, r.detail)
 	}
 	ci, ti := Rank(cur), Rank(target)
 	switch {
@@ -343,15 +329,15 @@ func (d *Doc) plan(key string, target Status, cfg advanceConfig) (Status, advanc
 			return cur, none, nil
 		}
 	case !cfg.unordered:
-		return rowErr(ErrUnorderedStatus, reasonUnorderedStatus, "pass AllowUnordered to overwrite it")
+		return rowErr(ErrUnorderedStatus, reasonUnorderedStatus, "")
 	case cur == target:
 		return cur, none, nil
 	}
 	if r.refusal != "" {
-		return rowErr(ErrNotRewritable, r.refusal, r.detail)
+		return rowErr(nil, r.refusal, r.detail)
 	}
 	if r.flow && strings.ContainsAny(string(target), ",[]{}") {
-		return rowErr(ErrNotRewritable, reasonUnreadableValue, "the value sits in a flow mapping, where the target would not read as one plain value")
+		return rowErr(nil, reasonUnreadableValue, "the value sits in a flow mapping, where the target would not read as one plain value")
 	}
 	// The lift reads the epic as it was before this edit (bmad-loop reads the file
 	// before writing). The epic is the row keyed "epic-<n>" with the story's epic number
@@ -445,22 +431,20 @@ func (d *Doc) set(i int, value string) {
 
 // validate checks the arguments of Advance before any I/O.
 func validate(key string, target Status, cfg advanceConfig) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
-	}
+	bad := func(format string, args ...any) error { return invalid("Advance", format, args...) }
 	if key == "" || !utf8.ValidString(key) {
-		return bad("key %q", key)
+		return bad("key %q: want a non-empty UTF-8 string", key)
 	}
 	if Rank(target) < 0 {
 		if !cfg.unordered {
-			return bad("target %q is outside the status order (pass AllowUnordered to write it)", target)
+			return bad("target %q: outside the status order (pass AllowUnordered to write it)", target)
 		}
 		if !plainString(string(target)) {
-			return bad("target %q cannot be written as a plain YAML string", target)
+			return bad("target %q: cannot be written as a plain YAML string", target)
 		}
 	}
 	if cfg.now != "" && !plainScalar(cfg.now) {
-		return bad("last_updated value %q cannot be written as a plain YAML value", cfg.now)
+		return bad("Stamp %q: cannot be written as a plain YAML value", cfg.now)
 	}
 	return nil
 }

@@ -5,26 +5,25 @@ import "sync"
 // codec decodes and encodes boards for the filetxn engine (a filetxn.Codec[*Doc]).
 // The zero codec works; newCodec adds a cache.
 type codec struct {
-	path  string     // used only in error messages
 	cache *lastParse // nil: parse every time
 
 	onDecode func() // tests only: called at the start of every Decode of existing bytes
 	onParse  func() // tests only: called when Decode parses (the cache did not answer)
 }
 
-// newCodec returns a codec for the board at path that remembers the last two boards it
+// newCodec returns a codec that remembers the last two boards it
 // parsed or encoded, so that decoding those exact bytes again (the lock-free probe and
 // then the locked read of one transaction, or the next transaction after this process's
 // own write) costs a copy of a few edits instead of a parse. It keeps copies, never the
 // caller's slices. A codec from newCodec is safe for concurrent use.
-func newCodec(path string) codec { return codec{path: path, cache: &lastParse{}} }
+func newCodec() codec { return codec{cache: &lastParse{}} }
 
 // Decode parses data. A nil data is a missing board: a Doc with no rows that encodes back
-// to nil, so the engine writes nothing. A board that does not parse is refused with a
-// *ParseError.
+// to nil, so the engine writes nothing. A board that does not parse is refused with
+// Parse's *filetxn.FormatError.
 func (c codec) Decode(data []byte) (*Doc, error) {
 	if data == nil {
-		return Parse(c.path, nil)
+		return Parse(nil)
 	}
 	if c.onDecode != nil {
 		c.onDecode()
@@ -35,7 +34,7 @@ func (c codec) Decode(data []byte) (*Doc, error) {
 	if c.onParse != nil {
 		c.onParse()
 	}
-	d, err := Parse(c.path, data)
+	d, err := Parse(data)
 	if err != nil {
 		return nil, err
 	}

@@ -18,15 +18,17 @@
 //   - Advance never moves a row backwards (AllowRegression permits only done to
 //     awaiting-operator) and never overwrites a status outside the order without
 //     AllowUnordered. On any error nothing changes.
-//   - A board it does not understand is refused by Parse with a *ParseError naming path
-//     and line (matching ErrNotBoard), and never rewritten. A row it cannot edit safely, or one without a status
-//     (listed by Doc.Unread), is refused by Advance with a *RowError naming key and line;
-//     the rest of the board works.
-//   - A Store.Mutate or Store.Advance that moves nothing (and an absent row, ErrNotFound,
-//     for Store.Advance; Doc.Advance refuses one too, so a Mutate decides it under the
-//     lock) needs no lock: when the lock is busy or cannot be taken it is decided
-//     on a lock-free read. Every move is decided under the lock on fresh bytes; N moves in
-//     one Mutate cost one lock, one read, one write.
+//   - A board it does not understand is refused by Parse with a *filetxn.FormatError
+//     naming the line (a Store's inside an *fs.PathError naming the board), and never
+//     rewritten. A row it cannot edit safely, or one without a status (listed by
+//     Doc.Unread), is refused by Advance with a *filetxn.FormatError naming its key and
+//     line; the rest of the board works. A move the order forbids wraps
+//     ErrUnorderedStatus or ErrIllegalTransition.
+//   - A Store.Mutate or Store.Advance that moves nothing (and an absent row,
+//     filetxn.ErrNotFound, for Store.Advance; Doc.Advance refuses one too, so a Mutate
+//     decides it under the lock) needs no lock: when the lock is busy or cannot be taken
+//     it is decided on a lock-free read. Every move is decided under the lock on fresh
+//     bytes; N moves in one Mutate cost one lock, one read, one write.
 //
 // # Caveats
 //
@@ -36,9 +38,9 @@
 //     other writer's, and a .lock file beside the board is not one bmad-loop takes.
 //   - A Doc is a snapshot and is not safe for concurrent use; decide under Store.Mutate or
 //     Store.Advance what must not be stale. A Store is safe for concurrent use.
-//   - A Mutate callback may run more than once (on lock-free reads, then under the lock): it must only decide on and
-//     change the Doc, and must not call the Store (under the lock that fails with
-//     lock.ErrReentrant).
+//   - A Mutate callback may run more than once (on lock-free reads, then under the
+//     lock): it must only decide on and change the Doc, and must not call the Store
+//     (under the lock that fails with lock.ErrReentrant).
 //   - A Store keeps the parse of the last two boards it read or wrote, keyed by their
 //     exact bytes, so another writer's change is always parsed afresh.
 package board

@@ -3,31 +3,21 @@ package board
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"strconv"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/bmadloop"
 )
 
-// ErrNotBoard is returned, inside a *ParseError that names the path and line, when a
-// board is refused as a whole: it is not valid UTF-8 YAML, or holds more than one YAML
-// document; it is valid YAML but not a sprint-status board (the document is empty or not
-// a mapping, it has no development_status key, or development_status is not a non-empty
-// block mapping: null, a list, a scalar, or a flow mapping such as "{}", which a line
-// editor cannot edit); or a story key appears twice in development_status, or
-// development_status twice at the top level. (A repeated epic, retrospective or other
-// non-story key is tolerated: the last value wins, as in every YAML reader that accepts
-// duplicates, and the row is never rewritten.) Such a board is never rewritten.
-var ErrNotBoard = errors.New("board: not a sprint-status board")
-
-// Row refusals. Each is returned wrapped in a *RowError that names the path, key, current
-// status, target and reason; nothing is changed.
+// Refused moves. Each is returned wrapped in an error whose message names the row's line
+// and key, its current status and the target (and, from a Store, inside an *fs.PathError
+// naming the board); nothing is changed.
+//
+// The other errors of the package are the module's: a board Parse does not understand,
+// and a row whose line cannot be rewritten safely, are a *filetxn.FormatError; an absent
+// row matches filetxn.ErrNotFound; an argument refused before any I/O matches
+// filetxn.ErrInvalidArgument.
 var (
-	// ErrNotRewritable is returned when a row must move but its line cannot be rewritten
-	// safely (quoted or complex key, alias, anchored or tagged value, multi-line or
-	// unreadable value, row outside the development_status mapping), or when the row has
-	// no status at all (a list, or a mapping without a status key; see Doc.Unread).
-	ErrNotRewritable = errors.New("board: row cannot be rewritten safely")
-
 	// ErrUnorderedStatus is returned when a row's current status is outside the status
 	// order (completed, blocked, in_progress, ...) and the caller did not pass
 	// AllowUnordered: such a row is never silently overwritten.
@@ -38,53 +28,18 @@ var (
 	ErrIllegalTransition = errors.New("board: illegal transition")
 )
 
-// ErrInvalidArgument is returned, before any I/O and before any lock, when a key, target or
-// timestamp could not be written as a single plain YAML value, or a target is outside the
-// status order without AllowUnordered; by New for a story it cannot write; and by Open
-// for an empty path or an invalid engine option. It is filetxn.ErrInvalidArgument, so
-// one test covers every refused argument of the module.
-var ErrInvalidArgument = filetxn.ErrInvalidArgument
+// The refusals of a board as a whole: the words a FormatError's message starts with.
+const (
+	kindYAML      = "not valid YAML"
+	kindNotBoard  = "not a sprint-status board"
+	kindDuplicate = "duplicate key"
+)
 
-// ErrNotFound is returned by Doc.Advance and Store.Advance, naming the board and the key,
-// when the board (missing or not) has no row for the key: a mistyped key is an error, not
-// a no-op.
-var ErrNotFound = errors.New("board: no such row")
-
-// ErrNoStateRoot is returned, wrapped in an *fs.PathError naming the board, by a write
-// that needs the board's default lock when bmad-loop's state root cannot be derived from
-// the environment (see Open). Advances that write nothing still succeed. It is the
-// ledger's ErrNoStateRoot too.
-var ErrNoStateRoot = bmadloop.ErrNoStateRoot
-
-// ParseError reports a board that was refused as a whole. It unwraps to ErrNotBoard.
-type ParseError struct {
-	Path string // file path, "" for bytes given directly
-	Line int    // 1-based line, 0 when unknown
-
-	kind string // what kind of refusal: "not valid YAML", "not a sprint-status board", "duplicate key"
-	msg  string // what is wrong, for humans
-}
-
-// Error returns "board: <kind>: <path>:<line>: <what is wrong>".
-func (e *ParseError) Error() string {
-	where := e.Path
-	if where == "" {
-		where = "<bytes>"
-	}
-	if e.Line > 0 {
-		where = fmt.Sprintf("%s:%d", where, e.Line)
-	}
-	return fmt.Sprintf("board: %s: %s: %s", e.kind, where, e.msg)
-}
-
-// Unwrap returns ErrNotBoard.
-func (e *ParseError) Unwrap() error { return ErrNotBoard }
-
-// reason says why a row was refused, in RowError's message. The first six values are bmad-loop's own reasons
-// (SprintStatusWriteRefused.reason); the last three are ours.
+// reason says why a row was refused, in its error's message. The first six values are
+// bmad-loop's own reasons (SprintStatusWriteRefused.reason); the last three are ours.
 type reason string
 
-// Reasons carried by RowError.
+// Reasons of a refused row.
 const (
 	reasonKeyNotPlain     reason = "key-not-plain"      // quoted, tagged, anchored or explicit ("? key") key
 	reasonValueNotScalar  reason = "value-not-scalar"   // the value is a list, or a mapping without a scalar status key
@@ -97,39 +52,78 @@ const (
 	reasonIllegalRegress  reason = "illegal-transition" // backward move not on the allowlist (ErrIllegalTransition)
 )
 
-// RowError reports a row that was not moved, or (from Doc.Unread, with Target "") a row
-// that has no status. Nothing was changed: no epic lift, no last_updated. It unwraps to
-// ErrNotRewritable, ErrUnorderedStatus or ErrIllegalTransition.
-type RowError struct {
-	Path    string // file path, "" for bytes given directly
-	Line    int    // 1-based line of the row's key
-	Key     string // the row's key
-	Current Status // its status (drafted folded to ready-for-dev for stories)
-	Target  Status // the status that was asked for
-	reason  reason // why, one of the reasons above
-	Detail  string // a human-readable explanation, may be ""
-	err     error  // the sentinel
+// rowError is why a row was not moved. A row whose line cannot be rewritten safely comes
+// as the Err of a *filetxn.FormatError that gives its line and key (err is nil); a
+// refused transition comes inside an error that gives them (err is its sentinel).
+type rowError struct {
+	current, target Status // target is "" for a row Unread lists
+	reason          reason
+	detail          string // a human-readable explanation, may be ""
+	err             error  // ErrUnorderedStatus or ErrIllegalTransition; nil for a row that cannot be rewritten
 }
 
-// Error returns "<sentinel>: <path>:<line>: <key> <current> -> <target>: <reason> (<detail>)",
-// or without a target "<sentinel>: <path>:<line>: <key>: <reason> (<detail>)".
-func (e *RowError) Error() string {
-	where := e.Path
-	if where == "" {
-		where = "<bytes>"
+// Error returns `"<current>" -> "<target>": <what> (<detail>)`, or for a row Unread
+// lists, the detail alone.
+func (e *rowError) Error() string {
+	if e.target == "" {
+		return e.detail
 	}
-	if e.Line > 0 {
-		where = fmt.Sprintf("%s:%d", where, e.Line)
+	msg := fmt.Sprintf("%q -> %q: ", e.current, e.target)
+	if e.err == nil {
+		msg += "cannot rewrite the row safely: " + string(e.reason)
+		if e.detail != "" {
+			msg += " (" + e.detail + ")"
+		}
+		return msg
 	}
-	msg := fmt.Sprintf("%v: %s: %s: %s", e.err, where, e.Key, e.reason)
-	if e.Target != "" {
-		msg = fmt.Sprintf("%v: %s: %s %q -> %q: %s", e.err, where, e.Key, e.Current, e.Target, e.reason)
-	}
-	if e.Detail != "" {
-		msg += " (" + e.Detail + ")"
+	msg += e.err.Error()
+	if e.detail != "" {
+		msg += ": " + e.detail
 	}
 	return msg
 }
 
-// Unwrap returns ErrNotRewritable, ErrUnorderedStatus or ErrIllegalTransition.
-func (e *RowError) Unwrap() error { return e.err }
+// Unwrap returns the sentinel of a refused transition, nil for a row that cannot be
+// rewritten.
+func (e *rowError) Unwrap() error { return e.err }
+
+// rowRefusal returns the error of the refused row key at 0-based line li.
+func rowRefusal(li int, key string, e *rowError) error {
+	if e.err == nil {
+		return &filetxn.FormatError{Line: li + 1, Key: key, Err: e}
+	}
+	return fmt.Errorf("line %d: %s: %w", li+1, key, e)
+}
+
+// formatError returns the refusal of a board as a whole: kind says which, at 1-based line
+// (0 when unknown), about key ("" when about nothing in particular).
+func formatError(line int, key, kind, format string, args ...any) error {
+	return &filetxn.FormatError{Line: line, Key: key, Err: errors.New("board: " + kind + ": " + fmt.Sprintf(format, args...))}
+}
+
+// notFound is the error of an operation on the absent row key.
+func notFound(key string) error {
+	return fmt.Errorf("board: no row %s: %w", strconv.Quote(key), filetxn.ErrNotFound)
+}
+
+// invalid is the error of an argument refused before any I/O: op and what name the
+// operation, the argument and its value.
+func invalid(op, format string, args ...any) error {
+	return fmt.Errorf("board: %s: %s: %w", op, fmt.Sprintf(format, args...), filetxn.ErrInvalidArgument)
+}
+
+// named returns err inside an *fs.PathError naming the board, with op, when it is a
+// refusal that comes from the board's content (an absent row, a row it cannot rewrite, a
+// refused transition) and names no file yet; otherwise it returns err.
+func named(op, path string, err error) error {
+	var pe *fs.PathError
+	if err == nil || errors.As(err, &pe) {
+		return err
+	}
+	var fe *filetxn.FormatError
+	if errors.Is(err, filetxn.ErrNotFound) || errors.As(err, &fe) ||
+		errors.Is(err, ErrUnorderedStatus) || errors.Is(err, ErrIllegalTransition) {
+		return &fs.PathError{Op: op, Path: path, Err: err}
+	}
+	return err
+}

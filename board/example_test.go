@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/filetxn/filetxn"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/board"
 )
 
@@ -23,7 +23,7 @@ development_status:
 `
 
 func ExampleParse() {
-	d, err := board.Parse("sprint-status.yaml", []byte(example))
+	d, err := board.Parse([]byte(example))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -41,7 +41,7 @@ func ExampleParse() {
 }
 
 func ExampleDoc_Advance() {
-	d, _ := board.Parse("sprint-status.yaml", []byte(example))
+	d, _ := board.Parse([]byte(example))
 	// Several moves on one Doc cost one read and one write when run inside Store.Mutate.
 	st, _ := d.Advance("3-2-digest-delivery", board.InProgress, board.Stamp("02-06-2026 09:30"))
 	fmt.Println(st)
@@ -60,30 +60,36 @@ func ExampleDoc_Advance() {
 	//   3-3-export: drafted
 }
 
-func ExampleRowError() {
-	d, _ := board.Parse("sprint-status.yaml", []byte("development_status:\n  5-1-x: completed\n"))
+// A row whose status is outside the order is refused unless AllowUnordered is given; a
+// row whose line cannot be rewritten safely is a *filetxn.FormatError naming it.
+func ExampleDoc_Advance_refused() {
+	d, _ := board.Parse([]byte("development_status:\n  5-1-x: completed\n  '5-2-y': backlog\n"))
 	_, err := d.Advance("5-1-x", board.Done)
-	var re *board.RowError
-	if errors.As(err, &re) {
-		fmt.Println(re.Key, re.Current, re.Target, errors.Is(err, board.ErrUnorderedStatus))
-		fmt.Println(err)
-	}
+	fmt.Println(errors.Is(err, board.ErrUnorderedStatus), err)
 	st, err := d.Advance("5-1-x", board.Done, board.AllowUnordered())
 	fmt.Println(st, err)
-	// Output:
-	// 5-1-x completed done true
-	// board: status outside the known order: sprint-status.yaml:2: 5-1-x "completed" -> "done": status-not-ordered (pass AllowUnordered to overwrite it)
-	// done <nil>
-}
-
-func ExampleParseError() {
-	_, err := board.Parse("sprint-status.yaml", []byte("generated: x\nstory_location: {project-root}/a\ndevelopment_status:\n  1-1-a: done\n"))
-	var pe *board.ParseError
-	if errors.As(err, &pe) {
-		fmt.Println(pe.Line, errors.Is(err, board.ErrNotBoard))
+	_, err = d.Advance("5-2-y", board.Done)
+	var fe *filetxn.FormatError
+	if errors.As(err, &fe) {
+		fmt.Println(fe.Line, fe.Key)
 	}
 	// Output:
-	// 2 true
+	// true line 2: 5-1-x: "completed" -> "done": board: status outside the known order
+	// done <nil>
+	// 3 5-2-y
+}
+
+// A board Parse does not understand is a *filetxn.FormatError that names the line.
+func ExampleParse_refused() {
+	_, err := board.Parse([]byte("generated: x\nstory_location: {project-root}/a\ndevelopment_status:\n  1-1-a: done\n"))
+	var fe *filetxn.FormatError
+	if errors.As(err, &fe) {
+		fmt.Println(fe.Line)
+		fmt.Println(err)
+	}
+	// Output:
+	// 2
+	// line 2: board: not valid YAML: did not find expected key
 }
 
 func ExampleStore_Advance() {
@@ -136,9 +142,9 @@ func ExampleStore_Advance() {
 
 func ExampleNew() {
 	d, err := board.New("Invoices", time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC),
-		board.Story{Epic: 1, Number: 1, Slug: "upload"},
-		board.Story{Epic: 1, Number: 2, Slug: "parse", Status: board.ReadyForDev},
-		board.Story{Epic: 2, Number: 1, Slug: "export"},
+		board.Row{Epic: 1, Number: 1, Slug: "upload"},
+		board.Row{Epic: 1, Number: 2, Slug: "parse", Status: board.ReadyForDev},
+		board.Row{Epic: 2, Number: 1, Slug: "export"},
 	)
 	if err != nil {
 		fmt.Println(err)

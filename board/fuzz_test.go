@@ -33,7 +33,7 @@ func FuzzAdvance(f *testing.F) {
 		f.Add([]byte(s), uint8(3), uint8(5), true)
 	}
 	f.Fuzz(func(t *testing.T, src []byte, which, target uint8, unordered bool) {
-		d, err := Parse("", src)
+		d, err := Parse(src)
 		if err != nil {
 			return
 		}
@@ -46,7 +46,7 @@ func FuzzAdvance(f *testing.F) {
 		}
 		r := &d.rows[rows[int(which)%len(rows)]]
 		if r.key == "" || !utf8.ValidString(r.key) {
-			return // not a key Advance accepts (ErrInvalidArgument)
+			return // not a key Advance accepts (filetxn.ErrInvalidArgument)
 		}
 		tgt := statusOrder[int(target)%len(statusOrder)]
 		opts := []AdvanceOption{Stamp("2099-01-02 03:04")}

@@ -1,10 +1,26 @@
 package board
 
-import "context"
+import (
+	"context"
+	"errors"
+
+	"github.com/filetxn/filetxn"
+)
+
+// refusedRow returns the parts of a refused row's error: the *filetxn.FormatError of a row
+// that cannot be rewritten (nil for a refused transition) and the rowError inside it;
+// re is nil when err is not a row's refusal.
+func refusedRow(err error) (fe *filetxn.FormatError, re *rowError) {
+	if !errors.As(err, &re) {
+		return nil, nil
+	}
+	errors.As(err, &fe)
+	return fe, re
+}
 
 // advancedBytes returns the bytes Doc.Advance makes of the board src: nil when the key is
 // absent (or src is nil), src itself when nothing would change, the edited board
-// otherwise, with Doc.Advance's errors and a *ParseError for a board Parse refuses.
+// otherwise, with Doc.Advance's errors and Parse's for a board Parse refuses.
 func advancedBytes(src []byte, key string, target Status, opts ...AdvanceOption) ([]byte, error) {
 	var cfg advanceConfig
 	for _, o := range opts {
@@ -13,7 +29,7 @@ func advancedBytes(src []byte, key string, target Status, opts ...AdvanceOption)
 	if err := validate(key, target, cfg); err != nil {
 		return nil, err
 	}
-	d, err := Parse("", src)
+	d, err := Parse(src)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +50,7 @@ func statusInBytes(src []byte, key string) (status Status, ok bool, err error) {
 	if src == nil {
 		return "", false, nil
 	}
-	d, err := Parse("", src)
+	d, err := Parse(src)
 	if err != nil {
 		return "", false, err
 	}

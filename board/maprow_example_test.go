@@ -1,7 +1,6 @@
 package board_test
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/filetxn/filetxn/board"
@@ -19,19 +18,19 @@ func ExampleDoc_Unread() {
   1-2-import:
     title: Import
 `
-	d, err := board.Parse("sprint-status.yaml", []byte(src))
+	d, err := board.Parse([]byte(src))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	for _, e := range d.Unread() {
-		fmt.Println(e.Key, "line", e.Line, errors.Is(e, board.ErrNotRewritable))
+		fmt.Println(e)
 	}
 	st, err := d.Advance("1-1-export", board.InProgress)
 	fmt.Println(st, err)
 	fmt.Print(string(d.Bytes()))
 	// Output:
-	// 1-2-import line 7 true
+	// line 7: 1-2-import: the mapping has no status key
 	// in-progress <nil>
 	// development_status:
 	//   epic-1:

@@ -1,7 +1,6 @@
 package board
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -43,7 +42,7 @@ action_items:
 // the first status key anywhere below the row instead of the mapping's own (or dropping
 // the MappingNode case) turns it red.
 func TestMapRowsLoadWithTheirStatus(t *testing.T) {
-	d, err := Parse("sprint-status.yaml", []byte(mapBoard))
+	d, err := Parse([]byte(mapBoard))
 	require.NoError(t, err, "Parse(mapBoard) = %v, want nil", err)
 	require.Equal(t, mapBoard, string(d.Bytes()), "Parse(mapBoard).Bytes() differs from the source")
 	for key, want := range map[string]Status{
@@ -66,7 +65,7 @@ func TestMapRowsLoadWithTheirStatus(t *testing.T) {
 	}
 	require.Equal(t, []string{"1-1-plain", "1-2-block", "1-3-flow", "1-4-flow-last", "2-2-plain"}, keys, "Stories() keys = %v", keys)
 	epics := d.Epics()
-	require.Equal(t, []Epic{{Key: "epic-1", Number: 1, Status: Backlog, Line: 3}, {Key: "epic-2", Number: 2, Status: Backlog, Line: 19}}, epics, "Epics() = %+v", epics)
+	require.Equal(t, []Row{{Key: "epic-1", Epic: 1, Status: Backlog, Line: 3}, {Key: "epic-2", Epic: 2, Status: Backlog, Line: 19}}, epics, "Epics() = %+v", epics)
 	next, ok := d.NextActionable()
 	require.True(t, ok && next.Key == "1-2-block", "NextActionable() = %q, %v, want 1-2-block, true", next.Key, ok)
 }
@@ -116,7 +115,7 @@ func TestMapRowsAdvanceByEditingOnlyTheirStatusValue(t *testing.T) {
 			b, err := advancedBytes([]byte(mapBoard), tt.key, tt.target, Stamp("2026-06-02"))
 			require.NoError(t, err)
 			require.Equal(t, want, string(b), "advancedBytes(%q, %q) = %q, want what Advance writes", tt.key, tt.target, b)
-			re, err := Parse("", []byte(src))
+			re, err := Parse([]byte(src))
 			require.NoError(t, err, "Parse(advanced board) = %v", err)
 			st, _ := re.Status(tt.key)
 			require.Equal(t, tt.target, st, "reparsed Status(%q) = %q, want %q", tt.key, st, tt.target)
@@ -129,13 +128,13 @@ func TestMapRowsAdvanceByEditingOnlyTheirStatusValue(t *testing.T) {
 
 // TestMapRowsWithoutAStatusAreReportedAndNeverStopTheBoard: a mapping without a status
 // key, a status key holding a mapping, and a list have no status; Unread names each by
-// key and line, Advance refuses each with a *RowError naming key and line, and every
+// key and line, Advance refuses each with a *filetxn.FormatError naming key and line, and every
 // other row of the board loads and advances. Ablation: refusing such a row in Parse (as
 // before, ErrNestedRow) turns it red; so does leaving it out of Unread.
 func TestMapRowsWithoutAStatusAreReportedAndNeverStopTheBoard(t *testing.T) {
 	// mapBoard has 1-5-no-status on line 16 and 2-1-list on line 20.
 	src := strings.Replace(mapBoard, "  2-2-plain: backlog\n", "  2-2-plain: backlog\n  2-3-deep:\n    status:\n      value: done\n", 1)
-	d, err := Parse("sprint-status.yaml", []byte(src))
+	d, err := Parse([]byte(src))
 	require.NoError(t, err, "Parse(board with status-less maps) = %v, want nil", err)
 	un := d.Unread()
 	type seen struct {
@@ -145,18 +144,18 @@ func TestMapRowsWithoutAStatusAreReportedAndNeverStopTheBoard(t *testing.T) {
 	var got []seen
 	for _, e := range un {
 		got = append(got, seen{e.Key, e.Line})
-		require.True(t, errors.Is(e, ErrNotRewritable) && e.reason == reasonValueNotScalar && e.Path == "sprint-status.yaml" && e.Target == "",
-			"Unread() entry = %+v, want ErrNotRewritable, value-not-scalar, the path, no target", e)
-		require.Contains(t, e.Error(), "sprint-status.yaml:", "Unread() entry %q does not name path:line", e)
+		_, re := refusedRow(e)
+		require.True(t, re != nil && re.reason == reasonValueNotScalar && re.target == "",
+			"Unread() entry = %+v, want value-not-scalar, no target", e)
 	}
 	require.Equal(t, []seen{{"1-5-no-status", 16}, {"2-1-list", 20}, {"2-3-deep", 22}}, got, "Unread() = %v", got)
-	require.Equal(t, `board: row cannot be rewritten safely: sprint-status.yaml:16: 1-5-no-status: value-not-scalar (the mapping has no status key)`, un[0].Error(), "Unread()[0].Error()")
+	require.Equal(t, `line 16: 1-5-no-status: the mapping has no status key`, un[0].Error(), "Unread()[0].Error()")
 
 	for _, key := range []string{"1-5-no-status", "2-1-list", "2-3-deep"} {
 		_, after, err := advance(t, src, key, Done, AllowUnordered())
-		var re *RowError
-		require.True(t, errors.As(err, &re) && errors.Is(err, ErrNotRewritable) && re.reason == reasonValueNotScalar, "Advance(%q, done) error = %v, want a *RowError wrapping ErrNotRewritable, value-not-scalar", key, err)
-		require.True(t, re.Key == key && re.Line > 0 && re.Target == Done, "Advance(%q, done) error = %+v, want key, line and target", key, re)
+		fe, re := refusedRow(err)
+		require.True(t, fe != nil && re.reason == reasonValueNotScalar, "Advance(%q, done) error = %v, want a *filetxn.FormatError, value-not-scalar", key, err)
+		require.True(t, fe.Key == key && fe.Line > 0 && re.target == Done, "Advance(%q, done) error = %+v, want key, line and target", key, fe)
 		require.Equal(t, src, after, "Advance(%q, done) changed the board", key)
 	}
 	// The rest of the board works: several moves in one Doc.
@@ -164,7 +163,7 @@ func TestMapRowsWithoutAStatusAreReportedAndNeverStopTheBoard(t *testing.T) {
 		got, err := d.Advance(key, Done)
 		require.True(t, err == nil && got == Done, "Advance(%q, done) = %q, %v, want done, nil", key, got, err)
 	}
-	re, err := Parse("", d.Bytes())
+	re, err := Parse(d.Bytes())
 	require.NoError(t, err)
 	require.Len(t, re.Unread(), 3, "Unread() after the moves = %v, want the same three", re.Unread())
 	require.Nil(t, mustDoc(t, sprint).Unread(), "Unread() on a board of plain rows = %v, want nil", mustDoc(t, sprint).Unread())
@@ -172,15 +171,17 @@ func TestMapRowsWithoutAStatusAreReportedAndNeverStopTheBoard(t *testing.T) {
 	// repetition.
 	dup := "development_status:\n  x: done\n  x:\n    title: t\n"
 	un = mustDoc(t, dup).Unread()
-	require.True(t, len(un) == 1 && un[0].Key == "x" && un[0].Line == 3 && un[0].reason == reasonValueNotScalar, "Unread(%q) = %v, want x at line 3, value-not-scalar", dup, un)
+	require.Len(t, un, 1, "Unread(%q) = %v, want x at line 3, value-not-scalar", dup, un)
+	_, ure := refusedRow(un[0])
+	require.True(t, un[0].Key == "x" && un[0].Line == 3 && ure != nil && ure.reason == reasonValueNotScalar, "Unread(%q) = %v, want x at line 3, value-not-scalar", dup, un)
 	_, _, err = advance(t, dup, "x", Done, AllowUnordered())
-	var rerr *RowError
-	require.True(t, errors.As(err, &rerr) && rerr.reason == reasonValueNotScalar, "Advance(x, done) error = %v, want value-not-scalar", err)
+	_, rerr := refusedRow(err)
+	require.True(t, rerr != nil && rerr.reason == reasonValueNotScalar, "Advance(x, done) error = %v, want value-not-scalar", err)
 }
 
 func mustDoc(t *testing.T, src string) *Doc {
 	t.Helper()
-	d, err := Parse("", []byte(src))
+	d, err := Parse([]byte(src))
 	require.NoError(t, err, "Parse(%q) = %v", src, err)
 	return d
 }
@@ -212,8 +213,8 @@ func TestMapRowsRefuseWhatCannotBeRewrittenSafely(t *testing.T) {
 			st, ok := mustDoc(t, tt.src).Status(tt.key)
 			require.True(t, ok && st == tt.current, "Status(%q) = %q, %v, want %q, true", tt.key, st, ok, tt.current)
 			_, after, err := advance(t, tt.src, tt.key, tt.target, tt.opts...)
-			var re *RowError
-			require.True(t, errors.As(err, &re) && errors.Is(err, ErrNotRewritable), "Advance(%q, %q) error = %v, want a *RowError wrapping ErrNotRewritable", tt.key, tt.target, err)
+			fe, re := refusedRow(err)
+			require.True(t, fe != nil && fe.Key == tt.key, "Advance(%q, %q) error = %v, want a *filetxn.FormatError naming the key", tt.key, tt.target, err)
 			require.Equal(t, tt.reason, re.reason, "Advance(%q, %q) reason = %q, want %q (%v)", tt.key, tt.target, re.reason, tt.reason, err)
 			require.Equal(t, tt.src, after, "Advance(%q, %q) changed the board", tt.key, tt.target)
 		})
@@ -248,7 +249,7 @@ func TestPaddedEpicKeysAreNotLifted(t *testing.T) {
 		})
 	}
 	es := mustDoc(t, tests[0].src).Epics()
-	require.Equal(t, []Epic{{Key: "epic-00", Number: 0, Status: Done, Line: 2}, {Key: "epic-01", Number: 1, Status: Backlog, Line: 3}}, es, "Epics() = %+v", es)
+	require.Equal(t, []Row{{Key: "epic-00", Epic: 0, Status: Done, Line: 2}, {Key: "epic-01", Epic: 1, Status: Backlog, Line: 3}}, es, "Epics() = %+v", es)
 }
 
 // TestTrailingBlanksErrorSaysHowToFix: a value followed by blanks and no comment is
@@ -258,7 +259,7 @@ func TestTrailingBlanksErrorSaysHowToFix(t *testing.T) {
 	src := "development_status:\n  epic-1: backlog\n  1-2-foo: done   \n"
 	_, _, err := advance(t, src, "1-2-foo", "blocked", AllowUnordered())
 	require.Error(t, err, "Advance(1-2-foo) = nil, want a refusal")
-	require.Contains(t, err.Error(), `sprint-status.yaml:3: 1-2-foo "done" -> "blocked": unreadable-value (line 3: "  1-2-foo: done   ": trailing blanks after the value; remove them`, "Advance(1-2-foo) error = %q", err)
+	require.Contains(t, err.Error(), `line 3: 1-2-foo: "done" -> "blocked": cannot rewrite the row safely: unreadable-value (line 3: "  1-2-foo: done   ": trailing blanks after the value; remove them`, "Advance(1-2-foo) error = %q", err)
 	// Once fixed, the row moves.
 	_, fixed, err := advance(t, strings.Replace(src, "done   \n", "done\n", 1), "1-2-foo", "blocked", AllowUnordered())
 	require.NoError(t, err)

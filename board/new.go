@@ -2,7 +2,6 @@ package board
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -15,32 +14,30 @@ import (
 // last_updated, project, project_key, tracking_system and story_location fields, and
 // development_status with, for each epic in order of number, its row (backlog), its
 // stories in the order given and its retrospective (optional), a blank line between
-// epics. A story's key is <Epic>-<Number><Split>-<Slug>; its Status is Backlog when
-// empty. now is written, as YYYY-MM-DD, in generated and last_updated. The other fields
-// of each Story (Key, Line) are ignored.
+// epics. Each Row given is a story: its key is <Epic>-<Number><Split>-<Slug>, and its
+// Status is Backlog when empty; its Key and Line are ignored. now is written, as
+// YYYY-MM-DD, in generated and last_updated.
 //
 // The Doc reads as if Parse had read its bytes: Doc.Bytes returns the board, and
 // Doc.Advance moves its rows. It does no I/O. To create the file, write Doc.Bytes with
 // atomicfile.WriteFile, or replace the Doc of a missing board inside Store.Mutate:
 //
 //	_, err := s.Mutate(ctx, func(d *board.Doc) error {
-//		if d.Exists() {
-//			return errExists // New would overwrite it
+//		if d.Bytes() != nil {
+//			return errExists // the board exists: New would overwrite it
 //		}
 //		*d = *nd
 //		return nil
 //	})
 //
-// New fails with an error matching ErrInvalidArgument, naming the value, for an empty
-// project or one that cannot be written as a plain YAML value, a story whose epic or
-// number is below 1, whose split is not one letter a-z or whose slug cannot be written
+// New fails with an error matching filetxn.ErrInvalidArgument, naming the value, for an
+// empty project or one that cannot be written as a plain YAML value, a story whose epic
+// or number is below 1, whose split is not one letter a-z or whose slug cannot be written
 // plainly, a status outside the order, or two stories with one key.
-func New(project string, now time.Time, stories ...Story) (*Doc, error) {
-	bad := func(format string, args ...any) (*Doc, error) {
-		return nil, fmt.Errorf("%w: New: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
-	}
+func New(project string, now time.Time, stories ...Row) (*Doc, error) {
+	bad := func(format string, args ...any) (*Doc, error) { return nil, invalid("New", format, args...) }
 	if !plainScalar(project) {
-		return bad("project %q cannot be written as a plain YAML value", project)
+		return bad("project %q: cannot be written as a plain YAML value", project)
 	}
 	byEpic := map[int][]string{}
 	seen := map[string]bool{}
@@ -80,7 +77,7 @@ func New(project string, now time.Time, stories ...Story) (*Doc, error) {
 		}
 		b.WriteString("  " + epicKey(e) + "-retrospective: optional\n")
 	}
-	return Parse("", []byte(b.String()))
+	return Parse([]byte(b.String()))
 }
 
 // statusDefinitions is the comment BMAD's sprint planning writes after the header.

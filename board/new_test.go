@@ -20,13 +20,13 @@ var newDate = time.Date(2026, 6, 1, 23, 30, 0, 0, time.UTC)
 // carries BMAD's header and STATUS DEFINITIONS comment.
 func TestNewWritesABoardThatParsesAsItSays(t *testing.T) {
 	d, err := New("RPG Engine", newDate,
-		Story{Epic: 2, Number: 1, Slug: "later"},
-		Story{Epic: 1, Number: 2, Split: "a", Slug: "split-story", Status: Review},
-		Story{Epic: 1, Number: 1, Slug: "first"},
+		Row{Epic: 2, Number: 1, Slug: "later"},
+		Row{Epic: 1, Number: 2, Split: "a", Slug: "split-story", Status: Review},
+		Row{Epic: 1, Number: 1, Slug: "first"},
 	)
 	require.NoError(t, err, "New(...) = %v, want nil", err)
 	b := d.Bytes()
-	re, err := Parse("sprint-status.yaml", b)
+	re, err := Parse(b)
 	require.NoError(t, err, "Parse(New(...).Bytes()) = %v, want nil", err)
 	require.Equal(t, string(b), string(re.Bytes()), "Parse(New(...).Bytes()).Bytes() = %q, want New's bytes", re.Bytes())
 	require.Equal(t, d.Stories(), re.Stories(), "Stories() = %v, want %v", re.Stories(), d.Stories())
@@ -40,30 +40,32 @@ func TestNewWritesABoardThatParsesAsItSays(t *testing.T) {
 		require.Contains(t, string(b), want, "New(...).Bytes() = %q, want it to hold %q", b, want)
 	}
 	require.False(t, d.Changed(), "New(...).Changed() = true, want false")
-	require.True(t, d.Exists(), "New(...).Exists() = false, want true")
+	require.NotNil(t, d.Bytes(), "New(...).Bytes() = nil, want a board that exists")
 }
 
-// TestNewRefusesWhatItCannotWrite: each bad argument is an ErrInvalidArgument naming it.
+// TestNewRefusesWhatItCannotWrite: each bad argument is a filetxn.ErrInvalidArgument naming
+// New and the argument.
 func TestNewRefusesWhatItCannotWrite(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		project string
-		stories []Story
+		stories []Row
 		want    string
 	}{
 		{"empty project", "", nil, "project"},
 		{"project with a comment", "a # b", nil, "project"},
-		{"epic 0", "p", []Story{{Epic: 0, Number: 1, Slug: "x"}}, "0-1-x"},
-		{"number 0", "p", []Story{{Epic: 1, Number: 0, Slug: "x"}}, "1-0-x"},
-		{"empty slug", "p", []Story{{Epic: 1, Number: 1}}, "1-1-"},
-		{"slug with a colon and space", "p", []Story{{Epic: 1, Number: 1, Slug: "a: b"}}, "1-1-a: b"},
-		{"two-letter split", "p", []Story{{Epic: 1, Number: 1, Split: "ab", Slug: "x"}}, "split"},
-		{"status outside the order", "p", []Story{{Epic: 1, Number: 1, Slug: "x", Status: "completed"}}, "completed"},
-		{"a key twice", "p", []Story{{Epic: 1, Number: 1, Slug: "x"}, {Epic: 1, Number: 1, Slug: "x", Status: Done}}, "twice"},
+		{"epic 0", "p", []Row{{Epic: 0, Number: 1, Slug: "x"}}, "0-1-x"},
+		{"number 0", "p", []Row{{Epic: 1, Number: 0, Slug: "x"}}, "1-0-x"},
+		{"empty slug", "p", []Row{{Epic: 1, Number: 1}}, "1-1-"},
+		{"slug with a colon and space", "p", []Row{{Epic: 1, Number: 1, Slug: "a: b"}}, "1-1-a: b"},
+		{"two-letter split", "p", []Row{{Epic: 1, Number: 1, Split: "ab", Slug: "x"}}, "split"},
+		{"status outside the order", "p", []Row{{Epic: 1, Number: 1, Slug: "x", Status: "completed"}}, "completed"},
+		{"a key twice", "p", []Row{{Epic: 1, Number: 1, Slug: "x"}, {Epic: 1, Number: 1, Slug: "x", Status: Done}}, "twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := New(tc.project, newDate, tc.stories...)
-			require.True(t, d == nil && errors.Is(err, ErrInvalidArgument), "New(%q, %v) = %v, %v, want nil, ErrInvalidArgument", tc.project, tc.stories, d, err)
+			require.True(t, d == nil && errors.Is(err, filetxn.ErrInvalidArgument), "New(%q, %v) = %v, %v, want nil, filetxn.ErrInvalidArgument", tc.project, tc.stories, d, err)
+			require.True(t, strings.HasPrefix(err.Error(), "board: New: "), "New(%q, %v) = %v, want it to name New", tc.project, tc.stories, err)
 			require.Contains(t, err.Error(), tc.want, "New(%q, %v) = %v, want it to name %q", tc.project, tc.stories, err, tc.want)
 		})
 	}
@@ -77,11 +79,11 @@ func TestNewBoardIsCreatedThroughMutate(t *testing.T) {
 	path := filepath.Join(dir, "sprint-status.yaml")
 	s, err := Open(path, filetxn.WithStateRoot(filepath.Join(dir, "state")))
 	require.NoError(t, err)
-	nd, err := New("p", newDate, Story{Epic: 1, Number: 1, Slug: "a"})
+	nd, err := New("p", newDate, Row{Epic: 1, Number: 1, Slug: "a"})
 	require.NoError(t, err)
 	ctx := context.Background()
 	c, err := s.Mutate(ctx, func(d *Doc) error {
-		require.False(t, d.Exists(), "Doc of a missing board: Exists() = true, want false")
+		require.Nil(t, d.Bytes(), "Doc of a missing board: Bytes() = %q, want nil", d.Bytes())
 		*d = *nd
 		return nil
 	})

@@ -38,7 +38,6 @@ type row struct {
 
 // parser turns a board's bytes into a Doc.
 type parser struct {
-	path  string
 	raw   []byte // the bytes given to Parse, read by the YAML parser
 	src   string // the same bytes, which the lines share
 	lines []line
@@ -46,27 +45,31 @@ type parser struct {
 	doc   *Doc
 }
 
-// Parse reads a sprint-status board from src without writing anything. path is used only
-// in error messages and may be "". A nil src means the board does not exist: the Doc is
-// empty, reports no rows, and encodes to nil. Parse refuses a board it does not
-// understand with a *ParseError (each case is in docs/formats/board.md).
-func Parse(path string, src []byte) (*Doc, error) {
+// Parse reads a sprint-status board from src without writing anything; it keeps a copy
+// of src, never src itself. A nil src means the board does not exist: the Doc is empty,
+// reports no rows, and encodes to nil.
+//
+// Parse refuses a board it does not understand with a *filetxn.FormatError whose Line is
+// the offending line and whose message says which refusal it is: "not valid YAML" (not
+// UTF-8, a syntax error, more than one document), "not a sprint-status board" (no
+// top-level mapping, no development_status key, or one that is not a non-empty block
+// mapping: null, a list, a scalar, or a flow mapping such as "{}", which a line editor
+// cannot edit), or "duplicate key" (a story key twice in development_status, with Key the
+// story's key, or development_status twice). A repeated epic, retrospective or other
+// non-story key is tolerated: the last value wins, as in every YAML reader that accepts
+// duplicates, and the row is never rewritten. The error names no file (a caller of Parse
+// knows its own); a Store's is inside an *fs.PathError naming the board. Each case is in
+// docs/formats/board.md.
+func Parse(src []byte) (*Doc, error) {
 	if src == nil {
-		return &Doc{path: path}, nil
+		return &Doc{}, nil
 	}
-	p := &parser{path: path, raw: src, src: string(src)}
+	p := &parser{raw: src, src: string(src)}
 	return p.parse()
 }
 
-// The kinds of a ParseError: the words its message starts with.
-const (
-	kindYAML      = "not valid YAML"
-	kindNotBoard  = "not a sprint-status board"
-	kindDuplicate = "duplicate key"
-)
-
 func (p *parser) fail(line int, kind, format string, args ...any) error {
-	return &ParseError{Path: p.path, Line: line, kind: kind, msg: fmt.Sprintf(format, args...)}
+	return formatError(line, "", kind, format, args...)
 }
 
 // yamlLineRE finds the line number in the parser's error messages ("yaml: line 3: ...").
@@ -88,7 +91,7 @@ func (p *parser) parse() (*Doc, error) {
 		p.bom = len("\uFEFF")
 	}
 	p.lines = splitLines(p.src)
-	p.doc = &Doc{path: p.path, exists: true, src: p.src, lines: p.lines, index: map[string]int{}, epics: map[int][]int{}}
+	p.doc = &Doc{exists: true, src: p.src, lines: p.lines, index: map[string]int{}, epics: map[int][]int{}}
 
 	dec := yaml.NewDecoder(bytes.NewReader(p.raw))
 	var root yaml.Node
@@ -123,7 +126,7 @@ func (p *parser) parse() (*Doc, error) {
 		switch k.Value {
 		case "development_status":
 			if dsKey != nil {
-				return nil, p.fail(k.Line, kindDuplicate, "development_status repeats line %d", dsKey.Line)
+				return nil, formatError(k.Line, "development_status", kindDuplicate, "repeats line %d", dsKey.Line)
 			}
 			dsKey, ds = k, v
 		case "last_updated":
@@ -245,7 +248,7 @@ func (p *parser) addRow(keyNode, v *yaml.Node, foreign, merged bool) error {
 	if seen && !merged {
 		pr := &p.doc.rows[prev]
 		if r.kind == kindStory || pr.kind == kindStory {
-			return p.fail(keyNode.Line, kindDuplicate, "story key %s repeats line %d", key, pr.line+1)
+			return formatError(keyNode.Line, key, kindDuplicate, "story key repeats line %d", pr.line+1)
 		}
 		// A row without a status keeps that reason: it is what Unread reports.
 		dup := fmt.Sprintf("%s also appears on line %d; its last value wins and neither line is rewritten", key, pr.line+1)
@@ -433,7 +436,8 @@ func flowTail(rest string) bool {
 	return t != "" && (t[0] == ',' || t[0] == '}')
 }
 
-// yamlError turns a parser error into a *ParseError naming the line of the problem.
+// yamlError turns a parser error into a *filetxn.FormatError naming the line of the
+// problem.
 //
 // The parser's own line numbers cannot be trusted for this: go.yaml.in/yaml/v3 reports
 // the start of the enclosing construct when it has one (for a board, often the line of

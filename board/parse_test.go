@@ -2,9 +2,12 @@ package board
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/filetxn/filetxn"
 )
 
 func TestParseRefusesWhatItDoesNotUnderstand(t *testing.T) {
@@ -35,19 +38,19 @@ func TestParseRefusesWhatItDoesNotUnderstand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := Parse("boards/sprint-status.yaml", []byte(tt.src))
-			var pe *ParseError
-			if !errors.As(err, &pe) || !errors.Is(err, ErrNotBoard) || !strings.HasPrefix(err.Error(), "board: "+tt.kind+": ") {
-				t.Fatalf("Parse(%q) = %v, %v, want a *ParseError wrapping ErrNotBoard that says %q", tt.src, d, err, tt.kind)
+			d, err := Parse([]byte(tt.src))
+			var fe *filetxn.FormatError
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), "board: "+tt.kind+": ") {
+				t.Fatalf("Parse(%q) = %v, %v, want a *filetxn.FormatError that says %q", tt.src, d, err, tt.kind)
 			}
-			if pe.Path != "boards/sprint-status.yaml" || pe.Line != tt.line {
-				t.Errorf("Parse(%q) error = %v (line %d), want path boards/sprint-status.yaml, line %d", tt.src, err, pe.Line, tt.line)
+			if fe.Line != tt.line || !strings.HasPrefix(err.Error(), fmt.Sprintf("line %d: ", tt.line)) {
+				t.Errorf("Parse(%q) error = %v (line %d), want line %d", tt.src, err, fe.Line, tt.line)
 			}
-			if !strings.Contains(err.Error(), "boards/sprint-status.yaml:") {
-				t.Errorf("Parse(%q) error %q does not name path:line", tt.src, err)
+			if wantKey := map[string]string{"development_status twice": "development_status", "a story twice": "1-1-a"}[tt.name]; fe.Key != wantKey {
+				t.Errorf("Parse(%q) error's Key = %q, want %q", tt.src, fe.Key, wantKey)
 			}
-			if _, _, err := statusInBytes([]byte(tt.src), "1-1-a"); !errors.Is(err, ErrNotBoard) {
-				t.Errorf("statusInBytes(%q) error = %v, want ErrNotBoard", tt.src, err)
+			if _, _, err := statusInBytes([]byte(tt.src), "1-1-a"); !errors.As(err, new(*filetxn.FormatError)) {
+				t.Errorf("statusInBytes(%q) error = %v, want a *filetxn.FormatError", tt.src, err)
 			}
 		})
 	}
@@ -74,13 +77,13 @@ func TestStatusReadsTheRowAsDocStatusDoes(t *testing.T) {
 		if got != tt.want || ok != tt.wantOK || err != nil {
 			t.Errorf("statusInBytes(%q) = %q, %v, %v, want %q, %v, nil", tt.key, got, ok, err, tt.want, tt.wantOK)
 		}
-		d, _ := Parse("", src)
+		d, _ := Parse(src)
 		if s, ok := d.Status(tt.key); s != got || ok != tt.wantOK {
 			t.Errorf("Status(%q) = %q, %v, want StatusInBytes's %q, %v", tt.key, s, ok, got, tt.wantOK)
 		}
 	}
-	if _, _, err := statusInBytes([]byte("development_status: []\n"), "1-1-a"); !errors.Is(err, ErrNotBoard) {
-		t.Errorf("statusInBytes(development_status: []) error = %v, want ErrNotBoard", err)
+	if _, _, err := statusInBytes([]byte("development_status: []\n"), "1-1-a"); !errors.As(err, new(*filetxn.FormatError)) {
+		t.Errorf("statusInBytes(development_status: []) error = %v, want a *filetxn.FormatError", err)
 	}
 	if got, ok, err := statusInBytes(nil, "1-1-a"); got != "" || ok || err != nil {
 		t.Errorf("statusInBytes(nil) = %q, %v, %v, want \"\", false, nil", got, ok, err)
@@ -99,11 +102,11 @@ func TestStoriesEpicsAndNextActionable(t *testing.T) {
   epic-2-retro-item-1-fix-ci: open
   5.1-dotted: backlog
 `
-	d, err := Parse("", []byte(src))
+	d, err := Parse([]byte(src))
 	if err != nil {
 		t.Fatalf("Parse = %v", err)
 	}
-	wantStories := []Story{
+	wantStories := []Row{
 		{Key: "1-1-a", Epic: 1, Number: 1, Slug: "a", Status: Done, Line: 4},
 		{Key: "1-2b-split", Epic: 1, Number: 2, Split: "b", Slug: "split", Status: ReadyForDev, Line: 5},
 		{Key: "2-1-b", Epic: 2, Number: 1, Slug: "b", Status: Backlog, Line: 8},
@@ -111,7 +114,7 @@ func TestStoriesEpicsAndNextActionable(t *testing.T) {
 	if got := d.Stories(); !reflect.DeepEqual(got, wantStories) {
 		t.Errorf("Stories() = %+v, want %+v", got, wantStories)
 	}
-	wantEpics := []Epic{{Key: "epic-1", Number: 1, Status: Done, Line: 3}, {Key: "epic-2", Number: 2, Status: Backlog, Line: 7}}
+	wantEpics := []Row{{Key: "epic-1", Epic: 1, Status: Done, Line: 3}, {Key: "epic-2", Epic: 2, Status: Backlog, Line: 7}}
 	if got := d.Epics(); !reflect.DeepEqual(got, wantEpics) {
 		t.Errorf("Epics() = %+v, want %+v", got, wantEpics)
 	}

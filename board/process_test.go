@@ -94,7 +94,7 @@ func TestStoreAdvanceAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Parse(path, out)
+	d, err := Parse(out)
 	if err != nil {
 		t.Fatalf("the final board does not parse: %v", err)
 	}

@@ -2,7 +2,6 @@ package board
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 
 	"github.com/filetxn/filetxn"
@@ -37,15 +36,17 @@ const unplaced = "\x00board: the lock is not placed"
 // process and a bmad-loop process exclude each other without configuration.
 //
 // Open refuses an empty path and invalid options (a relative state root, an empty lock
-// path) with an error matching ErrInvalidArgument. It touches no file: the board may be missing (it then reads as empty). When
-// the caller does not place the lock and no state root can be derived, Open still
-// succeeds: the Store reads and answers advances that write nothing, and a write fails
-// with an error wrapping ErrNoStateRoot.
+// path) with an error matching filetxn.ErrInvalidArgument. It touches no file: the board
+// may be missing (it then reads as empty). When the caller does not place the lock and no
+// state root can be derived, Open still succeeds: the Store reads and answers advances
+// that write nothing, and a write fails with an *fs.PathError naming the board whose
+// message says which environment variable to set (ledger.BmadLoopStateRoot reports the
+// same).
 func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	if path == "" {
-		return nil, fmt.Errorf("board: Open: empty path: %w", ErrInvalidArgument)
+		return nil, invalid("Open", "empty path")
 	}
-	s, err := openWith(path, newCodec(path), append([]filetxn.Option{filetxn.WithLockPath(unplaced)}, opts...)...)
+	s, err := openWith(path, newCodec(), append([]filetxn.Option{filetxn.WithLockPath(unplaced)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -90,14 +91,23 @@ func (s *Store) LockPath() (string, error) {
 // must only decide on and change the Doc, and assign what its calls return (the last
 // run's values are the answer), never accumulate them.
 //
-// fn's error is returned unchanged and nothing is written; a panic in fn releases the lock
-// and propagates. A board that does not parse is refused with its *ParseError (wrapped in
-// an *fs.PathError) before fn runs. fn must not call the Store: under the lock that fails
-// with lock.ErrReentrant. Mutate blocks until the lock is held or ctx is done, unless it
-// is answered without the lock.
+// fn's error is returned and nothing is written. A refusal of Doc.Advance that comes from
+// the board's content (an absent row, a row it cannot rewrite, a refused transition) is
+// returned inside an *fs.PathError naming the board (unless it names a file already); any
+// other error of fn is returned unchanged. A panic in fn releases the lock and propagates.
+// A board that does not parse is refused before fn runs with Parse's *filetxn.FormatError
+// inside an *fs.PathError naming the board. fn must not call the Store: under the lock
+// that fails with lock.ErrReentrant. Mutate blocks until the lock is held or ctx is done,
+// unless it is answered without the lock.
 func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	return s.mutate(ctx, "Mutate", fn)
+}
+
+// mutate is Mutate, whose errors name the operation op.
+func (s *Store) mutate(ctx context.Context, op string, fn func(*Doc) error) (filetxn.Commit, error) {
 	if s.rootErr == nil {
-		return s.s.MutateProbed(ctx, fn)
+		c, err := s.s.MutateProbed(ctx, fn)
+		return c, named(op, s.path, err)
 	}
 	// Without a state root for the default lock, only a change fails.
 	d, err := s.s.View(ctx)
@@ -105,7 +115,7 @@ func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit
 		return filetxn.Commit{}, err
 	}
 	if err := fn(d); err != nil {
-		return filetxn.Commit{}, err
+		return filetxn.Commit{}, named(op, s.path, err)
 	}
 	if d.Changed() {
 		return filetxn.Commit{}, s.rootErr
@@ -123,9 +133,10 @@ func (s *Store) View(ctx context.Context) (*Doc, error) { return s.s.View(ctx) }
 //
 // It is Store.Mutate with Doc.Advance: a row already at or past the target answers its
 // status without needing the lock, so that replay succeeds even where the lock cannot be
-// taken (a read-only state root). A missing board or an absent row is an error matching
-// ErrNotFound that names the board and the key (a mistyped key is not a success), decided
-// the same way. Any move is decided under the lock on fresh bytes, which is where the
+// taken (a read-only state root). A missing board or an absent row is an *fs.PathError
+// naming the board, matching filetxn.ErrNotFound, whose message names the key (a
+// mistyped key is not a success), decided the same way; Doc.Advance's other refusals
+// come inside an *fs.PathError naming the board too. Any move is decided under the lock on fresh bytes, which is where the
 // authoritative never-regress decision is made: a rival that moved the row past target in
 // the meantime wins, and its status is returned. A read-only board is refused with an error wrapping
 // fs.ErrPermission and nothing staged; a symlinked board stays a symlink. Advance blocks
@@ -141,7 +152,7 @@ func (s *Store) Advance(ctx context.Context, key string, target Status, opts ...
 	}
 	var status Status
 	var present bool
-	_, err := s.Mutate(ctx, func(d *Doc) (err error) {
+	_, err := s.mutate(ctx, "Advance", func(d *Doc) (err error) {
 		// An absent row changes nothing, so the probe decides it: present says
 		// which answer the no-op was.
 		_, present = d.index[key]
@@ -152,7 +163,7 @@ func (s *Store) Advance(ctx context.Context, key string, target Status, opts ...
 	case err != nil:
 		return "", err
 	case !present:
-		return "", fmt.Errorf("board: %s: no row %q: %w", s.path, key, ErrNotFound)
+		return "", &fs.PathError{Op: "Advance", Path: s.path, Err: notFound(key)}
 	}
 	return status, nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/bmadloop"
 	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
@@ -110,7 +111,8 @@ func TestStoreAdvanceWritesWhatAdvancedBytesSays(t *testing.T) {
 // absent row and a row at or past the target are answered from a lock-free read, so they
 // are answered with a state root where no lock can be created, while a real write fails
 // there and writes nothing. A missing board and an absent row are an error matching
-// ErrNotFound that names the key (bmad-loop answers ""; a mistyped key must not look like
+// filetxn.ErrNotFound inside an *fs.PathError naming the board, whose message names the
+// key (bmad-loop answers ""; a mistyped key must not look like
 // success). Ablations: making Store.Mutate call the engine's Mutate instead of
 // MutateProbed makes every no-op row red (the lock error instead); answering an absent row
 // with "" as before makes the first two red.
@@ -132,8 +134,9 @@ func TestStoreNoOpsTakeNoLock(t *testing.T) {
 			s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
 			got, err := s.Advance(context.Background(), tt.key, tt.target, Stamp("x"))
 			if tt.notFound {
-				if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), tt.key) || got != "" {
-					t.Fatalf("Advance(%q, %q) = %q, %v, want \"\" and an error matching ErrNotFound naming the key", tt.key, tt.target, got, err)
+				var pe *fs.PathError
+				if !errors.Is(err, filetxn.ErrNotFound) || !errors.As(err, &pe) || pe.Path != path || !strings.Contains(err.Error(), tt.key) || got != "" {
+					t.Fatalf("Advance(%q, %q) = %q, %v, want \"\" and an *fs.PathError naming %s, matching filetxn.ErrNotFound, naming the key", tt.key, tt.target, got, err, path)
 				}
 			} else if got != tt.want || err != nil {
 				t.Fatalf("Advance(%q, %q) = %q, %v, want %q, nil", tt.key, tt.target, got, err, tt.want)
@@ -185,13 +188,14 @@ func TestStoreRefusesAMalformedBoardFromUnderTheLock(t *testing.T) {
 	src := "generated: x\ndevelopment_status: []\n"
 	path, state := newBoard(t, src)
 	var decodes []bool // whether the lock was held at each Decode
-	s := mustOpenWith(path, codec{path: path}, filetxn.WithStateRoot(state))
+	s := mustOpenWith(path, codec{}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
-	s = mustOpenWith(path, codec{path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	s = mustOpenWith(path, codec{onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
 	_, err := s.Advance(context.Background(), "1-1-a", Done)
-	var pe *ParseError
-	if !errors.As(err, &pe) || !errors.Is(err, ErrNotBoard) || pe.Line != 2 || pe.Path != path {
-		t.Fatalf("Advance on development_status: [] = %v, want a *ParseError for %s:2 wrapping ErrNotBoard", err, path)
+	var pe *fs.PathError
+	var fe *filetxn.FormatError
+	if !errors.As(err, &pe) || pe.Path != path || !errors.As(err, &fe) || fe.Line != 2 || !strings.Contains(err.Error(), "board: "+kindNotBoard) {
+		t.Fatalf("Advance on development_status: [] = %v, want an *fs.PathError naming %s around a *filetxn.FormatError for line 2 saying %q", err, path, kindNotBoard)
 	}
 	if !slices.Equal(decodes, []bool{true}) {
 		t.Errorf("Decode calls (lock held?) = %v, want [true]: the lock is free, so one decision under it", decodes)
@@ -228,9 +232,9 @@ func lockHeld(t *testing.T, lp string) bool {
 func TestStoreDecidesUnderTheLock(t *testing.T) {
 	path, state := newBoard(t, sprint)
 	var decodes []bool
-	s := mustOpenWith(path, codec{path: path}, filetxn.WithStateRoot(state))
+	s := mustOpenWith(path, codec{}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
-	s = mustOpenWith(path, codec{path: path, onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	s = mustOpenWith(path, codec{onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
 	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress); got != InProgress || err != nil {
 		t.Fatalf("Advance = %q, %v", got, err)
 	}
@@ -251,7 +255,7 @@ func TestStoreDecidesUnderTheLock(t *testing.T) {
 // runs rival first, as if another process had written between our probe and our lock.
 func rivalAtProbe(t *testing.T, path, state string, rival func()) *Store {
 	t.Helper()
-	s := mustOpenWith(path, codec{path: path}, filetxn.WithStateRoot(state))
+	s := mustOpenWith(path, codec{}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
 	held := make(chan *lock.Handle)
 	go func() {
@@ -267,7 +271,7 @@ func rivalAtProbe(t *testing.T, path, state string, rival func()) *Store {
 	}
 	t.Cleanup(func() { h.Release() })
 	n := 0
-	return mustOpenWith(path, codec{path: path, onDecode: func() {
+	return mustOpenWith(path, codec{onDecode: func() {
 		if n++; n == 1 {
 			h.Release()
 			rival()
@@ -432,14 +436,21 @@ func TestStoreMutateBatchesAdvances(t *testing.T) {
 	if b := readString(t, path); b != string(want) {
 		t.Errorf("a failing fn changed the board")
 	}
-	// A row refusal from fn comes back unchanged too.
+	// A row refusal from fn comes back inside an *fs.PathError naming the board, and one
+	// that names a file already comes back unchanged. Ablation: returning fn's error
+	// unchanged (no named in Store.mutate) turns the first check red.
+	var inner error
 	_, err = s.Mutate(context.Background(), func(d *Doc) error {
-		_, err := d.Advance("4-1-thing", InProgress, AllowRegression())
-		return err
+		_, inner = d.Advance("4-1-thing", InProgress, AllowRegression())
+		return inner
 	})
-	var re *RowError
-	if !errors.As(err, &re) || re.Path != path || !errors.Is(err, ErrIllegalTransition) {
-		t.Errorf("Mutate with an illegal regression = %v, want a *RowError for %s", err, path)
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Path != path || pe.Op != "Mutate" || pe.Err != inner || !errors.Is(err, ErrIllegalTransition) {
+		t.Errorf("Mutate with an illegal regression = %v, want an *fs.PathError{Mutate %s} around Doc.Advance's error", err, path)
+	}
+	other := &fs.PathError{Op: "Advance", Path: "other.yaml", Err: inner}
+	if _, err := s.Mutate(context.Background(), func(*Doc) error { return other }); err != other {
+		t.Errorf("Mutate returning an error that names a file = %v, want it unchanged", err)
 	}
 }
 
@@ -480,14 +491,14 @@ func TestStoreViewAndStatus(t *testing.T) {
 	path, state := newBoard(t, sprint)
 	s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
 	d, err := s.View(context.Background())
-	if err != nil || !d.Exists() {
+	if err != nil || d.Bytes() == nil {
 		t.Fatalf("View = %v, %v", d, err)
 	}
 	if st, ok, err := storeStatus(context.Background(), s, "4-1-thing"); st != Review || !ok || err != nil {
 		t.Errorf("Status(4-1-thing) = %q, %v, %v, want review, true, nil", st, ok, err)
 	}
 	missing := open(t, filepath.Join(filepath.Dir(path), "none.yaml"), filetxn.WithStateRoot(state))
-	if d, err := missing.View(context.Background()); err != nil || d.Exists() {
+	if d, err := missing.View(context.Background()); err != nil || d.Bytes() != nil {
 		t.Errorf("View of a missing board = %v, %v, want an empty Doc", d, err)
 	}
 	if st, ok, err := storeStatus(context.Background(), missing, "4-1-thing"); st != "" || ok || err != nil {
@@ -506,17 +517,17 @@ func TestStoreChecksArgumentsBeforeAnyIO(t *testing.T) {
 	}{
 		{"", Done, ""}, {"1-1-a", "completed", ""}, {"1-1-a", Done, "a: b"},
 	} {
-		if _, err := s.Advance(context.Background(), tt.key, tt.target, Stamp(tt.now)); !errors.Is(err, ErrInvalidArgument) {
-			t.Errorf("Advance(%q, %q, %q) = %v, want ErrInvalidArgument", tt.key, tt.target, tt.now, err)
+		if _, err := s.Advance(context.Background(), tt.key, tt.target, Stamp(tt.now)); !errors.Is(err, filetxn.ErrInvalidArgument) {
+			t.Errorf("Advance(%q, %q, %q) = %v, want filetxn.ErrInvalidArgument", tt.key, tt.target, tt.now, err)
 		}
 	}
-	if _, err := Open(""); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("Open(\"\") = %v, want ErrInvalidArgument", err)
+	if _, err := Open(""); !errors.Is(err, filetxn.ErrInvalidArgument) || err.Error() != "board: Open: empty path: filetxn: invalid argument" {
+		t.Errorf("Open(\"\") = %v, want filetxn.ErrInvalidArgument naming Open", err)
 	}
 	// An engine option the engine refuses is the same argument error, once.
 	_, err := Open(filepath.Join(t.TempDir(), "sprint-status.yaml"), filetxn.WithStateRoot("relative/state"))
-	if !errors.Is(err, ErrInvalidArgument) || strings.Count(err.Error(), "invalid argument") != 1 {
-		t.Errorf("Open(path, WithStateRoot(relative)) = %v, want ErrInvalidArgument said once", err)
+	if !errors.Is(err, filetxn.ErrInvalidArgument) || strings.Count(err.Error(), "invalid argument") != 1 {
+		t.Errorf("Open(path, WithStateRoot(relative)) = %v, want filetxn.ErrInvalidArgument said once", err)
 	}
 }
 
@@ -531,7 +542,7 @@ func TestStoreChecksArgumentsBeforeAnyIO(t *testing.T) {
 func TestStoreSteadyStateAdvanceParsesNothing(t *testing.T) {
 	path, state := newBoard(t, "development_status:\n  epic-1: in-progress\n  1-1-a: done\n  1-2-b: done\n")
 	parses := 0
-	c := newCodec(path)
+	c := newCodec()
 	c.onParse = func() { parses++ }
 	s := mustOpenWith(path, c, filetxn.WithStateRoot(state))
 	ctx := context.Background()
@@ -615,7 +626,7 @@ func TestStoreProbeBuffersAreNotShared(t *testing.T) {
 	for i, st := range statuses {
 		src := fmt.Sprintf("development_status:\n  epic-1: in-progress\n  1-1-story-%d: %s\n", i, st)
 		path, stateRoot := newBoard(t, src)
-		s := mustOpenWith(path, codec{path: path}, filetxn.WithStateRoot(stateRoot))
+		s := mustOpenWith(path, codec{}, filetxn.WithStateRoot(stateRoot))
 		stores = append(stores, s)
 	}
 	var wg sync.WaitGroup
@@ -656,7 +667,7 @@ func mustOpenWith(path string, codec codec, opts ...filetxn.Option) *Store {
 // process and a bmad-loop process exclude each other without configuration; a caller's
 // filetxn.WithLockPath wins over that default; a relative state root is refused at Open;
 // and without a derivable state root the board still answers a no-op while a write fails
-// with ErrNoStateRoot, writing nothing. Ablation: applying the board's default after the
+// with an error naming the board that says what to set, writing nothing. Ablation: applying the board's default after the
 // caller's options (so that it wins) turns the second check red.
 func TestOpenPlacesTheLockWhereBmadLoopDoes(t *testing.T) {
 	ctx := context.Background()
@@ -673,20 +684,21 @@ func TestOpenPlacesTheLockWhereBmadLoopDoes(t *testing.T) {
 	if got, err := open(t, path, filetxn.WithLockPath(path+".lock")).LockPath(); got != path+".lock" || err != nil {
 		t.Errorf("Open(%s, WithLockPath).LockPath() = %q, %v, want %q", path, got, err, path+".lock")
 	}
-	if _, err := Open(path, filetxn.WithStateRoot("relative")); !errors.Is(err, ErrInvalidArgument) || !errors.Is(err, filetxn.ErrInvalidArgument) {
-		t.Errorf("Open(%s, WithStateRoot(relative)) = %v, want ErrInvalidArgument", path, err)
+	if _, err := Open(path, filetxn.WithStateRoot("relative")); !errors.Is(err, filetxn.ErrInvalidArgument) {
+		t.Errorf("Open(%s, WithStateRoot(relative)) = %v, want filetxn.ErrInvalidArgument", path, err)
 	}
 
 	t.Setenv("BMAD_LOOP_STATE_DIR", "relative")
 	s := open(t, path)
-	if _, err := s.LockPath(); !errors.Is(err, ErrNoStateRoot) {
-		t.Errorf("LockPath() without a state root = %v, want ErrNoStateRoot", err)
+	if _, err := s.LockPath(); !errors.Is(err, bmadloop.ErrNoStateRoot) || !strings.Contains(err.Error(), "set it to an absolute path") {
+		t.Errorf("LockPath() without a state root = %v, want bmadloop.ErrNoStateRoot saying what to set", err)
 	}
 	if got, err := s.Advance(ctx, "3-1-login", Review); got != Done || err != nil {
 		t.Errorf("Advance(no-op) without a state root = %q, %v, want %q, nil", got, err, Done)
 	}
-	if _, err := s.Advance(ctx, "3-2-digest-delivery", InProgress); !errors.Is(err, ErrNoStateRoot) {
-		t.Errorf("Advance(write) without a state root = %v, want ErrNoStateRoot", err)
+	var pe *fs.PathError
+	if _, err := s.Advance(ctx, "3-2-digest-delivery", InProgress); !errors.Is(err, bmadloop.ErrNoStateRoot) || !errors.As(err, &pe) || pe.Path != path {
+		t.Errorf("Advance(write) without a state root = %v, want bmadloop.ErrNoStateRoot naming %s", err, path)
 	}
 	if b := readString(t, path); b != sprint {
 		t.Errorf("board changed by a refused Advance")

@@ -621,16 +621,16 @@ func (w *wireDoc) doc() *Doc {
 		d.CurrentTick = &CurrentTick{N: int64(c.N), StartedAt: time.Time(c.StartedAt), PID: int(c.PID), pidStart: optString(c.PIDStart)}
 	}
 	if p := w.Pause; p != nil {
-		d.Paused = &Pause{At: time.Time(p.At), By: string(p.By), Reason: string(p.Reason)}
+		d.Paused = &Event{At: time.Time(p.At), By: string(p.By), Reason: string(p.Reason)}
 	}
 	if h := w.Halt; h != nil {
-		d.Halted = &Halt{At: time.Time(h.At), Gates: make([]string, len(h.Gates)), Reason: string(h.Reason), Tick: int64(h.Tick)}
+		d.Halted = &Event{At: time.Time(h.At), Gates: make([]string, len(h.Gates)), Reason: string(h.Reason), Tick: int64(h.Tick)}
 		for i, g := range h.Gates {
 			d.Halted.Gates[i] = string(g)
 		}
 	}
 	if a := w.LastApproval; a != nil {
-		d.LastApproval = &Approval{At: time.Time(a.At), By: string(a.By), Note: string(a.Note), Tick: int64(a.Tick)}
+		d.LastApproval = &Event{At: time.Time(a.At), By: string(a.By), Reason: string(a.Note), Tick: int64(a.Tick)}
 	}
 	return d
 }
@@ -682,7 +682,7 @@ func (d *Doc) wire() *wireDoc {
 		}
 	}
 	if a := d.LastApproval; a != nil {
-		w.LastApproval = &wireApproval{At: timestamp(a.At), By: str(a.By), Note: str(a.Note), Tick: count(a.Tick)}
+		w.LastApproval = &wireApproval{At: timestamp(a.At), By: str(a.By), Note: str(a.Reason), Tick: count(a.Tick)}
 	}
 	return w
 }

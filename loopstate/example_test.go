@@ -77,7 +77,7 @@ func ExampleLoop_Approve() {
 	fmt.Println(l.CheckGate(ctx))
 
 	d, _ := l.View(ctx)
-	fmt.Println(d.Status, d.ResumedCount, d.Epoch.Tick, d.LastApproval.Note)
+	fmt.Println(d.Status, d.ResumedCount, d.Epoch.Tick, d.LastApproval.Reason)
 	// Output:
 	// 1 ok running [] <nil>
 	// 2 ok halted [max_ticks] <nil>

@@ -227,7 +227,8 @@ func TestRemovedLockFileIsRecreated(t *testing.T) {
 // (Encode's Validate now refuses the wrapped current_tick.n at the key
 // current_tick; before it checked tick_count, the marker with n =
 // -9223372036854775808 was written); dropping addCost's token check fails
-// the tokens case.
+// the tokens case; dropping Tick's pathError fails every tick case (the
+// error names no file).
 func TestCountersNeverOverflow(t *testing.T) {
 	big := Cost{USD: math.MaxFloat64, Tokens: math.MaxInt64 - 1, Seconds: math.MaxFloat64}
 	for _, tc := range []struct {
@@ -253,7 +254,7 @@ func TestCountersNeverOverflow(t *testing.T) {
 			}, true},
 		{"resumed_count", func(d *Doc) {
 			d.ResumedCount = math.MaxInt64
-			d.Status, d.Halted = Halted, &Halt{At: epoch0, Gates: []string{gateMaxTicks}, Reason: "r"}
+			d.Status, d.Halted = Halted, &Event{At: epoch0, Gates: []string{gateMaxTicks}, Reason: "r"}
 		}, func(l *Loop) error { return l.Approve(ctx0, "ops", "") }, false},
 		{"recovered tick", func(d *Doc) {
 			d.FailuresTotal = math.MaxInt64

@@ -91,6 +91,6 @@ func (d *Doc) halt(now time.Time, trips []trip) {
 		gates[i], reasons[i] = t.gate, t.reason
 	}
 	d.Status = Halted
-	d.Halted = &Halt{At: now, Gates: gates, Reason: strings.Join(reasons, "; "), Tick: d.TickCount}
+	d.Halted = &Event{At: now, Gates: gates, Reason: strings.Join(reasons, "; "), Tick: d.TickCount}
 	d.UpdatedAt = now
 }

@@ -173,7 +173,7 @@ func (t Template) apply(d *Doc) error {
 	d.Template, d.Gates, d.Schedule = t.Name, t.Gates.clone(), t.Schedule
 	if t.Paused {
 		d.Status = Paused
-		d.Paused = &Pause{At: d.CreatedAt, By: "create", Reason: "created paused"}
+		d.Paused = &Event{At: d.CreatedAt, By: "create", Reason: "created paused"}
 	}
 	return nil
 }

@@ -384,7 +384,7 @@ func TestRefusedStateIsNeverRewritten(t *testing.T) {
 		inv   string
 	}{
 		{"paused without pause", canon(func(d *Doc) { d.Status = Paused }), "pause", invPaused},
-		{"pause while running", canon(func(d *Doc) { d.Paused = &Pause{At: epoch0} }), "pause", invPaused},
+		{"pause while running", canon(func(d *Doc) { d.Paused = &Event{At: epoch0} }), "pause", invPaused},
 		{"halted without halt", canon(func(d *Doc) { d.Status = Halted }), "halt", invHalted},
 		{"epoch ahead", canon(func(d *Doc) { d.Epoch.Tick = 1 }), "epoch.tick", invEpochTick},
 		{"stale current tick", canon(func(d *Doc) { d.CurrentTick = &CurrentTick{N: 5, StartedAt: epoch0, PID: 1} }), "current_tick", invCurrentTick},
@@ -582,5 +582,34 @@ func TestLockTimeoutZeroTriesOnce(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWriteRefusesAnEventFieldItsKeyDoesNotHold: an Event field that its
+// key in the file does not hold (a pause's tick or gates, a halt's by, an
+// approval's gates) is refused with a *filetxn.FormatError naming it, and
+// nothing is written, so that nothing set is lost in silence.
+// Ablation (run): without the check in Doc.validate every case is written
+// (the field dropped) and the test fails.
+func TestWriteRefusesAnEventFieldItsKeyDoesNotHold(t *testing.T) {
+	for _, tc := range []struct {
+		key string
+		set func(d *Doc)
+	}{
+		{"pause.tick", func(d *Doc) { d.Status, d.Paused = Paused, &Event{At: epoch0, Tick: 3} }},
+		{"pause.gates", func(d *Doc) { d.Status, d.Paused = Paused, &Event{At: epoch0, Gates: []string{gateMaxTicks}} }},
+		{"halt.by", func(d *Doc) {
+			d.Status, d.Halted = Halted, &Event{At: epoch0, By: "ops", Gates: []string{gateMaxTicks}, Reason: "r"}
+		}},
+		{"last_approval.gates", func(d *Doc) { d.LastApproval = &Event{At: epoch0, Gates: []string{gateMaxTicks}} }},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			r, _ := newTestRoot(t)
+			l := mustCreate(t, r, "x", Template{})
+			before := readFile(t, l.state)
+			_, err := l.Mutate(ctx0, func(d *Doc) error { tc.set(d); return nil })
+			require.True(t, keyIs(err, tc.key), "Mutate(set %s) = %v, want a *filetxn.FormatError at %s", tc.key, err, tc.key)
+			require.Equal(t, string(before), string(readFile(t, l.state)), "Mutate(set %s) wrote the state", tc.key)
+		})
 	}
 }

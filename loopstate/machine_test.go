@@ -455,9 +455,9 @@ func newDocMachine(t *rapid.T) *docMachine {
 	}
 	switch rapid.SampledFrom([]Status{Running, Paused, Halted}).Draw(t, "status") {
 	case Paused:
-		d.Status, d.Paused = Paused, &Pause{At: epoch0, By: "ops", Reason: "r"}
+		d.Status, d.Paused = Paused, &Event{At: epoch0, By: "ops", Reason: "r"}
 	case Halted:
-		d.Status, d.Halted = Halted, &Halt{At: epoch0, Gates: []string{gateMaxTicks}, Reason: "r", Tick: d.TickCount}
+		d.Status, d.Halted = Halted, &Event{At: epoch0, Gates: []string{gateMaxTicks}, Reason: "r", Tick: d.TickCount}
 	}
 	if d.TickCount < math.MaxInt64 && rapid.Bool().Draw(t, "tick in progress") {
 		d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: 42, pidStart: "linux:boot:7"}

@@ -392,17 +392,17 @@ func oldDecode(data []byte) (*Doc, error) {
 	}
 	if p := r.sub("pause", true); p != nil {
 		pr := oldReader{o: p}
-		d.Paused = &Pause{At: pr.time("at", false), By: pr.str("by", false), Reason: pr.str("reason", false)}
+		d.Paused = &Event{At: pr.time("at", false), By: pr.str("by", false), Reason: pr.str("reason", false)}
 		r.take(pr.done())
 	}
 	if h := r.sub("halt", true); h != nil {
 		hr := oldReader{o: h}
-		d.Halted = &Halt{At: hr.time("at", false), Gates: hr.strs("gates"), Reason: hr.str("reason", false), Tick: hr.int("tick")}
+		d.Halted = &Event{At: hr.time("at", false), Gates: hr.strs("gates"), Reason: hr.str("reason", false), Tick: hr.int("tick")}
 		r.take(hr.done())
 	}
 	if a := r.sub("last_approval", true); a != nil {
 		ar := oldReader{o: a}
-		d.LastApproval = &Approval{At: ar.time("at", false), By: ar.str("by", false), Note: ar.str("note", false), Tick: ar.int("tick")}
+		d.LastApproval = &Event{At: ar.time("at", false), By: ar.str("by", false), Reason: ar.str("note", false), Tick: ar.int("tick")}
 		r.take(ar.done())
 	}
 	if r.err != nil {
@@ -671,7 +671,7 @@ func oldCanonical(d *Doc, b []byte) []byte {
 		e := oldObjWriter{b: b}
 		e.key("at").b = oldAppendTime(e.b, a.At)
 		e.key("by").b = oldAppendString(e.b, a.By)
-		e.key("note").b = oldAppendString(e.b, a.Note)
+		e.key("note").b = oldAppendString(e.b, a.Reason)
 		e.key("tick").b = strconv.AppendInt(e.b, a.Tick, 10)
 		return e.end()
 	})

@@ -145,7 +145,7 @@ func TestDecodeAgreesWithTheOldCodecOnDrawnStates(t *testing.T) {
 			d.Paused.By, d.Paused.Reason = text.Draw(t, "by"), text.Draw(t, "reason")
 		}
 		if rapid.Bool().Draw(t, "approved") {
-			d.LastApproval = &Approval{At: epoch0.Add(time.Duration(rapid.IntRange(0, 1e6).Draw(t, "at")) * time.Second), By: text.Draw(t, "approved by"), Note: text.Draw(t, "note"), Tick: drawCount(t, "approval tick")}
+			d.LastApproval = &Event{At: epoch0.Add(time.Duration(rapid.IntRange(0, 1e6).Draw(t, "at")) * time.Second), By: text.Draw(t, "approved by"), Reason: text.Draw(t, "note"), Tick: drawCount(t, "approval tick")}
 		}
 		for i := range rapid.IntRange(0, 2).Draw(t, "extra keys") {
 			d.extra = append(d.extra, kv{key: "x" + text.Draw(t, "extra key"), val: []byte(rapid.SampledFrom([]string{`null`, `[1,{"a":"b"}]`, `"v"`, `{"k":{}}`}).Draw(t, "extra value"))})

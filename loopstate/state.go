@@ -109,27 +109,28 @@ type CurrentTick struct {
 	pidStart string
 }
 
-// Pause records why a loop is paused.
-type Pause struct {
-	At     time.Time // "at"
-	By     string    // "by"
-	Reason string    // "reason"
-}
-
-// Halt records why a loop is halted.
-type Halt struct {
-	At     time.Time // "at"
-	Gates  []string  // "gates": every gate that tripped, in the fixed order of the gates (see [Gates])
-	Reason string    // "reason": the gates' reasons, joined by "; "
-	Tick   int64     // "tick": tick_count when it halted
-}
-
-// Approval records the last approve.
-type Approval struct {
-	At   time.Time // "at"
-	By   string    // "by"
-	Note string    // "note"
-	Tick int64     // "tick": tick_count when it was approved
+// An Event records a change of status: when, who, why, at which tick. A
+// Doc holds three: the pause of a paused loop (Doc.Paused, the file's
+// "pause"), the halt of a halted one (Doc.Halted, "halt") and the last
+// approve (Doc.LastApproval, "last_approval"). Each key holds some of the
+// fields, under these names:
+//
+//	field    pause     halt      last_approval
+//	At       "at"      "at"      "at"
+//	By       "by"      -         "by"
+//	Reason   "reason"  "reason"  "note"
+//	Tick     -         "tick"    "tick"
+//	Gates    -         "gates"   -
+//
+// A write refuses an Event that sets a field its key does not hold, with a
+// *filetxn.FormatError naming it ("pause.tick"), so that nothing set is
+// lost.
+type Event struct {
+	At     time.Time // when it happened
+	By     string    // who made it: the operator of a pause or an approve
+	Reason string    // why: a pause's reason, a halt's gate reasons joined by "; ", an approve's note
+	Tick   int64     // tick_count when it happened (halt, last_approval)
+	Gates  []string  // a halt's tripped gates, in the fixed order of the gates (see [Gates])
 }
 
 // Doc is the state of one loop: the contents of its state file. Get one from
@@ -157,9 +158,9 @@ type Doc struct {
 	Gates               Gates        // "gates"
 	Schedule            Schedule     // "schedule"
 	CurrentTick         *CurrentTick // "current_tick": set while a tick runs
-	Paused              *Pause       // "pause": set exactly while paused
-	Halted              *Halt        // "halt": set exactly while halted
-	LastApproval        *Approval    // "last_approval"
+	Paused              *Event       // "pause": set exactly while paused
+	Halted              *Event       // "halt": set exactly while halted
+	LastApproval        *Event       // "last_approval": the last approve
 
 	schema int    // "schema": schemaVersion
 	extra  []kv   // unknown top-level keys, in file order, their values compacted
@@ -261,6 +262,16 @@ func (g Gates) clone() Gates {
 	return c
 }
 
+// clone returns a deep copy of e (nil for nil).
+func (e *Event) clone() *Event {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Gates = slices.Clone(e.Gates)
+	return &c
+}
+
 func clonePtr[T any](p *T) *T {
 	if p == nil {
 		return nil
@@ -279,13 +290,7 @@ func (d *Doc) clone() *Doc {
 	c.raw, c.read = nil, nil
 	c.Gates = d.Gates.clone()
 	c.CurrentTick = clonePtr(d.CurrentTick)
-	c.Paused = clonePtr(d.Paused)
-	if d.Halted != nil {
-		h := *d.Halted
-		h.Gates = slices.Clone(d.Halted.Gates)
-		c.Halted = &h
-	}
-	c.LastApproval = clonePtr(d.LastApproval)
+	c.Paused, c.Halted, c.LastApproval = d.Paused.clone(), d.Halted.clone(), d.LastApproval.clone()
 	c.extra = slices.Clone(d.extra)
 	return &c
 }
@@ -357,6 +362,20 @@ func (d *Doc) validate() error {
 			if !slices.Contains(gateOrder, g) {
 				return inv("halt.gates", invHalted, "halt.gates names unknown gate %q", g)
 			}
+		}
+	}
+	// Fields an event's key does not hold.
+	for _, c := range []struct {
+		key   string
+		field bool
+	}{
+		{"pause.tick", d.Paused != nil && d.Paused.Tick != 0},
+		{"pause.gates", d.Paused != nil && len(d.Paused.Gates) != 0},
+		{"halt.by", d.Halted != nil && d.Halted.By != ""},
+		{"last_approval.gates", d.LastApproval != nil && len(d.LastApproval.Gates) != 0},
+	} {
+		if c.field {
+			return malformed(c.key, "set, but the format has no such key")
 		}
 	}
 	if d.CurrentTick != nil && d.CurrentTick.PID <= 0 {

@@ -44,7 +44,7 @@ func (d *Doc) pause(now time.Time, by, reason string) error {
 	}
 	now = stamp(now)
 	d.Status = Paused
-	d.Paused = &Pause{At: now, By: by, Reason: reason}
+	d.Paused = &Event{At: now, By: by, Reason: reason}
 	d.UpdatedAt = now
 	return nil
 }
@@ -83,7 +83,7 @@ func (d *Doc) approve(now time.Time, by, note string) error {
 	d.Halted = nil
 	d.ResumedCount++
 	d.ConsecutiveFailures = 0
-	d.LastApproval = &Approval{At: now, By: by, Note: note, Tick: d.TickCount}
+	d.LastApproval = &Event{At: now, By: by, Reason: note, Tick: d.TickCount}
 	d.Epoch = Epoch{StartedAt: now, Tick: d.TickCount, Spent: d.Spent}
 	d.UpdatedAt = now
 	return nil

@@ -66,7 +66,7 @@ func boardAdvance(c *cli, args []string) error {
 		opts = append(opts, board.Stamp(*now))
 	}
 	st, err := s.Advance(ctx, key, target, opts...)
-	if errors.Is(err, board.ErrNotFound) {
+	if errors.Is(err, filetxn.ErrNotFound) {
 		return notFoundf("no row %s in %s", key, *file)
 	}
 	if err != nil {
@@ -126,7 +126,7 @@ func boardShow(c *cli, args []string) error {
 			Unread  []unreadJSON            `json:"unread"`
 		}{File: *file, Stories: map[string]board.Status{}, Epics: map[string]board.Status{}, Order: []storyJSON{}, Next: next.Key, Unread: []unreadJSON{}}
 		for _, u := range d.Unread() {
-			out.Unread = append(out.Unread, unreadJSON{u.Key, u.Line, u.Detail})
+			out.Unread = append(out.Unread, unreadJSON{u.Key, u.Line, u.Err.Error()})
 		}
 		for _, st := range d.Stories() {
 			out.Stories[st.Key] = st.Status
@@ -143,7 +143,7 @@ func boardShow(c *cli, args []string) error {
 	// Rows without a status are listed, never dropped in silence: they stay
 	// as they are, and advance refuses them.
 	for _, u := range d.Unread() {
-		fmt.Fprintf(c.stderr, "%s: %s: line %d: no status (%s); it is never moved\n", c.name, u.Key, u.Line, u.Detail)
+		fmt.Fprintf(c.stderr, "%s: %s: line %d: no status (%s); it is never moved\n", c.name, u.Key, u.Line, u.Err)
 	}
 	return nil
 }
@@ -159,8 +159,8 @@ type unreadJSON struct {
 // epics without a row, then the next actionable story. It groups the
 // stories by epic in one pass: the cost is linear in the size of the board
 // (a walk over every story per epic was quadratic).
-func printBoard(w io.Writer, epics []board.Epic, stories []board.Story, next string) error {
-	byEpic := make(map[int][]board.Story, len(epics))
+func printBoard(w io.Writer, epics, stories []board.Row, next string) error {
+	byEpic := make(map[int][]board.Row, len(epics))
 	for _, st := range stories {
 		byEpic[st.Epic] = append(byEpic[st.Epic], st)
 	}
@@ -168,11 +168,11 @@ func printBoard(w io.Writer, epics []board.Epic, stories []board.Story, next str
 	listed := make(map[int]bool, len(epics))
 	for _, e := range epics {
 		fmt.Fprintf(tw, "%s\t%s\n", e.Key, e.Status)
-		if listed[e.Number] {
+		if listed[e.Epic] {
 			continue // an epic with two rows lists its stories once
 		}
-		listed[e.Number] = true
-		for _, st := range byEpic[e.Number] {
+		listed[e.Epic] = true
+		for _, st := range byEpic[e.Epic] {
 			fmt.Fprintf(tw, "  %s\t%s\n", st.Key, st.Status)
 		}
 	}

@@ -74,10 +74,26 @@ func TestBoardAdvanceRefusesAnUnorderedStatus(t *testing.T) {
 	e := newEnv(t)
 	f := e.write("sprint-status.yaml", "development_status:\n  5-1-x: completed\n")
 	r := e.want(1, "board", "advance", "-file", f, "5-1-x", "done")
-	want := "board advance: " + f + ":2: 5-1-x is \"completed\", outside the status order (backlog, ready-for-dev, in-progress, review, awaiting-operator, done); give -allow-unordered to overwrite it\n"
+	want := "board advance: Advance " + f + ": line 2: 5-1-x: \"completed\" -> \"done\": board: status outside the known order (backlog, ready-for-dev, in-progress, review, awaiting-operator, done); give -allow-unordered to overwrite it\n"
 	require.Equal(t, want, r.stderr, "board advance of a completed row: stderr = %q, want %q", r.stderr, want)
 	r = e.want(0, "board", "advance", "-file", f, "-allow-unordered", "5-1-x", "done")
 	require.Equal(t, "done\n", r.stdout, "board advance -allow-unordered = %q, want done", r.stdout)
+}
+
+// TestBoardAdvanceRefusesAnIllegalRegression: with -allow-regression, a backward move
+// other than done to awaiting-operator exits 1, and the message names the file, the line,
+// the row, its status, the target and the one move allowed; nothing is written.
+// Ablation: dropping the allowlist check in board's plan (any regression allowed) turns
+// it red.
+func TestBoardAdvanceRefusesAnIllegalRegression(t *testing.T) {
+	e := newEnv(t)
+	f := e.write("sprint-status.yaml", testBoard)
+	r := e.want(1, "board", "advance", "-file", f, "-allow-regression", "3-1-login", "review")
+	want := "board advance: Advance " + f + ": line 5: 3-1-login: \"done\" -> \"review\": board: illegal transition: only done -> awaiting-operator may move backwards\n"
+	require.Equal(t, want, r.stderr, "board advance -allow-regression 3-1-login review: stderr = %q, want %q", r.stderr, want)
+	require.Equal(t, testBoard, e.read("sprint-status.yaml"), "board after a refused regression")
+	r = e.want(0, "board", "advance", "-file", f, "-allow-regression", "3-1-login", "awaiting-operator")
+	require.Equal(t, "awaiting-operator\n", r.stdout, "board advance -allow-regression 3-1-login awaiting-operator = %q, want awaiting-operator", r.stdout)
 }
 
 func TestBoardShow(t *testing.T) {

@@ -90,7 +90,6 @@ func exitCode(err error) int {
 		refused  *refusedError
 		data     *dataError
 		lbusy    *lock.BusyError
-		bparse   *board.ParseError
 		format   *filetxn.FormatError
 	)
 	var coded *codeError
@@ -100,14 +99,13 @@ func exitCode(err error) int {
 	case errors.As(err, &coded):
 		return coded.code
 	case errors.As(err, &usage),
-		errors.Is(err, board.ErrInvalidArgument),
 		errors.Is(err, filetxn.ErrInvalidArgument):
 		return exitUsage
 	case errors.As(err, &lbusy), errors.Is(err, lock.ErrWouldBlock),
 		errors.Is(err, lock.ErrLockLost): // nothing was written: running it again is safe
 		return exitBusy
 	case errors.As(err, &data),
-		errors.As(err, &bparse), errors.Is(err, board.ErrNotRewritable), errors.As(err, &format),
+		errors.As(err, &format),
 		errors.Is(err, atomicfile.ErrNotRegular):
 		return exitDataError
 	case errors.As(err, &notFound), errors.Is(err, fs.ErrNotExist),
@@ -155,19 +153,14 @@ func message(err error) string {
 		}
 		return s
 	}
-	var (
-		lflag *ledgerFlagError
-		brow  *board.RowError
-	)
+	var lflag *ledgerFlagError
 	switch {
 	case errors.As(err, &lflag):
 		return lflag.Error() // verbatim: the value is quoted as given
-	case errors.As(err, &brow) && errors.Is(err, board.ErrUnorderedStatus):
-		return fmt.Sprintf("%s:%d: %s is %q, outside the status order (%s); give -allow-unordered to overwrite it",
-			brow.Path, brow.Line, brow.Key, brow.Current, statusOrder())
-	case errors.As(err, &brow) && errors.Is(err, board.ErrIllegalTransition):
-		return fmt.Sprintf("%s:%d: %s %q -> %q: with -allow-regression, only done -> awaiting-operator may move backwards",
-			brow.Path, brow.Line, brow.Key, brow.Current, brow.Target)
+	case errors.Is(err, board.ErrUnorderedStatus):
+		// The board names the row, its status and the target; the command line
+		// names the order and the flag.
+		return strings.Join(strings.Fields(err.Error()), " ") + " (" + statusOrder() + "); give -allow-unordered to overwrite it"
 	}
 	return strings.Join(strings.Fields(err.Error()), " ")
 }

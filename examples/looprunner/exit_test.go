@@ -54,8 +54,8 @@ func TestExitCodes(t *testing.T) {
 		{"paused", 5, "loop check-gate", []string{"loop", "check-gate", "-root", root, "paused"}, "paused"},
 		{"ledger not UTF-8", 65, "ledger list", []string{"ledger", "list", "-file", badLedger}, badLedger},
 		{"ledger id carried twice", 65, "ledger close", []string{"ledger", "close", "-file", dupLedger, "-date", "2026-06-11", "-note", "n", "DW-1"}, "lines 1, 4"},
-		{"board not YAML", 65, "board show", []string{"board", "show", "-file", badBoard}, badBoard + ":2"},
-		{"board row it cannot rewrite", 65, "board advance", []string{"board", "advance", "-file", quoted, "3-1-a", "done"}, quoted + ":2"},
+		{"board not YAML", 65, "board show", []string{"board", "show", "-file", badBoard}, badBoard + ": line 2"},
+		{"board row it cannot rewrite", 65, "board advance", []string{"board", "advance", "-file", quoted, "3-1-a", "done"}, quoted + ": line 2: 3-1-a"},
 		{"loop lock busy", 75, "loop approve", []string{"-lock-timeout", "0", "loop", "approve", "-root", root, "busy"}, "test holds it"},
 		{"lock busy", 75, "ledger add", []string{"-lock-timeout", "10ms", "ledger", "add", "-file", busyFile, "-title", "t", "-origin", "o", "-source-spec", "s", "-reason", "r"}, "test holds it"},
 	}

@@ -246,7 +246,7 @@ func loopCreate(c *cli, args []string) error {
 		d.Template, d.Gates, d.Schedule = template, gates, sched
 		if paused {
 			d.Status = loopstate.Paused
-			d.Paused = &loopstate.Pause{At: d.CreatedAt, By: "create", Reason: "created paused"}
+			d.Paused = &loopstate.Event{At: d.CreatedAt, By: "create", Reason: "created paused"}
 		}
 		return nil
 	})
