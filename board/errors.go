@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strconv"
 
 	"github.com/filetxn/filetxn"
 )
@@ -28,7 +27,7 @@ var (
 	ErrIllegalTransition = errors.New("board: illegal transition")
 )
 
-// The refusals of a board as a whole: the words a FormatError's message starts with.
+// The refusals of a board as a whole: what its FormatError says after "board: ".
 const (
 	kindYAML      = "not valid YAML"
 	kindNotBoard  = "not a sprint-status board"
@@ -103,7 +102,7 @@ func formatError(line int, key, kind, format string, args ...any) error {
 
 // notFound is the error of an operation on the absent row key.
 func notFound(key string) error {
-	return fmt.Errorf("board: no row %s: %w", strconv.Quote(key), filetxn.ErrNotFound)
+	return fmt.Errorf("board: no row %q: %w", key, filetxn.ErrNotFound)
 }
 
 // invalid is the error of an argument refused before any I/O: op and what name the
