@@ -618,7 +618,7 @@ func (w *wireDoc) doc() *Doc {
 		d.Gates.BudgetUSD, d.Gates.BudgetTokens, d.Gates.BudgetSeconds = (*float64)(b.USD), (*int64)(b.Tokens), (*float64)(b.Seconds)
 	}
 	if c := w.CurrentTick; c != nil {
-		d.CurrentTick = &CurrentTick{N: int64(c.N), StartedAt: time.Time(c.StartedAt), PID: int(c.PID), pidStart: optString(c.PIDStart)}
+		d.current = &currentTick{N: int64(c.N), StartedAt: time.Time(c.StartedAt), PID: int(c.PID), pidStart: optString(c.PIDStart)}
 	}
 	if p := w.Pause; p != nil {
 		d.Paused = &Event{At: time.Time(p.At), By: string(p.By), Reason: string(p.Reason)}
@@ -669,7 +669,7 @@ func (d *Doc) wire() *wireDoc {
 	if !d.LastTickAt.IsZero() {
 		w.LastTickAt = (*timestamp)(&d.LastTickAt)
 	}
-	if c := d.CurrentTick; c != nil {
+	if c := d.current; c != nil {
 		w.CurrentTick = &wireTick{N: count(c.N), StartedAt: timestamp(c.StartedAt), PID: count(c.PID), PIDStart: optNonEmpty(c.pidStart)}
 	}
 	if p := d.Paused; p != nil {

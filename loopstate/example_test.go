@@ -208,7 +208,7 @@ func ExampleDoc_MarshalJSON() {
 
 	d, _ := l.View(ctx)
 	b, _ := json.Marshal(d)
-	file, _ := os.ReadFile(filepath.Join(l.Dir(), ".state.loop"))
+	file, _ := os.ReadFile(filepath.Join(filepath.Dir(l.LockPath()), ".state.loop"))
 	var compact bytes.Buffer
 	json.Compact(&compact, file)
 	fmt.Println(bytes.Equal(b, compact.Bytes()))

@@ -25,12 +25,12 @@ import (
 // and its state, a removed lock file, counters at their largest values.
 
 // markTick sets current_tick as a runner with pid and start token would.
-func markTick(t *testing.T, l *Loop, pid int, start string) *CurrentTick {
+func markTick(t *testing.T, l *Loop, pid int, start string) *currentTick {
 	t.Helper()
-	var ct *CurrentTick
+	var ct *currentTick
 	_, err := l.Mutate(ctx0, func(d *Doc) error {
-		ct = &CurrentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: pid, pidStart: start}
-		d.CurrentTick = ct
+		ct = &currentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: pid, pidStart: start}
+		d.current = ct
 		return nil
 	})
 	require.NoError(t, err, "Mutate(set current_tick) = %v, want nil", err)
@@ -157,7 +157,7 @@ func TestTickCountsADeadRunnersLoggedTickFromItsLine(t *testing.T) {
 				wantFailures = 1
 			}
 			require.Equal(t, wantFailures, d.FailuresTotal, "failures_total = %d, want %d", d.FailuresTotal, wantFailures)
-			require.Nil(t, d.CurrentTick, "current_tick = %+v, want null", d.CurrentTick)
+			require.Nil(t, d.current, "current_tick = %+v, want null", d.current)
 		})
 	}
 }
@@ -258,7 +258,7 @@ func TestCountersNeverOverflow(t *testing.T) {
 		}, func(l *Loop) error { return l.Approve(ctx0, "ops", "") }, false},
 		{"recovered tick", func(d *Doc) {
 			d.FailuresTotal = math.MaxInt64
-			d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: os.Getpid()}
+			d.current = &currentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: os.Getpid()}
 		}, func(l *Loop) error { _, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{})); return err }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -294,7 +294,7 @@ func TestDecodeRefusesACurrentTickPastTheLargestCount(t *testing.T) {
 	d, err := New("x", epoch0, Template{})
 	require.NoError(t, err)
 	d.TickCount = math.MaxInt64
-	d.CurrentTick = &CurrentTick{N: math.MinInt64, StartedAt: epoch0, PID: 1}
+	d.current = &currentTick{N: math.MinInt64, StartedAt: epoch0, PID: 1}
 	err = d.validate()
 	key, inv, _ := refusal(err)
 	require.Equal(t, []string{"current_tick", invCurrentTick}, []string{key, inv}, "Validate(tick_count max, current_tick.n min) = %v, want a *filetxn.FormatError at current_tick", err)
@@ -313,7 +313,7 @@ func TestDeleteWhoseLockFileWasReplacedPublishesNothing(t *testing.T) {
 	r, _ := newTestRoot(t)
 	l := mustCreate(t, r, "x", Template{})
 	ctx := txhook.With(ctx0, txhook.Hooks{txhook.Check: func() {
-		other := filepath.Join(l.Dir(), "other.lock")
+		other := filepath.Join(l.dir, "other.lock")
 		require.NoError(t, os.WriteFile(other, nil, 0o600))
 		require.NoError(t, os.Rename(other, l.lock))
 	}})
@@ -339,7 +339,7 @@ func TestCurrentTickWithoutpidStartStillDecodes(t *testing.T) {
 
 	od, err := codec{}.Decode(old)
 	require.NoError(t, err, "Decode(a state without pid_start) = %v, want nil", err)
-	require.Equal(t, "", od.CurrentTick.pidStart, "pidStart of an old state = %q, want \"\"", od.CurrentTick.pidStart)
+	require.Equal(t, "", od.current.pidStart, "pidStart of an old state = %q, want \"\"", od.current.pidStart)
 	out, err := codec{}.Encode(od)
 	require.NoError(t, err)
 	require.Equal(t, string(old), string(out), "Encode(unchanged old state) differs from its bytes")
@@ -350,7 +350,7 @@ func TestCurrentTickWithoutpidStartStillDecodes(t *testing.T) {
 
 	nd, err := codec{}.Decode([]byte(withToken))
 	require.NoError(t, err, "Decode(a state with pid_start) = %v, want nil", err)
-	require.Equal(t, "linux:boot:7", nd.CurrentTick.pidStart, "pidStart = %q, want the token", nd.CurrentTick.pidStart)
+	require.Equal(t, "linux:boot:7", nd.current.pidStart, "pidStart = %q, want the token", nd.current.pidStart)
 	_, err = codec{}.Decode([]byte(strings.Replace(withToken, `"linux:boot:7"`, `""`, 1)))
 	key, _, _ := refusal(err)
 	require.Equal(t, "current_tick.pid_start", key, "Decode(pid_start \"\") = %v, want a *filetxn.FormatError at current_tick.pid_start", err)

@@ -20,7 +20,7 @@ type floor struct {
 }
 
 func newFloor(b *testing.B, l *Loop) *floor {
-	return &floor{path: l.state, lock: filepath.Join(l.Dir(), "floor.lock")}
+	return &floor{path: l.state, lock: filepath.Join(l.dir, "floor.lock")}
 }
 
 func (f *floor) op(b *testing.B, sync bool) {

@@ -45,13 +45,10 @@ type Loop struct {
 // Name returns the loop's name.
 func (l *Loop) Name() string { return l.name }
 
-// Dir returns the loop's directory, <root>/loops/<name>, which holds its
-// state (.state.loop), its lock file (.state.lock) and its tick log
-// (ticks.jsonl).
-func (l *Loop) Dir() string { return l.dir }
-
-// LockPath returns the path of the loop's lock file, <dir>/.state.lock, for
-// lock.ReadHolder or a lock the caller takes by hand.
+// LockPath returns the path of the loop's lock file,
+// <root>/loops/<name>/.state.lock, for lock.ReadHolder or a lock the caller
+// takes by hand. Its directory is the loop's, which holds the state
+// (.state.loop) and the tick log (ticks.jsonl) too.
 func (l *Loop) LockPath() string { return l.lock }
 
 func (l *Loop) now() time.Time { return stamp(l.root.now()) }

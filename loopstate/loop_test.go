@@ -76,7 +76,7 @@ func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
 	tpl := Template{Name: "ci-triage", Gates: Gates{MaxTicks: i64(20)}, Schedule: Schedule{Enabled: true, Every: "15m"}}
 	l := mustCreate(t, r, "ci", tpl)
 	for _, f := range []string{stateFile, lockFile, tickLog} {
-		if _, err := os.Stat(filepath.Join(l.Dir(), f)); err != nil {
+		if _, err := os.Stat(filepath.Join(l.dir, f)); err != nil {
 			t.Fatalf("after Create: %v", err)
 		}
 	}
@@ -344,8 +344,8 @@ func TestPanickingHarnessIsAbandoned(t *testing.T) {
 		l.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) { panic("harness bug") })
 	}()
 	d := mustView(t, l)
-	if d.CurrentTick == nil || d.CurrentTick.N != 1 || d.CurrentTick.PID != os.Getpid() {
-		t.Fatalf("current_tick after the panic = %+v", d.CurrentTick)
+	if d.current == nil || d.current.N != 1 || d.current.PID != os.Getpid() {
+		t.Fatalf("current_tick after the panic = %+v", d.current)
 	}
 	if err := l.Pause(ctx0, "a", "b"); err != nil {
 		t.Fatalf("Pause after the panic (lock released?) = %v", err)
@@ -361,7 +361,7 @@ func TestPanickingHarnessIsAbandoned(t *testing.T) {
 	if len(recs) != 2 || recs[0].Outcome != Abandoned || recs[0].N != 1 || recs[0].PID != os.Getpid() {
 		t.Fatalf("tick log = %+v, want abandoned 1 then ok 2", recs)
 	}
-	if d := mustView(t, l); d.TickCount != 2 || d.FailuresTotal != 1 || d.ConsecutiveFailures != 0 || d.CurrentTick != nil {
+	if d := mustView(t, l); d.TickCount != 2 || d.FailuresTotal != 1 || d.ConsecutiveFailures != 0 || d.current != nil {
 		t.Fatalf("state = %+v", d)
 	}
 }
@@ -387,7 +387,7 @@ func TestRefusedStateIsNeverRewritten(t *testing.T) {
 		{"pause while running", canon(func(d *Doc) { d.Paused = &Event{At: epoch0} }), "pause", invPaused},
 		{"halted without halt", canon(func(d *Doc) { d.Status = Halted }), "halt", invHalted},
 		{"epoch ahead", canon(func(d *Doc) { d.Epoch.Tick = 1 }), "epoch.tick", invEpochTick},
-		{"stale current tick", canon(func(d *Doc) { d.CurrentTick = &CurrentTick{N: 5, StartedAt: epoch0, PID: 1} }), "current_tick", invCurrentTick},
+		{"stale current tick", canon(func(d *Doc) { d.current = &currentTick{N: 5, StartedAt: epoch0, PID: 1} }), "current_tick", invCurrentTick},
 		{"other name", canon(func(d *Doc) { d.Name = "y" }), "name", invName},
 		{"schema 2", `{"schema": 2, "whatever": true}`, "schema", ""},
 		{"not json", `{"schema": 1,`, "", ""},

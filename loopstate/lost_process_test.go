@@ -52,12 +52,12 @@ func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 			runner.Release()
 			waitTight(t, filepath.Join(dir, "harness-running-1"))
 			d := mustView(t, l)
-			require.NotNil(t, d.CurrentTick, "current_tick while the harness runs = nil, want the runner's")
-			require.Equal(t, runner.Pid(0), d.CurrentTick.PID, "current_tick.pid = %d, want the runner's %d", d.CurrentTick.PID, runner.Pid(0))
+			require.NotNil(t, d.current, "current_tick while the harness runs = nil, want the runner's")
+			require.Equal(t, runner.Pid(0), d.current.PID, "current_tick.pid = %d, want the runner's %d", d.current.PID, runner.Pid(0))
 
 			switch how {
 			case "replaced":
-				other := filepath.Join(l.Dir(), "other.lock")
+				other := filepath.Join(l.dir, "other.lock")
 				require.NoError(t, os.WriteFile(other, nil, 0o600))
 				require.NoError(t, os.Rename(other, l.lock), "replacing %s", l.lock)
 			case "removed":
@@ -76,7 +76,7 @@ func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 			state, log := readFile(t, l.state), readFile(t, l.log)
 			d = mustView(t, l)
 			require.Equal(t, Paused, d.Status, "status after the pause = %s, want paused", d.Status)
-			require.NotNil(t, d.CurrentTick, "the live runner's current_tick was cleared")
+			require.NotNil(t, d.current, "the live runner's current_tick was cleared")
 			require.Equal(t, int64(0), d.TickCount, "tick_count during the runner's tick = %d, want 0", d.TickCount)
 
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "harness-release-1"), nil, 0o644))
@@ -149,7 +149,7 @@ func TestRunnerKilledAroundItsLogLineCountsTheTickOnce(t *testing.T) {
 			runner.WaitMark("dying")
 			runner.Kill(0) // the runner kills itself, or is killed here, where it waits in the hook
 			d := mustView(t, l)
-			require.NotNil(t, d.CurrentTick, "current_tick after the kill = nil, want the killed tick's marker")
+			require.NotNil(t, d.current, "current_tick after the kill = nil, want the killed tick's marker")
 
 			rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
 			require.NoError(t, err, "Tick after the kill = %+v, %v, want nil", rec, err)

@@ -354,8 +354,8 @@ func (mc *machine) Check(t *rapid.T) {
 	if m.approvedBy != "" && (d.LastApproval == nil || d.LastApproval.By != m.approvedBy) {
 		t.Fatalf("last_approval = %+v, model by %q", d.LastApproval, m.approvedBy)
 	}
-	if (d.CurrentTick != nil) != m.crashed {
-		t.Fatalf("current_tick = %+v, model crashed %v", d.CurrentTick, m.crashed)
+	if (d.current != nil) != m.crashed {
+		t.Fatalf("current_tick = %+v, model crashed %v", d.current, m.crashed)
 	}
 	recs, err := mc.loop.Ticks(ctxM)
 	if err != nil {
@@ -460,7 +460,7 @@ func newDocMachine(t *rapid.T) *docMachine {
 		d.Status, d.Halted = Halted, &Event{At: epoch0, Gates: []string{gateMaxTicks}, Reason: "r", Tick: d.TickCount}
 	}
 	if d.TickCount < math.MaxInt64 && rapid.Bool().Draw(t, "tick in progress") {
-		d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: 42, pidStart: "linux:boot:7"}
+		d.current = &currentTick{N: d.TickCount + 1, StartedAt: epoch0, PID: 42, pidStart: "linux:boot:7"}
 	}
 	out, err := codec{}.Encode(d)
 	if err != nil {
@@ -557,7 +557,7 @@ func (dm *docMachine) EndTick(t *rapid.T) {
 
 // RecoverTick settles a marked tick as abandoned.
 func (dm *docMachine) RecoverTick(t *rapid.T) {
-	if dm.d.CurrentTick == nil {
+	if dm.d.current == nil {
 		t.Skip("no tick in progress")
 	}
 	dm.apply(t, "recoverTick", func(d *Doc) error { _, err := d.recoverTick(dm.now, TriggerManual, "gone"); return err })

@@ -384,9 +384,9 @@ func oldDecode(data []byte) (*Doc, error) {
 	}
 	if c := r.sub("current_tick", true); c != nil {
 		cr := oldReader{o: c}
-		d.CurrentTick = &CurrentTick{N: cr.int("n"), StartedAt: cr.time("started_at", false), PID: int(cr.intMax("pid", math.MaxInt32))}
+		d.current = &currentTick{N: cr.int("n"), StartedAt: cr.time("started_at", false), PID: int(cr.intMax("pid", math.MaxInt32))}
 		if c.has("pid_start") { // absent from files written before it existed
-			d.CurrentTick.pidStart = cr.str("pid_start", true)
+			d.current.pidStart = cr.str("pid_start", true)
 		}
 		r.take(cr.done())
 	}
@@ -629,7 +629,7 @@ func oldCanonical(d *Doc, b []byte) []byte {
 		return e.end()
 	})
 	oldKv("current_tick", false, func(b []byte) []byte {
-		c := d.CurrentTick
+		c := d.current
 		if c == nil {
 			return append(b, "null"...)
 		}

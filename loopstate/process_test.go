@@ -242,8 +242,8 @@ func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
 		case err := <-paused:
 			t.Fatalf("round %d: the pause finished while the tick held the lock: %v", round, err)
 		}
-		if d := mustView(t, l); d.Status != Running || d.CurrentTick == nil {
-			t.Fatalf("round %d: while the harness runs: status %s, current_tick %+v", round, d.Status, d.CurrentTick)
+		if d := mustView(t, l); d.Status != Running || d.current == nil {
+			t.Fatalf("round %d: while the harness runs: status %s, current_tick %+v", round, d.Status, d.current)
 		}
 		os.WriteFile(filepath.Join(dir, "harness-release-1"), nil, 0o644)
 		if err := <-paused; err != nil {
@@ -255,7 +255,7 @@ func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
 		if d.Status != Paused || d.Paused == nil || d.Paused.By != "ops" {
 			t.Fatalf("round %d: after tick and pause: status %s, pause %+v, want paused by ops", round, d.Status, d.Paused)
 		}
-		if d.TickCount != 1 || d.LastTickAt.IsZero() || d.Spent.USD != 0.09 || d.Spent.Tokens != 21000 || d.CurrentTick != nil {
+		if d.TickCount != 1 || d.LastTickAt.IsZero() || d.Spent.USD != 0.09 || d.Spent.Tokens != 21000 || d.current != nil {
 			t.Fatalf("round %d: the tick's fields were lost: %s", round, d.canonical())
 		}
 		if len(recs) != 1 || recs[0].Outcome != OK || recs[0].N != 1 || recs[0].Note != "3 failing checks classified" || recs[0].StatusAfter != Running {
@@ -485,8 +485,8 @@ func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 			t.Fatalf("round %d: harness pid %d outlived its runner", round, harness)
 		}
 		d := mustView(t, l)
-		if d.Status != Running || d.CurrentTick == nil || d.CurrentTick.N != 1 || d.CurrentTick.PID != runner.Pid(0) {
-			t.Fatalf("round %d: state after the kill: %s, current_tick %+v", round, d.Status, d.CurrentTick)
+		if d.Status != Running || d.current == nil || d.current.N != 1 || d.current.PID != runner.Pid(0) {
+			t.Fatalf("round %d: state after the kill: %s, current_tick %+v", round, d.Status, d.current)
 		}
 		if err := l.Pause(ctx0, "ops", "after the crash"); err != nil {
 			t.Fatalf("round %d: pause after the kill = %v", round, err)
@@ -502,7 +502,7 @@ func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 		if len(recs) != 2 || recs[0].Outcome != Abandoned || recs[0].N != 1 || recs[0].PID != runner.Pid(0) || recs[1].Outcome != OK || recs[1].N != 2 {
 			t.Fatalf("round %d: tick log = %+v, want abandoned 1 (pid %d) then ok 2", round, recs, runner.Pid(0))
 		}
-		if d.TickCount != 2 || d.FailuresTotal != 1 || d.CurrentTick != nil {
+		if d.TickCount != 2 || d.FailuresTotal != 1 || d.current != nil {
 			t.Fatalf("round %d: state = %s", round, d.canonical())
 		}
 	}
@@ -646,8 +646,8 @@ func TestTickLockTimeoutBoundsOnlyTheWait(t *testing.T) {
 			t.Fatalf("Tick(WithLockTimeout(%v)) gave up with record %+v, harness runs %d, want none", d, rec, ran)
 		}
 	}
-	if st := mustView(t, l); st.TickCount != 0 || st.CurrentTick != nil || len(mustTicks(t, l)) != 0 {
-		t.Fatalf("after ticks that gave up: tick_count %d, current_tick %+v, log %+v", st.TickCount, st.CurrentTick, mustTicks(t, l))
+	if st := mustView(t, l); st.TickCount != 0 || st.current != nil || len(mustTicks(t, l)) != 0 {
+		t.Fatalf("after ticks that gave up: tick_count %d, current_tick %+v, log %+v", st.TickCount, st.current, mustTicks(t, l))
 	}
 	select { // a report from the ticks that gave up
 	case <-waiting:
@@ -878,7 +878,7 @@ func TestHarnessRunsOperatorCommandsOnItsLoop(t *testing.T) {
 		t.Fatalf("harness's check-gate and pause exit codes = %q (%s), want 0 0", ops[0], ops[1])
 	}
 	d := mustView(t, l)
-	if d.Status != Paused || d.Paused.By != "harness" || d.TickCount != 1 || d.CurrentTick != nil {
+	if d.Status != Paused || d.Paused.By != "harness" || d.TickCount != 1 || d.current != nil {
 		t.Fatalf("after the tick: %s, pause %+v, tick_count %d", d.Status, d.Paused, d.TickCount)
 	}
 }

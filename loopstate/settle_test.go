@@ -51,7 +51,7 @@ func TestCommandReportsExitAndCost(t *testing.T) {
 	if err != nil || rec.Outcome != Fail || rec.ExitCode != nil || !strings.Contains(rec.Note, "/nonexistent/harness") {
 		t.Fatalf("tick with a missing harness = %+v, %v", rec, err)
 	}
-	if d := mustView(t, l); d.TickCount != 2 || d.ConsecutiveFailures != 2 || d.CurrentTick != nil {
+	if d := mustView(t, l); d.TickCount != 2 || d.ConsecutiveFailures != 2 || d.current != nil {
 		t.Fatalf("state = %s", d.canonical())
 	}
 }

@@ -76,9 +76,9 @@ type Gates struct {
 // is null.
 const defaultTickTimeout = 30 * time.Minute
 
-// Timeout returns the harness's wall timeout: TickTimeout, or 30 minutes
+// timeout returns the harness's wall timeout: TickTimeout, or 30 minutes
 // when it is nil.
-func (g Gates) Timeout() time.Duration {
+func (g Gates) timeout() time.Duration {
 	if g.TickTimeout == nil {
 		return defaultTickTimeout
 	}
@@ -93,11 +93,12 @@ type Schedule struct {
 	Every   string // "every"; "" is null
 }
 
-// CurrentTick marks a tick in progress. Left set by a runner that died, it is
-// how the next tick knows to log the tick as abandoned. A live process
-// with PID that is the same process (the same start time, where the OS
-// tells it) is still running the tick.
-type CurrentTick struct {
+// currentTick ("current_tick") marks a tick in progress: Tick's own
+// bookkeeping, which a Doc keeps without showing it. Left set by a runner
+// that died, it is how the next tick knows to log the tick as abandoned. A
+// live process with PID that is the same process (the same start time,
+// where the OS tells it) is still running the tick.
+type currentTick struct {
 	N         int64     // "n": tick_count + 1
 	StartedAt time.Time // "started_at"
 	PID       int       // "pid": the runner's process id
@@ -138,34 +139,40 @@ type Event struct {
 // may be read and set freely there; a write refuses a Doc that breaks an
 // invariant of the format (status "paused" exactly when Paused is set,
 // "halted" exactly when Halted is set, valid gates, non-negative counters,
-// ...) with a *filetxn.FormatError naming the key, and writes nothing. Times are UTC with second
-// precision; a zero time is null in the file. A Doc keeps the bytes it was
-// decoded from: unchanged, it encodes to exactly those bytes, and unknown
-// top-level keys survive a change. The zero Doc is not valid.
+// ...) with a *filetxn.FormatError naming the key, and writes nothing.
+// Times are UTC with second precision; a zero time is null in the file. A
+// Doc keeps the bytes it was decoded from: unchanged, it encodes to exactly
+// those bytes, and unknown top-level keys survive a change. The zero Doc is
+// not valid.
+//
+// The file's current_tick, which marks a tick in progress, is Tick's own
+// bookkeeping: a Doc keeps it without a field for it, so that no Mutate
+// changes it, and MarshalJSON shows it. While it is set, a change of TickCount is
+// refused (current_tick.n must stay tick_count+1).
 type Doc struct {
-	Name                string       // "name": the directory name
-	Template            string       // "template": what the loop was created from; "" is null
-	Status              Status       // "status"
-	CreatedAt           time.Time    // "created_at"
-	UpdatedAt           time.Time    // "updated_at": set by every write
-	LastTickAt          time.Time    // "last_tick_at": end of the last completed tick; zero is null
-	TickCount           int64        // "tick_count": completed ticks (ok, failed, timed out, abandoned)
-	ResumedCount        int64        // "resumed_count": approvals
-	ConsecutiveFailures int64        // "consecutive_failures"
-	FailuresTotal       int64        // "failures_total"
-	Spent               Cost         // "spent": lifetime totals
-	Epoch               Epoch        // "epoch": the gate window
-	Gates               Gates        // "gates"
-	Schedule            Schedule     // "schedule"
-	CurrentTick         *CurrentTick // "current_tick": set while a tick runs
-	Paused              *Event       // "pause": set exactly while paused
-	Halted              *Event       // "halt": set exactly while halted
-	LastApproval        *Event       // "last_approval": the last approve
+	Name                string    // "name": the directory name
+	Template            string    // "template": what the loop was created from; "" is null
+	Status              Status    // "status"
+	CreatedAt           time.Time // "created_at"
+	UpdatedAt           time.Time // "updated_at": set by every write
+	LastTickAt          time.Time // "last_tick_at": end of the last completed tick; zero is null
+	TickCount           int64     // "tick_count": completed ticks (ok, failed, timed out, abandoned)
+	ResumedCount        int64     // "resumed_count": approvals
+	ConsecutiveFailures int64     // "consecutive_failures"
+	FailuresTotal       int64     // "failures_total"
+	Spent               Cost      // "spent": lifetime totals
+	Epoch               Epoch     // "epoch": the gate window
+	Gates               Gates     // "gates"
+	Schedule            Schedule  // "schedule"
+	Paused              *Event    // "pause": set exactly while paused
+	Halted              *Event    // "halt": set exactly while halted
+	LastApproval        *Event    // "last_approval": the last approve
 
-	schema int    // "schema": schemaVersion
-	extra  []kv   // unknown top-level keys, in file order, their values compacted
-	raw    []byte // the bytes this Doc was decoded from
-	read   *Doc   // a deep copy of the Doc as decoded, to tell whether it changed
+	current *currentTick // "current_tick": set while a tick runs
+	schema  int          // "schema": schemaVersion
+	extra   []kv         // unknown top-level keys, in file order, their values compacted
+	raw     []byte       // the bytes this Doc was decoded from
+	read    *Doc         // a deep copy of the Doc as decoded, to tell whether it changed
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -234,7 +241,7 @@ func (g Gates) validate() error {
 			return bad(c.key, fmt.Sprintf("is %v, want a finite number >= 0", *c.v))
 		}
 	}
-	if g.TickTimeout != nil && (*g.TickTimeout == 0 || g.Timeout() <= 0) {
+	if g.TickTimeout != nil && (*g.TickTimeout == 0 || g.timeout() <= 0) {
 		return bad("tick_timeout_s", "must be positive")
 	}
 	if g.ExpiresAt != nil && !g.ExpiresAt.Equal(stamp(*g.ExpiresAt)) {
@@ -289,7 +296,7 @@ func (d *Doc) clone() *Doc {
 	c := *d
 	c.raw, c.read = nil, nil
 	c.Gates = d.Gates.clone()
-	c.CurrentTick = clonePtr(d.CurrentTick)
+	c.current = clonePtr(d.current)
 	c.Paused, c.Halted, c.LastApproval = d.Paused.clone(), d.Halted.clone(), d.LastApproval.clone()
 	c.extra = slices.Clone(d.extra)
 	return &c
@@ -344,8 +351,8 @@ func (d *Doc) validate() error {
 		return inv("spent", "spent is finite and non-negative", "spent %+v", d.Spent)
 	case !validCost(d.Epoch.Spent):
 		return inv("epoch.spent", "spent is finite and non-negative", "epoch.spent %+v", d.Epoch.Spent)
-	case d.CurrentTick != nil && (d.TickCount == math.MaxInt64 || d.CurrentTick.N != d.TickCount+1):
-		return inv("current_tick", invCurrentTick, "current_tick.n is %d, tick_count is %d", d.CurrentTick.N, d.TickCount)
+	case d.current != nil && (d.TickCount == math.MaxInt64 || d.current.N != d.TickCount+1):
+		return inv("current_tick", invCurrentTick, "current_tick.n is %d, tick_count is %d", d.current.N, d.TickCount)
 	case d.Epoch.Tick > d.TickCount:
 		return inv("epoch.tick", invEpochTick, "epoch.tick is %d, tick_count is %d", d.Epoch.Tick, d.TickCount)
 	case d.Epoch.Spent.USD > d.Spent.USD || d.Epoch.Spent.Tokens > d.Spent.Tokens || d.Epoch.Spent.Seconds > d.Spent.Seconds:
@@ -378,8 +385,8 @@ func (d *Doc) validate() error {
 			return malformed(c.key, "set, but the format has no such key")
 		}
 	}
-	if d.CurrentTick != nil && d.CurrentTick.PID <= 0 {
-		return inv("current_tick.pid", invCurrentTick, "current_tick.pid is %d", d.CurrentTick.PID)
+	if d.current != nil && d.current.PID <= 0 {
+		return inv("current_tick.pid", invCurrentTick, "current_tick.pid is %d", d.current.PID)
 	}
 	return nil
 }

@@ -166,7 +166,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	}
 	now, pid, self := l.now(), os.Getpid(), proc.Self()
 	var pending []*TickRecord // log lines owed for the ticks this one settles
-	if ct := d.CurrentTick; ct != nil {
+	if ct := d.current; ct != nil {
 		if tx.Lock().Borrowed() {
 			return TickRecord{}, fmt.Errorf("%w: tick %d (runner pid %d)", ErrTickInProgress, ct.N, ct.PID)
 		}
@@ -227,7 +227,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	if err := l.commit(tx, d, data, pending, mark...); err != nil {
 		return TickRecord{}, err
 	}
-	n, timeout := d.CurrentTick.N, d.Gates.Timeout()
+	n, timeout := d.current.N, d.Gates.timeout()
 
 	run := &Run{Loop: l, N: n, Lock: tx.Lock(), Remaining: d.remaining()}
 	hctx, cancel := context.WithTimeout(ctx, timeout)
@@ -289,7 +289,7 @@ func (l *Loop) commit(tx *filetxn.Tx, d *Doc, old []byte, recs []*TickRecord, op
 // loop's lock, so no other tick of the loop runs here (one that lost its
 // lock file publishes nothing more), and the marked one ended without
 // settling (its harness panicked, or a write failed).
-func runnerGone(ct *CurrentTick, pid int, self string) (string, bool) {
+func runnerGone(ct *currentTick, pid int, self string) (string, bool) {
 	switch {
 	case ct.PID == pid && (ct.pidStart == "" || ct.pidStart == self):
 		return fmt.Sprintf("runner pid %d (this process) left tick %d unfinished", ct.PID, ct.N), true
@@ -329,7 +329,7 @@ func goneSoon(pid int, start string) bool {
 // is not counted as abandoned; a scheduled trigger logs skipped/busy, as
 // for a busy lock, and a manual one is refused.
 func (l *Loop) runnerAlive(tx *filetxn.Tx, d *Doc, trigger Trigger, now time.Time, pid int) (TickRecord, error) {
-	ct := d.CurrentTick
+	ct := d.current
 	what := fmt.Sprintf("tick %d is still running in pid %d (since %s)", ct.N, ct.PID, ct.StartedAt.Format(timeLayout))
 	if trigger == TriggerSchedule {
 		rec := TickRecord{
@@ -353,7 +353,7 @@ func (l *Loop) runnerAlive(tx *filetxn.Tx, d *Doc, trigger Trigger, now time.Tim
 // returns the line owed. Either way it changes nothing on an error
 // (an overflow, or a tick log that cannot be read).
 func (l *Loop) settleAbandoned(tx *filetxn.Tx, d *Doc, now time.Time, trigger Trigger, why string) (*TickRecord, error) {
-	logged, err := l.loggedTick(tx, d.CurrentTick)
+	logged, err := l.loggedTick(tx, d.current)
 	switch {
 	case err != nil:
 		return nil, err
@@ -375,7 +375,7 @@ func (l *Loop) settleAbandoned(tx *filetxn.Tx, d *Doc, now time.Time, trigger Tr
 // ct's number, runner and start: only skipped lines can follow it, since
 // the next tick to be counted settles this one first. It reads the log
 // backwards and stops at the first counted line.
-func (l *Loop) loggedTick(tx *filetxn.Tx, ct *CurrentTick) (*TickRecord, error) {
+func (l *Loop) loggedTick(tx *filetxn.Tx, ct *currentTick) (*TickRecord, error) {
 	data, err := tx.Read(l.log)
 	if err != nil {
 		return nil, err

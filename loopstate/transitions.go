@@ -166,7 +166,7 @@ func (d *Doc) checkFailure() error {
 // its abandoned log record. It changes nothing and returns an overflow
 // error when a failure counter is at its largest value.
 func (d *Doc) recoverTick(now time.Time, trigger Trigger, why string) (*TickRecord, error) {
-	ct := d.CurrentTick
+	ct := d.current
 	if err := d.checkFailure(); err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (d *Doc) redoAbandoned(now time.Time) {
 	d.TickCount++
 	d.FailuresTotal++
 	d.ConsecutiveFailures++
-	d.CurrentTick = nil
+	d.current = nil
 	d.UpdatedAt = stamp(now)
 }
 
@@ -198,15 +198,15 @@ func (d *Doc) beginTick(now time.Time, pid int, start string) error {
 	if err := d.guard("tick", Running); err != nil {
 		return err
 	}
-	if d.CurrentTick != nil {
+	if d.current != nil {
 		return fmt.Errorf("%w: tick %d started at %s by pid %d", ErrTickInProgress,
-			d.CurrentTick.N, d.CurrentTick.StartedAt.Format(timeLayout), d.CurrentTick.PID)
+			d.current.N, d.current.StartedAt.Format(timeLayout), d.current.PID)
 	}
 	if err := checkInc("tick_count", d.TickCount); err != nil {
 		return err
 	}
 	now = stamp(now)
-	d.CurrentTick = &CurrentTick{N: d.TickCount + 1, StartedAt: now, PID: pid, pidStart: start}
+	d.current = &currentTick{N: d.TickCount + 1, StartedAt: now, PID: pid, pidStart: start}
 	d.UpdatedAt = now
 	return nil
 }
@@ -239,7 +239,7 @@ func (d *Doc) endTick(now time.Time, outcome Outcome, c Cost) ([]trip, error) {
 		d.ConsecutiveFailures++
 		d.FailuresTotal++
 	}
-	d.CurrentTick = nil
+	d.current = nil
 	d.UpdatedAt = now
 	if d.Status != Running {
 		return nil, nil

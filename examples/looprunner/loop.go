@@ -253,13 +253,14 @@ func loopCreate(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	dir := filepath.Dir(l.LockPath()) // the loop's directory
 	if filepath.Base(filepath.Clean(*root)) == loopsDir && errors.Is(statErr, fs.ErrNotExist) {
 		// -root loops makes loops/loops/NAME, which is rarely what was
 		// meant: say so, once, where it cannot be missed.
 		fmt.Fprintf(c.stderr, "%s: note: -root is the directory that holds %s/: this loop is %s (for %s, give -root %s)\n",
-			c.name, loopsDir, l.Dir(), filepath.Join(*root, name), filepath.Dir(filepath.Clean(*root)))
+			c.name, loopsDir, dir, filepath.Join(*root, name), filepath.Dir(filepath.Clean(*root)))
 	}
-	return c.showState(l, fmt.Sprintf("created %s in %s", l.Name(), l.Dir()))
+	return c.showState(l, fmt.Sprintf("created %s in %s", l.Name(), dir))
 }
 
 // loopTransition runs one operator command on the loop named in args: it
@@ -387,8 +388,10 @@ func loopShow(c *cli, args []string) error {
 	}
 	fmt.Fprintf(tw, "gates\t%s\n", gatesText(d.Gates))
 	fmt.Fprintf(tw, "schedule\t%s\n", scheduleText(d.Schedule))
-	if d.CurrentTick != nil {
-		fmt.Fprintf(tw, "tick running\t%d, pid %d, since %s\n", d.CurrentTick.N, d.CurrentTick.PID, d.CurrentTick.StartedAt.Format(time.RFC3339))
+	if ct, err := currentTick(d); err != nil {
+		return err
+	} else if ct != nil {
+		fmt.Fprintf(tw, "tick running\t%d, pid %d, since %s\n", ct.N, ct.PID, ct.StartedAt.Format(time.RFC3339))
 	}
 	if d.Paused != nil {
 		fmt.Fprintf(tw, "paused\tby %s at %s: %s\n", d.Paused.By, d.Paused.At.Format(time.RFC3339), d.Paused.Reason)
@@ -398,6 +401,34 @@ func loopShow(c *cli, args []string) error {
 	}
 	return tw.Flush()
 }
+
+// runningTick is a state's current_tick (docs/formats/loopstate.md): the
+// tick in progress, which loopstate keeps as its own bookkeeping.
+type runningTick struct {
+	N         int64     `json:"n"`
+	StartedAt time.Time `json:"started_at"`
+	PID       int       `json:"pid"`
+}
+
+// currentTick returns the tick in progress in d's state document, nil for
+// none.
+func currentTick(d *loopstate.Doc) (*runningTick, error) {
+	raw, err := stateJSON(d)
+	if err != nil {
+		return nil, err
+	}
+	var st struct {
+		CurrentTick *runningTick `json:"current_tick"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, err
+	}
+	return st.CurrentTick, nil
+}
+
+// defaultTickTimeout is the harness's wall timeout of a loop whose
+// gates.tick_timeout_s is null (loopstate.Gates.TickTimeout).
+const defaultTickTimeout = 30 * time.Minute
 
 func gatesText(g loopstate.Gates) string {
 	var s []string
@@ -421,7 +452,11 @@ func gatesText(g loopstate.Gates) string {
 		s = append(s, "expires_at "+g.ExpiresAt.Format(time.RFC3339))
 	}
 	addInt("checkpoint_every", g.CheckpointEvery)
-	s = append(s, "tick timeout "+g.Timeout().String())
+	timeout := defaultTickTimeout
+	if g.TickTimeout != nil {
+		timeout = time.Duration(*g.TickTimeout * float64(time.Second))
+	}
+	s = append(s, "tick timeout "+timeout.String())
 	return strings.Join(s, ", ")
 }
 

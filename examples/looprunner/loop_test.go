@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -188,6 +189,25 @@ func TestTickHarnessRunsLoopCommandsOnItsOwnLoop(t *testing.T) {
 	rec := tick(t, e.want(0, "-json", "loop", "tick", "-root", root, "ci", "--", bin, "-lock-timeout", "5s", "loop", "check-gate", "ci"))
 	if rec.Outcome != "ok" || *rec.ExitCode != 0 {
 		t.Fatalf("tick whose harness runs check-gate = %+v, want ok", rec)
+	}
+}
+
+// TestShowNamesTheTickInProgress: loop show, run as a tick's harness (it
+// reads without the lock), names the tick in progress, its number and its
+// runner's pid, from the state's current_tick, and the default tick
+// timeout among the gates; once the tick is over, show names none.
+// Ablation (run): currentTick returning nil fails it.
+func TestShowNamesTheTickInProgress(t *testing.T) {
+	e := newEnv(t)
+	root := e.path("loops")
+	e.want(0, "loop", "create", "-root", root, "ci")
+	r := e.want(0, "loop", "tick", "-root", root, "ci", "--", bin, "loop", "show", "ci")
+	running := regexp.MustCompile(`(?m)^tick running +1, pid [1-9][0-9]*, since 20`)
+	if !running.MatchString(r.stdout) || !strings.Contains(r.stdout, "tick timeout 30m0s") {
+		t.Fatalf("loop show during tick 1: want its tick running line and the default tick timeout\n%s", r)
+	}
+	if r = e.want(0, "loop", "show", "-root", root, "ci"); strings.Contains(r.stdout, "tick running") {
+		t.Fatalf("loop show after the tick: want no tick running line\n%s", r)
 	}
 }
 

@@ -65,7 +65,7 @@ var faultStores = []faultStore{
 		l, err := root.Create(context.Background(), "t", nil)
 		require.NoError(t, err)
 		harness := func(context.Context, *loopstate.Run) (loopstate.Result, error) { return loopstate.Result{}, nil }
-		return filepath.Join(l.Dir(), ".state.loop"), l.LockPath(), func(int) error {
+		return filepath.Join(filepath.Dir(l.LockPath()), ".state.loop"), l.LockPath(), func(int) error {
 			_, err := l.Tick(context.Background(), loopstate.TriggerManual, harness)
 			return err
 		}

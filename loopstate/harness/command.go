@@ -88,13 +88,14 @@ func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Dir = c.Dir
 	if cmd.Dir == "" && run.Loop != nil {
-		cmd.Dir = run.Loop.Dir()
+		cmd.Dir = filepath.Dir(run.Loop.LockPath()) // the loop's directory
 	}
 	cmd.Env = os.Environ()
 	if run.Loop != nil {
-		// A loop's directory is <root>/loops/<name>. The child runs
-		// elsewhere (in the loop's directory): give it the root absolute.
-		root := filepath.Dir(filepath.Dir(run.Loop.Dir()))
+		// A loop's lock file is <root>/loops/<name>/.state.lock. The child
+		// runs elsewhere (in the loop's directory): give it the root
+		// absolute.
+		root := filepath.Dir(filepath.Dir(filepath.Dir(run.Loop.LockPath())))
 		if abs, err := filepath.Abs(root); err == nil {
 			root = abs
 		}
