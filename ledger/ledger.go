@@ -249,7 +249,9 @@ type Entry struct {
 // Open reports whether the status's first word is "open".
 func (e Entry) Open() bool { return firstField(e.Status) == "open" }
 
-// Done reports whether the status's first word is "done".
+// Done reports whether the status's first word is "done". An entry that
+// is neither open nor done (no status line, or a status such as "closed"
+// or "opne") is malformed: no operation closes, reopens or archives it.
 func (e Entry) Done() bool { return firstField(e.Status) == "done" }
 
 // closeDate returns the date of a status that is exactly "done YYYY-MM-DD"
