@@ -93,13 +93,21 @@ func (d *Doc) lineText(li int) string {
 // in 3-2-digest-delivery or 1-4a-x; an epic's key is epic-<Epic>, and its row has Number
 // 0 and no Split or Slug. New reads only Epic, Number, Split, Slug and Status.
 type Row struct {
-	Key    string
-	Epic   int    // 3 in 3-2-digest-delivery and in epic-3; 1 in epic-01 (the epic lift edits only an unpadded key)
+	Key string
+
+	// Epic is 3 in 3-2-digest-delivery and in epic-3, and 1 in epic-01 (the epic lift
+	// edits only an unpadded key).
+	Epic int
+
 	Number int    // 2 in 3-2-digest-delivery; 0 for an epic
-	Split  string // "a" in 1-4a-x; "" for an unsplit story and an epic
+	Split  string // "a" in 1-4a-x; "" for an unsplit story and for an epic
 	Slug   string // digest-delivery; "" for an epic
-	Status Status // as written, trimmed, with drafted read as ready-for-dev for a story (an epic repeated in the file reports its last value)
-	Line   int    // 1-based line of the key (of its last occurrence, for a repeated epic)
+
+	// Status is the value as written, trimmed, with drafted read as ready-for-dev for a
+	// story; an epic repeated in the file reports its last value.
+	Status Status
+
+	Line int // 1-based line of the key (of its last occurrence, for a repeated epic)
 }
 
 // Changed reports whether an operation has changed the board since it was parsed.
