@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // addJSON is the shape of ledger add -json.
@@ -160,4 +162,35 @@ func TestLedgerCommands(t *testing.T) {
 			t.Fatalf("ledger archive (again) = %q", r.stdout)
 		}
 	})
+}
+
+// TestLedgerFlagsTheLedgerRefusesAreNamedInTheCommandLinesWords: a date or
+// severity the ledger refuses is reported as the flag that gave it, its
+// value and what it must be (exit 2, one line, no "see -h"), before the
+// ledger is changed; the preview of an archive writes no stubs, so it takes
+// any -stamp. Ablation: dropping the flag check of ledger archive lets the
+// ledger's own error through ("ledger: Archive: before ...: filetxn:
+// invalid argument"), and the -before and -stamp lines go red.
+func TestLedgerFlagsTheLedgerRefusesAreNamedInTheCommandLinesWords(t *testing.T) {
+	e := newEnv(t)
+	const text = "### DW-1: x\nstatus: open\n\n### DW-2: y\nstatus: done 2026-01-01\n"
+	f := e.write("deferred-work.md", text)
+	tests := []struct {
+		args []string
+		line string
+	}{
+		{[]string{"ledger", "close", "-file", f, "-date", "2026-02-30", "-note", "n", "DW-1"}, `ledger close: -date "2026-02-30": must be a calendar date, YYYY-MM-DD`},
+		{[]string{"ledger", "decide", "-file", f, "-date", "0000-01-01", "-label", "l", "DW-1"}, `ledger decide: -date "0000-01-01": must be a calendar date, YYYY-MM-DD`},
+		{[]string{"ledger", "decide", "-file", f, "-date", "2026-06-11 ", "-label", "l", "-close-note", "n", "DW-1"}, `ledger decide: -date "2026-06-11 ": must be a calendar date, YYYY-MM-DD`},
+		{[]string{"ledger", "archive", "-file", f, "-before", "2026-13-01"}, `ledger archive: -before "2026-13-01": must be a calendar date, YYYY-MM-DD`},
+		{[]string{"ledger", "archive", "-file", f, "-stamp", "today"}, `ledger archive: -stamp "today": must be a calendar date, YYYY-MM-DD`},
+		{[]string{"ledger", "add", "-file", f, "-title", "t", "-origin", "o", "-source-spec", "s", "-reason", "r", "-severity", "High"}, `ledger add: -severity "High": must be one of critical, high, medium, low`},
+	}
+	for _, tt := range tests {
+		r := e.want(2, tt.args...)
+		require.Equal(t, tt.line+"\n", r.stderr, "looprunner %q: stderr = %q, want %q", tt.args, r.stderr, tt.line)
+		require.Equal(t, text, e.read("deferred-work.md"), "looprunner %q changed the ledger", tt.args)
+	}
+	r := e.want(0, "ledger", "archive", "-file", f, "-dry-run", "-stamp", "today")
+	require.Equal(t, "would archive DW-2 into "+e.path("deferred-work-archive.md")+"\n", r.stdout, "ledger archive -dry-run -stamp today = %q, want the preview", r.stdout)
 }
