@@ -340,7 +340,7 @@ func (s timestamp) MarshalJSON() ([]byte, error) {
 // malformed returns the *filetxn.FormatError of a document that is not the
 // format at key ("" for the whole document).
 func malformed(key, format string, args ...any) error {
-	return &filetxn.FormatError{Key: key, Err: errors.New(fmt.Sprintf(format, args...))}
+	return &filetxn.FormatError{Key: key, Err: fmt.Errorf(format, args...)}
 }
 
 // invariant returns the *filetxn.FormatError of a document that breaks the
