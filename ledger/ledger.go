@@ -80,11 +80,11 @@ func moreRoom(n int) int { return n/8 + 1024 }
 
 // Parse reads ledger bytes. Nil data is a missing file and empty data an
 // empty one; both are a ledger without entries. CRLF and lone CR are read as
-// LF, as Python's universal newlines do. Parse fails only on bytes that are not
-// valid UTF-8, with a *[filetxn.FormatError] naming the line and column of
-// the first such byte; any text at all is
-// otherwise a ledger, and text that is not a canonical entry is kept verbatim
-// as prose. Parse does not keep data.
+// LF, as Python's universal newlines do. Parse fails only on bytes that are
+// not valid UTF-8, with a *[filetxn.FormatError] naming the line and column
+// of the first such byte; any text at all is otherwise a ledger, and text
+// that is not a canonical entry is kept verbatim as prose. Parse does not
+// keep data.
 func Parse(data []byte) (*Doc, error) { return parseKnown(data, 0) }
 
 // parseKnown is Parse for data whose first known bytes are known to be
@@ -307,9 +307,10 @@ type duplicate struct {
 	Lines []int
 }
 
-// duplicates returns every id that two or more entries carry, in order of first
-// appearance. A ledger with duplicates is corrupt for those ids: operations on
-// them fail with a *filetxn.FormatError keyed by the id until the file is fixed by hand.
+// duplicates returns every id that two or more entries carry, in order of
+// first appearance. A ledger with duplicates is corrupt for those ids:
+// operations on them fail with a *filetxn.FormatError keyed by the id until
+// the file is fixed by hand.
 func (d *Doc) duplicates() []duplicate {
 	p := d.parsed()
 	var out []duplicate
