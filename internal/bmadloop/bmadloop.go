@@ -13,8 +13,9 @@ import (
 )
 
 // ErrNoStateRoot is returned when bmad-loop's state root cannot be derived
-// from the environment. Packages ledger and board export it as their own
-// ErrNoStateRoot.
+// from the environment; the error around it says which variable to set.
+// Packages ledger and board return it without exporting it, for the
+// module's own tests to match.
 var ErrNoStateRoot = errors.New("no bmad-loop state root")
 
 // StateRoot returns the state root bmad-loop derives (its runs.state_root),
