@@ -311,8 +311,6 @@ const (
 	invEpochSpent  = `epoch.spent <= spent`
 	invName        = `name is a valid loop name (and the directory's)`
 	invStatus      = `status is "running", "paused" or "halted"`
-	invGates       = `gates are well-formed`
-	invSchema      = `schema is 1`
 )
 
 // validate checks d against the format: the invariants of the format (paused
