@@ -279,7 +279,7 @@ func TestJSONKeepsNumbersExactly(t *testing.T) {
 }
 
 // FuzzJSON checks, for any file, that the JSON codec either refuses it with
-// a *JSONError whose line and column lie within the file, or decodes it to a
+// a *FormatError whose line and column lie within the file, or decodes it to a
 // document that, unchanged, gives back the file byte for byte and, changed,
 // is written in a form it reads back to the same bytes.
 func FuzzJSON(f *testing.F) {
