@@ -18,8 +18,9 @@
 //     the transaction) shows.
 //
 // Everything takes a [testing.TB] and reports through it; the package
-// imports no assertion library and nothing of filetxn, so any test package
-// can use it, filetxn's own included.
+// imports no assertion library and nothing of filetxn's API (only its
+// internal re-execution helper), so any test package can use it, filetxn's
+// own included.
 //
 // # Guarantees
 //
