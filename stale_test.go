@@ -10,17 +10,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/atomicstage"
 	"github.com/filetxn/filetxn/internal/wine"
 )
 
-// abandon stages a replacement of target with atomicfile and leaves its
-// temporary file behind, as a writer SIGKILLed between its staging and its
-// rename does; it returns the temporary file's name.
+// abandon stages a replacement of target the way every write does and
+// leaves its temporary file behind, as a writer SIGKILLed between its
+// staging and its rename does; it returns the temporary file's name.
 func abandon(t *testing.T, target string) string {
 	t.Helper()
-	pf, err := atomicfile.Create(target, 0o644)
-	require.NoError(t, err, "atomicfile.Create(%q)", target)
+	pf, err := atomicstage.Create("Write", target, 0o644, atomicstage.Options{})
+	require.NoError(t, err, "atomicstage.Create(%q)", target)
 	tmp := pf.TempPath()
 	// What a killed writer leaves is the file without its descriptor: the
 	// same name is made again after Cleanup, so no descriptor stays open

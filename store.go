@@ -15,10 +15,10 @@ import (
 	"sync/atomic"
 
 	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/atomicstage"
 	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/internal/staletemp"
 	"github.com/filetxn/filetxn/internal/txhook"
-	"github.com/filetxn/filetxn/internal/writeopt"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -392,10 +392,10 @@ func (s *Store[D]) holding(ctx context.Context, h *lock.Handle, fn func(tx *Tx) 
 type Tx struct {
 	o     *options
 	lock  *lock.Handle
-	hooks txhook.Hooks       // tests only
-	done  atomic.Bool        // the callback has returned: every method panics
-	lost  error              // the lock was found lost: every later write fails with this
-	pub   writeopt.Published // what the last write's rename left to do (see write)
+	hooks txhook.Hooks          // tests only
+	done  atomic.Bool           // the callback has returned: every method panics
+	lost  error                 // the lock was found lost: every later write fails with this
+	pub   atomicstage.Published // what the last write's rename left to do (see write)
 }
 
 // Lock returns the held lock, for example to hand it over to a child process
@@ -436,13 +436,13 @@ func (tx *Tx) Write(path string, data []byte, opts ...atomicfile.Option) (Commit
 // make for the rename to be durable (nil when there is none), which Write
 // makes at once and a grouped Mutate makes after releasing the lock.
 func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit, func() error, error) {
-	// The engine's own option (see package writeopt): the lock check between
-	// the fsync and the rename, and the directory fsync left to the caller.
-	opts = append(slices.Clip(tx.o.writeOptions(opts)), func(o *writeopt.Options) {
-		o.Check = func() error { return tx.checkLock(path, "Write") }
-		o.Published = &tx.pub
-	})
-	pf, err := atomicfile.Create(path, filePerm, opts...)
+	// The engine stages the write itself (see package atomicstage) for the
+	// two steps it adds to atomicfile.WriteFile's: the lock check between the
+	// fsync and the rename, and the directory fsync left to the caller.
+	o := atomicstage.Collect(tx.o.writeOptions(opts))
+	o.Check = func() error { return tx.checkLock(path, "Write") }
+	o.Published = &tx.pub
+	pf, err := atomicstage.Create("Write", path, filePerm, o)
 	if err != nil {
 		return Commit{}, nil, err
 	}

@@ -1,21 +1,14 @@
 package atomicfile
 
 import (
-	"errors"
-	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 
-	"github.com/filetxn/filetxn/internal/fault"
-	"github.com/filetxn/filetxn/internal/osfile"
-	"github.com/filetxn/filetxn/internal/writeopt"
+	"github.com/filetxn/filetxn/internal/atomicstage"
 )
 
 // WriteFile atomically replaces the file at path with data: afterwards path holds
 // exactly data, and at no moment does it hold anything but the old contents or
-// the new. It is [Create], [PendingFile.Write] and
-// [PendingFile.CloseAtomicallyReplace] in one call.
+// the new.
 //
 // A new file is created with perm minus the umask; an existing one keeps its
 // mode (and, on Unix as root, its owner). If path is a symbolic link, the file it
@@ -27,16 +20,17 @@ import (
 // (the error wraps [fs.ErrPermission]) or is not a regular file ([ErrNotRegular]).
 // A missing parent directory gives an error wrapping [fs.ErrNotExist] that names
 // the directory. On any error the temporary file is removed and the target is
-// untouched, except when only the final directory sync fails (see
-// [PendingFile.CloseAtomicallyReplace]). Errors are [*fs.PathError] with Op
-// "WriteFile" and Path path.
+// untouched, except when only the final directory fsync fails: the target has
+// then been replaced (readers see the new file) but the replacement may not
+// survive a crash, and writing the same bytes again is the way to retry.
+// Errors are [*fs.PathError] with Op "WriteFile" and Path path.
 //
 // WriteFile blocks for the duration of the I/O (on Windows up to about three
 // seconds more while another process holds the target open). Concurrent calls on
 // the same path are safe in that each leaves a whole file, and the last rename
 // wins; callers that read, modify and write need a lock around all three.
 func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error {
-	pf, err := create("WriteFile", path, perm, opts)
+	pf, err := atomicstage.Create("WriteFile", path, perm, atomicstage.Collect(opts))
 	if err != nil {
 		return err
 	}
@@ -47,336 +41,14 @@ func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error
 	return pf.CloseAtomicallyReplace()
 }
 
-// A PendingFile is a temporary file that will atomically replace a target when
-// [PendingFile.CloseAtomicallyReplace] is called, or be removed by
-// [PendingFile.Cleanup]. Until then the target is untouched and readers see the
-// old contents. It is created by [Create].
-//
-// The usual shape is
-//
-//	pf, err := atomicfile.Create(path, 0o644)
-//	if err != nil {
-//		return err
-//	}
-//	defer pf.Cleanup() // no-op once replaced
-//	... write to pf ...
-//	return pf.CloseAtomicallyReplace()
-//
-// A PendingFile is not safe for concurrent use, and its zero value is not
-// usable: get one from Create.
-type PendingFile struct {
-	f         *os.File
-	path      string              // as the caller gave it; the Path of every error
-	target    string              // path with the symlinks of its last element resolved; what is replaced
-	staging                       // the temporary file, in target's directory (per OS: how it was made)
-	sync      bool                // fsync the file before the rename
-	dsync     bool                // fsync the directory after the rename
-	check     func() error        // the engine's, called between the fsync and the rename (see package writeopt)
-	published *writeopt.Published // the engine's: where the directory fsync is left for it to make
-	op        string              // Op for every error when set (by WriteFile); else each method's name
-	err       error               // the first Write error: sticky, so a short temp is never published
-	closed    bool                // f has been closed
-	state     state
-}
-
-// state is where a PendingFile is in its life.
-type state int
-
-const (
-	pending  state = iota // temp exists, target untouched
-	replaced              // the rename happened; nothing left to clean
-	cleaned               // temp removed (by Cleanup or a failed replace)
-)
-
-// Create makes a temporary file beside path (beside the file it finally points
-// to, if path is a symbolic link) and returns it as a [PendingFile]: write the
-// contents to it, then call [PendingFile.CloseAtomicallyReplace] to publish them,
-// and always [PendingFile.Cleanup], for instance deferred.
-//
-// Create makes the same checks as [WriteFile], before creating anything: a
-// target that exists and is read-only is refused with an error wrapping
-// [fs.ErrPermission], one that is not a regular file with [ErrNotRegular], and a
-// missing parent directory gives an error wrapping [fs.ErrNotExist] that names
-// the directory. The temporary file gets perm minus the umask when the target is
-// new, and the target's exact mode (and owner, on Unix as root) when it exists.
-// Errors are [*fs.PathError] with Op "Create" and Path path.
-func Create(path string, perm fs.FileMode, opts ...Option) (*PendingFile, error) {
-	return create("Create", path, perm, opts)
-}
-
-func create(op, path string, perm fs.FileMode, opts []Option) (*PendingFile, error) {
-	o := collect(opts)
-	pf := &PendingFile{path: path, sync: !o.NoSync, dsync: !o.NoSync && !o.NoDirSync, check: o.Check, published: o.Published}
-	if op != "Create" {
-		// WriteFile's steps all report as WriteFile; a PendingFile from Create
-		// names the method that failed instead.
-		pf.op = op
-	}
-	if path == "" {
-		return nil, &fs.PathError{Op: op, Path: path, Err: fs.ErrInvalid}
-	}
-
-	target, fi, err := resolve(path)
-	if err != nil {
-		return nil, &fs.PathError{Op: op, Path: path, Err: err}
-	}
-	pf.target = target
-	if fi == nil && os.IsPathSeparator(target[len(target)-1]) {
-		// "dir/" or a link to "dir/": there is no file name to create.
-		return nil, pf.fail(op, fmt.Errorf("names a directory: %w", fs.ErrInvalid))
-	}
-	if fi != nil {
-		if !fi.Mode().IsRegular() {
-			return nil, pf.fail(op, osfile.NotRegular(fi.Mode()))
-		}
-		if err := checkWritable(target, fi); err != nil {
-			return nil, pf.fail(op, err)
-		}
-	}
-
-	// The create is where the umask applies to a new file's perm. An existing
-	// target's mode is made exact below by keepMeta (with fchmod, which the
-	// umask does not touch, when needed).
-	dir := dirRaw(target)
-	createPerm := perm
-	if fi != nil {
-		createPerm = tempPerm(fi)
-	}
-	err = fault.At(fault.Create, target)
-	if err == nil {
-		err = pf.stage(dir, createPerm)
-	}
-	if err != nil {
-		if pe, ok := err.(*fs.PathError); ok && errors.Is(err, fs.ErrNotExist) {
-			return nil, pf.fail(op, fmt.Errorf("parent directory %s: %w", dir, pe.Err))
-		}
-		return nil, pf.fail(op, unwrapOS(err))
-	}
-	if fi != nil {
-		if err := keepMeta(pf.f, fi); err != nil {
-			pf.Cleanup()
-			return nil, pf.fail(op, unwrapOS(err))
-		}
-	}
-	return pf, nil
-}
-
-// Write writes p to the temporary file, as [io.Writer]. The first error is
-// sticky: every later Write and CloseAtomicallyReplace return it, so a file
-// that was not completely written can never be published. After
-// CloseAtomicallyReplace or Cleanup, Write returns an error wrapping
-// [fs.ErrClosed].
-func (pf *PendingFile) Write(p []byte) (int, error) {
-	if pf.state != pending {
-		return 0, pf.fail("Write", fs.ErrClosed)
-	}
-	if pf.err != nil {
-		return 0, pf.err
-	}
-	n, err := 0, fault.At(fault.Write, pf.target)
-	if err == nil {
-		n, err = pf.f.Write(p)
-	}
-	if err != nil {
-		pf.err = pf.fail("Write", unwrapOS(err))
-		return n, pf.err
-	}
-	return n, nil
-}
-
-// CloseAtomicallyReplace publishes what was written: it fsyncs the temporary
-// file, closes it, renames it over the target and fsyncs the directory (the two
-// fsyncs are skipped under [WithoutSync], the second under [WithoutDirSync]).
-// Readers see the old file until the rename and the new one after it, never a
-// mix.
-//
-// If any step up to and including the rename fails, or a Write failed earlier,
-// the temporary file is removed, the target is untouched and the error is
-// returned. If only the directory fsync fails, the target has already been
-// replaced (readers see the new file, the temporary file is gone) but the
-// replacement may not survive a crash; the error is returned so that the caller
-// can tell, and writing the same bytes again is the way to retry.
-//
-// Calling it again, or after Cleanup, returns an error wrapping [fs.ErrClosed].
-// Errors are [*fs.PathError] with Op "CloseAtomicallyReplace" (or "WriteFile")
-// and the caller's path.
-func (pf *PendingFile) CloseAtomicallyReplace() error {
-	syncDir, err := pf.publish()
-	switch {
-	case err != nil:
-		return err
-	case pf.published != nil:
-		*pf.published = writeopt.Published{Target: pf.target, SyncDir: syncDir}
-		return nil
-	case syncDir != nil:
-		return syncDir()
-	}
-	return nil
-}
-
-// publish is CloseAtomicallyReplace up to the rename: it fsyncs the
-// temporary file (unless WithoutSync), calls the engine's check (when there
-// is one), and publishes only if that returns nil: it closes the temporary
-// file and renames it over the target. It returns the directory fsync that
-// makes the rename durable (nil under WithoutSync or WithoutDirSync; on
-// Windows it does nothing, the rename's write-through having done that
-// work). On any error, the check's included (returned as it is), the
-// temporary file is removed and the target is untouched.
-//
-// The engine checks its lock there, after the slow fsync, so that only the
-// rename follows the check, and runs the directory fsync itself, after it
-// has released the lock (see package writeopt).
-func (pf *PendingFile) publish() (func() error, error) {
-	const method = "CloseAtomicallyReplace"
-	if pf.state != pending {
-		return nil, pf.fail(method, fs.ErrClosed)
-	}
-	if pf.err != nil {
-		pf.Cleanup()
-		return nil, pf.err
-	}
-
-	// The data must reach the disk before the name does: without an fsync
-	// before the rename, a crash soon after it can leave the target empty or
-	// partial on file systems that commit the rename before the data (ext4
-	// without auto_da_alloc, XFS, btrfs in some modes; renameio cites Ted
-	// Ts'o on ext4's data=ordered, which does not make the fsync
-	// unnecessary). Then the temporary file is closed (Windows cannot rename
-	// an open file, and on NFS close is what flushes to the server) and
-	// renamed over the target, the atomic step.
-	if pf.sync {
-		if err := syncFile(pf.f, pf.target); err != nil {
-			pf.Cleanup()
-			return nil, pf.fail(method, unwrapOS(err))
-		}
-	}
-	if pf.check != nil {
-		if err := pf.check(); err != nil {
-			pf.Cleanup()
-			return nil, err
-		}
-	}
-	if err := pf.rename(); err != nil {
-		pf.Cleanup()
-		return nil, pf.fail(method, unwrapOS(err))
-	}
-	pf.state = replaced
-
-	// The rename is a change to the directory, and it is durable only once
-	// the directory is fsynced (rename(2) promises atomicity, not durability).
-	// The temporary and the target share the directory, so one fsync covers
-	// both the new name and the old temporary name's removal.
-	if !pf.dsync {
-		return nil, nil
-	}
-	dir := dirRaw(pf.target)
-	return func() error {
-		if err := syncDir(dir); err != nil {
-			return pf.fail(method, unwrapOS(err))
-		}
-		return nil
-	}, nil
-}
-
-// Cleanup closes and removes the temporary file if it has not been published.
-// It is a no-op after a successful [PendingFile.CloseAtomicallyReplace], after an
-// earlier Cleanup, and on a nil *PendingFile, so `defer pf.Cleanup()` is always
-// right. The target is never touched. Its error, an [*fs.PathError] with Op
-// "Cleanup", reports a temporary file that could not be removed.
-func (pf *PendingFile) Cleanup() error {
-	if pf == nil || pf.state != pending {
-		return nil
-	}
-	pf.state = cleaned
-	if !pf.closed {
-		pf.closed = true
-		_ = pf.f.Close() // the file is being discarded; only the removal matters
-	}
-	if err := pf.discard(); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return pf.fail("Cleanup", unwrapOS(err))
-	}
-	return nil
-}
-
-// stageOwn creates the temporary file pf.tmp in dir under a fresh
-// ".<base>.tmp-<random>" name, with O_EXCL so that the name is ours alone. It
-// is the staging of the systems and names renameio does not serve (see
-// stage).
-func (pf *PendingFile) stageOwn(dir string, perm fs.FileMode) error {
-	var err error
-	for range 100 {
-		pf.tmp = joinRaw(dir, osfile.TempName(filepath.Base(pf.target)))
-		pf.f, err = osfile.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	return err
-}
-
-// rename closes the temporary file (fsynced already, unless WithoutSync)
-// and renames it over the target.
-func (pf *PendingFile) rename() error {
-	pf.closed = true
-	if err := pf.f.Close(); err != nil {
-		return err
-	}
-	if err := fault.At(fault.Rename, pf.target); err != nil {
-		return err
-	}
-	return replace(pf.tmp, pf.target, pf.dsync)
-}
-
-// TempPath returns the path of the temporary file: where the contents are
-// staged until CloseAtomicallyReplace renames them over the target. It exists
-// from Create until CloseAtomicallyReplace or Cleanup.
-func (pf *PendingFile) TempPath() string { return pf.tmp }
-
-// fail returns err as an *fs.PathError for the caller's path, with Op method
-// (or the Op fixed by WriteFile). When the path was a symbolic link, the error
-// also names the file it resolved to.
-func (pf *PendingFile) fail(method string, err error) error {
-	op := pf.op
-	if op == "" {
-		op = method
-	}
-	if pf.target != "" && pf.target != pf.path {
-		err = &resolvedError{target: pf.target, err: err}
-	}
-	return &fs.PathError{Op: op, Path: pf.path, Err: err}
-}
-
-// resolvedError names the file a symbolic link resolved to.
-type resolvedError struct {
-	target string
-	err    error
-}
-
-func (e *resolvedError) Error() string { return "via link to " + e.target + ": " + e.err.Error() }
-func (e *resolvedError) Unwrap() error { return e.err }
-
-// synced, when a test sets it, is told of every fsync this package makes:
-// the path of a directory, or of a file being staged.
-var synced func(path string)
-
-// syncFile fsyncs f ([os.File.Sync]: EINTR retried, F_FULLFSYNC on Darwin).
-func syncFile(f *os.File, target string) error {
-	if synced != nil {
-		synced(f.Name())
-	}
-	if err := fault.At(fault.Sync, target); err != nil {
-		return err
-	}
-	return f.Sync()
-}
-
-// syncDir fsyncs the directory dir (see osfile.SyncDir).
-func syncDir(dir string) error {
-	if synced != nil {
-		synced(dir)
-	}
-	if err := fault.At(fault.SyncDir, dir); err != nil {
-		return err
-	}
-	return osfile.SyncDir(dir)
+// AppendFile appends data to the file at path in a single write(2) on a
+// descriptor opened with O_APPEND, creating the file with perm (under the
+// umask) when it is missing, and fsyncs it unless [WithoutSync] is given. It
+// is for append-only logs, not for state: a crash can leave a partial last
+// record, which readers of such a log must skip. On a local file system the
+// kernel places each O_APPEND write whole at the end of the file, so records
+// of concurrent appenders do not interleave. Errors are [*fs.PathError] with
+// Op "AppendFile".
+func AppendFile(path string, data []byte, perm fs.FileMode, opts ...Option) error {
+	return atomicstage.Append("AppendFile", path, data, perm, atomicstage.Collect(opts))
 }

@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/fault"
 )
 
 // readFile returns the contents of path, failing the test if it cannot.
@@ -117,7 +119,7 @@ func TestWriteFileReplacesContents(t *testing.T) {
 // refused before any temporary file exists. Ablations: dropping the mode clause
 // of checkWritable makes "read-only file" red when run as root (the rename would
 // replace it), dropping the IsRegular check makes "directory" red (the error is
-// no longer ErrNotRegular, and Create stages a temporary file).
+// no longer ErrNotRegular, and a temporary file is staged).
 func TestRefusedTargetStagesNothing(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -147,39 +149,22 @@ func TestRefusedTargetStagesNothing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, call := range []struct {
-				op string
-				fn func(path string) error
-			}{
-				{"WriteFile", func(path string) error { return atomicfile.WriteFile(path, []byte("new"), 0o644) }},
-				{"Create", func(path string) error {
-					pf, err := atomicfile.Create(path, 0o644)
-					if err == nil {
-						pf.Cleanup()
-						return errors.New("Create succeeded")
-					}
-					return err
-				}},
-			} {
-				t.Run(call.op, func(t *testing.T) {
-					dir := t.TempDir()
-					path := filepath.Join(dir, "target")
-					tt.setup(t, path)
-					before := listDir(t, dir)
-					err := call.fn(path)
-					if !errors.Is(err, tt.want) {
-						t.Fatalf("%s(%q) = %v, want an error wrapping %v", call.op, path, err, tt.want)
-					}
-					assertPathError(t, err, call.op, path)
-					if got := listDir(t, dir); !slices.Equal(got, before) {
-						t.Errorf("directory after refused %s = %q, want %q", call.op, got, before)
-					}
-					if fi, _ := os.Stat(path); fi.Mode().IsRegular() {
-						if got := readFile(t, path); got != "keep me" {
-							t.Errorf("refused target contents = %q, want %q", got, "keep me")
-						}
-					}
-				})
+			dir := t.TempDir()
+			path := filepath.Join(dir, "target")
+			tt.setup(t, path)
+			before := listDir(t, dir)
+			err := atomicfile.WriteFile(path, []byte("new"), 0o644)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("WriteFile(%q) = %v, want an error wrapping %v", path, err, tt.want)
+			}
+			assertPathError(t, err, "WriteFile", path)
+			if got := listDir(t, dir); !slices.Equal(got, before) {
+				t.Errorf("directory after refused WriteFile = %q, want %q", got, before)
+			}
+			if fi, _ := os.Stat(path); fi.Mode().IsRegular() {
+				if got := readFile(t, path); got != "keep me" {
+					t.Errorf("refused target contents = %q, want %q", got, "keep me")
+				}
 			}
 		})
 	}
@@ -207,202 +192,6 @@ func TestWriteFileRejectsEmptyPath(t *testing.T) {
 	}
 }
 
-func TestCreateStagesBesideTargetUntilReplace(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "state.json")
-	writeFile(t, path, "old")
-
-	pf, err := atomicfile.Create(path, 0o644)
-	if err != nil {
-		t.Fatalf("Create(%q) = %v", path, err)
-	}
-	defer pf.Cleanup()
-	tmp := pf.TempPath()
-	if got := filepath.Dir(tmp); got != dir {
-		t.Errorf("TempPath() directory = %q, want %q", got, dir)
-	}
-	want := `^\.state\.json[0-9]+$` // renameio's naming
-	if runtime.GOOS == "windows" {
-		want = `^\.state\.json\.tmp-[0-9a-z]+$`
-	}
-	if base := filepath.Base(tmp); !regexp.MustCompile(want).MatchString(base) {
-		t.Errorf("TempPath() name = %q, want a match for %s", base, want)
-	}
-	if _, err := pf.Write([]byte("new")); err != nil {
-		t.Fatalf("Write = %v", err)
-	}
-	if got := readFile(t, path); got != "old" {
-		t.Errorf("target before CloseAtomicallyReplace = %q, want %q", got, "old")
-	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		t.Fatalf("CloseAtomicallyReplace() = %v", err)
-	}
-	if got := readFile(t, path); got != "new" {
-		t.Errorf("target after CloseAtomicallyReplace = %q, want %q", got, "new")
-	}
-	if _, err := os.Stat(tmp); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Stat(TempPath()) after replace = %v, want not exist", err)
-	}
-}
-
-// TestCleanup checks that Cleanup removes an unpublished temporary file, leaves the
-// target alone, and is a no-op after success and when repeated. After a success,
-// a stranger's file is put at the old temporary name: a Cleanup that still
-// removed things would take it. Ablation: dropping the state check at the top of
-// Cleanup makes "after success is a no-op" red.
-func TestCleanup(t *testing.T) {
-	tests := []struct {
-		name    string
-		replace bool   // call CloseAtomicallyReplace before Cleanup
-		want    string // target contents afterwards
-	}{
-		{name: "after success is a no-op", replace: true, want: "new"},
-		{name: "without replace discards", replace: false, want: "old"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "f")
-			writeFile(t, path, "old")
-			pf, err := atomicfile.Create(path, 0o644)
-			if err != nil {
-				t.Fatalf("Create(%q) = %v", path, err)
-			}
-			if _, err := pf.Write([]byte("new")); err != nil {
-				t.Fatalf("Write = %v", err)
-			}
-			stranger := ""
-			if tt.replace {
-				if err := pf.CloseAtomicallyReplace(); err != nil {
-					t.Fatalf("CloseAtomicallyReplace() = %v", err)
-				}
-				stranger = pf.TempPath()
-				writeFile(t, stranger, "not yours")
-			}
-			for i := range 2 {
-				if err := pf.Cleanup(); err != nil {
-					t.Errorf("Cleanup() #%d = %v, want nil", i+1, err)
-				}
-			}
-			if stranger != "" {
-				if got := readFile(t, stranger); got != "not yours" {
-					t.Errorf("Cleanup() after success touched %s", stranger)
-				}
-				os.Remove(stranger)
-			}
-			if got := readFile(t, path); got != tt.want {
-				t.Errorf("target after Cleanup = %q, want %q", got, tt.want)
-			}
-			assertNoTemps(t, dir)
-			if _, err := pf.Write([]byte("more")); !errors.Is(err, fs.ErrClosed) {
-				t.Errorf("Write after Cleanup = %v, want fs.ErrClosed", err)
-			}
-			if err := pf.CloseAtomicallyReplace(); !errors.Is(err, fs.ErrClosed) {
-				t.Errorf("CloseAtomicallyReplace after Cleanup = %v, want fs.ErrClosed", err)
-			}
-		})
-	}
-	t.Run("nil PendingFile", func(t *testing.T) {
-		var pf *atomicfile.PendingFile
-		if err := pf.Cleanup(); err != nil {
-			t.Errorf("(*PendingFile)(nil).Cleanup() = %v, want nil", err)
-		}
-	})
-}
-
-// TestFailedReplaceLeavesOriginal breaks the staged state between Create and
-// CloseAtomicallyReplace and checks that the replace fails, the target is what it
-// was and no temporary file remains. Ablation: removing the Cleanup call after a
-// failed rename in CloseAtomicallyReplace makes "target became a directory" red.
-func TestFailedReplaceLeavesOriginal(t *testing.T) {
-	tests := []struct {
-		name     string
-		sabotage func(t *testing.T, pf *atomicfile.PendingFile, path string)
-		check    func(t *testing.T, path string)
-	}{
-		{
-			name: "temporary file removed",
-			sabotage: func(t *testing.T, pf *atomicfile.PendingFile, path string) {
-				if runtime.GOOS == "windows" {
-					t.Skip("an open file cannot be removed on Windows")
-				}
-				if err := os.Remove(pf.TempPath()); err != nil {
-					t.Fatal(err)
-				}
-			},
-			check: func(t *testing.T, path string) {
-				if got := readFile(t, path); got != "old" {
-					t.Errorf("target = %q, want %q", got, "old")
-				}
-			},
-		},
-		{
-			name: "target became a directory",
-			sabotage: func(t *testing.T, pf *atomicfile.PendingFile, path string) {
-				if err := os.Remove(path); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Mkdir(path, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				writeFile(t, filepath.Join(path, "inside"), "x")
-			},
-			check: func(t *testing.T, path string) {
-				if got := readFile(t, filepath.Join(path, "inside")); got != "x" {
-					t.Errorf("file inside the directory = %q, want %q", got, "x")
-				}
-			},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "f")
-			writeFile(t, path, "old")
-			pf, err := atomicfile.Create(path, 0o644)
-			if err != nil {
-				t.Fatalf("Create(%q) = %v", path, err)
-			}
-			defer pf.Cleanup()
-			if _, err := pf.Write([]byte("new")); err != nil {
-				t.Fatalf("Write = %v", err)
-			}
-			tt.sabotage(t, pf, path)
-			err = pf.CloseAtomicallyReplace()
-			if err == nil {
-				t.Fatalf("CloseAtomicallyReplace() = nil, want an error")
-			}
-			assertPathError(t, err, "CloseAtomicallyReplace", path)
-			tt.check(t, path)
-			assertNoTemps(t, dir)
-			if err := pf.Cleanup(); err != nil {
-				t.Errorf("Cleanup() after failed replace = %v, want nil", err)
-			}
-		})
-	}
-}
-
-func TestCloseAtomicallyReplaceTwice(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f")
-	pf, err := atomicfile.Create(path, 0o644)
-	if err != nil {
-		t.Fatalf("Create(%q) = %v", path, err)
-	}
-	defer pf.Cleanup()
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		t.Fatalf("CloseAtomicallyReplace() = %v", err)
-	}
-	if err := pf.CloseAtomicallyReplace(); !errors.Is(err, fs.ErrClosed) {
-		t.Errorf("second CloseAtomicallyReplace() = %v, want fs.ErrClosed", err)
-	}
-	if _, err := pf.Write([]byte("x")); !errors.Is(err, fs.ErrClosed) {
-		t.Errorf("Write after CloseAtomicallyReplace = %v, want fs.ErrClosed", err)
-	}
-	if got := readFile(t, path); got != "" {
-		t.Errorf("target = %q, want empty", got)
-	}
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // TestAppendFileAppendsWholeRecords: two appends give both records in order,
@@ -419,5 +208,47 @@ func TestAppendFileAppendsWholeRecords(t *testing.T) {
 	}
 	if err := atomicfile.AppendFile(filepath.Join(path, "x"), nil, 0o600); err == nil {
 		t.Fatal("AppendFile under a regular file = nil, want an error")
+	}
+}
+
+// TestSyncOptions checks which fsyncs each option leaves on, by counting the
+// fsyncs WriteFile and AppendFile make (each is a step of package fault):
+// WithoutSync skips all, WithoutDirSync only the directory's after the
+// rename (the file's data is still synced first, which is what keeps a power
+// loss from leaving an empty file). Ablation: syncing the directory under
+// pf.sync instead of pf.dsync, or skipping the data fsync under
+// WithoutDirSync, turns it red.
+func TestSyncOptions(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		opts        []atomicfile.Option
+		files, dirs int // the fsyncs WriteFile makes; AppendFile makes the same files and no dirs
+	}{
+		{"durable", nil, 1, 1},
+		{"WithoutSync", []atomicfile.Option{atomicfile.WithoutSync()}, 0, 0},
+		{"WithoutDirSync", []atomicfile.Option{atomicfile.WithoutDirSync()}, 1, 0},
+		{"both", []atomicfile.Option{atomicfile.WithoutDirSync(), atomicfile.WithoutSync()}, 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var synced [2]int // files, directories
+			fault.Set(t, func(step fault.Step, path string) error {
+				switch {
+				case step == fault.Sync && filepath.Dir(path) == dir:
+					synced[0]++
+				case step == fault.SyncDir && path == dir:
+					synced[1]++
+				}
+				return nil
+			})
+			path := filepath.Join(dir, "w")
+			require.NoError(t, atomicfile.WriteFile(path, []byte("x"), 0o644, tt.opts...), "WriteFile(%q)", path)
+			require.Equal(t, [2]int{tt.files, tt.dirs}, synced, "WriteFile(%q) fsyncs (files, directories) = %v, want %v", path, synced, [2]int{tt.files, tt.dirs})
+
+			synced = [2]int{}
+			path = filepath.Join(dir, "a")
+			require.NoError(t, atomicfile.AppendFile(path, []byte("x\n"), 0o644, tt.opts...), "AppendFile(%q)", path)
+			require.Equal(t, [2]int{tt.files, 0}, synced, "AppendFile(%q) fsyncs (files, directories) = %v, want %v", path, synced, [2]int{tt.files, 0})
+		})
 	}
 }

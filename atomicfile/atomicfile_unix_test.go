@@ -311,33 +311,6 @@ func mkdir(t *testing.T, dir string) {
 	}
 }
 
-// TestCreateStagesInTheTargetsRealDirectory checks that the temporary file of
-// a link whose target goes up ("../f") through a symlinked directory is made
-// in the directory that holds the target, which the directory fsync then
-// covers, and not in the lexical parent of the link. Ablation: passing the
-// raw directory to renameio's WithTempDir (tempDirFor returning dir as it is)
-// makes it red: renameio's filepath.Join cleans "alias/.." to the root.
-func TestCreateStagesInTheTargetsRealDirectory(t *testing.T) {
-	root := t.TempDir()
-	mkdir(t, filepath.Join(root, "real", "sub"))
-	symlink(t, filepath.Join("real", "sub"), filepath.Join(root, "alias"))
-	symlink(t, "../f", filepath.Join(root, "real", "sub", "link"))
-	path := filepath.Join(root, "alias", "link")
-
-	pf, err := atomicfile.Create(path, 0o644)
-	require.NoError(t, err, "Create(%q)", path)
-	defer pf.Cleanup()
-	tmpDir, err := os.Stat(filepath.Dir(pf.TempPath()))
-	require.NoError(t, err)
-	realDir, err := os.Stat(filepath.Join(root, "real"))
-	require.NoError(t, err)
-	require.True(t, os.SameFile(tmpDir, realDir), "Create(%q).TempPath() = %q, want a file in %s", path, pf.TempPath(), filepath.Join(root, "real"))
-	_, err = pf.Write([]byte("new"))
-	require.NoError(t, err)
-	require.NoError(t, pf.CloseAtomicallyReplace(), "CloseAtomicallyReplace()")
-	require.Equal(t, "new", readFile(t, filepath.Join(root, "real", "f")), "WriteFile(%q): real/f", path)
-}
-
 // TestWriteFileTakesALongName checks that a target whose name leaves no room
 // for renameio's temporary name (a dot, the name and up to 19 digits, over
 // 255 bytes) is still written, through a temporary name cut short. Ablation:

@@ -1,10 +1,12 @@
 // Package atomicfile replaces a file's contents so that every reader, and the
 // file system after a crash, sees either the whole old file or the whole new one.
 //
-// [WriteFile] is the one-call form. [Create] returns a [PendingFile] for callers
-// that stream the contents or need a step between writing and publishing; its
-// [PendingFile.CloseAtomicallyReplace] publishes and [PendingFile.Cleanup]
-// discards.
+// [WriteFile] replaces a file's contents with a byte slice; [AppendFile] adds
+// a record to an append-only log. Both take the same [Option]s, and so do the
+// writes of the filetxn engine. A caller that streams a file too large to
+// hold in memory has github.com/google/renameio/v2's PendingFile, which this
+// package builds on; it leaves out what this package adds (listed below),
+// the directory fsync first.
 //
 // The sequence is the classic one, with the step most implementations forget:
 // create a temporary file in the target's directory, write it, fsync it, close it,
@@ -19,10 +21,10 @@
 //     old file or the new one.
 //     If any step fails, the temporary file is removed and the target is untouched
 //     (the one exception is a failed directory sync, after the rename: see
-//     [PendingFile.CloseAtomicallyReplace]).
+//     [WriteFile]).
 //   - Durable on return. Unless [WithoutSync] is given, the new contents and the
-//     new directory entry have been fsynced when WriteFile or
-//     CloseAtomicallyReplace returns nil (F_FULLFSYNC on Darwin).
+//     new directory entry have been fsynced when WriteFile returns nil
+//     (F_FULLFSYNC on Darwin).
 //   - Symlinks are followed. If path is a symbolic link (or a chain of them), the
 //     link stays a link and the file it finally points to is replaced; a dangling
 //     link gets its target created. A relative link target is read relative to the
@@ -36,8 +38,7 @@
 //     and is not a regular file (a directory, a named pipe, a device) is refused
 //     with [ErrNotRegular]. In both cases no temporary file is created.
 //   - Errors. Every error is an [*fs.PathError] whose Path is the path the caller
-//     passed and whose Op names the Go call ("WriteFile", "Create", "Write",
-//     "CloseAtomicallyReplace", "Cleanup").
+//     passed and whose Op names the call ("WriteFile", "AppendFile").
 //
 // "Read-only" is decided on the file itself, not by the rename: a rename would
 // happily replace a file nobody may write, since only the directory's permissions
@@ -84,5 +85,4 @@
 //   - [WithoutSync] skips both fsyncs. The replace is still atomic for readers, but
 //     after a power loss or kernel crash the target may be the old version, the
 //     new one, or on some file systems an empty or partial file.
-//   - A PendingFile is not safe for concurrent use.
 package atomicfile

@@ -31,36 +31,27 @@ func ExampleWriteFile() {
 	// Output: version 2
 }
 
-func ExampleCreate() {
+func ExampleAppendFile() {
 	dir, err := os.MkdirTemp("", "atomicfile-example")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "list.txt")
-	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
-		log.Fatal(err)
-	}
+	path := filepath.Join(dir, "ticks.log")
 
-	pf, err := atomicfile.Create(path, 0o644)
+	// Each record goes to the end of the log in one write.
+	for i := range 3 {
+		if err := atomicfile.AppendFile(path, fmt.Appendf(nil, "tick %d\n", i), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer pf.Cleanup() // removes the temporary file unless it was published
-	for i := range 3 {
-		fmt.Fprintf(pf, "line %d\n", i)
-	}
-
-	// Until the replace, readers still see the old file.
-	b, _ := os.ReadFile(path)
-	fmt.Printf("before: %q\n", b)
-
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		log.Fatal(err)
-	}
-	b, _ = os.ReadFile(path)
-	fmt.Printf("after: %q\n", b)
+	fmt.Print(string(b))
 	// Output:
-	// before: "old\n"
-	// after: "line 0\nline 1\nline 2\n"
+	// tick 0
+	// tick 1
+	// tick 2
 }

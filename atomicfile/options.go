@@ -1,15 +1,16 @@
 package atomicfile
 
-import "github.com/filetxn/filetxn/internal/writeopt"
+import "github.com/filetxn/filetxn/internal/atomicstage"
 
-// An Option changes how [WriteFile] and [Create] work. No options means the safe
-// defaults: every write is fsynced and the directory is fsynced after the rename.
+// An Option changes how [WriteFile] and [AppendFile] work (and, given to the
+// filetxn engine's writes, how those work). No options means the safe
+// defaults: every write is fsynced and the directory is fsynced after the
+// rename.
 type Option func(*options)
 
-// options is the resolved configuration of one call. It is the engine's too
-// (see package writeopt), which may also set a check before the rename and
-// take the directory fsync over.
-type options = writeopt.Options
+// options is the resolved configuration of one call. It is the engine's too,
+// so that the options a caller gives its writes mean the same there.
+type options = atomicstage.Options
 
 // WithoutSync skips the fsync of the temporary file and of the directory (and,
 // on Windows, asks MoveFileEx for no write-through). The replace stays atomic for
@@ -31,14 +32,4 @@ func WithoutSync() Option {
 // anyway.
 func WithoutDirSync() Option {
 	return func(o *options) { o.NoDirSync = true }
-}
-
-func collect(opts []Option) options {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	return o
 }

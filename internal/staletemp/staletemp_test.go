@@ -11,16 +11,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/atomicstage"
 	"github.com/filetxn/filetxn/internal/wine"
 )
 
-// stage makes a real temporary file of atomicfile's for target, as a writer
-// killed before its rename leaves it, and returns its name.
+// stage makes a real temporary file of atomicfile's for target (staged as
+// every write stages it), as a writer killed before its rename leaves it,
+// and returns its name.
 func stage(t *testing.T, target string) string {
 	t.Helper()
-	pf, err := atomicfile.Create(target, 0o644)
-	require.NoError(t, err, "atomicfile.Create(%q)", target)
+	pf, err := atomicstage.Create("Write", target, 0o644, atomicstage.Options{})
+	require.NoError(t, err, "atomicstage.Create(%q)", target)
 	tmp := pf.TempPath()
 	// What a killed writer leaves is the file without its descriptor: the
 	// same name is made again after Cleanup, so no descriptor stays open

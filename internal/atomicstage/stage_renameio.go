@@ -1,6 +1,6 @@
 //go:build !windows
 
-package atomicfile
+package atomicstage
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // creates it beside the target (WithTempDir of the target's directory, so the
 // rename never crosses a file system), under renameio's name. This package
 // does the rest itself: the refusals and symlink resolution before it
-// (create), the owner and exact mode of an existing target (keepMeta), and
+// (Create), the owner and exact mode of an existing target (keepMeta), and
 // the fsync, close and rename (publish, rename), which renameio's
 // CloseAtomicallyReplace joins in one call, so that a caller cannot check
 // its lock between the slow fsync and the rename; then the directory fsync,

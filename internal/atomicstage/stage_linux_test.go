@@ -1,16 +1,13 @@
-package atomicfile_test
+package atomicstage
 
 import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
-
-	"github.com/filetxn/filetxn/atomicfile"
 )
 
 // fsAppendFL is FS_APPEND_FL from linux/fs.h: the file can only be opened for
@@ -24,12 +21,9 @@ const fsAppendFL = 0x20
 // temporary file; only the rename would fail later).
 func TestCreateRefusesUnopenableTargetAsRoot(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "f")
-	writeFile(t, path, "old")
+	path := oldFile(t, dir)
 	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	flags, err := unix.IoctlGetInt(int(f.Fd()), unix.FS_IOC_GETFLAGS)
 	if err == nil {
 		err = unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, flags|fsAppendFL)
@@ -43,16 +37,12 @@ func TestCreateRefusesUnopenableTargetAsRoot(t *testing.T) {
 		f.Close()
 	})
 
-	before := listDir(t, dir)
-	pf, err := atomicfile.Create(path, 0o644)
+	pf, err := Create("Create", path, 0o644, Options{})
 	if err == nil {
 		pf.Cleanup()
 	}
-	if !errors.Is(err, fs.ErrPermission) {
-		t.Fatalf("Create(%q) on an append-only file = %v, want an error wrapping fs.ErrPermission", path, err)
-	}
-	assertPathError(t, err, "Create", path)
-	if got := listDir(t, dir); !slices.Equal(got, before) {
-		t.Errorf("directory after refused Create = %q, want %q", got, before)
-	}
+	require.ErrorIs(t, err, fs.ErrPermission, "Create(%q) on an append-only file = %v, want an error wrapping fs.ErrPermission", path, err)
+	var pe *fs.PathError
+	require.True(t, errors.As(err, &pe) && pe.Op == "Create" && pe.Path == path, "Create(%q) = %v, want an *fs.PathError with Op Create and Path the path", path, err)
+	requireFiles(t, dir, "old", "f")
 }

@@ -1,12 +1,8 @@
-// Package writeopt is the configuration of one write by package atomicfile,
-// shared with the engine: atomicfile's options type is an alias of
-// [Options], so that the engine, which can import this package, makes an
-// atomicfile.Option (a func over *Options) that sets the fields no user can
-// set, and publishes in its own order without an exported method on
-// atomicfile.PendingFile.
-package writeopt
+package atomicstage
 
-// Options is the resolved configuration of one atomicfile call.
+// Options is the resolved configuration of one write. Package atomicfile's
+// Option is a func over *Options, so that the options a user gives reach
+// the engine's writes too; Check and Published are set by the engine alone.
 type Options struct {
 	NoSync    bool // skip the file fsync and the directory fsync
 	NoDirSync bool // skip the directory fsync after a rename
@@ -24,6 +20,18 @@ type Options struct {
 	Published *Published
 }
 
+// Collect applies opts in order to zero Options and returns them; a nil
+// option is skipped.
+func Collect[O ~func(*Options)](opts []O) Options {
+	var o Options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
+}
+
 // Published is what a CloseAtomicallyReplace with Options.Published left to
 // its caller.
 type Published struct {
@@ -31,6 +39,6 @@ type Published struct {
 	// links of its last element followed.
 	Target string
 	// SyncDir makes the rename durable, by an fsync of Target's directory;
-	// it is nil when there is none to make (WithoutSync, WithoutDirSync).
+	// it is nil when there is none to make (NoSync, NoDirSync).
 	SyncDir func() error
 }

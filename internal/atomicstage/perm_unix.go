@@ -1,6 +1,6 @@
 //go:build unix
 
-package atomicfile
+package atomicstage
 
 import (
 	"errors"

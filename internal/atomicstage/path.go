@@ -1,4 +1,4 @@
-package atomicfile
+package atomicstage
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package atomicfile
+package atomicstage
 
 import (
 	"fmt"

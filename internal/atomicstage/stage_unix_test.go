@@ -1,0 +1,37 @@
+//go:build unix
+
+package atomicstage
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestCreateStagesInTheTargetsRealDirectory checks that the temporary file of
+// a link whose target goes up ("../f") through a symlinked directory is made
+// in the directory that holds the target, which the directory fsync then
+// covers, and not in the lexical parent of the link. Ablation: passing the
+// raw directory to renameio's WithTempDir (tempDirFor returning dir as it is)
+// makes it red: renameio's filepath.Join cleans "alias/.." to the root.
+func TestCreateStagesInTheTargetsRealDirectory(t *testing.T) {
+	root := t.TempDir()
+	real := filepath.Join(root, "real")
+	require.NoError(t, os.MkdirAll(filepath.Join(real, "sub"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join("real", "sub"), filepath.Join(root, "alias")))
+	require.NoError(t, os.Symlink("../f", filepath.Join(real, "sub", "link")))
+	path := filepath.Join(root, "alias", "link")
+
+	pf := create(t, path, Options{})
+	tmpDir, err := os.Stat(filepath.Dir(pf.TempPath()))
+	require.NoError(t, err)
+	realDir, err := os.Stat(real)
+	require.NoError(t, err)
+	require.True(t, os.SameFile(tmpDir, realDir), "Create(%q).TempPath() = %q, want a file in %s", path, pf.TempPath(), real)
+	_, err = pf.Write([]byte("new"))
+	require.NoError(t, err)
+	require.NoError(t, pf.CloseAtomicallyReplace(), "CloseAtomicallyReplace()")
+	requireFiles(t, real, "new", "f", "sub")
+}
