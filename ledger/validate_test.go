@@ -110,11 +110,24 @@ func TestDuplicatedIDs(t *testing.T) {
 	}
 }
 
-func TestInvalidUTF8IsRefusedWithItsLine(t *testing.T) {
-	_, err := Parse([]byte("# L\r\n\nok\n\xff bad\n"))
-	var fe *filetxn.FormatError
-	if !isInvalidUTF8(err, 4) || !errors.As(err, &fe) || fe.Column != 1 || fe.Key != "" {
-		t.Errorf("Parse(invalid) = %v, want a FormatError at line 4, column 1", err)
+// TestInvalidUTF8IsRefusedWithItsLineAndColumn: the FormatError names the
+// line and the byte column of the first invalid byte, counting lines as
+// Parse reads them (CRLF and a lone CR each end one). Ablation: a column
+// fixed at 1 goes red on the last two cases.
+func TestInvalidUTF8IsRefusedWithItsLineAndColumn(t *testing.T) {
+	for _, tc := range []struct {
+		in        string
+		line, col int
+	}{
+		{"# L\r\n\nok\n\xff bad\n", 4, 1},
+		{"# L\rok\nab\xffc\n", 3, 3},
+		{"é\xff", 1, 3}, // columns count bytes, and é is two
+	} {
+		_, err := Parse([]byte(tc.in))
+		var fe *filetxn.FormatError
+		if !isInvalidUTF8(err, tc.line) || !errors.As(err, &fe) || fe.Column != tc.col || fe.Key != "" {
+			t.Errorf("Parse(%q) = %v, want a FormatError at line %d, column %d", tc.in, err, tc.line, tc.col)
+		}
 	}
 }
 
