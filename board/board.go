@@ -30,7 +30,7 @@ type Doc struct {
 	// costs two short slices, and a walk over the edits needs no sort.
 	text    []lineText // lines whose text changed
 	vals    []rowVal   // rows whose value changed
-	changed bool
+	changed bool       // an operation has changed the board since it was parsed
 }
 
 // lineText is the text of line li now.
@@ -109,9 +109,6 @@ type Row struct {
 
 	Line int // 1-based line of the key (of its last occurrence, for a repeated epic)
 }
-
-// Changed reports whether an operation has changed the board since it was parsed.
-func (d *Doc) Changed() bool { return d.changed }
 
 // Bytes returns the board as it stands: the parsed bytes with every edit applied, or nil
 // for a missing board (Parse was given nil), so Bytes() == nil reports that the board does

@@ -39,7 +39,6 @@ func TestNewWritesABoardThatParsesAsItSays(t *testing.T) {
 	for _, want := range []string{"# generated: 2026-06-01\n", "\n# STATUS DEFINITIONS:\n", "\nlast_updated: 2026-06-01\n", "\nproject: RPG Engine\n", "  epic-1-retrospective: optional\n\n  epic-2: backlog\n"} {
 		require.Contains(t, string(b), want, "New(...).Bytes() = %q, want it to hold %q", b, want)
 	}
-	require.False(t, d.Changed(), "New(...).Changed() = true, want false")
 	require.NotNil(t, d.Bytes(), "New(...).Bytes() = nil, want a board that exists")
 }
 

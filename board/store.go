@@ -117,7 +117,7 @@ func (s *Store) mutate(ctx context.Context, op string, fn func(*Doc) error) (fil
 	if err := fn(d); err != nil {
 		return filetxn.Commit{}, named(op, s.path, err)
 	}
-	if d.Changed() {
+	if d.changed {
 		return filetxn.Commit{}, s.rootErr
 	}
 	return filetxn.Commit{}, nil
