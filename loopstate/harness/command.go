@@ -75,8 +75,9 @@ type Command struct {
 const maxLine = 64 << 10
 
 // Run runs the command for one tick; it is a Harness. It returns an error
-// only when the child could not be started; a child that exits non-zero, is
-// killed or times out gives a Result with Failed set.
+// only when the child could not be started (an empty Path is refused with
+// an error matching filetxn.ErrInvalidArgument); a child that exits
+// non-zero, is killed or times out gives a Result with Failed set.
 func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 	if c.Path == "" {
 		return loopstate.Result{}, fmt.Errorf("harness: Run: Command without a Path: %w", filetxn.ErrInvalidArgument)
