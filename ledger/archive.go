@@ -19,7 +19,7 @@ const archiveName = "deferred-work-archive.md"
 // eligible entry's id names several entries (a corrupt ledger is not archived
 // until it is fixed by hand).
 func (d *Doc) Archivable(before string) ([]string, error) {
-	if err := checkArchiveArgs(before, ""); err != nil {
+	if err := checkArchiveArgs("Archivable", before, ""); err != nil {
 		return nil, err
 	}
 	el, err := d.eligible(before)
@@ -33,15 +33,16 @@ func (d *Doc) Archivable(before string) ([]string, error) {
 	return ids, nil
 }
 
-// checkArchiveArgs checks before and stamp, each either "" or a real date.
-func checkArchiveArgs(before, stamp string) error {
+// checkArchiveArgs checks op's before and stamp, each either "" or a real
+// date.
+func checkArchiveArgs(op, before, stamp string) error {
 	if before != "" {
-		if err := checkDate("Archive", "before", before); err != nil {
+		if err := checkDate(op, "before", before); err != nil {
 			return err
 		}
 	}
 	if stamp != "" {
-		return checkDate("Archive", "stamp", stamp)
+		return checkDate(op, "stamp", stamp)
 	}
 	return nil
 }
@@ -98,10 +99,10 @@ func closeDate(e *entry) string {
 // The caller writes archive before the ledger, so that a crash in between
 // leaves every body in at least one file. stamp must be a real date.
 func (d *Doc) ArchiveInto(archive *Doc, before, stamp string) ([]string, error) {
-	if err := checkArchiveArgs(before, stamp); err != nil {
+	if err := checkArchiveArgs("ArchiveInto", before, stamp); err != nil {
 		return nil, err
 	}
-	if err := checkDate("Archive", "stamp", stamp); err != nil {
+	if err := checkDate("ArchiveInto", "stamp", stamp); err != nil {
 		return nil, err
 	}
 	el, err := d.eligible(before)

@@ -1,13 +1,11 @@
 package ledger
 
 import (
-	"errors"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/filetxn/filetxn"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
@@ -82,16 +80,22 @@ func TestArchiveEligibility(t *testing.T) {
 	}
 }
 
+// TestArchiveValidatesDates: a bad before or stamp is refused with
+// filetxn.ErrInvalidArgument, naming the Doc operation called (not the
+// Store's Archive), the argument and the value, and changes nothing.
 func TestArchiveValidatesDates(t *testing.T) {
 	d := mustParse(t, ledgerFixture)
-	if _, err := d.Archivable("2026-13-01"); !errors.Is(err, filetxn.ErrInvalidArgument) {
-		t.Errorf("Archivable(bad) = %v, want filetxn.ErrInvalidArgument", err)
+	if _, err := d.Archivable("2026-13-01"); !isArg(err, "Archivable", "before", "2026-13-01") {
+		t.Errorf("Archivable(bad) = %v, want filetxn.ErrInvalidArgument naming Archivable's before", err)
 	}
-	if _, err := d.ArchiveInto(mustParse(t, ""), "", "today"); !errors.Is(err, filetxn.ErrInvalidArgument) {
-		t.Errorf("ArchiveInto(stamp today) = %v, want filetxn.ErrInvalidArgument", err)
+	if _, err := d.ArchiveInto(mustParse(t, ""), "", "today"); !isArg(err, "ArchiveInto", "stamp", "today") {
+		t.Errorf("ArchiveInto(stamp today) = %v, want filetxn.ErrInvalidArgument naming ArchiveInto's stamp", err)
 	}
-	if _, err := d.ArchiveInto(mustParse(t, ""), "2026-02-30", "2026-08-24"); !errors.Is(err, filetxn.ErrInvalidArgument) || d.changed() {
-		t.Errorf("ArchiveInto(before bad) = %v, want filetxn.ErrInvalidArgument", err)
+	if _, err := d.ArchiveInto(mustParse(t, ""), "", ""); !isArg(err, "ArchiveInto", "stamp", "") {
+		t.Errorf("ArchiveInto(no stamp) = %v, want filetxn.ErrInvalidArgument naming ArchiveInto's stamp", err)
+	}
+	if _, err := d.ArchiveInto(mustParse(t, ""), "2026-02-30", "2026-08-24"); !isArg(err, "ArchiveInto", "before", "2026-02-30") || d.changed() {
+		t.Errorf("ArchiveInto(before bad) = %v, want filetxn.ErrInvalidArgument naming ArchiveInto's before", err)
 	}
 }
 

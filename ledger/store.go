@@ -207,7 +207,7 @@ func (s *Store) Restore(ctx context.Context, snapshot []byte, owned ...filetxn.D
 // *fs.PathError naming the ledger around a *filetxn.FormatError keyed by
 // the id.
 func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, error) {
-	if err := checkArchiveArgs(before, stamp); err != nil {
+	if err := checkArchiveArgs("Archive", before, stamp); err != nil {
 		return nil, err
 	}
 	if data, err := s.probe(ctx); err == nil {
