@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -46,25 +45,6 @@ func listDir(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
-}
-
-// isTemp reports whether name has the shape of a temporary file of this
-// package: ".<base><random digits>", renameio's naming, or
-// ".<base>.tmp-<random>", the naming on Windows and for long names.
-func isTemp(name string) bool {
-	return strings.HasPrefix(name, ".") && (strings.Contains(name, ".tmp-") || tempDigits.MatchString(name))
-}
-
-var tempDigits = regexp.MustCompile(`^\..+[0-9]$`)
-
-// assertNoTemps fails the test if dir holds a temporary file of ours.
-func assertNoTemps(t *testing.T, dir string) {
-	t.Helper()
-	for _, name := range listDir(t, dir) {
-		if isTemp(name) {
-			t.Errorf("temporary file %q left in %s", name, dir)
-		}
-	}
 }
 
 // assertPathError fails the test unless err is an *fs.PathError with op and path.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -286,6 +287,25 @@ func TestWriteFileRefusesFifo(t *testing.T) {
 		t.Errorf("after WriteFile, Lstat(%q) = %v, %v; want a named pipe", path, fi, err)
 	}
 	assertNoTemps(t, dir)
+}
+
+// isTemp reports whether name has the shape of a temporary file of this
+// package: ".<base><random digits>", renameio's naming, or
+// ".<base>.tmp-<random>", the naming on Windows and for long names.
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && (strings.Contains(name, ".tmp-") || tempDigits.MatchString(name))
+}
+
+var tempDigits = regexp.MustCompile(`^\..+[0-9]$`)
+
+// assertNoTemps fails the test if dir holds a temporary file of ours.
+func assertNoTemps(t *testing.T, dir string) {
+	t.Helper()
+	for _, name := range listDir(t, dir) {
+		if isTemp(name) {
+			t.Errorf("temporary file %q left in %s", name, dir)
+		}
+	}
 }
 
 func symlink(t *testing.T, oldname, newname string) {

@@ -2,11 +2,11 @@
 // file system after a crash, sees either the whole old file or the whole new one.
 //
 // [WriteFile] replaces a file's contents with a byte slice; [AppendFile] adds
-// a record to an append-only log. Both take the same [Option]s, and so do the
-// writes of the filetxn engine. A caller that streams a file too large to
-// hold in memory has github.com/google/renameio/v2's PendingFile, which this
-// package builds on; it leaves out what this package adds (listed below),
-// the directory fsync first.
+// a record to an append-only log. Both take the same options ([Option]), and
+// so do the writes of the filetxn engine. A caller that streams a file too
+// large to hold in memory has github.com/google/renameio/v2's PendingFile,
+// which this package builds on; it leaves out what this package adds (listed
+// below), the directory fsync first.
 //
 // The sequence is the classic one, with the step most implementations forget:
 // create a temporary file in the target's directory, write it, fsync it, close it,
