@@ -104,7 +104,8 @@ func (d *Doc) MarshalJSON() ([]byte, error) {
 // keys and the bytes read. A document it refuses gives a
 // *filetxn.FormatError naming the key at fault, and d is left as it was.
 func (d *Doc) UnmarshalJSON(data []byte) error {
-	v, err := codec{}.Decode(bytes.Clone(data))
+	// Never nil, even for nil data: Decode takes nil for a missing file.
+	v, err := codec{}.Decode(append([]byte{}, data...))
 	if err != nil {
 		return err
 	}

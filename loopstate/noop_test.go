@@ -120,7 +120,10 @@ func TestCreateRunsFnOnTheInitialState(t *testing.T) {
 
 // TestDocJSONIsTheFile: MarshalJSON gives the bytes of the file for a Doc
 // that has not changed and the canonical layout for one that has;
-// UnmarshalJSON reads strictly and leaves the Doc as it was on a refusal.
+// UnmarshalJSON reads strictly and leaves the Doc as it was on a refusal,
+// which is a *filetxn.FormatError even for nil data (not the missing file's
+// filetxn.ErrNotFound). Ablation (run): UnmarshalJSON passing bytes.Clone(nil),
+// which is nil, to Decode makes it red.
 func TestDocJSONIsTheFile(t *testing.T) {
 	r, _ := newTestRoot(t)
 	l := mustCreate(t, r, "x", Template{})
@@ -142,6 +145,9 @@ func TestDocJSONIsTheFile(t *testing.T) {
 	_, _, ok := refusal(err)
 	require.True(t, ok, "json.Unmarshal(a partial state) = %v, want a *filetxn.FormatError", err)
 	require.Equal(t, keep, back.canonical(), "a refused UnmarshalJSON changed the Doc")
+	err = back.UnmarshalJSON(nil)
+	_, _, ok = refusal(err)
+	require.True(t, ok, "UnmarshalJSON(nil) = %v, want a *filetxn.FormatError", err)
 	back.Status = Halted // no halt record
 	_, err = back.MarshalJSON()
 	key, inv, _ := refusal(err)
