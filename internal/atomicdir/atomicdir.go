@@ -34,7 +34,7 @@ import (
 // Errors are [*fs.PathError] with Op "RenameNoReplace" and Path newpath.
 func RenameNoReplace(oldpath, newpath string, durable bool) error {
 	if err := renameNoReplace(oldpath, newpath); err != nil {
-		return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: unwrapOS(err)}
+		return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: osfile.UnwrapOS(err)}
 	}
 	if durable {
 		to, from := filepath.Dir(newpath), filepath.Dir(oldpath)
@@ -43,7 +43,7 @@ func RenameNoReplace(oldpath, newpath string, durable bool) error {
 			err = osfile.SyncDir(from)
 		}
 		if err != nil {
-			return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: unwrapOS(err)}
+			return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: osfile.UnwrapOS(err)}
 		}
 	}
 	return nil
@@ -119,7 +119,7 @@ func Create(path string, perm fs.FileMode, durable bool) (*Pending, error) {
 	if _, err := os.Lstat(clean); err == nil {
 		return fail(fs.ErrExist)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fail(unwrapOS(err))
+		return fail(osfile.UnwrapOS(err))
 	}
 	pd := &Pending{path: path, sync: durable}
 	dir, base := filepath.Split(clean)
@@ -137,7 +137,7 @@ func Create(path string, perm fs.FileMode, durable bool) (*Pending, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fail(fmt.Errorf("parent directory %s: %w", dir, fs.ErrNotExist))
 		}
-		return fail(unwrapOS(err))
+		return fail(osfile.UnwrapOS(err))
 	}
 	return pd, nil
 }
@@ -165,7 +165,7 @@ func (pd *Pending) Publish() error {
 	if pd.sync {
 		if err := osfile.SyncDir(pd.tmp); err != nil {
 			pd.Cleanup()
-			return fail(unwrapOS(err))
+			return fail(osfile.UnwrapOS(err))
 		}
 	}
 	if err := RenameNoReplace(pd.tmp, filepath.Clean(pd.path), pd.sync); err != nil {
@@ -195,7 +195,7 @@ func (pd *Pending) Cleanup() error {
 	}
 	pd.state = cleaned
 	if err := os.RemoveAll(pd.tmp); err != nil {
-		return &fs.PathError{Op: "Cleanup", Path: pd.path, Err: unwrapOS(err)}
+		return &fs.PathError{Op: "Cleanup", Path: pd.path, Err: osfile.UnwrapOS(err)}
 	}
 	return nil
 }
@@ -208,25 +208,3 @@ const (
 	replaced              // published: nothing left to clean
 	cleaned               // the staging directory removed
 )
-
-// unwrapOS strips the path from one layer of *fs.PathError or *os.LinkError
-// and keeps the failed step: the caller wraps it in an error naming its own
-// path.
-func unwrapOS(err error) error {
-	switch e := err.(type) {
-	case *fs.PathError:
-		return stepError{e.Op, e.Err}
-	case *os.LinkError:
-		return stepError{e.Op, e.Err}
-	}
-	return err
-}
-
-// stepError is an OS error from one system-level step of an operation.
-type stepError struct {
-	step string // "mkdir", "rename", ...
-	err  error
-}
-
-func (e stepError) Error() string { return e.step + ": " + e.err.Error() }
-func (e stepError) Unwrap() error { return e.err }

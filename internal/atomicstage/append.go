@@ -3,6 +3,8 @@ package atomicstage
 import (
 	"io/fs"
 	"os"
+
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // Append is atomicfile.AppendFile (whose doc says what it guarantees): it
@@ -13,7 +15,7 @@ import (
 func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
 	if err != nil {
-		return &fs.PathError{Op: op, Path: path, Err: unwrapOS(err)}
+		return &fs.PathError{Op: op, Path: path, Err: osfile.UnwrapOS(err)}
 	}
 	_, err = f.Write(data)
 	if err == nil && !o.NoSync {
@@ -23,7 +25,7 @@ func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
 		err = cerr
 	}
 	if err != nil {
-		return &fs.PathError{Op: op, Path: path, Err: unwrapOS(err)}
+		return &fs.PathError{Op: op, Path: path, Err: osfile.UnwrapOS(err)}
 	}
 	return nil
 }

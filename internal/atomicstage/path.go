@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // maxLinkHops bounds the symbolic links followed for one target, as
@@ -29,14 +31,14 @@ func resolve(path string) (string, fs.FileInfo, error) {
 			return p, nil, nil
 		}
 		if err != nil {
-			return "", nil, unwrapOS(err)
+			return "", nil, osfile.UnwrapOS(err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			return p, fi, nil
 		}
 		dest, err := os.Readlink(p)
 		if err != nil {
-			return "", nil, unwrapOS(err)
+			return "", nil, osfile.UnwrapOS(err)
 		}
 		switch {
 		case filepath.IsAbs(dest):
@@ -82,27 +84,3 @@ func joinRaw(dir, name string) string {
 	}
 	return dir + string(filepath.Separator) + name
 }
-
-// unwrapOS strips the path from one layer of *fs.PathError or *os.LinkError
-// (its path is a temporary file's, or the resolved target's) and keeps the
-// system-level step ("sync: input/output error"), so that the error can be
-// rewrapped with the caller's path and a Go-level Op. errors.Is still sees the
-// errno underneath.
-func unwrapOS(err error) error {
-	switch e := err.(type) {
-	case *fs.PathError:
-		return stepError{e.Op, e.Err}
-	case *os.LinkError:
-		return stepError{e.Op, e.Err}
-	}
-	return err
-}
-
-// stepError is an OS error from one system-level step of an operation.
-type stepError struct {
-	step string // "open", "sync", "rename", ...
-	err  error
-}
-
-func (e stepError) Error() string { return e.step + ": " + e.err.Error() }
-func (e stepError) Unwrap() error { return e.err }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // checkWritable refuses, with an error wrapping [fs.ErrPermission], a target
@@ -45,7 +47,7 @@ func checkWritable(path string, fi fs.FileInfo) error {
 			// that vanished since the Lstat is simply a new file now.
 			return nil
 		default:
-			return stepError{"open", err}
+			return osfile.StepError{Step: "open", Err: err}
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // checkWritable refuses, with an error wrapping [fs.ErrPermission], a target
@@ -23,7 +25,7 @@ func checkWritable(path string, fi fs.FileInfo) error {
 		return nil
 	}
 	if errors.Is(err, fs.ErrPermission) {
-		return fmt.Errorf("not writable: %w", unwrapOS(err))
+		return fmt.Errorf("not writable: %w", osfile.UnwrapOS(err))
 	}
 	return nil
 }

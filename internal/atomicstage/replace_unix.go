@@ -2,7 +2,11 @@
 
 package atomicstage
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/filetxn/filetxn/internal/osfile"
+)
 
 // replace renames from over to. rename(2) replaces the name atomically: every
 // open of to sees the old file or the new one, never neither and never a mix
@@ -21,7 +25,7 @@ func replace(from, to string, durable bool) error {
 			continue
 		}
 		if err != nil {
-			return stepError{"rename", err}
+			return osfile.StepError{Step: "rename", Err: err}
 		}
 		return nil
 	}

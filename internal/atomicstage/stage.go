@@ -104,12 +104,12 @@ func Create(op, path string, perm fs.FileMode, o Options) (*PendingFile, error) 
 		if pe, ok := err.(*fs.PathError); ok && errors.Is(err, fs.ErrNotExist) {
 			return nil, pf.fail(fmt.Errorf("parent directory %s: %w", dir, pe.Err))
 		}
-		return nil, pf.fail(unwrapOS(err))
+		return nil, pf.fail(osfile.UnwrapOS(err))
 	}
 	if fi != nil {
 		if err := keepMeta(pf.f, fi); err != nil {
 			pf.Cleanup()
-			return nil, pf.fail(unwrapOS(err))
+			return nil, pf.fail(osfile.UnwrapOS(err))
 		}
 	}
 	return pf, nil
@@ -132,7 +132,7 @@ func (pf *PendingFile) Write(p []byte) (int, error) {
 		n, err = pf.f.Write(p)
 	}
 	if err != nil {
-		pf.err = pf.fail(unwrapOS(err))
+		pf.err = pf.fail(osfile.UnwrapOS(err))
 		return n, pf.err
 	}
 	return n, nil
@@ -201,7 +201,7 @@ func (pf *PendingFile) publish() (func() error, error) {
 	if pf.sync {
 		if err := syncFile(pf.f, pf.target); err != nil {
 			pf.Cleanup()
-			return nil, pf.fail(unwrapOS(err))
+			return nil, pf.fail(osfile.UnwrapOS(err))
 		}
 	}
 	if pf.check != nil {
@@ -212,7 +212,7 @@ func (pf *PendingFile) publish() (func() error, error) {
 	}
 	if err := pf.rename(); err != nil {
 		pf.Cleanup()
-		return nil, pf.fail(unwrapOS(err))
+		return nil, pf.fail(osfile.UnwrapOS(err))
 	}
 	pf.state = replaced
 
@@ -226,7 +226,7 @@ func (pf *PendingFile) publish() (func() error, error) {
 	dir := dirRaw(pf.target)
 	return func() error {
 		if err := syncDir(dir); err != nil {
-			return pf.fail(unwrapOS(err))
+			return pf.fail(osfile.UnwrapOS(err))
 		}
 		return nil
 	}, nil
@@ -247,7 +247,7 @@ func (pf *PendingFile) Cleanup() error {
 		_ = pf.f.Close() // the file is being discarded; only the removal matters
 	}
 	if err := pf.discard(); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return pf.fail(unwrapOS(err))
+		return pf.fail(osfile.UnwrapOS(err))
 	}
 	return nil
 }

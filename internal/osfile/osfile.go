@@ -190,3 +190,30 @@ func TempName(base string) string {
 	}
 	return "." + base + ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
 }
+
+// UnwrapOS strips the path from one layer of *fs.PathError or *os.LinkError
+// (its path is a temporary file's, or a resolved target's) and keeps the
+// system-level step ("sync: input/output error"), so that the caller can
+// wrap the error in one that names its own path and a Go-level Op.
+// errors.Is still sees the errno underneath. Other errors are returned as
+// they are.
+func UnwrapOS(err error) error {
+	switch e := err.(type) {
+	case *fs.PathError:
+		return StepError{e.Op, e.Err}
+	case *os.LinkError:
+		return StepError{e.Op, e.Err}
+	}
+	return err
+}
+
+// StepError is an OS error from one system-level step of an operation.
+type StepError struct {
+	Step string // "open", "sync", "rename", "mkdir", ...
+	Err  error
+}
+
+func (e StepError) Error() string { return e.Step + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e StepError) Unwrap() error { return e.Err }
