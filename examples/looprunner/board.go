@@ -49,6 +49,9 @@ func boardAdvance(c *cli, args []string) error {
 	if board.Rank(target) < 0 && !*unordered {
 		return usagef("status %q is outside the order (%s); give -allow-unordered to write it", target, statusOrder())
 	}
+	if err := checkBoardArgs(key, target, *now); err != nil {
+		return err
+	}
 	var opts []board.AdvanceOption
 	if *regress {
 		opts = append(opts, board.AllowRegression())
@@ -89,6 +92,26 @@ func boardAdvance(c *cli, args []string) error {
 		// stdout stays the status alone, for scripts; the note is for
 		// the person.
 		fmt.Fprintf(c.stderr, "%s: %s unchanged: already %s, past %s\n", c.name, key, st, target)
+	}
+	return nil
+}
+
+// checkBoardArgs refuses, before any file is read and in the command
+// line's words, the KEY, STATUS or -now that the board refuses as an
+// argument (it names its Go API: Advance, Stamp). Each is tried alone on
+// an empty board, where Advance checks its arguments and does no I/O.
+func checkBoardArgs(key string, target board.Status, now string) error {
+	refused := func(key string, target board.Status, opts ...board.AdvanceOption) bool {
+		_, err := new(board.Doc).Advance(key, target, opts...)
+		return errors.Is(err, filetxn.ErrInvalidArgument)
+	}
+	switch {
+	case refused(key, board.Done):
+		return usagef("KEY %q: want a non-empty UTF-8 key", key)
+	case refused("k", target, board.AllowUnordered()):
+		return usagef("STATUS %q: cannot be written as a plain YAML string", target)
+	case now != "" && refused("k", board.Done, board.Stamp(now)):
+		return usagef("-now %q: cannot be written as a plain YAML value for last_updated", now)
 	}
 	return nil
 }

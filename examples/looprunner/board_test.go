@@ -80,6 +80,32 @@ func TestBoardAdvanceRefusesAnUnorderedStatus(t *testing.T) {
 	require.Equal(t, "done\n", r.stdout, "board advance -allow-unordered = %q, want done", r.stdout)
 }
 
+// TestBoardAdvanceNamesTheArgumentsTheBoardRefusesInItsOwnWords: a KEY,
+// STATUS or -now that the board refuses as an argument is a usage error
+// (exit 2) naming the positional argument or flag and its value, not the
+// Go API's Advance or Stamp, and the board is not changed. Ablation:
+// dropping the checkBoardArgs call lets the board's own words through
+// ("board: Advance: key ...: filetxn: invalid argument"), and each line
+// goes red.
+func TestBoardAdvanceNamesTheArgumentsTheBoardRefusesInItsOwnWords(t *testing.T) {
+	e := newEnv(t)
+	f := e.write("sprint-status.yaml", testBoard)
+	see := "; see 'looprunner board advance -h'\n"
+	tests := []struct {
+		args []string
+		line string
+	}{
+		{[]string{"board", "advance", "-file", f, "", "done"}, `board advance: KEY "": want a non-empty UTF-8 key`},
+		{[]string{"board", "advance", "-file", f, "-allow-unordered", "3-2-digest-delivery", "a: b"}, `board advance: STATUS "a: b": cannot be written as a plain YAML string`},
+		{[]string{"board", "advance", "-file", f, "-now", "a: b", "3-2-digest-delivery", "done"}, `board advance: -now "a: b": cannot be written as a plain YAML value for last_updated`},
+	}
+	for _, tt := range tests {
+		r := e.want(2, tt.args...)
+		require.Equal(t, tt.line+see, r.stderr, "looprunner %q: stderr = %q, want %q", tt.args, r.stderr, tt.line)
+		require.Equal(t, testBoard, e.read("sprint-status.yaml"), "looprunner %q changed the board", tt.args)
+	}
+}
+
 // TestBoardAdvanceRefusesAnIllegalRegression: with -allow-regression, a backward move
 // other than done to awaiting-operator exits 1, and the message names the file, the line,
 // the row, its status, the target and the one move allowed; nothing is written.
