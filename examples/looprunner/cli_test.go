@@ -109,11 +109,12 @@ func TestHelpMarksRequiredFlags(t *testing.T) {
 	require.Regexp(t, `(?m)^  -severity SEVERITY +its SEVERITY: critical, high, medium or low$`, r.stdout, "ledger add -h: -severity")
 }
 
-// TestHelpOfAreas: an area's help (AREA -h, AREA help, help AREA) lists its
-// commands on stdout with exit 0, and so does the binary's (-h, help).
+// TestHelpOfAreas: an area's help (AREA -h, AREA help, help AREA, and help
+// AREA -h) lists its commands on stdout with exit 0, and so does the
+// binary's (-h, help); the global flags may follow help.
 func TestHelpOfAreas(t *testing.T) {
 	for _, a := range areas {
-		for _, args := range [][]string{{a.name, "-h"}, {a.name, "--help"}, {a.name, "help"}, {"help", a.name}} {
+		for _, args := range [][]string{{a.name, "-h"}, {a.name, "--help"}, {a.name, "help"}, {"help", a.name}, {"help", a.name, "-h"}, {"help", "-json", a.name}} {
 			r := runHere(args...)
 			require.Equal(t, 0, r.code, "looprunner %q: exit %d, want 0\n%s", args, r.code, r)
 			require.Empty(t, r.stderr, "looprunner %q: stderr = %q, want nothing", args, r.stderr)
@@ -123,7 +124,7 @@ func TestHelpOfAreas(t *testing.T) {
 			}
 		}
 	}
-	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"help", "help"}, {"-json", "help"}} {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"help", "help"}, {"-json", "help"}, {"help", "-h"}, {"help", "-json"}} {
 		r := runHere(args...)
 		require.Equal(t, 0, r.code, "looprunner %q: exit %d, want 0\n%s", args, r.code, r)
 		require.Contains(t, r.stdout, "usage: looprunner ", "looprunner %q", args)

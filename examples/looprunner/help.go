@@ -23,14 +23,13 @@ import (
 // command, on stdout. The global flags may follow it, as they may follow
 // any command, so that "help -json x" reports its error as JSON.
 func (c *cli) help(args []string) error {
+	// -h after help asks for what help prints anyway: "help ledger -h" is
+	// "help ledger".
+	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-h" || a == "-help" || a == "--help" })
 	fs := c.flagSet("help")
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				c.mainUsage(c.stdout)
-				return errHelp
-			}
 			return usagef("help: %v", c.flagError(fs, err))
 		}
 		if len(fs.Args()) == 0 {
