@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 )
 
 // Append appends one entry per spec (see [Doc.Append]) and returns the minted
@@ -28,11 +27,6 @@ import (
 // refused before any I/O with an error wrapping filetxn.ErrInvalidArgument,
 // as is a bad status or severity. On an error no ids are returned.
 func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
-	for i, sp := range specs {
-		if sp.Origin == "" && sp.SourceSpec == "" {
-			return nil, invalidArg("Append", "specs["+strconv.Itoa(i)+"].Origin", "", wantIdentity)
-		}
-	}
 	if err := validateSpecs(specs); err != nil {
 		return nil, err
 	}

@@ -137,13 +137,14 @@ func TestAppendValidatesEverySpecFirst(t *testing.T) {
 		field string
 		err   error
 	}{
-		{Spec{Title: "b", Severity: "urgent"}, "specs[1].Severity", filetxn.ErrInvalidArgument},
-		{Spec{Title: "b", Severity: "High"}, "specs[1].Severity", filetxn.ErrInvalidArgument},
-		{Spec{Title: "b", Status: "closed"}, "specs[1].Status", filetxn.ErrInvalidArgument},
-		{Spec{Title: "b", Status: "done"}, "specs[1].Status", filetxn.ErrInvalidArgument},
-		{Spec{Title: "b", Status: "done 2026-02-30"}, "specs[1].Status", filetxn.ErrInvalidArgument},
-		{Spec{Title: "b", Status: "done  2026-02-03"}, "specs[1].Status", filetxn.ErrInvalidArgument},
-		{Spec{Title: "b", Status: " open"}, "specs[1].Status", filetxn.ErrInvalidArgument},
+		{Spec{Title: "b"}, "specs[1].Origin", filetxn.ErrInvalidArgument}, // no identity: every later one would be skipped as its duplicate
+		{Spec{Title: "b", Origin: "o2", Severity: "urgent"}, "specs[1].Severity", filetxn.ErrInvalidArgument},
+		{Spec{Title: "b", Origin: "o2", Severity: "High"}, "specs[1].Severity", filetxn.ErrInvalidArgument},
+		{Spec{Title: "b", Origin: "o2", Status: "closed"}, "specs[1].Status", filetxn.ErrInvalidArgument},
+		{Spec{Title: "b", Origin: "o2", Status: "done"}, "specs[1].Status", filetxn.ErrInvalidArgument},
+		{Spec{Title: "b", Origin: "o2", Status: "done 2026-02-30"}, "specs[1].Status", filetxn.ErrInvalidArgument},
+		{Spec{Title: "b", Origin: "o2", Status: "done  2026-02-03"}, "specs[1].Status", filetxn.ErrInvalidArgument},
+		{Spec{Title: "b", Origin: "o2", Status: " open"}, "specs[1].Status", filetxn.ErrInvalidArgument},
 	} {
 		d := mustParse(t, ledgerFixture)
 		_, err := d.Append(Spec{Title: "a", Origin: "o"}, tc.spec)

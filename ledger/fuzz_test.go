@@ -264,6 +264,9 @@ func appendSpecs(text string) []Spec {
 	var specs []Spec
 	for i, o := range origins {
 		sp := Spec{Title: "batch", Origin: o, SourceSpec: sources[i%len(sources)], Reason: "r"}
+		if sp.Origin == "" && sp.SourceSpec == "" {
+			sp.SourceSpec = "f.md" // a spec with no identity is refused (TestAppendValidatesEverySpecFirst)
+		}
 		specs = append(specs, sp, sp)
 		sp.SourceSpec += "x"
 		sp.CrossSpecDedupe = i%2 == 0

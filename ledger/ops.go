@@ -40,7 +40,9 @@ type Spec struct {
 //
 // Free text is made one line (line breaks collapse to a space) and a title
 // that is blank after that becomes "(untitled DW-<n>)". All specs are validated
-// first: a bad status or severity returns an error wrapping
+// first: a spec with neither Origin nor SourceSpec (it would have no identity
+// to be found by, so every later one would be skipped as its duplicate) or
+// with a bad status or severity returns an error wrapping
 // filetxn.ErrInvalidArgument, naming the spec's field and value, and appends
 // nothing.
 func (d *Doc) Append(specs ...Spec) ([]string, error) {
@@ -69,6 +71,9 @@ const originIndexAfter = 16
 
 func validateSpecs(specs []Spec) error {
 	for i, s := range specs {
+		if s.Origin == "" && s.SourceSpec == "" {
+			return invalidArg("Append", "specs["+strconv.Itoa(i)+"].Origin", "", wantIdentity)
+		}
 		if s.Status != "" && !canonicalStatus(s.Status) {
 			return invalidArg("Append", "specs["+strconv.Itoa(i)+"].Status", s.Status, wantStatus)
 		}

@@ -74,7 +74,7 @@ func ledgerAdd(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := emptyLedger().Append(ledger.Spec{Severity: spec.Severity}); err != nil {
+	if _, err := emptyLedger().Append(ledger.Spec{Origin: "-", Severity: spec.Severity}); err != nil {
 		return &ledgerFlagError{"severity", spec.Severity, "must be one of critical, high, medium, low"}
 	}
 	ctx, cancel := c.lockCtx()
