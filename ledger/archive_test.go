@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/filetxn/filetxn"
 )
 
 // archiveOnce runs ArchiveInto on fresh parses of ledger and archive text and
@@ -271,8 +274,9 @@ func TestArchiveRefusesDuplicatedIDs(t *testing.T) {
 	text := "### DW-1: a\nstatus: done 2026-01-01\n\n### DW-1: b\nstatus: open\n"
 	d := mustParse(t, text)
 	_, err := d.ArchiveInto(mustParse(t, ""), "", "2026-08-24")
-	if !isDuplicate(err, "DW-1") || !strings.Contains(err.Error(), "DW-1: carried by 2 entries (lines 1, 4)") || d.changed() {
-		t.Errorf("ArchiveInto = %v, want a FormatError keyed DW-1 naming lines 1, 4", err)
+	var fe *filetxn.FormatError
+	if !isDuplicate(err, "DW-1") || !errors.As(err, &fe) || fe.Line != 4 || !strings.Contains(err.Error(), "line 4: DW-1: carried by 2 entries (lines 1, 4)") || d.changed() {
+		t.Errorf("ArchiveInto = %v, want a FormatError at line 4 keyed DW-1 naming lines 1, 4", err)
 	}
 }
 

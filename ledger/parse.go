@@ -165,13 +165,16 @@ func (p *parsed) find(id string) *entry {
 	return nil
 }
 
-// dupErr returns the *filetxn.FormatError, keyed by the id, for an
-// operation on an id that several entries carry; nil for any other id.
+// dupErr returns the *filetxn.FormatError, keyed by the id and at the line
+// of its second heading, for an operation on an id that several entries
+// carry; nil for any other id.
 func (p *parsed) dupErr(id string) error {
 	if _, ok := p.dups[id]; !ok {
 		return nil
 	}
-	return &filetxn.FormatError{Key: id, Err: &duplicateIDError{Lines: p.dupLines(id)}}
+	lines := p.dupLines(id)
+	// Line is the heading that repeats the id: the second entry with it.
+	return &filetxn.FormatError{Line: lines[1], Key: id, Err: &duplicateIDError{Lines: lines}}
 }
 
 // dupLines returns the 1-based lines of the headings of every entry with
