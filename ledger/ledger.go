@@ -291,7 +291,9 @@ func (d *Doc) Entries() []Entry {
 	return out
 }
 
-// Entry returns the first entry with the id, the one every operation acts on.
+// Entry returns the first entry with the id, and false when no entry has
+// it. The operations refuse an id that several entries carry (a
+// *filetxn.FormatError keyed by the id); Entries lists them all.
 func (d *Doc) Entry(id string) (Entry, bool) {
 	p := d.parsed()
 	if e := p.find(id); e != nil {
