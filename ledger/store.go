@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/atomicstage"
 	"github.com/filetxn/filetxn/internal/osfile"
 )
 
@@ -250,6 +251,12 @@ func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, er
 		}
 		if len(ids) == 0 {
 			return nil
+		}
+		// The ledger is replaced second: a ledger the write would refuse
+		// (read-only, not a regular file) fails the call before the
+		// archive is touched, not between the two writes.
+		if err := atomicstage.Check("Archive", s.path); err != nil {
+			return err
 		}
 		if a.changed() {
 			if _, err := tx.Write(s.archive, a.Bytes()); err != nil {

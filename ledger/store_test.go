@@ -442,9 +442,6 @@ func TestStoreDuplicateIDFailsAndWritesNothing(t *testing.T) {
 	require.Equal(t, []string{"DW-2"}, got, "MarkDone(DW-2) = %v, want [DW-2]", got)
 }
 
-// TestMutateFromInsideMutateIsAnError: a write the Store is asked for while
-// fn runs under its lock fails with ErrReentrant instead of deadlocking. (On
-// Mutate's lock-free run nothing is held: fn must not call the Store.)
 // TestArchiveOfADuplicatedIDNamesTheLedger: Store.Archive refuses an eligible
 // entry whose id two entries carry with a *filetxn.FormatError keyed by the
 // id inside an *fs.PathError naming the ledger, and writes neither file.
@@ -459,6 +456,28 @@ func TestArchiveOfADuplicatedIDNamesTheLedger(t *testing.T) {
 	require.Nil(t, readOrNil(t, s.archive), "archive after a refused Archive")
 }
 
+// TestArchiveOfAReadOnlyLedgerWritesNeitherFile: a ledger the write would
+// refuse (read-only) fails Archive before the archive is written, with an
+// error wrapping fs.ErrPermission that names the ledger; both files stay as
+// they were. (Ablation: without the check before the archive's write, the
+// archive gets the bodies and the call fails between the two writes.)
+func TestArchiveOfAReadOnlyLedgerWritesNeitherFile(t *testing.T) {
+	text := "### DW-1: a\nstatus: done 2026-01-01\n"
+	s := newStore(t, text)
+	require.NoError(t, os.Chmod(s.path, 0o444))
+	t.Cleanup(func() { os.Chmod(s.path, 0o644) })
+	ids, err := s.Archive(context.Background(), "", "2026-08-24")
+	var pe *fs.PathError
+	require.ErrorIs(t, err, fs.ErrPermission, "Archive() of a read-only ledger = %v, %v, want fs.ErrPermission", ids, err)
+	require.True(t, errors.As(err, &pe) && pe.Path == s.path, "Archive() = %v, want an *fs.PathError naming %s", err, s.path)
+	require.Empty(t, ids, "Archive() of a read-only ledger moved %v", ids)
+	require.Equal(t, text, string(readOrNil(t, s.path)), "ledger after a refused Archive")
+	require.Nil(t, readOrNil(t, s.archive), "archive after a refused Archive")
+}
+
+// TestMutateFromInsideMutateIsAnError: a write the Store is asked for while
+// fn runs under its lock fails with ErrReentrant instead of deadlocking. (On
+// Mutate's lock-free run nothing is held: fn must not call the Store.)
 func TestMutateFromInsideMutateIsAnError(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, ledgerFixture)

@@ -66,27 +66,11 @@ const (
 // Path path.
 func Create(op, path string, perm fs.FileMode, o Options) (*PendingFile, error) {
 	pf := &PendingFile{path: path, op: op, sync: !o.NoSync, dsync: !o.NoSync && !o.NoDirSync, check: o.Check, published: o.Published}
-	if path == "" {
-		return nil, &fs.PathError{Op: op, Path: path, Err: fs.ErrInvalid}
-	}
-
-	target, fi, err := resolve(path)
+	fi, err := pf.checkTarget()
 	if err != nil {
-		return nil, &fs.PathError{Op: op, Path: path, Err: err}
+		return nil, err
 	}
-	pf.target = target
-	if fi == nil && os.IsPathSeparator(target[len(target)-1]) {
-		// "dir/" or a link to "dir/": there is no file name to create.
-		return nil, pf.fail(fmt.Errorf("names a directory: %w", fs.ErrInvalid))
-	}
-	if fi != nil {
-		if !fi.Mode().IsRegular() {
-			return nil, pf.fail(osfile.NotRegular(fi.Mode()))
-		}
-		if err := checkWritable(target, fi); err != nil {
-			return nil, pf.fail(err)
-		}
-	}
+	target := pf.target
 
 	// The create is where the umask applies to a new file's perm. An existing
 	// target's mode is made exact below by keepMeta (with fchmod, which the
@@ -113,6 +97,44 @@ func Create(op, path string, perm fs.FileMode, o Options) (*PendingFile, error) 
 		}
 	}
 	return pf, nil
+}
+
+// Check makes the checks Create makes of the target at path, and creates
+// nothing: nil when a Create would get as far as staging a temporary file.
+// A caller that publishes several files, one after another, checks the later
+// ones first, so that a target refused for what it is (read-only, not a
+// regular file) fails the whole change before any file is replaced. Its
+// errors are Create's, with Op op.
+func Check(op, path string) error {
+	_, err := (&PendingFile{path: path, op: op}).checkTarget()
+	return err
+}
+
+// checkTarget resolves pf.path into pf.target and refuses a target that
+// Create must not replace; it returns the target's FileInfo, nil for a new
+// file.
+func (pf *PendingFile) checkTarget() (fs.FileInfo, error) {
+	if pf.path == "" {
+		return nil, &fs.PathError{Op: pf.op, Path: pf.path, Err: fs.ErrInvalid}
+	}
+	target, fi, err := resolve(pf.path)
+	if err != nil {
+		return nil, &fs.PathError{Op: pf.op, Path: pf.path, Err: err}
+	}
+	pf.target = target
+	if fi == nil && os.IsPathSeparator(target[len(target)-1]) {
+		// "dir/" or a link to "dir/": there is no file name to create.
+		return nil, pf.fail(fmt.Errorf("names a directory: %w", fs.ErrInvalid))
+	}
+	if fi != nil {
+		if !fi.Mode().IsRegular() {
+			return nil, pf.fail(osfile.NotRegular(fi.Mode()))
+		}
+		if err := checkWritable(target, fi); err != nil {
+			return nil, pf.fail(err)
+		}
+	}
+	return fi, nil
 }
 
 // Write writes p to the temporary file, as [io.Writer]. The first error is

@@ -323,3 +323,36 @@ func TestPublishedLeavesTheDirectoryFsyncToTheCaller(t *testing.T) {
 		require.Equal(t, 1, dirSyncs, "Published.SyncDir(): directory fsyncs made")
 	}
 }
+
+// TestCheckRefusesWhatCreateRefusesAndCreatesNothing: Check answers as
+// Create would about the target (a new file and a writable one pass, a
+// read-only one and a directory do not), with Create's errors under the
+// caller's op, and leaves no file behind.
+func TestCheckRefusesWhatCreateRefusesAndCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	rw := filepath.Join(dir, "rw")
+	ro := filepath.Join(dir, "ro")
+	require.NoError(t, os.WriteFile(rw, []byte("a"), 0o644))
+	require.NoError(t, os.WriteFile(ro, []byte("a"), 0o444))
+	t.Cleanup(func() { os.Chmod(ro, 0o644) })
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+
+	require.NoError(t, Check("Archive", filepath.Join(dir, "new")), "Check(a new file)")
+	require.NoError(t, Check("Archive", rw), "Check(a writable file)")
+	err := Check("Archive", ro)
+	var pe *fs.PathError
+	require.ErrorIs(t, err, fs.ErrPermission, "Check(a read-only file) = %v, want fs.ErrPermission", err)
+	require.True(t, errors.As(err, &pe) && pe.Op == "Archive" && pe.Path == ro, "Check(a read-only file) = %v, want an *fs.PathError with Op Archive naming it", err)
+	_, createErr := Create("Archive", ro, 0o644, Options{})
+	require.Equal(t, createErr.Error(), err.Error(), "Check and Create disagree on a read-only file")
+	require.Error(t, Check("Archive", sub), "Check(a directory)")
+
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, []string{"rw", "ro", "sub"}, names, "files after Check, want no temporary file")
+}
