@@ -78,7 +78,7 @@ func (rep *report) text(run, runs int) string {
 	return b.String()
 }
 
-// A target is one line of issue 15's table, checked against a run.
+// A target is one line of the project's table of targets, checked against a run.
 type target struct {
 	measure, want string
 	got           float64 // median
@@ -178,7 +178,7 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 	p("- *lock*: before timing, each row must exclude a non-blocking `flock` of another descriptor while it holds the lock.\n  The deep rows take the lock %d frames below the benchmark's loop; the deep target is filetxn's deep row over\n  the raw row at the same depth, round by round, so that both pay for the descent.\n", lockDepth)
 	p("- allocs/op and B/op are the process's heap allocations during filetxn's rows (the\n  children's, in the contend section), including what the benchmark itself allocates.\n\n")
 	p("![one durable append by ledger size](docs/bench/scaling.svg)\n![group throughput](docs/bench/group.svg)\n\n")
-	p("## Targets (issue 15)\n\n| measure | want |")
+	p("## Targets\n\n| measure | want |")
 	for i := range reps {
 		p(" run %d |", i+1)
 	}

@@ -141,7 +141,7 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // BenchmarkMutate50 measures 50 advances batched in one durable Mutate; compare with
-// BenchmarkAdvance (issue 4 asks for at most 1.5x).
+// BenchmarkAdvance (the target is at most 1.5x).
 func BenchmarkMutate50(b *testing.B) {
 	s, _, src, keys := benchStore(b)
 	f := newFlipper(keys)

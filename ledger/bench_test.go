@@ -98,7 +98,7 @@ func BenchmarkDocAppend(b *testing.B) {
 // Store wrote before, except the first of each ten, which decodes a file
 // written by another hand and parses it. Because the shared machine drifts, the floor runs in
 // untimed blocks interleaved with the timed appends, and the benchmark
-// reports it (floor-ns/op) and the ratio (x-floor). Targets (issue 15): 1.05x
+// reports it (floor-ns/op) and the ratio (x-floor). The targets: 1.05x
 // for 100 entries, 1.10x for 10,000, 1.20x for 100,000.
 func BenchmarkAppend(b *testing.B) {
 	ctx := context.Background()

@@ -23,7 +23,7 @@ import (
 // with the holder record (the default) and WithoutHolder, called near the
 // top of a goroutine and thirty frames deeper (the goroutine id must not
 // cost more on a deep stack). Its floor is BenchmarkRawFloor, in the same
-// run: the target of issue 15 is at most 1.0x. Because a shared machine
+// run: the project's target is at most 1.0x. Because a shared machine
 // drifts between benchmarks, each sub-benchmark also runs the floor itself,
 // untimed, in blocks interleaved with its own operations, and reports it
 // (floor-ns/op) and the ratio (x-floor).
