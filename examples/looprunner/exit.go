@@ -130,7 +130,7 @@ func (c *cli) fail(err error) int {
 		msg += "; see 'looprunner " + c.name + " -h'"
 	}
 	fmt.Fprintf(c.stderr, "%s: %s\n", c.name, msg)
-	if c.json && !c.printed {
+	if (c.json || c.jsonAsked && usage != nil) && !c.printed {
 		c.printJSON(struct {
 			Error    string `json:"error"`
 			ExitCode int    `json:"exit_code"`

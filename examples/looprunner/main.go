@@ -44,6 +44,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -68,6 +69,7 @@ type cli struct {
 	stateDir    string        // -state-dir; "" means the default
 	lockTimeout time.Duration // -lock-timeout
 	json        bool          // -json
+	jsonAsked   bool          // -json is among the arguments, parsed yet or not (see jsonAsked)
 	name        string        // the command, "ledger add"; errors start with it
 	cmd         command       // the command being run; zero before one is chosen
 
@@ -138,6 +140,7 @@ var topLevel = map[string]command{
 // run runs the command line args and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{name: "looprunner", lockTimeout: defaultLockTimeout, stdin: stdin, stdout: stdout, stderr: stderr}
+	c.jsonAsked = jsonAsked(args)
 	fs := c.flagSet("looprunner")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -176,6 +179,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	c.name, c.cmd = name+" "+rest[1], cmd
 	return c.fail(cmd.run(c, rest[2:]))
+}
+
+// jsonAsked reports whether args ask for -json (or --json, -json=true)
+// before any "--", as the flag sets would read them: a usage error that the
+// flag sets report before they reach -json, such as an unknown flag in front
+// of it, is then printed as JSON too.
+func jsonAsked(args []string) bool {
+	asked := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "json" {
+			continue
+		}
+		b, err := strconv.ParseBool(value)
+		asked = !hasValue || (err == nil && b)
+	}
+	return asked
 }
 
 // flagSet returns a flag set for the command name that already holds the
