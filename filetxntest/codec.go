@@ -25,7 +25,7 @@ type CodecCases[D any] struct {
 
 	// IsRefusal, when set, reports whether an error from Decode of an
 	// Invalid file is the codec's documented one, for example
-	//	func(err error) bool { return errors.As(err, new(*ParseError)) }
+	//	func(err error) bool { return errors.As(err, new(*filetxn.FormatError)) }
 	// When nil, any error will do.
 	IsRefusal func(err error) bool
 
