@@ -457,11 +457,16 @@ func (l *Loop) Delete(ctx context.Context) error {
 }
 
 // Ticks returns the tick log, read without the lock, skipping lines that do
-// not parse (a crash can leave a partial last line). It does not block.
+// not parse (a crash can leave a partial last line). It does not block. A
+// loop that has no state (deleted, or never a loop) gives an error matching
+// filetxn.ErrNotFound, as View does, not an empty log.
 func (l *Loop) Ticks(ctx context.Context) ([]TickRecord, error) {
 	data, err := osfile.ReadState(l.log, "Read", nil, 1)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Lstat(l.state); errors.Is(err, fs.ErrNotExist) {
+		return nil, l.missing()
 	}
 	return parseLog(data), nil
 }

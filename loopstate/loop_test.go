@@ -475,6 +475,22 @@ func TestMutateKeepsInvariantsAndUpdatedAt(t *testing.T) {
 // under Wine), statDir without its os.SameFile, which reads the directory's
 // id by path only at the comparison, takes the new loop for the old: the
 // waiter gets nil.
+// TestTicksOfADeletedLoopIsNotFound: the tick log of a loop that is gone is
+// an error matching filetxn.ErrNotFound, not an empty log; a loop that has
+// not ticked yet has an empty one. (Ablation: without the state check, Ticks
+// answers nil, nil for the deleted loop.)
+func TestTicksOfADeletedLoopIsNotFound(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "gone", Template{})
+	recs, err := l.Ticks(ctx0)
+	require.NoError(t, err, "Ticks() of a new loop = %v, %v, want an empty log", recs, err)
+	require.Empty(t, recs, "Ticks() of a new loop = %v, want an empty log", recs)
+	require.NoError(t, l.Delete(ctx0))
+	recs, err = l.Ticks(ctx0)
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "Ticks() of a deleted loop = %v, %v, want filetxn.ErrNotFound", recs, err)
+	require.Nil(t, recs, "Ticks() of a deleted loop = %v, want nil", recs)
+}
+
 func TestDeleteMakesWaitersFail(t *testing.T) {
 	waiting := make(chan struct{})
 	var once sync.Once
