@@ -16,20 +16,12 @@ import (
 )
 
 // checkWritable refuses, with an error wrapping [fs.ErrPermission], a target
-// that is read-only, and otherwise returns nil. fi is the target's Lstat.
-//
-// A rename never asks about the target's own permissions (only the directory's
-// count), so without this check a 0444 file would be silently replaced. A file
-// is read-only when its mode grants no write bit to anyone, or when opening it
-// for writing fails with EACCES, EPERM or EROFS. The mode clause comes first and
-// matters for root, whose open succeeds whatever the mode says. O_NONBLOCK keeps
-// the open from hanging if the file has just been swapped for a named pipe; no
-// O_TRUNC, so the contents are not touched (the open does count as a write-open
-// for inotify and leases).
+// whose mode grants a write bit (checkTarget refused the others) but that
+// opening it for writing finds read-only: EACCES, EPERM or EROFS. fi is the
+// target's Lstat. O_NONBLOCK keeps the open from hanging if the file has just
+// been swapped for a named pipe; no O_TRUNC, so the contents are not touched
+// (the open does count as a write-open for inotify and leases).
 func checkWritable(path string, fi fs.FileInfo) error {
-	if fi.Mode().Perm()&0o222 == 0 {
-		return fmt.Errorf("read-only file (mode %v): %w", fi.Mode().Perm(), fs.ErrPermission)
-	}
 	for {
 		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		switch {

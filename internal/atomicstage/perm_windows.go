@@ -10,15 +10,11 @@ import (
 )
 
 // checkWritable refuses, with an error wrapping [fs.ErrPermission], a target
-// that is read-only, and otherwise returns nil. On Windows that is a file with
-// the read-only attribute (which Go reports as a mode without write bits), or
-// one whose ACL denies opening it for writing. A sharing violation, from another
-// process holding the file open, is not a permission problem: replace retries
-// it.
+// without the read-only attribute (which Go reports as a mode without write
+// bits, and checkTarget refused) whose ACL denies opening it for writing. A
+// sharing violation, from another process holding the file open, is not a
+// permission problem: replace retries it.
 func checkWritable(path string, fi fs.FileInfo) error {
-	if fi.Mode().Perm()&0o222 == 0 {
-		return fmt.Errorf("read-only file: %w", fs.ErrPermission)
-	}
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err == nil {
 		f.Close()

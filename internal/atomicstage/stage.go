@@ -130,6 +130,14 @@ func (pf *PendingFile) checkTarget() (fs.FileInfo, error) {
 		if !fi.Mode().IsRegular() {
 			return nil, pf.fail(osfile.NotRegular(fi.Mode()))
 		}
+		// A rename never asks about the target's own permissions (only the
+		// directory's count), so without this a 0444 file would be silently
+		// replaced. The mode comes first and is what refuses for root, whose
+		// open succeeds whatever the mode says; checkWritable then asks the
+		// system.
+		if fi.Mode().Perm()&0o222 == 0 {
+			return nil, pf.fail(fmt.Errorf("read-only file (mode %v): %w", fi.Mode().Perm(), fs.ErrPermission))
+		}
 		if err := checkWritable(target, fi); err != nil {
 			return nil, pf.fail(err)
 		}

@@ -3,22 +3,17 @@
 package atomicstage
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 )
 
 // This file serves the systems that are neither Unix nor Windows (Plan 9,
-// WebAssembly hosts) with what the standard library offers: the mode clause of
-// the read-only check, a plain rename (the directory sync, attempted with its failure
-// ignored, is internal/osfile's).
+// WebAssembly hosts) with what the standard library offers: the mode alone
+// decides the read-only check (checkTarget's), and the rename is a plain one
+// (the directory sync, attempted with its failure ignored, is
+// internal/osfile's).
 
-func checkWritable(path string, fi fs.FileInfo) error {
-	if fi.Mode().Perm()&0o222 == 0 {
-		return fmt.Errorf("read-only file (mode %v): %w", fi.Mode().Perm(), fs.ErrPermission)
-	}
-	return nil
-}
+func checkWritable(path string, fi fs.FileInfo) error { return nil }
 
 // tempPerm is the permission a temporary file standing in for the existing
 // target fi is created with; keepMeta sets the target's own afterwards.
