@@ -239,16 +239,9 @@ func (g *Group) WaitMark(name string) {
 
 func (g *Group) waitFor(path string) {
 	g.t.Helper()
-	deadline := time.Now().Add(Timeout)
-	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 10*time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if g.allExited() || time.Now().After(deadline) {
-			g.logAll()
-			g.t.Fatalf("filetxntest: %s never appeared", filepath.Base(path))
-		}
-		time.Sleep(delay)
+	if !appears(path, g.allExited) {
+		g.logAll()
+		g.t.Fatalf("filetxntest: %s never appeared", filepath.Base(path))
 	}
 }
 
@@ -351,13 +344,22 @@ func touch(t testing.TB, path string) {
 // measure them.
 func WaitFor(t testing.TB, path string) {
 	t.Helper()
+	if !appears(path, func() bool { return false }) {
+		t.Fatalf("filetxntest: %s never appeared", path)
+	}
+}
+
+// appears polls, with a short growing interval, for a file at path: it
+// reports true once there is one, false once gone reports true or
+// [Timeout] passes.
+func appears(path string, gone func() bool) bool {
 	deadline := time.Now().Add(Timeout)
 	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 10*time.Millisecond) {
 		if _, err := os.Stat(path); err == nil {
-			return
+			return true
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("filetxntest: %s never appeared", path)
+		if gone() || time.Now().After(deadline) {
+			return false
 		}
 		time.Sleep(delay)
 	}
