@@ -630,52 +630,36 @@ func TestLockPathFollowsSymlinkedDirectories(t *testing.T) {
 	}
 }
 
-// TestAFailingProbeReadFallsThroughToTheLock: when the lock-free read fails,
-// the operation decides under the lock instead (the lock file appears) and
-// still answers its no-op without writing (bmad-loop's
-// test_a_failing_probe_read_falls_through_to_the_locked_path). These are the
-// operations with a probe of their own; MarkDone, MarkOpen and RecordDecision
-// use the engine's MutateProbed, whose tests check the same.
+// TestAFailingProbeReadFallsThroughToTheLock: when Archive's lock-free read
+// fails, it decides under the lock instead (the lock file appears) and still
+// answers its no-op without writing (bmad-loop's
+// test_a_failing_probe_read_falls_through_to_the_locked_path). Archive is the
+// operation with a probe of its own; Append and Mutate use the engine's
+// MutateProbed, whose tests check the same. Ablation: ignoring probeFault in
+// Store.probe turns it red (the probe answers, and no lock is taken).
 func TestAFailingProbeReadFallsThroughToTheLock(t *testing.T) {
-	ctx := context.Background()
 	archived := mustParse(t, ledgerFixture)
 	archived.ArchiveInto(mustParse(t, ""), "", "2026-08-24")
-	for _, tc := range []struct {
-		name, seed string
-		call       func(*Store) (int, error)
-	}{
-		{"Append", "### DW-1: t\norigin: o\nsource_spec: `s`\nstatus: open\n", func(s *Store) (int, error) {
-			ids, err := s.Append(ctx, Spec{Title: "t", Origin: "o", SourceSpec: "s"})
-			return len(slices.DeleteFunc(ids, func(id string) bool { return id == "" })), err
-		}},
-		{"Archive", archived.textString(), func(s *Store) (int, error) {
-			ids, err := s.Archive(ctx, "", "")
-			return len(ids), err
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newStore(t, tc.seed)
-			lp, _ := s.LockPath()
-			faults := 1
-			s.probeFault = func() error {
-				if faults > 0 {
-					faults--
-					return os.ErrPermission
-				}
-				return nil
-			}
-			before := readOrNil(t, s.path)
-			n, err := tc.call(s)
-			if err != nil || n != 0 {
-				t.Errorf("call = %d changes, %v; want the no-op", n, err)
-			}
-			if _, err := os.Stat(lp); err != nil {
-				t.Errorf("the lock was not taken after the probe failed: %v", err)
-			}
-			if string(readOrNil(t, s.path)) != string(before) {
-				t.Errorf("the ledger changed")
-			}
-		})
+	s := newStore(t, archived.textString())
+	lp, _ := s.LockPath()
+	faults := 1
+	s.probeFault = func() error {
+		if faults > 0 {
+			faults--
+			return os.ErrPermission
+		}
+		return nil
+	}
+	before := readOrNil(t, s.path)
+	ids, err := s.Archive(context.Background(), "", "")
+	if err != nil || len(ids) != 0 {
+		t.Errorf("Archive = %v, %v; want the no-op", ids, err)
+	}
+	if _, err := os.Stat(lp); err != nil {
+		t.Errorf("the lock was not taken after the probe failed: %v", err)
+	}
+	if string(readOrNil(t, s.path)) != string(before) {
+		t.Errorf("the ledger changed")
 	}
 }
 
