@@ -124,12 +124,8 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 			if dir0 == nil {
 				dir0 = statDir(l.dir)
 			}
-			restored, rerr := l.restoreLock(ctx)
-			if rerr != nil {
-				return rerr
-			}
-			if !restored {
-				return l.missing()
+			if err := l.restoreLock(); err != nil {
+				return err
 			}
 			continue
 		}
@@ -154,23 +150,27 @@ func statDir(dir string) os.FileInfo {
 
 // restoreLock creates the loop's missing lock file, exclusively and only
 // in the loop's existing directory, if the loop's state file is there. It
-// reports whether a lock file is there now (made by this call or by a
-// racing one); false means that there is no loop.
-func (l *Loop) restoreLock(ctx context.Context) (bool, error) {
+// returns nil when a lock file is there now (made by this call or by a
+// racing one), and the error of a missing loop (l.missing) when there is
+// no loop.
+func (l *Loop) restoreLock() error {
 	data, err := osfile.ReadState(l.state, "Read", nil, 1)
-	if err != nil || data == nil {
-		return false, err
+	if err != nil {
+		return err
+	}
+	if data == nil {
+		return l.missing()
 	}
 	f, err := osfile.OpenFile(l.lock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
 	case errors.Is(err, fs.ErrExist):
-		return true, nil
+		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		return false, nil // the loop was deleted after the read
+		return l.missing() // the loop was deleted after the read
 	case err != nil:
-		return false, err
+		return err
 	}
-	return true, f.Close()
+	return f.Close()
 }
 
 // read reads and decodes the state under the lock. A state it refuses gives
@@ -284,11 +284,8 @@ func (l *Loop) mutate(ctx context.Context, op string, probe bool, fn func(d *Doc
 		if dir0 == nil {
 			dir0 = statDir(l.dir)
 		}
-		switch ok, err := l.restoreLock(ctx); {
-		case err != nil:
+		if err := l.restoreLock(); err != nil {
 			return c, err
-		case !ok:
-			return c, l.missing()
 		}
 	}
 }
