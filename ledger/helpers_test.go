@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,4 +68,37 @@ func isDuplicate(err error, id string) bool {
 func isInvalidUTF8(err error, line int) bool {
 	var fe *filetxn.FormatError
 	return errors.As(err, &fe) && errors.Is(fe.Err, errInvalidUTF8) && (line == 0 || fe.Line == line)
+}
+
+// duplicate names an id that several entries carry and the 1-based lines of
+// their headings.
+type duplicate struct {
+	ID    string
+	Lines []int
+}
+
+// duplicates returns every id that two or more entries carry, in order of
+// first appearance. A ledger with duplicates is corrupt for those ids:
+// operations on them fail with a *filetxn.FormatError keyed by the id until
+// the file is fixed by hand.
+func (d *Doc) duplicates() []duplicate {
+	p := d.parsed()
+	var out []duplicate
+	for i := range p.entries {
+		id := p.entries[i].id
+		if idx, ok := p.dups[id]; ok && idx[0] == i {
+			out = append(out, duplicate{ID: id, Lines: p.dupLines(id)})
+		}
+	}
+	return out
+}
+
+// nextSeq returns the number of nextID, or math.MaxUint64 if it does not
+// fit in a uint64.
+func (d *Doc) nextSeq() uint64 {
+	n, err := strconv.ParseUint(increment(d.maxSeq()), 10, 64)
+	if err != nil {
+		return math.MaxUint64
+	}
+	return n
 }

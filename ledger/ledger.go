@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"bytes"
-	"math"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -302,43 +300,10 @@ func (d *Doc) Entry(id string) (Entry, bool) {
 	return Entry{}, false
 }
 
-// duplicate names an id that several entries carry and the 1-based lines of
-// their headings.
-type duplicate struct {
-	ID    string
-	Lines []int
-}
-
-// duplicates returns every id that two or more entries carry, in order of
-// first appearance. A ledger with duplicates is corrupt for those ids:
-// operations on them fail with a *filetxn.FormatError keyed by the id until
-// the file is fixed by hand.
-func (d *Doc) duplicates() []duplicate {
-	p := d.parsed()
-	var out []duplicate
-	for i := range p.entries {
-		id := p.entries[i].id
-		if idx, ok := p.dups[id]; ok && idx[0] == i {
-			out = append(out, duplicate{ID: id, Lines: p.dupLines(id)})
-		}
-	}
-	return out
-}
-
 // nextID returns the id the next appended entry gets: one past the highest
 // DW-<n> anywhere in the text (headings, bodies, prose, fenced examples), or
 // DW-1. It is exact for numbers of any size.
 func (d *Doc) nextID() string { return "DW-" + increment(d.maxSeq()) }
-
-// nextSeq returns the number of nextID, or math.MaxUint64 if it does not
-// fit in a uint64.
-func (d *Doc) nextSeq() uint64 {
-	n, err := strconv.ParseUint(increment(d.maxSeq()), 10, 64)
-	if err != nil {
-		return math.MaxUint64
-	}
-	return n
-}
 
 func (d *Doc) maxSeq() string {
 	if !d.seqValid {
