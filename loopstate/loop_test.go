@@ -629,3 +629,39 @@ func TestWriteRefusesAnEventFieldItsKeyDoesNotHold(t *testing.T) {
 		})
 	}
 }
+
+// TestLongTextIsRefusedBeforeAnyIO: Pause's by and reason and Approve's by
+// and note are at most 4096 bytes; a longer one is refused with
+// filetxn.ErrInvalidArgument, before the lock is taken, and nothing is
+// written. Ablation (run): Loop.Pause and Loop.Approve without their
+// checkText make it red.
+func TestLongTextIsRefusedBeforeAnyIO(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{Gates: Gates{MaxTicks: i64(0)}})
+	require.ErrorAs(t, l.CheckGate(ctx0), new(*GuardError), "CheckGate(max_ticks 0) did not halt the loop")
+	long, most := strings.Repeat("x", maxString+1), strings.Repeat("x", maxString)
+	before := readFile(t, l.state)
+
+	// The lock is held elsewhere: an operation that got as far as the
+	// state would wait for it, or refuse on the loop's status.
+	h, err := lock.Acquire(ctx0, l.lock)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		op   func() error
+	}{
+		{"Pause by", func() error { return l.Pause(ctx0, long, "") }},
+		{"Pause reason", func() error { return l.Pause(ctx0, "", long) }},
+		{"Approve by", func() error { return l.Approve(ctx0, long, "") }},
+		{"Approve note", func() error { return l.Approve(ctx0, "", long) }},
+	} {
+		err := tc.op()
+		require.ErrorIs(t, err, filetxn.ErrInvalidArgument, "%s of %d bytes = %v, want filetxn.ErrInvalidArgument", tc.name, len(long), err)
+	}
+	h.Release()
+	require.Equal(t, before, readFile(t, l.state), "a refused argument wrote the state")
+
+	require.NoError(t, l.Approve(ctx0, most, most), "Approve(by, note of %d bytes)", len(most))
+	d := mustView(t, l)
+	require.Equal(t, most, d.LastApproval.Reason, "last_approval.note after Approve of %d bytes", len(most))
+}
