@@ -34,11 +34,9 @@ func checkText(op, what, s string) error {
 
 // pause moves a running loop to paused, recording who paused it and why. A
 // paused or halted loop is refused with a *GuardError: a pause must not
-// hide a halt. The schedule is left alone.
+// hide a halt. The schedule is left alone. (Loop.Pause has checked the
+// lengths of by and reason, before any I/O.)
 func (d *Doc) pause(now time.Time, by, reason string) error {
-	if err := errors.Join(checkText("Pause", "by", by), checkText("Pause", "reason", reason)); err != nil {
-		return err
-	}
 	if err := d.guard("pause", Running); err != nil {
 		return err
 	}
@@ -67,11 +65,9 @@ func (d *Doc) resume(now time.Time) error {
 // one, consecutive_failures is reset, last_approval records by, note and the
 // tick, and a new gate window opens at the current tick_count and spent, so
 // that the gate that halted the loop is not still over its threshold. A loop
-// that is not halted is refused with a *GuardError.
+// that is not halted is refused with a *GuardError. (Loop.Approve has
+// checked the lengths of by and note, before any I/O.)
 func (d *Doc) approve(now time.Time, by, note string) error {
-	if err := errors.Join(checkText("Approve", "by", by), checkText("Approve", "note", note)); err != nil {
-		return err
-	}
 	if err := d.guard("approve", Halted); err != nil {
 		return err
 	}
