@@ -88,15 +88,16 @@ func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result
 	}
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Dir = c.Dir
-	if cmd.Dir == "" && run.Loop != nil {
-		cmd.Dir = filepath.Dir(run.Loop.LockPath()) // the loop's directory
-	}
 	cmd.Env = os.Environ()
 	if run.Loop != nil {
 		// A loop's lock file is <root>/loops/<name>/.state.lock. The child
-		// runs elsewhere (in the loop's directory): give it the root
-		// absolute.
-		root := filepath.Dir(filepath.Dir(filepath.Dir(run.Loop.LockPath())))
+		// runs in the loop's directory unless c.Dir says otherwise, and
+		// perhaps elsewhere: give it the root absolute.
+		dir := filepath.Dir(run.Loop.LockPath())
+		if cmd.Dir == "" {
+			cmd.Dir = dir
+		}
+		root := filepath.Dir(filepath.Dir(dir))
 		if abs, err := filepath.Abs(root); err == nil {
 			root = abs
 		}
