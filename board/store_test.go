@@ -448,9 +448,26 @@ func TestStoreMutateBatchesAdvances(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Path != path || pe.Op != "Mutate" || pe.Err != inner || !errors.Is(err, ErrIllegalTransition) {
 		t.Errorf("Mutate with an illegal regression = %v, want an *fs.PathError{Mutate %s} around Doc.Advance's error", err, path)
 	}
+	// So does an absent row. Ablation: dropping filetxn.ErrNotFound from named turns
+	// this red (Store.Advance names the board itself, so only Mutate grades it).
+	_, err = s.Mutate(context.Background(), func(d *Doc) error {
+		_, err := d.Advance("9-9-absent", Done)
+		return err
+	})
+	if !errors.As(err, &pe) || pe.Path != path || pe.Op != "Mutate" || !errors.Is(err, filetxn.ErrNotFound) {
+		t.Errorf("Mutate advancing an absent row = %v, want an *fs.PathError{Mutate %s} matching filetxn.ErrNotFound", err, path)
+	}
 	other := &fs.PathError{Op: "Advance", Path: "other.yaml", Err: inner}
 	if _, err := s.Mutate(context.Background(), func(*Doc) error { return other }); err != other {
 		t.Errorf("Mutate returning an error that names a file = %v, want it unchanged", err)
+	}
+	// And a row whose line cannot be rewritten (a quoted key): its *filetxn.FormatError
+	// comes inside an *fs.PathError naming the board. Ablation: dropping the FormatError
+	// from named turns this red.
+	qpath, qstate := newBoard(t, "development_status:\n  \"3-1-a\": backlog\n")
+	_, err = open(t, qpath, filetxn.WithStateRoot(qstate)).Advance(context.Background(), "3-1-a", Done)
+	if fe, re := refusedRow(err); !errors.As(err, &pe) || pe.Path != qpath || pe.Op != "Advance" || fe == nil || fe.Key != "3-1-a" || re.reason != reasonKeyNotPlain {
+		t.Errorf("Advance of a quoted key = %v, want an *fs.PathError{Advance %s} around a *filetxn.FormatError for the row (key-not-plain)", err, qpath)
 	}
 }
 
