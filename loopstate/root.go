@@ -101,16 +101,13 @@ func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*L
 			return nil, err
 		}
 	}
-	if err := d.validate(); err != nil {
+	l := r.loop(name)
+	data, err := l.codec().Encode(d) // it checks the invariants
+	if err != nil {
 		return nil, invalid(err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-	l := r.loop(name)
-	data, err := l.codec().Encode(d)
-	if err != nil {
-		return nil, invalid(err)
 	}
 	if err := os.MkdirAll(filepath.Join(r.dir, loopsDir), 0o755); err != nil {
 		return nil, err
