@@ -416,7 +416,13 @@ func (s *Store[D]) lead(c *call[D], grouped bool) (commit Commit, err error) {
 			s.g.handOff()
 		}
 	}()
-	h, err := s.tryAcquire()
+	// The lock path is resolved once for both attempts: with WithStateRoot
+	// that follows the data file's symlinks, a stat of each of its elements.
+	lockPath, pathErr := s.LockPath()
+	h, err := (*lock.Handle)(nil), pathErr
+	if err == nil {
+		h, err = lock.TryAcquire(lockPath, s.o.lockOpts...)
+	}
 	if err != nil {
 		if grouped {
 			s.g.wait()
@@ -424,10 +430,10 @@ func (s *Store[D]) lead(c *call[D], grouped bool) (commit Commit, err error) {
 		if c.probed && s.probe(c.fn) {
 			return Commit{}, nil
 		}
-		if s.o.noWait {
+		if s.o.noWait || pathErr != nil {
 			return Commit{}, err
 		}
-		if h, err = s.acquire(c.ctx); err != nil {
+		if h, err = lock.Acquire(c.ctx, lockPath, s.o.lockOpts...); err != nil {
 			return Commit{}, err
 		}
 	}

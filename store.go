@@ -369,15 +369,6 @@ func (s *Store[D]) acquire(ctx context.Context) (*lock.Handle, error) {
 	return lock.Acquire(ctx, lockPath, s.o.lockOpts...)
 }
 
-// tryAcquire takes the store's lock if it is free, without waiting.
-func (s *Store[D]) tryAcquire() (*lock.Handle, error) {
-	lockPath, err := s.LockPath()
-	if err != nil {
-		return nil, err
-	}
-	return lock.TryAcquire(lockPath, s.o.lockOpts...)
-}
-
 // holding runs fn with h held, and releases h.
 func (s *Store[D]) holding(ctx context.Context, h *lock.Handle, fn func(tx *Tx) error) error {
 	defer h.Release()
