@@ -735,3 +735,37 @@ func TestUnknownIDsAndIdentitylessSpecsAreRefused(t *testing.T) {
 	require.True(t, isArg(err, "Append", "specs[0].Origin", ""), "Append(spec without identity) = %v, want its Origin named", err)
 	require.Equal(t, string(before), string(readOrNil(t, s.path)), "ledger after a refused Append (first was %v)", first)
 }
+
+// TestMutateNamesOnlyTheLedgersRefusals: an error of fn that does not come
+// from the ledger's content (fn's own, an argument a Doc operation refuses)
+// and one that names a file already come back from Store.Mutate unchanged,
+// and nothing is written. Ablations: wrapping every error in named, or
+// wrapping one that is an *fs.PathError already, turns it red.
+func TestMutateNamesOnlyTheLedgersRefusals(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, ledgerFixture)
+	before := readOrNil(t, s.path)
+	boom := errors.New("boom")
+	var bad error
+	other := &fs.PathError{Op: "Read", Path: "other.md", Err: filetxn.ErrNotFound}
+	for _, tc := range []struct {
+		name string
+		fn   func(*Doc) error
+		want func() error
+	}{
+		{"fn's own", func(d *Doc) error {
+			d.Append(Spec{Title: "t", Origin: "o", SourceSpec: "s.md"})
+			return boom
+		}, func() error { return boom }},
+		{"a refused argument", func(d *Doc) error {
+			_, bad = d.MarkDone([]string{"DW-1"}, "2026-02-30", "n")
+			return bad
+		}, func() error { return bad }},
+		{"one naming a file", func(*Doc) error { return other }, func() error { return other }},
+	} {
+		if _, err := s.Mutate(ctx, tc.fn); err == nil || err != tc.want() {
+			t.Errorf("Mutate with %s error = %v, want %v unchanged", tc.name, err, tc.want())
+		}
+	}
+	require.Equal(t, string(before), string(readOrNil(t, s.path)), "ledger after failing fns")
+}
