@@ -105,8 +105,14 @@ type Store[D any] struct {
 	codec Codec[D]
 	o     options
 	bufs  sync.Pool // of *[]byte: read buffers, reused from call to call
-	slot  bufSlot   // one read buffer that a garbage collection does not take away
 	g     group[D]  // the Mutates waiting for the lock (group commit)
+
+	// slot keeps one read buffer between transactions (nil when empty or
+	// taken). The pool alone would not do for a large file: every
+	// transaction on it allocates about the file's size (the document and
+	// its encoding), so the collections that empty a pool come about once a
+	// transaction, and each read would go to fresh memory.
+	slot atomic.Pointer[[]byte]
 }
 
 // NewStore returns a store for the data file at path, guarded by the lock
@@ -524,25 +530,11 @@ func (tx *Tx) remove(path, op string) error {
 	return nil
 }
 
-// A bufSlot keeps one read buffer between transactions. A sync.Pool alone
-// would not do for a large file: every transaction on it allocates about
-// the file's size (the document and its encoding), so the collections that
-// empty a pool come about once a transaction, and each read would go to
-// fresh memory.
-type bufSlot struct {
-	mu  sync.Mutex
-	buf *[]byte // nil when empty or taken; guarded by mu
-}
-
 // buffer returns a read buffer: the store's slot's, or one from its pool.
 // The caller hands it back with recycle once the bytes read into it are no
 // longer used (by the Codec contract, once Decode and Encode have returned).
 func (s *Store[D]) buffer() *[]byte {
-	s.slot.mu.Lock()
-	buf := s.slot.buf
-	s.slot.buf = nil
-	s.slot.mu.Unlock()
-	if buf != nil {
+	if buf := s.slot.Swap(nil); buf != nil {
 		return buf
 	}
 	if buf, ok := s.bufs.Get().(*[]byte); ok {
@@ -561,15 +553,8 @@ func (s *Store[D]) recycle(buf *[]byte) {
 		clear((*buf)[:cap(*buf)])
 	}
 	*buf = (*buf)[:0]
-	if cap(*buf) <= 2*used+slotSlack {
-		s.slot.mu.Lock()
-		if s.slot.buf == nil {
-			s.slot.buf, buf = buf, nil
-		}
-		s.slot.mu.Unlock()
-		if buf == nil {
-			return
-		}
+	if cap(*buf) <= 2*used+slotSlack && s.slot.CompareAndSwap(nil, buf) {
+		return
 	}
 	if cap(*buf) <= maxPooledBuffer {
 		s.bufs.Put(buf)
