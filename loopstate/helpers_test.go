@@ -181,18 +181,8 @@ func (t Template) apply(d *Doc) error {
 // New returns the initial state that Create writes for name, created at
 // now from t, without any I/O, and checks it as Create does.
 func New(name string, now time.Time, t Template) (*Doc, error) {
-	if err := checkName("New", name); err != nil {
-		return nil, err
-	}
-	d := newDoc(name, now)
-	t.apply(d)
-	if err := t.Gates.validate(); err != nil {
-		return nil, err
-	}
-	if err := errors.Join(checkText("New", "template", d.Template), checkText("New", "schedule every", d.Schedule.Every)); err != nil {
-		return nil, err
-	}
-	return d, nil
+	d, _, err := initial(name, now, t.apply)
+	return d, err
 }
 
 // refusal returns the Key of the *filetxn.FormatError in err, the invariant

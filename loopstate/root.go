@@ -78,37 +78,14 @@ func (r *Root) loop(name string) *Loop {
 // the key at fault) create nothing, before any
 // I/O. Create does not block; ctx is checked once.
 func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*Loop, error) {
-	if err := checkName("Create", name); err != nil {
-		return nil, err
-	}
-	d := newDoc(name, r.now())
-	if fn != nil {
-		if err := fn(d); err != nil {
-			return nil, err
-		}
-	}
-	invalid := func(err error) error {
-		return fmt.Errorf("loopstate: Create %s: %v: %w", name, err, filetxn.ErrInvalidArgument)
-	}
-	if err := d.Gates.validate(); err != nil {
-		return nil, invalid(err)
-	}
-	if err := errors.Join(checkText("Create", "template", d.Template), checkText("Create", "schedule every", d.Schedule.Every)); err != nil {
-		return nil, err
-	}
-	if p := d.Paused; p != nil {
-		if err := errors.Join(checkText("Create", "pause by", p.By), checkText("Create", "pause reason", p.Reason)); err != nil {
-			return nil, err
-		}
-	}
-	l := r.loop(name)
-	data, err := l.codec().Encode(d) // it checks the invariants
+	_, data, err := initial(name, r.now(), fn)
 	if err != nil {
-		return nil, invalid(err)
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	l := r.loop(name)
 	if err := os.MkdirAll(filepath.Join(r.dir, loopsDir), 0o755); err != nil {
 		return nil, err
 	}
@@ -188,4 +165,39 @@ func (r *Root) List(ctx context.Context) ([]*Loop, error) {
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// initial returns the initial state of the loop name, created at now, with
+// fn applied (nil: none), and the bytes Create writes for it, or Create's
+// refusal of the name, of fn's error or of the state fn leaves; it does no
+// I/O.
+func initial(name string, now time.Time, fn func(*Doc) error) (*Doc, []byte, error) {
+	if err := checkName("Create", name); err != nil {
+		return nil, nil, err
+	}
+	d := newDoc(name, now)
+	if fn != nil {
+		if err := fn(d); err != nil {
+			return nil, nil, err
+		}
+	}
+	invalid := func(err error) error {
+		return fmt.Errorf("loopstate: Create %s: %v: %w", name, err, filetxn.ErrInvalidArgument)
+	}
+	if err := d.Gates.validate(); err != nil {
+		return nil, nil, invalid(err)
+	}
+	if err := errors.Join(checkText("Create", "template", d.Template), checkText("Create", "schedule every", d.Schedule.Every)); err != nil {
+		return nil, nil, err
+	}
+	if p := d.Paused; p != nil {
+		if err := errors.Join(checkText("Create", "pause by", p.By), checkText("Create", "pause reason", p.Reason)); err != nil {
+			return nil, nil, err
+		}
+	}
+	data, err := codec{name: name}.Encode(d) // it checks the invariants
+	if err != nil {
+		return nil, nil, invalid(err)
+	}
+	return d, data, nil
 }
