@@ -140,7 +140,8 @@ func TestConcurrentApprovesHaveOneWinner(t *testing.T) {
 	g := proctest.Start(t, n, dir)
 	raceParent(t, g, dir, n, rounds, func(round int) {
 		l := mustCreate(t, r, roundName(round), Template{Gates: Gates{MaxTicks: i64(0)}})
-		if err := l.CheckGate(ctx0); !errors.Is(err, ErrStatus) {
+		var ge *GuardError
+		if err := l.CheckGate(ctx0); !errors.As(err, &ge) || ge.Status != Halted {
 			t.Fatalf("CheckGate at max_ticks 0 = %v, want a halt", err)
 		}
 	}, func(round int, res []result) {
