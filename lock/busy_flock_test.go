@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -108,4 +109,48 @@ func TestTryAcquireOfAReplacedLockFileTakesTheFileAtThePath(t *testing.T) {
 	ok, err := h.Current()
 	require.True(t, ok && err == nil, "Current() = %v, %v, want true, nil: the handle holds the file at the path", ok, err)
 	require.True(t, lockedAtPath(t, path), "the file at %s is not locked after TryAcquire", path)
+}
+
+// TestAcquireWaitingOnAReplacedLockFileTakesTheFileAtThePath: a contended
+// Acquire of a lock file whose descriptor the process keeps goes on from
+// its first, busy attempt on that descriptor to the wait (see
+// acquireCached); when the file it waited on is no longer at the path once
+// the lock is granted, Acquire takes the file now at the path. The hook runs
+// when the acquisition has found the kept descriptor busy and still at the
+// path, and is about to wait: it renames another file over the path and
+// frees the old one. (Ablation: acquireCached returning lockOS's outcome
+// although lockOS reports the file moved makes Acquire return a nil Handle
+// and a nil error, and the test fails.)
+func TestAcquireWaitingOnAReplacedLockFileTakesTheFileAtThePath(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.lock")
+	h := mustAcquire(t, path)
+	require.NoError(t, h.Release()) // the process keeps the descriptor and remembers the path
+
+	old, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer old.Close()
+	require.NoError(t, unix.Flock(int(old.Fd()), unix.LOCK_EX), "flock(%s)", path)
+	pulled := false
+	lock.SetHookBeforeInherited(t, func(string) {
+		if pulled {
+			return
+		}
+		pulled = true
+		fresh := filepath.Join(dir, "fresh")
+		require.NoError(t, os.WriteFile(fresh, nil, 0o600))
+		require.NoError(t, os.Rename(fresh, path), "rename over %s", path)
+		require.NoError(t, unix.Flock(int(old.Fd()), unix.LOCK_UN), "unlock the old %s", path)
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err = lock.Acquire(ctx, path)
+	require.True(t, pulled, "the acquisition never found the lock busy")
+	require.NoError(t, err, "Acquire(%s) with the old file freed and replaced while it was about to wait = %v, want nil", path, err)
+	require.NotNil(t, h, "Acquire(%s) = nil Handle, nil error", path)
+	defer h.Release()
+	ok, err := h.Current()
+	require.True(t, ok && err == nil, "Current() = %v, %v, want true, nil: the handle holds the file at the path", ok, err)
+	require.True(t, lockedAtPath(t, path), "the file at %s is not locked after Acquire", path)
 }
