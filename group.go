@@ -251,10 +251,10 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 	if s.o.noWait {
 		// WithNoWait: a busy lock is an error at once, never a wait, so
 		// each call takes the lock itself.
-		return s.lead(c, false)
+		return s.lead(c)
 	}
 	if s.g.tryLead() {
-		return s.lead(c, true)
+		return s.lead(c)
 	}
 	start := time.Now()
 	mustProbe := probed // fn has not been seen to change the document since the call last queued
@@ -273,7 +273,7 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 		}
 		switch s.g.enqueue(c, mustProbe, checked) {
 		case leads:
-			return s.lead(c, true)
+			return s.lead(c)
 		case check:
 			if err := s.mayQueue(ctx); err != nil {
 				return Commit{}, err
@@ -311,7 +311,7 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 		s.g.handOff()
 		return s.giveUp(ctx, c, start)
 	case c.lead:
-		return s.lead(c, true)
+		return s.lead(c)
 	case c.cancelled:
 		return s.giveUp(ctx, c, start)
 	case c.goexit:
@@ -380,9 +380,9 @@ func (s *Store[D]) gaveUp(ctx context.Context, start time.Time) error {
 }
 
 // lead takes the lock and runs a batch that begins with c, the caller's own
-// call, followed by every call queued when the lock is taken, if grouped.
-// It then hands the lead on, whether it succeeded, failed, panicked or its
-// goroutine is ending.
+// call, followed by every call queued when the lock is taken, if grouped
+// (unless WithNoWait, under which no call queues). It then hands the lead
+// on, whether it succeeded, failed, panicked or its goroutine is ending.
 //
 // The leader first tries the lock without waiting. If it cannot have it at
 // once, it says so to the group (so that probed calls probe rather than
@@ -394,7 +394,8 @@ func (s *Store[D]) gaveUp(ctx context.Context, start time.Time) error {
 // then join this batch rather than the next. It releases the lock once the
 // batch's rename is done, then makes the write durable and answers the
 // batch (see answer), and then hands the lead on.
-func (s *Store[D]) lead(c *call[D], grouped bool) (commit Commit, err error) {
+func (s *Store[D]) lead(c *call[D]) (commit Commit, err error) {
+	grouped := !s.o.noWait
 	var b *batch[D]
 	defer func() {
 		// The lock is released (holding has returned, or is unwinding a
