@@ -67,20 +67,6 @@ func (s *Store) makeDir() error {
 	return nil
 }
 
-// originIndex returns the origin lines of d.text, for a Doc that Append
-// scans more than once: the index kept from its last scan, brought up to
-// date with the text added since, or a new one when the text changed
-// otherwise (an edit in the middle, a Doc overwritten with another). The
-// test is on the text the index holds, so a Doc that shares its index with
-// a copy of itself never takes the copy's text for its own.
-func (d *Doc) originIndex() *originLines {
-	if d.origins == nil || !bytes.HasPrefix(d.text, d.origins.text) {
-		d.origins = new(originLines)
-	}
-	d.origins.extend(d.text)
-	return d.origins
-}
-
 // containsRare is bytes.Contains(s, v), faster when v's first bytes are
 // common in s, as an origin's are in a ledger ("code review of spec-..."
 // begins most of them): it runs IndexByte for the byte of v that is rarest

@@ -402,11 +402,10 @@ func TestGroupedAppendsAcrossProcesses(t *testing.T) {
 // TestAppendsToOneDocMatchFreshParses: Appends made one after another on one
 // Doc (as a group commit makes them, one per caller) give the ids and text
 // that each would give on a fresh parse of the text before it, also after
-// an edit in the middle that adds an origin line the Doc's index of origin
-// lines (kept once it has made more than originIndexAfter searches) has
-// not seen. Ablation: originIndex reusing its index without
-// checking that the text still starts with the text it holds misses the
-// new line, appends a spec already filed, and this test goes red.
+// an edit in the middle that adds an origin line the Doc's originSet (built
+// once it has made more than originIndexAfter searches) has not seen.
+// Ablation: replace keeping the Doc's originSet misses the new line,
+// appends a spec already filed, and this test goes red.
 func TestAppendsToOneDocMatchFreshParses(t *testing.T) {
 	spec := func(origin string) Spec {
 		return Spec{Title: "t", Origin: origin, SourceSpec: "s.md", Reason: "r"}

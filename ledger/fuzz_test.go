@@ -214,8 +214,9 @@ func FuzzBatchIsSerial(f *testing.F) {
 		// Append: a batch of specs whose origins come from the text's origin
 		// lines and from the batch itself (repeated, prefixes of one another,
 		// cross-spec) mints and skips as the specs appended one at a time.
-		// Ablation: not updating the batch's origin lines after an append
-		// (originLines.extend) turned the seeds red.
+		// Ablation: mayHaveOrigin not searching the text after its
+		// originSet's limit (the entries the batch added) turned the seeds
+		// red.
 		specs := appendSpecs(text)
 		ab, as := mustParse(t, text), mustParse(t, text)
 		batchIDs, berr := ab.Append(specs...)

@@ -34,8 +34,7 @@ type Doc struct {
 	origSeq      string // highest DW-<n> number in orig, when origSeqValid (for the codec, see kept)
 	origSeqValid bool
 
-	searched int          // the specs Append has searched this Doc's text for: past originIndexAfter, it keeps an index of the origin lines
-	origins  *originLines // that index, for the text it holds (see originIndex)
+	searched int // the specs Append has searched this Doc's text for: past originIndexAfter, it keeps an originSet (see mayHaveOrigin)
 
 	onKept   bool       // decoded from the codec's kept text: it may build an originSet (see mayHaveOrigin)
 	idx      *originSet // the origin lines of text[:idxLimit], when not nil

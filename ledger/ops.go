@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
@@ -52,21 +51,17 @@ func (d *Doc) Append(specs ...Spec) ([]string, error) {
 	ids := make([]string, len(specs))
 	// Each spec searches the text for its origin. A Doc that has searched
 	// for many (a large batch, or a group commit's one Append per caller on
-	// one Doc) instead scans the text for origin lines once, and then only
-	// the text each spec adds: that scan costs about as much as a dozen
-	// searches, which look for the origin's rarest byte.
-	var origins *originLines
-	if d.searched += len(specs); d.searched > originIndexAfter {
-		origins = d.originIndex()
-	}
+	// one Doc) looks them up in an index of its origin lines instead (see
+	// mayHaveOrigin), and searches only the text added since it was built.
+	d.searched += len(specs)
 	for i, s := range specs {
-		ids[i] = d.append1(s, origins)
+		ids[i] = d.append1(s)
 	}
 	return ids, nil
 }
 
 // originIndexAfter is how many searches for an origin a Doc makes before
-// it keeps an index of its origin lines (see Doc.Append).
+// it keeps an index of its origin lines (see mayHaveOrigin).
 const originIndexAfter = 16
 
 func validateSpecs(specs []Spec) error {
@@ -91,73 +86,15 @@ func checkDate(op, field, date string) error {
 	return nil
 }
 
-// append1 appends one spec as Append does. origins, when not nil, holds the
-// origin lines of d.text and is kept so.
-func (d *Doc) append1(s Spec, origins *originLines) string {
+// append1 appends one spec as Append does.
+func (d *Doc) append1(s Spec) string {
 	f := specFields(s)
-	if d.covered(f.origin, f.sourceSpec, s.CrossSpecDedupe, origins) {
+	if d.covered(f.origin, f.sourceSpec, s.CrossSpecDedupe) {
 		return ""
 	}
 	id := d.nextID()
 	d.appendText(f.entry(d.text, id))
-	if origins != nil {
-		origins.extend(d.text)
-	}
 	return id
-}
-
-// originLines are the origin lines of a text, found by scanning it once and
-// then, as the text grows, only its new part: what fieldLinePresent(text,
-// "origin", v) looks at, kept for many values of v.
-type originLines struct {
-	text    []byte   // the text scanned so far
-	scanned int      // len(text)
-	starts  []int    // offset of each origin line found
-	rests   [][]byte // each line after "origin:", without its line break (slices of text)
-}
-
-// extend brings o up to date with text, which is the text o was built from
-// with bytes appended. The last line scanned may have grown, so it is scanned
-// again.
-func (o *originLines) extend(text []byte) {
-	from := bytes.LastIndexByte(text[:o.scanned], '\n') + 1
-	for len(o.starts) > 0 && o.starts[len(o.starts)-1] >= from {
-		o.starts = o.starts[:len(o.starts)-1]
-		o.rests = o.rests[:len(o.rests)-1]
-	}
-	key := originKey[1:]
-	for at := from; at < len(text); {
-		i := at
-		if !bytes.HasPrefix(text[at:], key) {
-			j := bytes.Index(text[at:], originKey)
-			if j < 0 {
-				break
-			}
-			i = at + j + 1
-		}
-		rest := text[i+len(key):]
-		if j := bytes.IndexByte(rest, '\n'); j >= 0 {
-			rest = rest[:j:j]
-		}
-		o.starts = append(o.starts, i)
-		o.rests = append(o.rests, rest)
-		at = i + len(key) + len(rest)
-	}
-	o.text, o.scanned = text, len(text)
-}
-
-// originKey is an origin line's key after the line break before it.
-var originKey = []byte("\norigin:")
-
-// present is fieldLinePresent(text, "origin", v) for the text o is up to date
-// with.
-func (o *originLines) present(v string) bool {
-	for _, r := range o.rests {
-		if len(r) >= len(v) && fieldValueMatches(r, v) {
-			return true
-		}
-	}
-	return false
 }
 
 // fields are a Spec's values as an appended entry writes them.
@@ -210,15 +147,10 @@ func (f fields) entry(text []byte, id string) string {
 // covered reports whether an open entry has an origin line for origin and
 // (unless cross) a source_spec line for sourceSpec. The lines are matched
 // anywhere in the entry's body, fenced or not, as bmad-loop does.
-// origins, when not nil, holds the origin lines of d.text.
-func (d *Doc) covered(origin, sourceSpec string, cross bool, origins *originLines) bool {
+func (d *Doc) covered(origin, sourceSpec string, cross bool) bool {
 	// Most appends carry an origin no line of the ledger has: answer those
 	// without parsing.
-	if origins != nil {
-		if !origins.present(origin) {
-			return false
-		}
-	} else if !d.mayHaveOrigin(origin) || !fieldLinePresent(d.textString(), "origin", origin) {
+	if !d.mayHaveOrigin(origin) || !fieldLinePresent(d.textString(), "origin", origin) {
 		return false
 	}
 	p := d.parsed()
@@ -263,11 +195,9 @@ func fieldLinePresent(body, field, value string) bool {
 }
 
 // fieldValueMatches reports whether r matches [ \t]*`?<v>`?[ \t]*, trying
-// every split a backtracking matcher would. r is a line of the text as a
-// string (a parse's) or as bytes (the Doc's own, which Append searches
-// without making a string of it).
-func fieldValueMatches[T string | []byte](r T, v string) bool {
-	blanks := func(s T) int {
+// every split a backtracking matcher would.
+func fieldValueMatches(r, v string) bool {
+	blanks := func(s string) int {
 		i := 0
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 			i++
@@ -284,7 +214,7 @@ func fieldValueMatches[T string | []byte](r T, v string) bool {
 				}
 				s = s[1:]
 			}
-			if len(s) < len(v) || string(s[:len(v)]) != v {
+			if !strings.HasPrefix(s, v) {
 				continue
 			}
 			t := s[len(v):]

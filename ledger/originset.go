@@ -18,27 +18,44 @@ import (
 // that starts before the limit is a line of the indexed text, so its key is
 // in the set at an offset before the limit. Building one costs a scan of
 // the text for origin lines, about a dozen searches for an origin's rarest
-// byte; a Doc decoded from the kept text builds one (see mayHaveOrigin), so
-// a Store's later appends to the same ledger look their origin up in it and
-// search only the text after its limit.
+// byte; a Doc decoded from the kept text builds one, and so does a Doc that
+// Append has searched many times (see mayHaveOrigin), so that a Store's
+// later appends to the same ledger, and the specs of a large batch, look
+// their origin up in it and search only the text after its limit.
 type originSet struct {
 	seed  maphash.Seed
 	first map[uint64]int // hash of a key -> offset of the first origin line with that key
 }
 
-// newOriginSet indexes the origin lines of text, which ends at a line start.
+// newOriginSet indexes the origin lines of text, which ends at a line start:
+// the lines that fieldLinePresent(text, "origin", v) looks at.
 func newOriginSet(text []byte) *originSet {
-	var lines originLines
-	lines.extend(text)
-	s := &originSet{seed: maphash.MakeSeed(), first: make(map[uint64]int, len(lines.rests))}
-	for i, r := range lines.rests {
-		h := maphash.Bytes(s.seed, bytes.Trim(r, originTrim))
-		if _, ok := s.first[h]; !ok {
-			s.first[h] = lines.starts[i]
+	s := &originSet{seed: maphash.MakeSeed(), first: make(map[uint64]int)}
+	key := originKey[1:]
+	for at := 0; at < len(text); {
+		i := at
+		if !bytes.HasPrefix(text[at:], key) {
+			j := bytes.Index(text[at:], originKey)
+			if j < 0 {
+				break
+			}
+			i = at + j + 1
 		}
+		rest := text[i+len(key):]
+		if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+			rest = rest[:j]
+		}
+		h := maphash.Bytes(s.seed, bytes.Trim(rest, originTrim))
+		if _, ok := s.first[h]; !ok {
+			s.first[h] = i
+		}
+		at = i + len(key) + len(rest)
 	}
 	return s
 }
+
+// originKey is an origin line's key after the line break before it.
+var originKey = []byte("\norigin:")
 
 // originTrim is the cutset of an origin value's key.
 const originTrim = " \t`"
@@ -54,10 +71,11 @@ func (s *originSet) mayHave(v string, limit int) bool {
 // (false only when none does), as a search of the text for v would, but
 // through the Doc's originSet when it has one: a lookup, and a search of
 // the text after the set's limit only. A Doc decoded from the codec's kept
-// text builds a set when it has none, or when the text after the limit has
+// text, or one that Append has searched more than originIndexAfter times,
+// builds a set when it has none, or when the text after the limit has
 // grown past an eighth of the text.
 func (d *Doc) mayHaveOrigin(v string) bool {
-	if d.onKept && (d.idx == nil || len(d.text)-d.idxLimit > len(d.text)/8) {
+	if (d.onKept || d.searched > originIndexAfter) && (d.idx == nil || len(d.text)-d.idxLimit > len(d.text)/8) {
 		at := lineStart(d.text)
 		d.idx, d.idxLimit = newOriginSet(d.text[:at]), at
 	}
