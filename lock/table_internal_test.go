@@ -25,15 +25,16 @@ import (
 // clearing the neighbour's back link (table.oldest's prev).
 func TestTableForgetsThePathsOfEvictedEntries(t *testing.T) {
 	dir := t.TempDir()
-	n := 3*maxIdle + 2
+	files := 3*maxIdle + 2
 	path := func(i int) string { return filepath.Join(dir, fmt.Sprintf("%d.lock", i)) }
-	for i := range n {
+	for i := range files {
 		h, err := Acquire(context.Background(), path(i))
 		require.NoError(t, err, "Acquire(%q)", path(i))
 		require.NoError(t, h.Release(), "Release(%q)", path(i))
 	}
 	table.mu.Lock()
-	n, prev := 0, (*entry)(nil)
+	var n int
+	var prev *entry
 	for e := table.oldest; e != nil; e = e.next {
 		require.True(t, e.idle && e.prev == prev && e.refs == 0 && table.entries[e.id] == e,
 			"idle list entry %d: idle %v, refs %d, in table %v, linked back %v, want an idle entry of the table linked to its neighbour",
@@ -56,7 +57,7 @@ func TestTableForgetsThePathsOfEvictedEntries(t *testing.T) {
 		}
 	}
 	table.mu.Unlock()
-	require.LessOrEqual(t, mine, maxIdle, "paths remembered after %d lock files = %d, want at most maxIdle %d", n, mine, maxIdle)
+	require.LessOrEqual(t, mine, maxIdle, "paths remembered after %d lock files = %d, want at most maxIdle %d", files, mine, maxIdle)
 
 	h, err := Acquire(context.Background(), path(0))
 	require.NoError(t, err, "Acquire(%q) after its entry was evicted", path(0))
