@@ -769,3 +769,35 @@ func TestMutateNamesOnlyTheLedgersRefusals(t *testing.T) {
 	}
 	require.Equal(t, string(before), string(readOrNil(t, s.path)), "ledger after failing fns")
 }
+
+// TestEditsThatKeepTheLengthAreWritten: a batch whose edits in the middle
+// leave the text as long as the file, but different (a reopenable close of
+// DW-1 and the undo of DW-3's, which add and remove the same bytes), is a
+// change: Bytes returns it and Mutate writes it. Ablation: Doc.changed
+// comparing only lengths returns the parsed bytes, the write is lost, and
+// this goes red.
+func TestEditsThatKeepTheLengthAreWritten(t *testing.T) {
+	const date, note = "2026-06-11", "n"
+	seed := mustParse(t, ledgerFixture)
+	_, err := seed.MarkDone([]string{"DW-3"}, date, note, Reopenable(operationID))
+	require.NoError(t, err)
+	want := mustParse(t, ledgerFixture)
+	_, err = want.MarkDone([]string{"DW-1"}, date, note, Reopenable(operationID))
+	require.NoError(t, err)
+	require.Len(t, want.Bytes(), len(seed.Bytes()), "the two closes = texts of different lengths; the test needs equal ones")
+	swap := func(d *Doc) error {
+		if _, err := d.MarkDone([]string{"DW-1"}, date, note, Reopenable(operationID)); err != nil {
+			return err
+		}
+		_, err := d.MarkOpen([]string{"DW-3"}, note, operationID)
+		return err
+	}
+	d := mustParse(t, seed.textString())
+	require.NoError(t, swap(d))
+	require.Equal(t, want.textString(), string(d.Bytes()), "Bytes after the swap")
+	s := newStore(t, seed.textString())
+	c, err := s.Mutate(context.Background(), swap)
+	require.NoError(t, err)
+	require.True(t, c.Written, "Mutate(swap).Written = false, want a write")
+	require.Equal(t, want.textString(), string(readOrNil(t, s.path)), "ledger after Mutate(swap)")
+}
