@@ -78,12 +78,7 @@ func (c *codec) Decode(data []byte) (*Doc, error) {
 		// Another writer changed the file: it is parsed afresh, but the
 		// lines it shares with the kept text need no check, and keep their
 		// index of origin lines.
-		known := lineStart(k.buf.b[:p])
-		d, err := parseKnown(data, known)
-		if err == nil && k.idx != nil {
-			d.idx, d.idxLimit = k.idx, min(k.idxLimit, known)
-		}
-		return d, err
+		return k.parseFrom(data, lineStart(k.buf.b[:p]))
 	}
 	text := k.buf.b[:base:base]
 	d.orig, d.text, d.buf = text, text, k.buf
@@ -105,16 +100,23 @@ func (c *codec) Decode(data []byte) (*Doc, error) {
 	// and names the line of an invalid byte.
 	rest := data[base:]
 	if text[base-1] != '\n' || bytes.IndexByte(rest, '\r') >= 0 || !utf8.Valid(rest) {
-		d, err := parseKnown(data, lineStart(text))
-		if err == nil && k.idx != nil {
-			d.idx, d.idxLimit = k.idx, min(k.idxLimit, lineStart(text))
-		}
-		return d, err
+		return k.parseFrom(data, lineStart(text))
 	}
 	appendTo(d, rest)
 	d.orig = d.text
 	d.origSeq, d.origSeqValid = d.seq, d.seqValid
 	return d, nil
+}
+
+// parseFrom parses data, whose first known bytes are lines of the kept
+// text, as Parse does, checking only the bytes after them; the Doc keeps
+// the kept index of origin lines for those lines.
+func (k kept) parseFrom(data []byte, known int) (*Doc, error) {
+	d, err := parseKnown(data, known)
+	if err == nil && k.idx != nil {
+		d.idx, d.idxLimit = k.idx, min(k.idxLimit, known)
+	}
+	return d, err
 }
 
 // lineStart returns the length of the front of text that ends a line: the
