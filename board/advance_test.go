@@ -373,6 +373,11 @@ func TestAdvanceRefusesARowItCannotRewrite(t *testing.T) {
 			if msg := err.Error(); !strings.Contains(msg, strconv.Quote(string(tt.current))+" -> "+strconv.Quote(string(tt.target))) {
 				t.Errorf("Advance(%q, %q) error = %q, want the current status and the target named", tt.key, tt.target, msg)
 			}
+			// Ablation: rowError.Error leaving out a refused transition's detail
+			// turns the regression row red.
+			if msg := err.Error(); !strings.Contains(msg, re.detail) {
+				t.Errorf("Advance(%q, %q) error = %q, want its detail %q", tt.key, tt.target, msg, re.detail)
+			}
 			if gotSrc != tt.src {
 				t.Errorf("Advance(%q, %q) changed the board to %q", tt.key, tt.target, gotSrc)
 			}
