@@ -3,6 +3,7 @@
 package atomicstage
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,4 +35,25 @@ func TestCreateStagesInTheTargetsRealDirectory(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, pf.CloseAtomicallyReplace(), "CloseAtomicallyReplace()")
 	requireFiles(t, real, "new", "f", "sub")
+}
+
+// TestAnErrorThroughALinkNamesBothFiles: a refusal of the file a symbolic
+// link resolves to is an *fs.PathError for the caller's path whose message
+// also names the resolved file, and it still matches the cause. Ablation:
+// fail without the resolvedError (the caller's path alone) makes it red.
+func TestAnErrorThroughALinkNamesBothFiles(t *testing.T) {
+	dir := t.TempDir()
+	real := oldFile(t, dir)
+	require.NoError(t, os.Chmod(real, 0o444))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink("f", link))
+
+	_, err := Create("Create", link, 0o644, Options{})
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe, "Create(%q)", link)
+	require.Equal(t, link, pe.Path, "Create(%q): the error's path", link)
+	require.ErrorIs(t, err, fs.ErrPermission, "Create(%q)", link)
+	require.Contains(t, err.Error(), "via link to "+real, "Create(%q)", link)
+	require.Equal(t, err.Error(), Check("Create", link).Error(), "Check(%q), want Create's error", link)
+	requireFiles(t, dir, "old", "f", "link")
 }
