@@ -44,7 +44,7 @@ type FormatError struct {
 }
 
 // Error returns the position, the key and Err's message, for example
-// "line 3, column 5: json: unknown field \"x\"" or "gates.max_ticks: want
+// "line 3, column 3: jobs: json: unknown field \"jobs\"" or "gates.max_ticks: want
 // a whole number".
 func (e *FormatError) Error() string {
 	var b []byte

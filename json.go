@@ -35,8 +35,10 @@ import (
 //     digits it was read with, not rounded through a float64.
 //   - A file that is not JSON, is not JSON for T, or holds a field that T
 //     does not have (see [KeepUnknownFields]) is refused with a [*FormatError]
-//     naming the line and column; a [Store] wraps it in an [*fs.PathError]
-//     naming the file, and never rewrites it.
+//     naming the line and column and, for a value of the wrong type or a
+//     field T does not have, the dotted path of keys to it in Key
+//     ("jobs.task"); a [Store] wraps it in an [*fs.PathError] naming the
+//     file, and never rewrites it.
 //
 // Decode copies what it keeps. The codec remembers, for each document it
 // decoded and that is still reachable, the bytes it was decoded from (until
@@ -212,7 +214,8 @@ func unmarshalJSON(data []byte, doc any) error {
 }
 
 // jsonError turns an error of json.Unmarshal on data into a *FormatError with
-// the line and column of its offset.
+// the line and column of its offset and, for a value of the wrong type, the
+// key.
 func jsonError(data []byte, err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -231,8 +234,11 @@ func jsonError(data []byte, err error) error {
 		return newJSONError(data, len(data), errors.New("json: unexpected end of JSON input"))
 	case errors.As(err, &te):
 		// Offset is just past the value of the wrong type; the position
-		// given is the value's first byte.
-		return newJSONError(data, valueStart(data, int(te.Offset)), err)
+		// given is the value's first byte, and Field the dotted path of
+		// keys to it.
+		fe := newJSONError(data, valueStart(data, int(te.Offset)), err)
+		fe.Key = te.Field
+		return fe
 	}
 	return newJSONError(data, 0, err)
 }
@@ -274,7 +280,7 @@ func valueStart(data []byte, end int) int {
 // except, when keep, those of the top-level object, which it returns.
 func (f *jsonFields) check(data []byte, t reflect.Type, keep bool) ([]jsonKey, error) {
 	w := fieldWalk{fields: f, data: data, dec: json.NewDecoder(bytes.NewReader(data)), keep: keep}
-	if err := w.value(t, 0); err != nil {
+	if err := w.value(t, 0, ""); err != nil {
 		return nil, err
 	}
 	return w.extra, nil
@@ -294,8 +300,10 @@ var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-// value walks one value that decodes into a t, at nesting depth.
-func (w *fieldWalk) value(t reflect.Type, depth int) error {
+// value walks one value that decodes into a t, at nesting depth, under the
+// dotted path of object keys that leads to it ("" at the top, and an array's
+// elements share their array's path, as in a json.UnmarshalTypeError).
+func (w *fieldWalk) value(t reflect.Type, depth int, path string) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -316,21 +324,21 @@ func (w *fieldWalk) value(t reflect.Type, depth int) error {
 			if k := t.Kind(); k == reflect.Slice || k == reflect.Array {
 				elem = t.Elem()
 			}
-			if err := w.value(elem, depth+1); err != nil {
+			if err := w.value(elem, depth+1, path); err != nil {
 				return err
 			}
 		}
 		_, err = w.dec.Token()
 		return err
 	case json.Delim('{'):
-		return w.object(t, depth)
+		return w.object(t, depth, path)
 	}
 	return nil
 }
 
 // object walks the members of an object that decodes into a t, after its
 // opening brace, and its closing brace.
-func (w *fieldWalk) object(t reflect.Type, depth int) error {
+func (w *fieldWalk) object(t reflect.Type, depth int, path string) error {
 	var fields map[string]reflect.Type
 	if t.Kind() == reflect.Struct {
 		fields = w.fields.of(t)
@@ -341,6 +349,10 @@ func (w *fieldWalk) object(t reflect.Type, depth int) error {
 			return err
 		}
 		key, _ := tok.(string)
+		keyPath := key
+		if path != "" {
+			keyPath = path + "." + key
+		}
 		end := int(w.dec.InputOffset())
 		var ft reflect.Type
 		switch t.Kind() {
@@ -351,7 +363,9 @@ func (w *fieldWalk) object(t reflect.Type, depth int) error {
 			if ft, ok = lookupField(fields, key); !ok {
 				start := keyStart(w.data, end)
 				if !w.keep || depth > 0 {
-					return newJSONError(w.data, start, fmt.Errorf("json: unknown field %q", key))
+					fe := newJSONError(w.data, start, fmt.Errorf("json: unknown field %q", key))
+					fe.Key = keyPath
+					return fe
 				}
 				var v json.RawMessage
 				if err := w.dec.Decode(&v); err != nil {
@@ -361,7 +375,7 @@ func (w *fieldWalk) object(t reflect.Type, depth int) error {
 				continue
 			}
 		}
-		if err := w.value(ft, depth+1); err != nil {
+		if err := w.value(ft, depth+1, keyPath); err != nil {
 			return err
 		}
 	}

@@ -127,22 +127,25 @@ func TestJSONChangedDocumentIsIndented(t *testing.T) {
 // JSON for the document's type is refused with the path, line and column of
 // the fault, that fn never runs, and that the file is left as it was.
 // Ablation: dropping the unknown-field walk (checkFields) makes the two
-// unknown-field cases red, and reporting the type error's raw offset (the
-// end of the value) makes "wrong type" red.
+// unknown-field cases red, reporting the type error's raw offset (the
+// end of the value) makes "wrong type" red, and an unknown field's Key
+// without the keys above it makes "unknown nested field" red.
 func TestJSONRefusesWhatItDoesNotUnderstand(t *testing.T) {
 	tests := []struct {
 		name      string
 		data      string
 		line, col int
+		key       string
 		msg       string
 	}{
-		{"syntax", "{\"next\": 1,\n \"jobs\": [}", 2, 11, "invalid character '}'"},
-		{"truncated", `{"next": 1`, 1, 11, "unexpected end of JSON input"},
-		{"trailing value", `{} {}`, 1, 4, "after top-level value"},
-		{"wrong type", `{"next": "one"}`, 1, 10, "cannot unmarshal string"},
-		{"array for an object", "\n\n  [1]", 3, 3, "cannot unmarshal array"},
-		{"unknown field", "{\n  \"next\": 1,\n  \"jbos\": []\n}", 3, 3, `unknown field "jbos"`},
-		{"unknown nested field", `{"jobs": [{"id": 1, "taks": "x"}]}`, 1, 21, `unknown field "taks"`},
+		{"syntax", "{\"next\": 1,\n \"jobs\": [}", 2, 11, "", "invalid character '}'"},
+		{"truncated", `{"next": 1`, 1, 11, "", "unexpected end of JSON input"},
+		{"trailing value", `{} {}`, 1, 4, "", "after top-level value"},
+		{"wrong type", `{"next": "one"}`, 1, 10, "next", "cannot unmarshal string"},
+		{"wrong nested type", `{"jobs": [{"id": "1"}]}`, 1, 18, "jobs.id", "cannot unmarshal string"},
+		{"array for an object", "\n\n  [1]", 3, 3, "", "cannot unmarshal array"},
+		{"unknown field", "{\n  \"next\": 1,\n  \"jbos\": []\n}", 3, 3, "jbos", `unknown field "jbos"`},
+		{"unknown nested field", `{"jobs": [{"id": 1, "taks": "x"}]}`, 1, 21, "jobs.taks", `unknown field "taks"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,6 +160,7 @@ func TestJSONRefusesWhatItDoesNotUnderstand(t *testing.T) {
 			var je *filetxn.FormatError
 			require.ErrorAs(t, err, &je, "Mutate(%q) = %v, want a *filetxn.FormatError", tt.data, err)
 			require.Equal(t, [2]int{tt.line, tt.col}, [2]int{je.Line, je.Column}, "Mutate(%q) = %v: line and column", tt.data, err)
+			require.Equal(t, tt.key, je.Key, "Mutate(%q) = %v: Key", tt.data, err)
 			require.ErrorContains(t, err, tt.msg, "Mutate(%q)", tt.data)
 			require.False(t, ran, "Mutate(%q) ran fn, want it refused before", tt.data)
 			got, err := os.ReadFile(path)
