@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Holder says who holds a lock. An exclusive holder writes it into the lock
@@ -92,14 +94,18 @@ var recordPrefix = sync.OnceValue(func() []byte {
 	return append([]byte{'\n'}, b[:len(b)-1]...) // without the closing brace
 })
 
+// appendRecord appends the holder record, the reserved byte first, to out.
+// The record always fits in the maxRecord bytes ReadHolder reads: a purpose
+// that would not is cut (see appendPurpose).
 func appendRecord(out []byte, purpose string, now time.Time, nonce string) []byte {
+	start := len(out)
 	out = append(out, recordPrefix()...)
 	if purpose != "" {
-		q, err := json.Marshal(purpose)
-		if err != nil {
-			panic("lock: encoding holder record: " + err.Error())
-		}
-		out = append(append(out, `,"purpose":`...), q...)
+		out = append(out, `,"purpose":`...)
+		// What follows the purpose: the acquisition time (an RFC 3339 time
+		// in UTC takes at most 35 bytes), the hand-over nonce and "}\n".
+		after := len(`,"acquired":""`) + 35 + len(`,"handover":""`) + len(nonce) + 2
+		out = appendPurpose(out, purpose, recordOffset+maxRecord-(len(out)-start)-after)
 	}
 	out = append(out, `,"acquired":"`...)
 	out = now.UTC().AppendFormat(out, time.RFC3339Nano)
@@ -109,6 +115,40 @@ func appendRecord(out []byte, purpose string, now time.Time, nonce string) []byt
 		out = append(out, '"')
 	}
 	return append(out, "}\n"...)
+}
+
+// appendPurpose appends purpose to out as a JSON string of at most room
+// bytes: whole when it fits, else its longest prefix that fits with "…"
+// after it, cut where a character starts. JSON's escapes (a control
+// character or "<" takes six bytes) make the encoding up to six times as
+// long as the purpose, so the cut is found by encoding: a binary search over
+// the prefix's length, which a purpose that fits never pays for.
+func appendPurpose(out []byte, purpose string, room int) []byte {
+	quote := func(s string) []byte {
+		q, err := json.Marshal(s)
+		if err != nil {
+			panic("lock: encoding holder record: " + err.Error())
+		}
+		return q
+	}
+	if q := quote(purpose); len(q) <= room {
+		return append(out, q...)
+	}
+	const cut = "…"
+	prefix := func(n int) string {
+		for n > 0 && n < len(purpose) && !utf8.RuneStart(purpose[n]) {
+			n--
+		}
+		return purpose[:n]
+	}
+	fits := func(n int) bool { return len(quote(prefix(n)+cut)) <= room }
+	// A prefix of n bytes encodes to at least n+2 bytes, so none longer
+	// than room fits; the whole purpose does not fit either.
+	n := sort.Search(min(len(purpose), room)+1, func(n int) bool { return !fits(n) })
+	if n == 0 {
+		return append(out, `""`...)
+	}
+	return append(out, quote(prefix(n-1)+cut)...)
 }
 
 // clearedRecord is what a releasing holder writes at recordOffset.

@@ -34,7 +34,9 @@ func collect(opts []Option) options {
 }
 
 // WithPurpose records why the lock is held (for example "tick ci-triage") in
-// the holder record, so that a waiter can say what it waits for.
+// the holder record, so that a waiter can say what it waits for. The record
+// is bounded (a few kilobytes, JSON-encoded): a purpose too long for it is
+// recorded cut, where a character starts, with "…" after it.
 func WithPurpose(purpose string) Option { return func(o *options) { o.Purpose = purpose } }
 
 // WithoutHolder skips the holder record: the lock file is not written.
