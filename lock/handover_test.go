@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -268,4 +269,32 @@ func TestHandOverOfALockWithoutHolderRecord(t *testing.T) {
 	require.NoError(t, h.Release())
 	rec, err := lock.ReadHolder(path)
 	require.True(t, rec == nil && err == nil, "ReadHolder(%q) after Release = %v, %v, want nil, nil", path, rec, err)
+}
+
+// TestHandOverWithALongPurpose: a lock held with a purpose whose JSON
+// encoding is longer than the holder record can hold (2,000 "<", six bytes
+// each) is still lent to a child, which checks the hand-over's nonce in
+// that record. Ablation (run): recording the whole purpose whatever its
+// length makes it red: the child could not read the record, took the lock
+// for not handed over, and TryAcquire answered ErrWouldBlock.
+func TestHandOverWithALongPurpose(t *testing.T) {
+	if c := proctest.Child(t); c != nil {
+		path := filepath.Join(c.Dir, "x.lock")
+		h, err := lock.TryAcquire(path)
+		if err != nil || !h.Borrowed() {
+			t.Fatalf("child: TryAcquire(%q) = %v, %v, want a borrowed handle", path, h, err)
+		}
+		h.Release()
+		return
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.lock")
+	h, err := lock.Acquire(context.Background(), path, lock.WithPurpose(strings.Repeat("<", 2000)))
+	if err != nil {
+		t.Fatalf("Acquire(%q) = %v", path, err)
+	}
+	defer h.Release()
+	proctest.StartWith(t, 1, dir, proctest.Options{
+		Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
+	}).Wait()
 }
