@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -16,6 +17,9 @@ import (
 
 // Holder says who holds a lock. An exclusive holder writes it into the lock
 // file after acquiring and clears it before releasing; ReadHolder reads it.
+// The record is bounded: a host name, program name (the base name of the
+// holder's os.Args[0]) or purpose too long for it is recorded cut, where a
+// character starts, with "…" after it.
 type Holder struct {
 	PID      int       `json:"pid"`
 	Host     string    `json:"host,omitempty"`
@@ -79,24 +83,29 @@ const recordOffset = 1
 // maxRecord bounds how much ReadHolder reads.
 const maxRecord = 4096
 
+// maxRecordName bounds the JSON encoding of the host and program names in
+// the holder record. Neither needs to be short: os.Args[0] is whatever the
+// parent passed, not necessarily a file name. A name longer than this is
+// recorded cut (see appendBounded), so that the record stays within
+// maxRecord and leaves room for the purpose.
+const maxRecordName = 256
+
 // recordPrefix is the part of this process's record that never changes:
 // the reserved byte and the JSON object up to the purpose. Encoding it once
 // keeps the holder record cheap enough to write on every acquisition.
 var recordPrefix = sync.OnceValue(func() []byte {
-	b, err := json.Marshal(struct {
-		PID     int    `json:"pid"`
-		Host    string `json:"host,omitempty"`
-		Program string `json:"program,omitempty"`
-	}{os.Getpid(), hostname(), filepath.Base(os.Args[0])})
-	if err != nil {
-		panic("lock: encoding holder record: " + err.Error())
+	out := strconv.AppendInt([]byte("\n{\"pid\":"), int64(os.Getpid()), 10)
+	if h := hostname(); h != "" {
+		out = appendBounded(append(out, `,"host":`...), h, maxRecordName)
 	}
-	return append([]byte{'\n'}, b[:len(b)-1]...) // without the closing brace
+	// filepath.Base never returns "".
+	return appendBounded(append(out, `,"program":`...), filepath.Base(os.Args[0]), maxRecordName)
 })
 
 // appendRecord appends the holder record, the reserved byte first, to out.
 // The record always fits in the maxRecord bytes ReadHolder reads: a purpose
-// that would not is cut (see appendPurpose).
+// that would not is cut (see appendBounded), and so are the host and program
+// names (see maxRecordName).
 func appendRecord(out []byte, purpose string, now time.Time, nonce string) []byte {
 	start := len(out)
 	out = append(out, recordPrefix()...)
@@ -105,7 +114,7 @@ func appendRecord(out []byte, purpose string, now time.Time, nonce string) []byt
 		// What follows the purpose: the acquisition time (an RFC 3339 time
 		// in UTC takes at most 35 bytes), the hand-over nonce and "}\n".
 		after := len(`,"acquired":""`) + 35 + len(`,"handover":""`) + len(nonce) + 2
-		out = appendPurpose(out, purpose, recordOffset+maxRecord-(len(out)-start)-after)
+		out = appendBounded(out, purpose, recordOffset+maxRecord-(len(out)-start)-after)
 	}
 	out = append(out, `,"acquired":"`...)
 	out = now.UTC().AppendFormat(out, time.RFC3339Nano)
@@ -117,34 +126,34 @@ func appendRecord(out []byte, purpose string, now time.Time, nonce string) []byt
 	return append(out, "}\n"...)
 }
 
-// appendPurpose appends purpose to out as a JSON string of at most room
-// bytes: whole when it fits, else its longest prefix that fits with "…"
-// after it, cut where a character starts. JSON's escapes (a control
-// character or "<" takes six bytes) make the encoding up to six times as
-// long as the purpose, so the cut is found by encoding: a binary search over
-// the prefix's length, which a purpose that fits never pays for.
-func appendPurpose(out []byte, purpose string, room int) []byte {
-	quote := func(s string) []byte {
-		q, err := json.Marshal(s)
+// appendBounded appends s to out as a JSON string of at most room bytes:
+// whole when it fits, else its longest prefix that fits with "…" after it,
+// cut where a character starts. JSON's escapes (a control character or "<"
+// takes six bytes) make the encoding up to six times as long as s, so the
+// cut is found by encoding: a binary search over the prefix's length, which
+// a string that fits never pays for.
+func appendBounded(out []byte, s string, room int) []byte {
+	quote := func(v string) []byte {
+		q, err := json.Marshal(v)
 		if err != nil {
 			panic("lock: encoding holder record: " + err.Error())
 		}
 		return q
 	}
-	if q := quote(purpose); len(q) <= room {
+	if q := quote(s); len(q) <= room {
 		return append(out, q...)
 	}
 	const cut = "…"
 	prefix := func(n int) string {
-		for n > 0 && n < len(purpose) && !utf8.RuneStart(purpose[n]) {
+		for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
 			n--
 		}
-		return purpose[:n]
+		return s[:n]
 	}
 	fits := func(n int) bool { return len(quote(prefix(n)+cut)) <= room }
 	// A prefix of n bytes encodes to at least n+2 bytes, so none longer
-	// than room fits; the whole purpose does not fit either.
-	n := sort.Search(min(len(purpose), room)+1, func(n int) bool { return !fits(n) })
+	// than room fits; the whole of s does not fit either.
+	n := sort.Search(min(len(s), room)+1, func(n int) bool { return !fits(n) })
 	if n == 0 {
 		return append(out, `""`...)
 	}
