@@ -341,7 +341,7 @@ func (d *Doc) plan(key string, target Status, cfg advanceConfig) (Status, advanc
 	if r.refusal != "" {
 		return rowErr(nil, r.refusal, r.detail)
 	}
-	if r.flow && strings.ContainsAny(string(target), ",[]{}") {
+	if r.flow && !plainInFlow(string(target)) {
 		return rowErr(nil, reasonUnreadableValue, "the value sits in a flow mapping, where the target would not read as one plain value")
 	}
 	// The lift reads the epic as it was before this edit (bmad-loop reads the file
@@ -471,6 +471,30 @@ func plainString(s string) bool {
 	switch strings.ToLower(s) {
 	case "y", "n", "yes", "no", "on", "off", "true", "false", "null", "~":
 		return false
+	}
+	return true
+}
+
+// plainInFlow reports whether s, a plainString, also reads back as itself when written
+// as the value of a flow mapping, followed by "}" or by ", " and another pair. A flow
+// context ends a plain scalar at ",[]{}", and the parser refuses some values there that it
+// reads in a block ("a?", ":a"): written anyway, they would make the whole board
+// unreadable.
+func plainInFlow(s string) bool {
+	if strings.ContainsAny(s, ",[]{}") {
+		return false
+	}
+	for _, c := range []struct {
+		doc   string
+		pairs int
+	}{{"{k: " + s + "}\n", 1}, {"{k: " + s + ", j: x}\n", 2}} {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(c.doc), &m); err != nil {
+			return false
+		}
+		if v, ok := m["k"].(string); !ok || v != s || len(m) != c.pairs {
+			return false
+		}
 	}
 	return true
 }

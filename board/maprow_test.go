@@ -221,6 +221,41 @@ func TestMapRowsRefuseWhatCannotBeRewrittenSafely(t *testing.T) {
 	}
 }
 
+// TestAFlowRowIsMovedOnlyToATargetItReadsBack: a target outside the order, written into a
+// flow mapping row ({status: blocked} or {status: blocked, title: x}), either reads back
+// as itself from the board written, the other rows and fields intact, or is refused with
+// unreadable-value and changes nothing. "a?" and ":a" are plain values in a block but the
+// parser refuses them in a flow mapping, so they are refused.
+//
+// Ablation (run): the flow check testing only for ",[]{}" (the code before) makes it red:
+// Advance moves the row to "a?" and ":a", and the board it writes is one Parse refuses as
+// a whole ("not valid YAML").
+func TestAFlowRowIsMovedOnlyToATargetItReadsBack(t *testing.T) {
+	refused := []Status{"a?", ":a", "a,b", "a]", "a}b", "a, b"}
+	targets := append([]Status{"blocked-by-ci", "x:y", "a!", "a'", "-a", "a\u00a0b"}, refused...)
+	for _, src := range []string{
+		"development_status:\n  1-1-a: {status: blocked}\n  1-2-b: done\n",
+		"development_status:\n  1-1-a: {status: blocked, title: x}\n  1-2-b: done\n",
+	} {
+		for _, target := range targets {
+			got, after, err := advance(t, src, "1-1-a", target, AllowUnordered())
+			if err != nil {
+				_, re := refusedRow(err)
+				require.True(t, re != nil && re.reason == reasonUnreadableValue, "Advance(1-1-a, %q) on %q = %v, want nil or unreadable-value", target, src, err)
+				require.Equal(t, src, after, "Advance(1-1-a, %q) refused changed the board", target)
+				continue
+			}
+			require.NotContains(t, refused, target, "Advance(1-1-a, %q) on %q = %q, nil, want unreadable-value", target, src, got)
+			d, err := Parse([]byte(after))
+			require.NoError(t, err, "Parse(%q) after Advance(1-1-a, %q) = %v, want the board", after, target, err)
+			st, ok := d.Status("1-1-a")
+			require.True(t, ok && st == target, "Status(1-1-a) after Advance(1-1-a, %q) = %q, %v, want %q, true", target, st, ok, target)
+			st, ok = d.Status("1-2-b")
+			require.True(t, ok && st == Done, "Status(1-2-b) after Advance(1-1-a, %q) = %q, %v, want done, true", target, st, ok)
+		}
+	}
+}
+
 // TestPaddedEpicKeysAreNotLifted: the lift looks for the row keyed epic-<n> with the
 // story's epic number unpadded, as bmad-loop does: a board numbering its epics epic-01
 // reads and lists them as epic 1, but a story moving to in-progress lifts nothing; a
