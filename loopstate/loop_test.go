@@ -110,6 +110,44 @@ func TestCreateWritesTheInitialStateAndRefusesATakenName(t *testing.T) {
 	}
 }
 
+// TestAnExpiresAtTheFormatCannotWriteIsRefused: a gates.expires_at outside the years
+// 0000-9999 in UTC (year 10000, year -1, or 9999-12-31T23:00-05:00, which is year 10000
+// in UTC) has no RFC 3339 spelling: Create refuses it with filetxn.ErrInvalidArgument
+// naming gates.expires_at before any I/O, and Mutate refuses it with a
+// *filetxn.FormatError keyed gates.expires_at without writing, so the loop stays readable. The first and last seconds of those years are kept and read back.
+//
+// Ablation (run): dropping the year check from Gates.validate makes it red: Create
+// returns nil, having written a state that View, and every later operation on the loop,
+// refuses ("gates.expires_at: want an RFC 3339 UTC timestamp ...").
+func TestAnExpiresAtTheFormatCannotWriteIsRefused(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("EST", -5*3600)),
+	} {
+		r, _ := newTestRoot(t)
+		_, err := r.Create(ctx0, "x", Template{Gates: Gates{ExpiresAt: &at}}.apply)
+		require.ErrorIs(t, err, filetxn.ErrInvalidArgument, "Create(expires_at %v) = %v, want filetxn.ErrInvalidArgument", at, err)
+		require.ErrorContains(t, err, "gates.expires_at", "Create(expires_at %v) = %v, want an error naming gates.expires_at", at, err)
+		_, err = os.Stat(filepath.Join(r.dir, loopsDir))
+		require.ErrorIs(t, err, fs.ErrNotExist, "Create(expires_at %v) = %v left %s: %v, want nothing created", at, err, loopsDir, err)
+
+		l := mustCreate(t, r, "y", Template{})
+		before := readFile(t, l.state)
+		_, err = l.Mutate(ctx0, func(d *Doc) error { d.Gates.ExpiresAt = &at; return nil })
+		var fe *filetxn.FormatError
+		require.True(t, errors.As(err, &fe) && fe.Key == "gates.expires_at", "Mutate(expires_at %v) = %v, want a *filetxn.FormatError keyed gates.expires_at", at, err)
+		require.Equal(t, string(before), string(readFile(t, l.state)), "Mutate(expires_at %v) = %v changed the state", at, err)
+		mustView(t, l)
+	}
+	for _, at := range []time.Time{time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)} {
+		r, _ := newTestRoot(t)
+		l := mustCreate(t, r, "x", Template{Gates: Gates{ExpiresAt: &at}})
+		d := mustView(t, l)
+		require.True(t, d.Gates.ExpiresAt != nil && d.Gates.ExpiresAt.Equal(at), "View().Gates.ExpiresAt after Create(expires_at %v) = %v, want that time", at, d.Gates.ExpiresAt)
+	}
+}
+
 func TestListReadsSnapshotsAndReportsRefusedStates(t *testing.T) {
 	r, _ := newTestRoot(t)
 	got, err := r.List(ctx0)

@@ -56,7 +56,8 @@ type Epoch struct {
 // zero threshold is allowed: it trips at once, halting the loop for good.
 // Create and a write of the state refuse invalid thresholds (negative or
 // non-finite, a CheckpointEvery below 1, a TickTimeout that is not
-// positive, an ExpiresAt that is not whole seconds). halt.gates and the
+// positive, an ExpiresAt that is not whole seconds or not in the years
+// 0000 to 9999 in UTC, which RFC 3339 cannot write). halt.gates and the
 // tick log name a gate by its key: "max_ticks", "max_consecutive_failures",
 // "max_failures_total", "budget.usd", "budget.tokens", "budget.seconds",
 // "expires_at", "checkpoint_every".
@@ -244,8 +245,15 @@ func (g Gates) validate() error {
 	if g.TickTimeout != nil && (*g.TickTimeout == 0 || g.timeout() <= 0) {
 		return bad("tick_timeout_s", "must be positive")
 	}
-	if g.ExpiresAt != nil && !g.ExpiresAt.Equal(stamp(*g.ExpiresAt)) {
-		return bad("expires_at", "must be whole seconds")
+	if g.ExpiresAt != nil {
+		if !g.ExpiresAt.Equal(stamp(*g.ExpiresAt)) {
+			return bad("expires_at", "must be whole seconds")
+		}
+		// RFC 3339 has four digits for the year: a later or earlier time
+		// would be written as a timestamp no reader takes.
+		if y := g.ExpiresAt.UTC().Year(); y < 0 || y > 9999 {
+			return bad("expires_at", fmt.Sprintf("is in the year %d (UTC), want one from 0000 to 9999", y))
+		}
 	}
 	return nil
 }
