@@ -11,7 +11,8 @@ import (
 // vocabulary:
 //
 //   - an argument refused before any I/O (a loop name that does not match
-//     ^[a-z0-9][a-z0-9-]{0,62}$, a negative or non-finite threshold, a text
+//     ^[a-z0-9][a-z0-9-]{0,62}$ or, for Create, is a Windows device name
+//     such as nul, a negative or non-finite threshold, a text
 //     field longer than 4096 bytes, an unknown trigger, a nil harness)
 //     matches filetxn.ErrInvalidArgument, and its message names the
 //     operation, the argument and the value; nothing is read or written,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -68,6 +69,29 @@ func TestNamesAreValidatedBeforeAnyIO(t *testing.T) {
 				t.Fatalf("an invalid name created %s: %v", loopsDir, err)
 			}
 		})
+	}
+}
+
+// TestCreateRefusesTheNamesWindowsReservesForDevices: con, prn, aux, nul, com0-com9 and
+// lpt0-lpt9 match the name pattern, but on Windows a path ending in one names the device,
+// so the loop's directory cannot be made or read there. Create refuses them on every
+// system with filetxn.ErrInvalidArgument, before any I/O; names that only start like them
+// are loops like any other.
+//
+// Ablation (run): dropping the windowsDevice check from initial makes it red: Create("nul")
+// succeeds here (and fails on Windows, where the claim's rename targets the device).
+func TestCreateRefusesTheNamesWindowsReservesForDevices(t *testing.T) {
+	r, _ := newTestRoot(t)
+	for _, name := range []string{"con", "prn", "aux", "nul", "com0", "com9", "lpt1"} {
+		_, err := r.Create(ctx0, name, nil)
+		require.ErrorIs(t, err, filetxn.ErrInvalidArgument, "Create(%q) = %v, want filetxn.ErrInvalidArgument", name, err)
+		require.ErrorContains(t, err, strconv.Quote(name), "Create(%q) = %v, want an error naming the name", name, err)
+		_, err = os.Stat(filepath.Join(r.dir, loopsDir))
+		require.ErrorIs(t, err, fs.ErrNotExist, "Create(%q) made %s: %v, want nothing created", name, loopsDir, err)
+	}
+	for _, name := range []string{"con1", "nul-x", "com10", "lpt", "aux0", "xcon"} {
+		_, err := r.Create(ctx0, name, nil)
+		require.NoError(t, err, "Create(%q) = %v, want a loop", name, err)
 	}
 }
 

@@ -73,6 +73,10 @@ func (r *Root) loop(name string) *Loop {
 // nobody ever sees a loop without its state. No lock is taken: there is
 // nothing to lock yet.
 //
+// A name Windows reserves for a device (con, prn, aux, nul, com0 to com9,
+// lpt0 to lpt9) is refused as invalid on every system, so that a loop made
+// on one can be used on another; Open and List still accept such a loop.
+//
 // An invalid name, an error from fn (returned unchanged) and a state that fn
 // leaves invalid (an error matching filetxn.ErrInvalidArgument, which names
 // the key at fault) create nothing, before any
@@ -175,6 +179,9 @@ func initial(name string, now time.Time, fn func(*Doc) error) (*Doc, []byte, err
 	if err := checkName("Create", name); err != nil {
 		return nil, nil, err
 	}
+	if windowsDevice(name) {
+		return nil, nil, fmt.Errorf("loopstate: Create: invalid loop name %q: Windows reserves it for a device, so its directory cannot be made there: %w", name, filetxn.ErrInvalidArgument)
+	}
 	d := newDoc(name, now)
 	if fn != nil {
 		if err := fn(d); err != nil {
@@ -200,4 +207,15 @@ func initial(name string, now time.Time, fn func(*Doc) error) (*Doc, []byte, err
 		return nil, nil, invalid(err)
 	}
 	return d, data, nil
+}
+
+// windowsDevice reports whether name, a valid loop name, is one Windows
+// reserves for a device: a file or directory of that name cannot be made
+// there (the path names the device instead).
+func windowsDevice(name string) bool {
+	switch name {
+	case "con", "prn", "aux", "nul":
+		return true
+	}
+	return len(name) == 4 && (name[:3] == "com" || name[:3] == "lpt") && name[3] >= '0' && name[3] <= '9'
 }
