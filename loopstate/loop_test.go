@@ -394,6 +394,31 @@ func TestTickRecordsEveryOutcome(t *testing.T) {
 // TestPanickingHarnessIsAbandoned: a harness that panics releases the lock
 // (the panic propagates) and leaves current_tick set; the next tick logs
 // the tick as abandoned and counts it as a failure before running its own.
+// TestTheLogKeepsAtMost500BytesOfANote: a harness's note is logged cut to 500 bytes where a
+// character starts, and read back from the log as it was written, whatever it holds: a
+// note of bytes that are not UTF-8 is read back as that many U+FFFD (as every string the
+// package writes), still within the 500 bytes, not three times as long.
+//
+// Ablation (run): truncNote cutting the note's bytes before replacing the invalid ones
+// (the code before) makes it red: 500 bytes of 0xff came back from Ticks as 1,500 bytes.
+func TestTheLogKeepsAtMost500BytesOfANote(t *testing.T) {
+	for _, tc := range []struct{ note, want string }{
+		{strings.Repeat("\xff", 600), strings.Repeat("\ufffd", 166)},
+		{"ok " + strings.Repeat("\xff", 200) + strings.Repeat("é", 200), "ok " + strings.Repeat("\ufffd", 165)},
+		{strings.Repeat("é", 300), strings.Repeat("é", 250)},
+		{strings.Repeat("a", 499) + "é", strings.Repeat("a", 499)},
+		{"\xed\xa0\x80 lone surrogate", "\ufffd\ufffd\ufffd lone surrogate"},
+	} {
+		r, _ := newTestRoot(t)
+		l := mustCreate(t, r, "x", Template{})
+		_, err := l.Tick(ctx0, TriggerManual, func(context.Context, *Run) (Result, error) { return Result{Note: tc.note}, nil })
+		require.NoError(t, err, "Tick(note %q) = %v, want nil", tc.note, err)
+		recs := mustTicks(t, l)
+		require.Len(t, recs, 1, "Ticks() after Tick(note %q) = %+v, want one record", tc.note, recs)
+		require.Equal(t, tc.want, recs[0].Note, "Ticks()[0].Note after Tick(note of %d bytes %.20q...) = %d bytes %.20q..., want %d bytes", len(tc.note), tc.note, len(recs[0].Note), recs[0].Note, len(tc.want))
+	}
+}
+
 func TestPanickingHarnessIsAbandoned(t *testing.T) {
 	r, _ := newTestRoot(t)
 	l := mustCreate(t, r, "x", Template{})

@@ -3,6 +3,7 @@ package loopstate
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -102,8 +103,24 @@ func (r TickRecord) MarshalJSON() ([]byte, error) {
 	return b[:len(b)-1], nil
 }
 
-// truncNote cuts s to at most maxNote bytes at a character boundary.
+// truncNote cuts s to at most maxNote bytes at a character boundary. A byte
+// that is not UTF-8 is first replaced by U+FFFD, as the encoder would write
+// it, so that the note read back from the log is what is cut here and still
+// within maxNote bytes (not three times as long).
 func truncNote(s string) string {
+	if !utf8.ValidString(s) {
+		var b strings.Builder
+		for i := 0; i < len(s) && b.Len() <= maxNote; {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				b.WriteRune(utf8.RuneError)
+			} else {
+				b.WriteString(s[i : i+n])
+			}
+			i += n
+		}
+		s = b.String()
+	}
 	if len(s) <= maxNote {
 		return s
 	}
