@@ -21,7 +21,9 @@ import (
 // never called. Ablation: reading with a blocking open (osfile without
 // O_NONBLOCK) hangs every entry point on the pipe, and the guard fails the
 // test; dropping osfile's fstat check has the pipe and the device read as
-// empty files, so Mutate writes over them.
+// empty files, so Mutate writes over them. Tx.Append, with atomicstage's
+// Append opening by os.OpenFile as it did, hangs on the pipe waiting for a
+// reader and writes its record to the device.
 func TestEntryPointsRefuseNonRegularFiles(t *testing.T) {
 	ctx := context.Background()
 	set := func(d *counter) error { d.n = 7; return nil }
@@ -32,6 +34,9 @@ func TestEntryPointsRefuseNonRegularFiles(t *testing.T) {
 		"Restore":      func(s *Store[*counter]) error { _, err := s.Restore(ctx, []byte("7\n"), digestOf(nil)); return err },
 		"Tx.Read": func(s *Store[*counter]) error {
 			return s.Locked(ctx, func(tx *Tx) error { _, err := tx.Read(s.path); return err })
+		},
+		"Tx.Append": func(s *Store[*counter]) error {
+			return s.Locked(ctx, func(tx *Tx) error { return tx.Append(s.path, []byte("7\n")) })
 		},
 	}
 	for kind, path := range oddfile.Make(t) {

@@ -47,8 +47,11 @@ func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error
 // is for append-only logs, not for state: a crash can leave a partial last
 // record, which readers of such a log must skip. On a local file system the
 // kernel places each O_APPEND write whole at the end of the file, so records
-// of concurrent appenders do not interleave. Errors are [*fs.PathError] with
-// Op "AppendFile".
+// of concurrent appenders do not interleave. A path that names anything but a
+// regular file (a directory, a named pipe, a socket, a device) is refused at
+// once, without waiting for a pipe's reader, with an error wrapping
+// [ErrNotRegular], and nothing is written to it. Errors are [*fs.PathError]
+// with Op "AppendFile" and Path path.
 func AppendFile(path string, data []byte, perm fs.FileMode, opts ...Option) error {
 	return atomicstage.Append("AppendFile", path, data, perm, atomicstage.Collect(opts))
 }

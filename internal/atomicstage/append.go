@@ -10,10 +10,11 @@ import (
 // Append is atomicfile.AppendFile (whose doc says what it guarantees): it
 // appends data to the file at path in a single write(2) on a descriptor
 // opened with O_APPEND, creating the file with perm (under the umask) when
-// it is missing, and fsyncs it unless o.NoSync. Errors are *fs.PathError
-// with Op op and Path path.
+// it is missing, and fsyncs it unless o.NoSync. A file at path that is not
+// a regular file is refused without waiting and gets nothing (see
+// osfile.OpenRegular). Errors are *fs.PathError with Op op and Path path.
 func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
+	f, err := osfile.OpenRegular(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
 	if err != nil {
 		return &fs.PathError{Op: op, Path: path, Err: osfile.UnwrapOS(err)}
 	}

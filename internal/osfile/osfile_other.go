@@ -11,6 +11,10 @@ func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return os.OpenFile(path, flag, perm)
 }
 
+func openRegular(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	return openRegularOS(path, flag, perm)
+}
+
 func readFile(path string, buf []byte, spare int) ([]byte, error) {
 	return readFileOS(path, buf, spare)
 }

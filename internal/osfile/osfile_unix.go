@@ -22,6 +22,32 @@ func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	}
 }
 
+func openRegular(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	// The flags are readFile's (see there), with the caller's.
+	fd, err := retry(func() (int, error) {
+		return unix.Open(path, flag|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, uint32(perm.Perm()))
+	})
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	var st unix.Stat_t
+	if _, err := retry(func() (int, error) { return 0, unix.Fstat(fd, &st) }); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if mode := fileMode(uint32(st.Mode)); !mode.IsRegular() {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: path, Err: NotRegular(mode)}
+	}
+	// A regular file ignores O_NONBLOCK, but the *os.File is the usual
+	// blocking one (see the package doc), and a caller may hand it on.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "fcntl", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
 func readFile(path string, buf []byte, spare int) ([]byte, error) {
 	// O_NONBLOCK: opening a named pipe for reading otherwise waits, forever,
 	// for a writer; a regular file ignores the flag. O_NOCTTY: a terminal at
@@ -60,12 +86,14 @@ func readFile(path string, buf []byte, spare int) ([]byte, error) {
 	}
 }
 
-// openError is the error for a failed open of path for reading. A socket
-// cannot be opened at all (ENXIO on Linux, EOPNOTSUPP on the BSDs): when
-// the path names anything but a regular file, the error says so, as it does
-// for what can be opened.
+// openError is the error for a failed open of path. A socket cannot be
+// opened at all (ENXIO on Linux, EOPNOTSUPP on the BSDs), a named pipe
+// without a reader cannot be opened for writing without waiting (ENXIO),
+// and a directory cannot be opened for writing (EISDIR): when the path names
+// anything but a regular file, the error says so, as it does for what can
+// be opened.
 func openError(path string, err error) error {
-	if err == unix.ENXIO || err == unix.EOPNOTSUPP {
+	if err == unix.ENXIO || err == unix.EOPNOTSUPP || err == unix.EISDIR {
 		var st unix.Stat_t
 		if unix.Stat(path, &st) == nil {
 			if mode := fileMode(uint32(st.Mode)); !mode.IsRegular() {

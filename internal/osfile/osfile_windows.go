@@ -20,6 +20,10 @@ func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return os.OpenFile(path, flag, perm)
 }
 
+func openRegular(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	return openRegularOS(path, flag, perm)
+}
+
 // readFile is readFileOS, retrying an open that fails only because another
 // process is replacing the file.
 //

@@ -1,0 +1,54 @@
+package atomicfile_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/oddfile"
+	"github.com/filetxn/filetxn/internal/wine"
+)
+
+// TestAppendFileRefusesNonRegularFiles puts a named pipe nobody reads, a
+// directory, a unix socket and a device at the log's path (those this
+// system can make): AppendFile returns at once an *fs.PathError with Op
+// "AppendFile" naming the path and wrapping ErrNotRegular, leaves the same
+// kind of file there, and keeps no descriptor open. Ablation: opening with
+// os.OpenFile, as before, hangs on the pipe (waiting for a reader, forever:
+// the guard fails the test), writes the record to the device and gives the
+// directory's EISDIR instead of ErrNotRegular.
+func TestAppendFileRefusesNonRegularFiles(t *testing.T) {
+	for kind, path := range oddfile.Make(t) {
+		t.Run(kind, func(t *testing.T) {
+			before, err := os.Lstat(path)
+			require.NoError(t, err)
+			fds := openFDs()
+			err = oddfile.Within(t, func() error { return atomicfile.AppendFile(path, []byte("x\n"), 0o644) })
+			require.ErrorIs(t, err, atomicfile.ErrNotRegular, "AppendFile(%s) = %v, want an error wrapping ErrNotRegular", kind, err)
+			var pe *fs.PathError
+			require.True(t, errors.As(err, &pe) && pe.Op == "AppendFile" && pe.Path == path,
+				"AppendFile(%s) = %v, want an *fs.PathError with Op AppendFile naming %s", kind, err, path)
+			after, err := os.Lstat(path)
+			require.True(t, err == nil && after.Mode().Type() == before.Mode().Type() && os.SameFile(before, after),
+				"AppendFile(%s) left %v, %v at the path, want the %s untouched", kind, after, err, kind)
+			require.Equal(t, fds, openFDs(), "AppendFile(%s): open descriptors = %d after, want %d as before", kind, openFDs(), fds)
+		})
+	}
+}
+
+// openFDs counts this process's open descriptors where /proc/self/fd lists
+// them (Linux), and is 0 elsewhere.
+func openFDs() int {
+	if wine.Detected() {
+		return 0 // /proc/self/fd is the Linux side of Wine, not this program's handles
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}
