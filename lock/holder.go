@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // Holder says who holds a lock. An exclusive holder writes it into the lock
@@ -164,13 +166,15 @@ func appendBounded(out []byte, s string, room int) []byte {
 var clearedRecord = []byte{'\n'}
 
 // ReadHolder returns the holder record in the lock file at path. It takes no
-// lock and does not block. It returns (nil, nil) when the file holds no
-// record: the lock is free, or its holder does not write records (a holder
-// with WithoutHolder, or another program such as
-// bmad-loop). A record can outlive its holder when the holder was killed; a
-// caller that needs certainty pairs it with TryAcquire.
+// lock and does not block: a path that names anything but a regular file (a
+// named pipe, a directory, a socket, a device) is refused at once, with an
+// *fs.PathError naming it and wrapping atomicfile.ErrNotRegular. It returns
+// (nil, nil) when the file holds no record: the lock is free, or its holder
+// does not write records (a holder with WithoutHolder, or another program
+// such as bmad-loop). A record can outlive its holder when the holder was
+// killed; a caller that needs certainty pairs it with TryAcquire.
 func ReadHolder(path string) (*Holder, error) {
-	f, err := os.Open(path)
+	f, err := osfile.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
