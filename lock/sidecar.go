@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -28,8 +29,11 @@ import (
 // bmad-loop uses (its lock_path_for), so a Go process and a bmad-loop process
 // that share a state root exclude each other.
 //
-// SidecarPath creates nothing and does not block. It fails only when stateRoot
-// is empty or the working directory cannot be read.
+// SidecarPath creates nothing and does not block. It fails, with an
+// *fs.PathError naming target, only when stateRoot is empty, the working
+// directory cannot be read, or target cannot be resolved: a loop of symbolic
+// links on the way (more than 255 hops; the error matches syscall.ELOOP, as
+// the kernel's does), or a link that cannot be read.
 func SidecarPath(stateRoot, target string) (string, error) {
 	if stateRoot == "" {
 		return "", &fs.PathError{Op: "SidecarPath", Path: target, Err: errors.New("empty state root")}
@@ -122,7 +126,7 @@ func resolveAbs(abs string, hops int) (string, error) {
 			continue
 		}
 		if hops++; hops > maxLinks {
-			return "", fmt.Errorf("too many levels of symbolic links at %s", next)
+			return "", fmt.Errorf("%s: %w", next, syscall.ELOOP)
 		}
 		link, err := os.Readlink(next)
 		if err != nil {
