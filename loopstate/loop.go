@@ -462,7 +462,8 @@ func (l *Loop) Ticks(ctx context.Context) ([]TickRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Lstat(l.state); errors.Is(err, fs.ErrNotExist) {
+	// os.Stat, not Lstat: a link whose target is gone is no state, for View.
+	if _, err := os.Stat(l.state); errors.Is(err, fs.ErrNotExist) {
 		return nil, l.missing()
 	}
 	return parseLog(data), nil

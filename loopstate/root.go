@@ -163,8 +163,8 @@ func (r *Root) List(ctx context.Context) ([]*Loop, error) {
 			continue // staging and tombstone directories are hidden names
 		}
 		l := r.loop(e.Name())
-		if _, err := os.Lstat(l.state); errors.Is(err, fs.ErrNotExist) {
-			continue // being deleted, or not a loop
+		if _, err := os.Stat(l.state); errors.Is(err, fs.ErrNotExist) {
+			continue // being deleted, or not a loop (a link whose target is gone is no state)
 		}
 		out = append(out, l)
 	}
