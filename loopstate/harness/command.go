@@ -76,7 +76,8 @@ const maxLine = 64 << 10
 
 // Run runs the command for one tick; it is a Harness. It returns an error
 // only when the child could not be started (an empty Path is refused with
-// an error matching filetxn.ErrInvalidArgument); a child that exits
+// an error matching filetxn.ErrInvalidArgument, a working directory that is
+// missing or not a directory with an error naming it); a child that exits
 // non-zero, is killed or times out gives a Result with Failed set.
 func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 	if c.Path == "" {
@@ -158,7 +159,7 @@ func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result
 		exited <- err
 	}()
 	if err := <-started; err != nil {
-		return loopstate.Result{}, err
+		return loopstate.Result{}, startError(cmd.Dir, err)
 	}
 	var werr error
 	select {
@@ -197,6 +198,25 @@ func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result
 		res.Note = werr.Error()
 	}
 	return res, nil
+}
+
+// startError returns the error of a child that could not be started in
+// dir. The system blames the program for a working directory that is
+// missing or not a directory ("fork/exec /bin/sh: no such file or
+// directory"): then the error names dir, and wraps the os.Stat error of a
+// missing one.
+func startError(dir string, err error) error {
+	if dir == "" {
+		return err
+	}
+	fi, serr := os.Stat(dir)
+	switch {
+	case serr != nil:
+		return fmt.Errorf("harness: Run: working directory: %w (%v)", serr, err)
+	case !fi.IsDir():
+		return fmt.Errorf("harness: Run: working directory %s is not a directory: %w", dir, err)
+	}
+	return err
 }
 
 // parseCostLine reads the harness's last line, {"cost": {...}, "note": ...}.
