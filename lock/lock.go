@@ -196,8 +196,12 @@ func (h *Handle) Release() error {
 // Acquire blocks until it holds the lock on the file at path, or until ctx is
 // done. The file and its parent directories are created if missing (0600 and
 // 0700, under the umask), unless WithoutCreate is given, and are never
-// deleted. The wait costs no CPU: it sleeps in the kernel (flock(2),
-// LockFileEx) or on a channel, and wakes as soon as the lock is released.
+// deleted. A path that names anything but a regular file (a named pipe, a
+// directory, a socket, a device) is refused at once, with nothing locked or
+// written, by an *fs.PathError naming it and wrapping
+// atomicfile.ErrNotRegular. The wait costs no CPU: it sleeps in the kernel
+// (flock(2), LockFileEx) or on a channel, and wakes as soon as the lock is
+// released.
 //
 // Once the lock is granted, Acquire checks that path still names the file it
 // locked (device and inode). If the file was deleted, or another file was

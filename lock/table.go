@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // fileID is a lock file's identity: device and inode on Unix, volume serial
@@ -282,12 +283,16 @@ func found(e *entry, path string, o *options, f *os.File) (*entry, error) {
 
 // openLockFile opens the lock file read-write, creating it and its
 // directories if needed unless noCreate. Lock files are 0600 and their
-// directories 0700, both under the umask.
+// directories 0700, both under the umask. Anything but a regular file at
+// path (a named pipe, a directory, a socket, a device) is refused with an
+// error wrapping atomicfile.ErrNotRegular, without waiting and before
+// anything is locked or written (see osfile.OpenRegular): a device would
+// get the holder record written into it.
 func openLockFile(path string, noCreate bool) (*os.File, error) {
 	if noCreate {
-		return os.OpenFile(path, os.O_RDWR, 0)
+		return osfile.OpenRegular(path, os.O_RDWR, 0)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := osfile.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := fault.At(fault.Mkdir, filepath.Dir(path)); err != nil {
 			return nil, err
@@ -295,7 +300,7 @@ func openLockFile(path string, noCreate bool) (*os.File, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, err
 		}
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		f, err = osfile.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
 	}
 	return f, err
 }
