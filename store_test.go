@@ -221,6 +221,9 @@ func TestRestoreOnlyOverOwnedVersions(t *testing.T) {
 	}
 }
 
+// TestLockPlacement: the lock file is <path>.lock by default, the given one
+// WithLockPath, and lock.SidecarPath's WithStateRoot; finding it creates
+// nothing.
 func TestLockPlacement(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data", "ledger.md")
@@ -247,6 +250,13 @@ func TestLockPlacement(t *testing.T) {
 	}
 	if !strings.HasPrefix(want, filepath.Join(root, "locks")+string(filepath.Separator)) {
 		t.Errorf("sidecar %q not under %s/locks", want, root)
+	}
+	// NewStore does no I/O and LockPath creates nothing, as their godoc
+	// says: neither the data file's directory, nor the state root, nor a
+	// lock file exists after both. Ablation: NewStore or LockPath making the
+	// lock's directory ahead of the first lock is red.
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Errorf("after NewStore and LockPath, ReadDir(%s) = %v, %v, want it empty", dir, ents, err)
 	}
 }
 
