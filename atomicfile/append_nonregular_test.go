@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,4 +52,28 @@ func openFDs() int {
 		return 0
 	}
 	return len(ents)
+}
+
+// TestAppendFileRefusesAReadOnlyFile: a log whose mode grants no write bit
+// (0444) is refused with an error wrapping fs.ErrPermission that names it,
+// and keeps its contents, whoever the caller is: "read-only" is decided on
+// the file's mode, as WriteFile decides it (see the package doc), so root,
+// for whom the open succeeds, is refused too. A log that AppendFile itself
+// creates with a perm that grants no write bit still gets its first record.
+// Ablation: appending without the mode check, as before, is red when run as
+// root (CI's case): the record lands in the read-only log.
+func TestAppendFileRefusesAReadOnlyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	writeFile(t, path, "keep me\n")
+	require.NoError(t, os.Chmod(path, 0o444))
+	t.Cleanup(func() { os.Chmod(path, 0o644) })
+	err := atomicfile.AppendFile(path, []byte("x\n"), 0o644)
+	require.ErrorIs(t, err, fs.ErrPermission, "AppendFile(read-only log) = %v, want an error wrapping fs.ErrPermission", err)
+	assertPathError(t, err, "AppendFile", path)
+	require.Equal(t, "keep me\n", readFile(t, path), "AppendFile(read-only log) changed it")
+
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	t.Cleanup(func() { os.Chmod(fresh, 0o644) })
+	require.NoError(t, atomicfile.AppendFile(fresh, []byte("first\n"), 0o444), "AppendFile(new log, perm 0444)")
+	require.Equal(t, "first\n", readFile(t, fresh), "AppendFile(new log, perm 0444): contents")
 }

@@ -50,8 +50,10 @@ func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error
 // of concurrent appenders do not interleave. A path that names anything but a
 // regular file (a directory, a named pipe, a socket, a device) is refused at
 // once, without waiting for a pipe's reader, with an error wrapping
-// [ErrNotRegular], and nothing is written to it. Errors are [*fs.PathError]
-// with Op "AppendFile" and Path path.
+// [ErrNotRegular], and nothing is written to it; so is an existing file that
+// is read-only (decided as for WriteFile, on its mode too, so that root is
+// refused as well), with an error wrapping [fs.ErrPermission]. Errors are
+// [*fs.PathError] with Op "AppendFile" and Path path.
 func AppendFile(path string, data []byte, perm fs.FileMode, opts ...Option) error {
 	return atomicstage.Append("AppendFile", path, data, perm, atomicstage.Collect(opts))
 }
