@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
@@ -306,7 +305,9 @@ func (s *Store[D]) View(ctx context.Context) (D, error) {
 //
 // A nil snapshot stands for a missing file: restoring it removes the file
 // and fsyncs its directory (unless WithoutSync), so that the removal is as
-// durable as a write. The Commit's digest is then that of a missing file.
+// durable as a write. When the data path is a symbolic link, the file
+// removed is the one it names, which a write replaces, and the link is
+// kept. The Commit's digest is then that of a missing file.
 // Locking, ctx and a lost lock behave as in Mutate: a lost lock writes and
 // removes nothing.
 func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest) (Commit, error) {
@@ -509,13 +510,19 @@ func (tx *Tx) readBuffered(path, op string, buf *[]byte) ([]byte, error) {
 }
 
 // remove removes the file at path and fsyncs its directory (unless the
-// store is WithoutSync), after checking the lock as Write does.
+// store is WithoutSync), after checking the lock as Write does. When path is
+// a symbolic link, the file removed is the one it names, the one a write of
+// path replaces, and the link is kept, as a write keeps it.
 func (tx *Tx) remove(path, op string) error {
 	tx.live(op)
 	if err := tx.checkLock(path, op); err != nil {
 		return err
 	}
-	if err := os.Remove(path); err != nil {
+	target, dir, err := atomicstage.Target(path)
+	if err != nil {
+		return &fs.PathError{Op: op, Path: path, Err: err}
+	}
+	if err := os.Remove(target); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -524,7 +531,7 @@ func (tx *Tx) remove(path, op string) error {
 	if tx.o.noSync {
 		return nil
 	}
-	if err := osfile.SyncDir(filepath.Dir(path)); err != nil {
+	if err := osfile.SyncDir(dir); err != nil {
 		return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("removed, but the directory was not synced: %w", underlying(err))}
 	}
 	return nil

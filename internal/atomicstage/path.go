@@ -53,6 +53,21 @@ func resolve(path string) (string, fs.FileInfo, error) {
 	return "", nil, errLinkLoop
 }
 
+// Target returns the file that a write of path replaces, path with the
+// symbolic links of its last element followed as Create follows them
+// (whether or not anything exists there), and the directory that holds it,
+// both uncleaned (see resolve). A caller that removes what a write would
+// have replaced removes target and syncs dir. Its errors are those of
+// following the links (a loop of more than 255, a link that cannot be
+// read).
+func Target(path string) (target, dir string, err error) {
+	target, _, err = resolve(path)
+	if err != nil {
+		return "", "", err
+	}
+	return target, dirRaw(target), nil
+}
+
 // errLinkLoop reports a chain of more than maxLinkHops symbolic links.
 var errLinkLoop = errors.New("too many levels of symbolic links")
 
