@@ -16,8 +16,12 @@ import (
 // directory and say so with EINVAL or ENOTSUP. There is nothing stronger to
 // ask of them, so that is not an error; PostgreSQL's fsync_fname makes the same
 // call for directories.
+//
+// O_DIRECTORY, as on Linux, refuses anything but a directory with ENOTDIR
+// before it is opened: a named pipe put in the directory's place would
+// otherwise block the open until a writer came, forever.
 func syncDir(dir string) error {
-	d, err := OpenFile(dir, os.O_RDONLY, 0)
+	d, err := OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return err
 	}
