@@ -1,12 +1,14 @@
 package loopstate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/filetxn/filetxn/internal/testwait"
 	"github.com/filetxn/filetxn/lock"
@@ -79,4 +81,29 @@ func TestReadsDoNotWaitForTheLock(t *testing.T) {
 		err := testwait.Recv(t, res, name+" with the lock held elsewhere")
 		require.NoError(t, err, "%s() with the lock held elsewhere = %v, want an answer", name, err)
 	}
+}
+
+// TestTickRecordMarshalsAsItsLogLine: TickRecord.MarshalJSON gives the
+// record as its line in ticks.jsonl, without the newline: the same keys in
+// the same order, the same timestamp layout, the note as written (no HTML
+// escapes), and it reads back as the same record.
+// Ablation (run): MarshalJSON through json.Marshal of the Go struct (keys
+// "N", "StartedAt", ...) makes it red.
+func TestTickRecordMarshalsAsItsLogLine(t *testing.T) {
+	r, c := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{})
+	rec, err := l.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) {
+		c.add(1500 * time.Millisecond)
+		return Result{Cost: &Cost{USD: 0.25, Tokens: 7}, Note: "a <b> & c"}, nil
+	})
+	require.NoError(t, err, "Tick() = %v", err)
+	log := readFile(t, l.log)
+	line := bytes.TrimSuffix(log, []byte("\n"))
+	require.NotContains(t, string(line), "\n", "ticks.jsonl = %q, want one line", log)
+	got, err := rec.MarshalJSON()
+	require.NoError(t, err)
+	require.Equal(t, string(line), string(got), "TickRecord.MarshalJSON() = %s, want the log line %s", got, line)
+	back, err := parseRecord(got)
+	require.NoError(t, err, "parseRecord(MarshalJSON()) = %v", err)
+	require.Equal(t, mustTicks(t, l)[0], back, "parseRecord(MarshalJSON()) = %+v, want the record Ticks reads", back)
 }
