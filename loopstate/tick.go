@@ -12,6 +12,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
+	"github.com/filetxn/filetxn/internal/atomicstage"
 	"github.com/filetxn/filetxn/internal/proc"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -72,9 +73,13 @@ type Result struct {
 //     schedule is disabled, log a skipped line and return it (nil error).
 //  4. Evaluate the gates; if any trips, halt, log skipped/gate and return
 //     the record (nil error).
-//  5. Set current_tick (with this process's pid and start token) and write
-//     the state (atomically, but without the directory fsync that would
-//     make it survive a power loss: see the package's Caveats).
+//  5. Check that the tick log can take the tick's line: a log that is not
+//     a regular file, or is read-only, fails the tick here, before the
+//     harness runs, with an error naming it that matches
+//     atomicfile.ErrNotRegular or fs.ErrPermission, and nothing is
+//     written. Set current_tick (with this process's pid and start token)
+//     and write the state (atomically, but without the directory fsync
+//     that would make it survive a power loss: see the package's Caveats).
 //  6. Run fn with ctx bounded by gates.tick_timeout_s (WithLockTimeout does
 //     not bound it); past it the outcome is timeout.
 //  7. Re-read the state (a harness that was handed the lock may have changed
@@ -208,6 +213,13 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 		return skip(skipGate, trips)
 	}
 
+	// The tick's line is appended after the harness: a log that cannot take
+	// it (not a regular file, read-only) fails the tick now, before the
+	// marker is written and the harness does work that could not be
+	// recorded.
+	if err := atomicstage.Check("Tick", l.log); err != nil {
+		return TickRecord{}, err
+	}
 	if err := d.beginTick(now, pid, self); err != nil {
 		// A tick settled above is owed its line and its count all the same.
 		return TickRecord{}, errors.Join(err, l.commit(tx, d, data, pending))
