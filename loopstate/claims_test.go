@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/testwait"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
@@ -106,4 +107,21 @@ func TestTickRecordMarshalsAsItsLogLine(t *testing.T) {
 	back, err := parseRecord(got)
 	require.NoError(t, err, "parseRecord(MarshalJSON()) = %v", err)
 	require.Equal(t, mustTicks(t, l)[0], back, "parseRecord(MarshalJSON()) = %+v, want the record Ticks reads", back)
+}
+
+// TestDeleteRemovesADirectoryThatHoldsALockFileButNoState: such a
+// directory is not a loop (the other methods give filetxn.ErrNotFound), and
+// Delete removes it all the same, as it removes a loop, and returns
+// filetxn.ErrNotFound; no tombstone is left.
+// Ablation (run): Delete returning l.missing() before it renames the
+// directory leaves loops/x in place.
+func TestDeleteRemovesADirectoryThatHoldsALockFileButNoState(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "x", Template{})
+	require.NoError(t, os.Remove(l.state))
+	err := l.Delete(ctx0)
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "Delete() of a directory without a state = %v, want filetxn.ErrNotFound", err)
+	ents, err := os.ReadDir(filepath.Join(r.dir, loopsDir))
+	require.NoError(t, err)
+	require.Empty(t, ents, "after Delete() of a directory without a state, %s holds %v, want nothing", loopsDir, ents)
 }
