@@ -1,0 +1,32 @@
+//go:build !unix
+
+package osfile
+
+import (
+	"io/fs"
+	"os"
+)
+
+// openRegularOS is OpenRegular through OpenFile, for systems without named
+// pipes that block an open: what is not a regular file is refused after the
+// open, or, when the open itself fails (a directory opened for writing), by
+// a stat of the path.
+func openRegularOS(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := OpenFile(path, flag, perm)
+	if err != nil {
+		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: NotRegular(fi.Mode())}
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: NotRegular(fi.Mode())}
+	}
+	return f, nil
+}
