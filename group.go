@@ -195,11 +195,24 @@ func (g *group[D]) take(batch []*call[D]) []*call[D] {
 }
 
 // requeue puts calls that a batch took but never ran back at the front of
-// the queue, in their order.
+// the queue, in their order. A call whose ctx is done is answered at once
+// instead, as take answers it: its caller may have seen ctx end while the
+// call was taken, found it gone from the queue (see leave) and be waiting
+// for its answer, no longer for ctx, so that left in the queue it would
+// wait for the next leader's lock.
 func (g *group[D]) requeue(calls []*call[D]) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.queue = append(calls[:len(calls):len(calls)], g.queue...)
+	live := make([]*call[D], 0, len(calls)+len(g.queue))
+	for _, c := range calls {
+		if c.ctx.Err() != nil {
+			c.cancelled = true
+			close(c.done)
+			continue
+		}
+		live = append(live, c)
+	}
+	g.queue = append(live, g.queue...)
 }
 
 // handOff ends a lead: the first queued call, if any, is promoted to lead
@@ -243,6 +256,11 @@ var testHookQueued func()
 // when a leader that holds the lock is about to yield and take the queue,
 // and when a caller checks that it may wait (mayQueue).
 var testHookOpen, testHookChecked func()
+
+// testHookTaken, set by this package's tests, is called when a caller whose
+// ctx has ended finds its call gone from the queue (taken into a batch, or
+// promoted) and waits for its answer.
+var testHookTaken func()
 
 // mutate is Mutate, and MutateProbed when probed: it leads a batch, or
 // joins the queue behind the leader.
@@ -292,6 +310,9 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 		case <-ctx.Done():
 			if s.g.leave(c) {
 				return s.giveUp(ctx, c, start)
+			}
+			if testHookTaken != nil {
+				testHookTaken()
 			}
 			<-c.done // a leader took c (or promoted it) meanwhile: its answer is on the way
 		}

@@ -498,6 +498,59 @@ func TestMutateGroupCancelledCallLeavesTheQueue(t *testing.T) {
 	require.False(t, ran, "the cancelled call's fn ran")
 }
 
+// TestMutateGroupCancelledCallOfAPanickedBatchWaitsForNoLock: a call taken
+// into a batch whose leader's fn panics before it runs goes back to the
+// queue; if its ctx ended while it was taken (its caller found it gone from
+// the queue and waits for its answer), it is answered then, with ctx's
+// error, and does not wait for the next leader to hold the lock. The next
+// leader here is held once it holds the lock, as a wait for a lock that
+// another process holds would hold it. Ablation: requeue putting every
+// call back leaves the cancelled call waiting for that leader, and this
+// test goes red.
+func TestMutateGroupCancelledCallOfAPanickedBatchWaitsForNoLock(t *testing.T) {
+	s, ctx, _ := groupStore(t)
+	queued := watchQueue(t)
+	var runs sync.Map
+	release, first := hold(t, s, ctx, nil)
+	var opens atomic.Int32
+	nextLeads, proceed := make(chan struct{}), make(chan struct{})
+	testHookOpen = func() {
+		if opens.Add(1) == 2 { // the batch after the panicked one
+			close(nextLeads)
+			<-proceed
+		}
+	}
+	taken := make(chan struct{}, 1)
+	testHookTaken = func() { taken <- struct{}{} }
+	t.Cleanup(func() { testHookOpen, testHookTaken = nil, nil })
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := follow(t, s, ctx, queued, func(d *kv) error {
+		cancel()
+		select { // not within: its FailNow would end the leader's goroutine
+		case <-taken:
+			panic("leader boom")
+		case <-time.After(20 * time.Second):
+			panic("timed out waiting for the cancelled caller to find its call taken")
+		}
+	})
+	a := follow(t, s, ctx, queued, set(&runs, "a"))
+	c := follow(t, s, cctx, queued, set(&runs, "cancelled"))
+	release()
+	require.True(t, within(t, first, "the first leader").returned)
+	require.Equal(t, outcome{panicked: "leader boom"}, within(t, p, "the panicking leader"), "leader's panicking Mutate = got, want its panic")
+	within(t, nextLeads, "a to lead the next batch")
+	o := within(t, c, "the cancelled call, while the next leader holds the lock")
+	require.True(t, o.returned && errors.Is(o.err, context.Canceled) && !o.commit.Written,
+		"cancelled Mutate = %+v, want an error matching context.Canceled, nothing written", o)
+	close(proceed)
+	o = within(t, a, "a")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "a's Mutate = %+v, want written", o)
+	require.Equal(t, map[string]string{"leader": "1", "a": "1"}, fileKeys(t, s), "file = got, want leader and a only")
+	_, ran := runs.Load("cancelled")
+	require.False(t, ran, "the cancelled call's fn ran")
+}
+
 // TestMutateGroupReentryFails: Mutate on the same Store from inside fn
 // fails at once with lock.ErrReentrant, whether fn is the leader's own or a
 // follower's run by the leader's goroutine; so does Mutate from inside a
