@@ -57,7 +57,9 @@
 // Temporary files are named the way renameio names them, "." + base + a random
 // decimal number (".state.json4982630124857716"), in the target's directory, so
 // they are hidden from ls; on Windows, and for a target name too long to leave
-// room for the number, ".<base>.tmp-<random>". One left behind by a killed
+// room for the number, ".<base>.tmp-<random>", with a base longer than 200
+// bytes cut to its first 200 (at a character boundary) so that the name
+// stays within 255 bytes. One left behind by a killed
 // process is never read by this package and may be deleted by anyone.
 //
 // # Caveats
