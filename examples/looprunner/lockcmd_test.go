@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
 )
 
@@ -30,6 +33,40 @@ func TestLockSidecar(t *testing.T) {
 	if r.code != 0 || r.stdout != want+"\n" {
 		t.Fatalf("lock sidecar with $%s: %s", envStateDir, r)
 	}
+}
+
+// TestTheDefaultStateDirIsBmadLoops: the README says that without
+// -state-dir and $FILETXN_STATE_DIR the command line locks ledgers and boards
+// under bmad-loop's state root, so that it excludes bmad-loop by default.
+// With only $BMAD_LOOP_STATE_DIR set, lock sidecar names the lock there and
+// ledger add and board advance create their locks there; $FILETXN_STATE_DIR
+// then overrides it.
+func TestTheDefaultStateDirIsBmadLoops(t *testing.T) {
+	e := newEnv(t)
+	bmad := e.path("bmad-state")
+	ledgerFile := e.write("deferred-work.md", "")
+	boardFile := e.write("sprint-status.yaml", testBoard)
+	env := []string{envStateDir + "=", "BMAD_LOOP_STATE_DIR=" + bmad}
+	for _, f := range []string{ledgerFile, boardFile} {
+		want, err := lock.SidecarPath(bmad, f)
+		require.NoError(t, err)
+		r := runIn(t, e.dir, env, "lock", "sidecar", f)
+		require.Equal(t, want+"\n", r.stdout, "lock sidecar %s with only $BMAD_LOOP_STATE_DIR = %q, want %q\n%s", f, r.stdout, want, r)
+	}
+	r := runIn(t, e.dir, env, "ledger", "add", "-file", ledgerFile, "-title", "t", "-origin", "o", "-source-spec", "s", "-reason", "r")
+	require.Equal(t, 0, r.code, "ledger add with only $BMAD_LOOP_STATE_DIR: %s", r)
+	r = runIn(t, e.dir, env, "board", "advance", "-file", boardFile, "3-2-digest-delivery", "in-progress")
+	require.Equal(t, 0, r.code, "board advance with only $BMAD_LOOP_STATE_DIR: %s", r)
+	for _, f := range []string{ledgerFile, boardFile} {
+		want, err := lock.SidecarPath(bmad, f)
+		require.NoError(t, err)
+		_, err = os.Stat(want)
+		require.NoError(t, err, "the lock of %s under $BMAD_LOOP_STATE_DIR after a write", f)
+	}
+	r = runIn(t, e.dir, []string{envStateDir + "=" + e.state, "BMAD_LOOP_STATE_DIR=" + bmad}, "lock", "sidecar", ledgerFile)
+	want, err := lock.SidecarPath(e.state, ledgerFile)
+	require.NoError(t, err)
+	require.Equal(t, want+"\n", r.stdout, "lock sidecar with $%s and $BMAD_LOOP_STATE_DIR = %q, want %q\n%s", envStateDir, r.stdout, want, r)
 }
 
 func TestLockHolder(t *testing.T) {
