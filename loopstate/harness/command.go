@@ -41,7 +41,9 @@ const (
 // lock.Handle.HandOver): when the child, or a program it runs, asks for the
 // loop's lock (say, to run check-gate or pause on the same loop) it borrows
 // the runner's lock at once instead of waiting for its own parent. No other
-// descriptor is inherited.
+// descriptor that this process opened is inherited (Go opens files
+// close-on-exec); one that this process itself inherited without
+// close-on-exec, from whatever started it, passes on, as through any exec.
 //
 // When the tick's context ends (the gates.tick_timeout_s wall timeout) the
 // whole process group gets SIGTERM, then SIGKILL after KillGrace. When the
