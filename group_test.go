@@ -615,6 +615,47 @@ func TestMutateGroupReentryFails(t *testing.T) {
 	})
 }
 
+// TestMutateGroupEveryCallThatLocksFailsReentrantInAFollowersFn: a
+// follower's fn runs on the leader's goroutine, which holds the lock, so
+// every call that locks the same file from inside it (Restore and Locked of
+// the Store, Mutate of another Store of the file, whose group no call
+// leads, and the lock itself) fails at once with lock.ErrReentrant, as the
+// godoc of Mutate says, and the batch goes on. Ablation: lock's acquire
+// without its check of the goroutine's own hold makes Restore (and the
+// others) wait for the leader's lock until their ctx ends, and this test
+// goes red.
+func TestMutateGroupEveryCallThatLocksFailsReentrantInAFollowersFn(t *testing.T) {
+	s, ctx, _ := groupStore(t)
+	other := must(NewStore[*kv](s.path, kvCodec{}))
+	lockPath, err := s.LockPath()
+	require.NoError(t, err)
+	queued := watchQueue(t)
+	got := map[string]error{}
+	release, leader := hold(t, s, ctx, nil)
+	f := follow(t, s, ctx, queued, func(d *kv) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // bounds the deadlock of an ablation
+		defer cancel()
+		_, got["Restore"] = s.Restore(ctx, nil, digestOf([]byte("{}\n")))
+		got["Locked"] = s.Locked(ctx, func(*Tx) error { return nil })
+		_, got["another Store's Mutate"] = other.Mutate(ctx, func(d *kv) error { d.m["nested"] = "1"; return nil })
+		var h *lock.Handle
+		if h, got["lock.Acquire"] = lock.Acquire(ctx, lockPath); h != nil {
+			h.Release()
+		}
+		d.m["follower"] = "1"
+		return nil
+	})
+	release()
+	within(t, leader, "the leader")
+	o := within(t, f, "the follower")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "follower's Mutate = %+v, want written", o)
+	for call, err := range got {
+		require.ErrorIs(t, err, lock.ErrReentrant, "%s inside a follower's fn = %v, want ErrReentrant", call, err)
+	}
+	require.Len(t, got, 4)
+	require.Equal(t, map[string]string{"leader": "1", "follower": "1"}, fileKeys(t, s), "file = got, want the leader's and the follower's changes only")
+}
+
 // TestRestoreRefusesASharedWrite: two calls published by one write each get
 // a Commit without a Digest, so neither can Restore over the other's change
 // (the Restore diverges and the other's change stays); a call that was the
