@@ -54,17 +54,25 @@ func TestAcquireAllCannotDeadlockOnOrder(t *testing.T) {
 }
 
 // TestAcquireAllRefusesOneFileTwice: two spellings of one lock file (the
-// same path, a symlink to it) are refused with ErrReentrant, naming the
-// second, and nothing stays held.
+// same path, a dot-dot spelling, a symlink to it, a hard link to it) are
+// refused with ErrReentrant, naming the second, and nothing stays held: the
+// files are told apart by identity, not by spelling.
 func TestAcquireAllRefusesOneFileTwice(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.lock")
 	link := filepath.Join(dir, "link.lock")
+	hard := filepath.Join(dir, "hard.lock")
 	require.NoError(t, os.WriteFile(a, nil, 0o600))
-	paths := [][]string{{a, a}}
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o700))
+	sep := string(filepath.Separator)
+	dotdot := filepath.Join(dir, "sub") + sep + ".." + sep + "a.lock" // not cleaned
+	paths := [][]string{{a, a}, {a, dotdot}}
 	// Under Wine os.Symlink returns nil and makes nothing (wine.NoSymlinks).
 	if err := os.Symlink(a, link); err == nil && !wine.Detected() {
 		paths = append(paths, []string{a, link})
+	}
+	if err := os.Link(a, hard); err == nil {
+		paths = append(paths, []string{hard, a})
 	}
 	for _, ps := range paths {
 		hs, err := lock.AcquireAll(context.Background(), ps)
