@@ -260,6 +260,35 @@ func TestLockPlacement(t *testing.T) {
 	}
 }
 
+// TestTxWriteAfterItsLockIsReleasedPublishesNothing: a Locked callback
+// whose lock another goroutine released (a Handle may be released from any
+// goroutine) no longer holds it, so its Tx.Write publishes nothing and
+// returns an error matching lock.ErrLockLost, although the lock file at
+// the path is the one it locked. Ablation: Handle.Current comparing
+// identities alone makes the Write publish without the lock, and this test
+// goes red.
+func TestTxWriteAfterItsLockIsReleasedPublishesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kv.json")
+	require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o644))
+	s := must(NewStore[*kv](path, kvCodec{}))
+	var c Commit
+	err := s.Locked(context.Background(), func(tx *Tx) error {
+		released := make(chan error, 1)
+		go func() { released <- tx.Lock().Release() }()
+		if err := <-released; err != nil {
+			return err
+		}
+		var err error
+		c, err = tx.Write(path, []byte("{\"a\":\"1\"}\n"))
+		return err
+	})
+	require.ErrorIs(t, err, lock.ErrLockLost, "Tx.Write after its lock was released = %+v, %v, want ErrLockLost", c, err)
+	require.False(t, c.Written, "Tx.Write after its lock was released = %+v, want nothing written", c)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "{}\n", string(got), "file after a Write without the lock = %q, want it unchanged", got)
+}
+
 func TestLockedTxEndsWithCallback(t *testing.T) {
 	s := newCounter(t)
 	var kept *Tx

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/filetxn/filetxn/internal/lockopt"
@@ -133,6 +134,10 @@ type Handle struct {
 	dup      *handoverFile // descriptor given to children by HandOver, if any
 	//lint:ignore U1000 HandOver, which sets and reads it, exists on Unix only.
 	nonce string // the proof HandOver wrote into the holder record, if any
+
+	// letGo is set by the first Release before it lets the lock go, and
+	// read by Current without mu, which a stalled release may hold.
+	letGo atomic.Bool
 }
 
 // Path returns the lock file's path as given to Acquire.
@@ -147,9 +152,11 @@ func (h *Handle) Borrowed() bool { return h.borrowed }
 // file, or a directory above it, has been deleted, renamed, or replaced by
 // another file since Acquire: another process may then hold a lock on the
 // file now at the path, and a holder that goes on writing may overwrite its
-// work. A writer checks it right before it publishes (see Handle). A non-nil
-// error (the path could not be examined, for example for lack of permission)
-// comes with false and is as good a reason not to publish.
+// work. It is false, too, once Release has been called, by any goroutine:
+// the lock is no longer held, whatever file is at the path. A writer checks
+// it right before it publishes (see Handle). A non-nil error (the path could
+// not be examined, for example for lack of permission) comes with false and
+// is as good a reason not to publish.
 //
 // Current does not block and costs one stat of the path (on Windows an open,
 // a query and a close); it does not read or write the lock file. It answers
@@ -157,6 +164,9 @@ func (h *Handle) Borrowed() bool { return h.borrowed }
 // publish at once) keeps the window small, since the lock file can be
 // replaced right after.
 func (h *Handle) Current() (bool, error) {
+	if h.letGo.Load() {
+		return false, nil
+	}
 	id, err := idOfPath(h.path)
 	if err != nil {
 		if gone(err) {
@@ -186,6 +196,7 @@ func (h *Handle) Release() error {
 		return nil
 	}
 	h.released = true
+	h.letGo.Store(true)
 	if h.dup != nil {
 		h.dup.close()
 		h.dup = nil

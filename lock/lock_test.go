@@ -3,11 +3,13 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -318,6 +320,44 @@ func TestCurrentAfterRename(t *testing.T) {
 	if ok, _ := h2.Current(); !ok {
 		t.Fatal("Current() of the new lock = false")
 	}
+}
+
+// TestCurrentIsFalseOnceReleased: a handle released by another goroutine
+// (as Handle allows) is no longer current, although the same file is at the
+// path, so that a writer that checks Current before it publishes publishes
+// nothing without the lock; Current says so at once even while that
+// Release's I/O stalls (the hook blocks it). Ablation: Current comparing
+// identities alone answers true after the Release, and this test goes red.
+func TestCurrentIsFalseOnceReleased(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	h := mustAcquire(t, path)
+	entered, resume := make(chan struct{}), make(chan struct{})
+	var once, resumeOnce sync.Once
+	goOn := func() { resumeOnce.Do(func() { close(resume) }) }
+	lock.SetHookReleaseIO(t, func(p string) {
+		if p == path {
+			once.Do(func() { close(entered); <-resume })
+		}
+	})
+	t.Cleanup(goOn) // before mustAcquire's Release, which would wait for the stalled one
+	ok, err := h.Current()
+	require.True(t, ok && err == nil, "Current() while held = %v, %v, want true, nil", ok, err)
+	released := make(chan error, 1)
+	go func() { released <- h.Release() }()
+	<-entered
+	current := make(chan error, 1)
+	go func() {
+		ok, err := h.Current()
+		if ok || err != nil {
+			err = fmt.Errorf("Current() during another goroutine's Release = %v, %v, want false, nil", ok, err)
+		}
+		current <- err
+	}()
+	require.NoError(t, assertDone(t, current, "Current during a stalled Release"))
+	goOn()
+	require.NoError(t, assertDone(t, released, "the Release"))
+	ok, err = h.Current()
+	require.True(t, !ok && err == nil, "Current() after Release = %v, %v, want false, nil", ok, err)
 }
 
 // TestHolderRecordEncoding: the hand-made record decodes to what it says,
