@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/filetxn/filetxn"
@@ -227,6 +228,47 @@ func (l *Loop) tombstone() (string, error) {
 	return tomb, atomicdir.RenameNoReplace(l.dir, tomb, true)
 }
 
+// tombstoneMark is what a tombstone's name has between the loop's name and
+// its random part.
+const tombstoneMark = ".deleted-"
+
+// isTombstone reports whether name is one of tombstone's names: "." + a
+// valid loop name + ".deleted-" + 12 lower-case hex digits.
+func isTombstone(name string) bool {
+	i := strings.LastIndex(name, tombstoneMark)
+	if i < 1 || name[0] != '.' || !validName(name[1:i]) {
+		return false
+	}
+	rnd := name[i+len(tombstoneMark):]
+	if len(rnd) != 12 {
+		return false
+	}
+	for _, c := range []byte(rnd) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// removeTombstones removes, best effort, every tombstone in the loops
+// directory: a Delete killed between its rename and its removal leaves
+// one, which nothing else would ever remove. A tombstone is a loop deleted
+// already, never visible by a loop's path, so removing one that a live
+// Delete is removing too is no harm.
+func (r *Root) removeTombstones() {
+	dir := filepath.Join(r.dir, loopsDir)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.IsDir() && isTombstone(e.Name()) {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
 // Mutate runs fn on the loop's state under its lock, through filetxn's
 // Store.Mutate: it waits for the lock (or ctx), reads and decodes the state,
 // calls fn once, and if the state changed sets updated_at and replaces the
@@ -418,6 +460,9 @@ func (l *Loop) SetSchedule(ctx context.Context, enabled bool) error {
 // is no longer the loop's and gets filetxn.ErrNotFound; the lock file itself is never
 // deleted while anyone can still find it by the loop's path. An error from
 // removing the tombstone is returned, but the loop is deleted by then. A
+// Delete killed between the rename and the removal leaves the tombstone, a
+// hidden directory that no method reads; the next Delete or Create under
+// the root removes it, and any other left so. A
 // directory that holds a lock file but no state (not a loop: the other
 // methods give filetxn.ErrNotFound) is removed the same way, and Delete
 // returns an error matching filetxn.ErrNotFound.
@@ -447,7 +492,9 @@ func (l *Loop) Delete(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := os.RemoveAll(tomb); err != nil {
+	err = os.RemoveAll(tomb)
+	l.root.removeTombstones() // those of Deletes killed before their removal
+	if err != nil {
 		return err
 	}
 	return missing

@@ -80,7 +80,9 @@ func (r *Root) loop(name string) *Loop {
 // An invalid name, an error from fn (returned unchanged) and a state that fn
 // leaves invalid (an error matching filetxn.ErrInvalidArgument, which names
 // the key at fault) create nothing, before any
-// I/O. Create does not block; ctx is checked once.
+// I/O. Create does not block; ctx is checked once. Once the loop is
+// created it removes the tombstones that Deletes killed before their
+// removal left in the root (see Loop.Delete).
 func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*Loop, error) {
 	_, data, err := initial(name, r.now(), fn)
 	if err != nil {
@@ -121,6 +123,7 @@ func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*L
 	} else if err != nil {
 		return nil, err
 	}
+	r.removeTombstones() // those of Deletes killed before their removal
 	return l, nil
 }
 

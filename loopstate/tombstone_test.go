@@ -1,0 +1,92 @@
+package loopstate
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/filetxn/filetxn"
+	"github.com/stretchr/testify/require"
+)
+
+// killedDelete leaves in r what a Delete of l killed between its tombstone
+// rename and its removal leaves (the rename is made under the lock, as
+// Delete makes it), and returns the tombstone's name.
+func killedDelete(t *testing.T, l *Loop) string {
+	t.Helper()
+	var tomb string
+	_, err := l.Mutate(ctx0, func(*Doc) error {
+		var err error
+		tomb, err = l.tombstone()
+		return err
+	})
+	require.NoError(t, err, "tombstone() under the lock = %v, want nil", err)
+	return filepath.Base(tomb)
+}
+
+// loopsEntries returns the names in r's loops directory.
+func loopsEntries(t *testing.T, r *Root) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(r.dir, loopsDir))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestTombstoneOfAKilledDeleteIsRemovedByTheNextCreateOrDelete: a Delete
+// killed after its rename leaves a loop that is gone for every reader
+// (Open, View and List) and a tombstone that the next Create or Delete
+// under the root removes, whatever loop it is for, as Loop.Delete's godoc
+// says; a hidden directory that is not a tombstone is left alone.
+// Ablation (run): without removeTombstones in Create and Delete, both
+// tombstones stay for ever.
+func TestTombstoneOfAKilledDeleteIsRemovedByTheNextCreateOrDelete(t *testing.T) {
+	r, _ := newTestRoot(t)
+	x := mustCreate(t, r, "x", Template{})
+	other := filepath.Join(r.dir, loopsDir, ".x.tmp-notatomb")
+	require.NoError(t, os.Mkdir(other, 0o755))
+	tomb := killedDelete(t, x)
+	require.True(t, isTombstone(tomb), "isTombstone(%q) = false, want true", tomb)
+
+	_, err := r.Open(ctx0, "x")
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "Open(x) after a killed Delete = %v, want filetxn.ErrNotFound", err)
+	_, err = x.View(ctx0)
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "View() after a killed Delete = %v, want filetxn.ErrNotFound", err)
+	loops, err := r.List(ctx0)
+	require.NoError(t, err)
+	require.Empty(t, loops, "List() after a killed Delete = %v, want no loop", loops)
+
+	y := mustCreate(t, r, "y", Template{})
+	require.ElementsMatch(t, []string{"y", ".x.tmp-notatomb"}, loopsEntries(t, r),
+		"loops directory after Create(y) = %v, want y and the hidden non-tombstone, no tombstone", loopsEntries(t, r))
+
+	tomb = killedDelete(t, y)
+	z := mustCreate(t, r, "z", Template{})
+	require.NoError(t, os.Mkdir(filepath.Join(r.dir, loopsDir, tomb[:len(tomb)-12]+"zzzzzzzzzzzz"), 0o755))
+	err = z.Delete(ctx0)
+	require.NoError(t, err, "Delete(z) = %v, want nil", err)
+	require.ElementsMatch(t, []string{".x.tmp-notatomb", ".y.deleted-zzzzzzzzzzzz"}, loopsEntries(t, r),
+		"loops directory after Delete(z) = %v, want only the hidden non-tombstones", loopsEntries(t, r))
+	mustCreate(t, r, "x", Template{})
+	mustCreate(t, r, "y", Template{})
+}
+
+func TestIsTombstone(t *testing.T) {
+	for name, want := range map[string]bool{
+		".x.deleted-0123456789ab":   true,
+		".a-b.deleted-ffffffffffff": true,
+		"x.deleted-0123456789ab":    false,
+		"..deleted-0123456789ab":    false,
+		".x.deleted-0123456789a":    false,
+		".x.deleted-0123456789abc":  false,
+		".x.deleted-0123456789AB":   false,
+		".x.tmp-0123456789ab":       false,
+		".x.deleted-0123456789ab/":  false,
+		".X Y.deleted-0123456789ab": false,
+	} {
+		require.Equal(t, want, isTombstone(name), "isTombstone(%q) = %v, want %v", name, !want, want)
+	}
+}
