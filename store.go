@@ -477,7 +477,12 @@ func notSynced(path string, err error) error {
 // Append appends data to the file at path (created with the store's
 // permissions, 0644 under the umask, if missing) in a single write(2) on a
 // descriptor opened with O_APPEND, and fsyncs it unless the store was made
-// WithoutSync or opts include atomicfile.WithoutSync. It is for append-only
+// WithoutSync or opts include atomicfile.WithoutSync; a file it creates
+// has its directory fsynced too, after the file (unless opts include
+// atomicfile.WithoutDirSync), so that a power loss cannot take the new log
+// away with its first record (if only that fsync fails, the record is in
+// the log and the error says the directory was not synced). It is for
+// append-only
 // logs kept beside the data, such as a tick log; a crash can leave a partial
 // last line, which readers of such logs must skip. Like Write it appends
 // nothing, and returns an error matching lock.ErrLockLost, when the lock is
@@ -487,7 +492,9 @@ func (tx *Tx) Append(path string, data []byte, opts ...atomicfile.Option) error 
 	if err := tx.checkLock(path, "Append"); err != nil {
 		return err
 	}
-	return atomicfile.AppendFile(path, data, filePerm, tx.o.writeOptions(opts)...)
+	o := atomicstage.Collect(tx.o.writeOptions(opts))
+	o.SyncCreated = true
+	return atomicstage.Append("AppendFile", path, data, filePerm, o)
 }
 
 // live panics if the callback that got tx has returned: a Tx kept beyond it

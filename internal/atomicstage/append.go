@@ -12,12 +12,16 @@ import (
 // Append is atomicfile.AppendFile (whose doc says what it guarantees): it
 // appends data to the file at path in a single write(2) on a descriptor
 // opened with O_APPEND, creating the file with perm (under the umask) when
-// it is missing, and fsyncs it unless o.NoSync. A file at path that is not
-// a regular file is refused without waiting and gets nothing (see
-// osfile.OpenRegular), and so does a read-only one (see openLog). Errors
-// are *fs.PathError with Op op and Path path.
+// it is missing, and fsyncs it unless o.NoSync. With o.SyncCreated, when it
+// created the file it fsyncs the directory too (unless o.NoSync or
+// o.NoDirSync), after the file: the fsync of a new file does not make its
+// name durable, and without it a power loss could take away the whole log,
+// the record just acknowledged included. A
+// file at path that is not a regular file is refused without waiting and
+// gets nothing (see osfile.OpenRegular), and so does a read-only one (see
+// openLog). Errors are *fs.PathError with Op op and Path path.
 func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
-	f, err := openLog(path, perm)
+	f, created, err := openLog(path, perm)
 	if err != nil {
 		return &fs.PathError{Op: op, Path: path, Err: osfile.UnwrapOS(err)}
 	}
@@ -27,6 +31,16 @@ func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && created && o.SyncCreated && !o.NoSync && !o.NoDirSync {
+		// The file is the one path names, links followed (OpenRegular
+		// follows them, and created a dangling link's target).
+		var dir string
+		if _, dir, err = Target(path); err == nil {
+			if err = syncDir(dir); err != nil {
+				err = fmt.Errorf("created, but the directory was not synced: %w", osfile.UnwrapOS(err))
+			}
+		}
 	}
 	if err != nil {
 		return &fs.PathError{Op: op, Path: path, Err: osfile.UnwrapOS(err)}
@@ -39,15 +53,18 @@ func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
 // with an error wrapping fs.ErrPermission, as checkTarget refuses such a
 // target: for root the open itself succeeds, and the mode is what says "do
 // not write me". A log that openLog creates gets its first record whatever
-// perm says, as open(2) lets the creator of a file write it.
-func openLog(path string, perm fs.FileMode) (*os.File, error) {
-	f, err := osfile.OpenRegular(path, os.O_WRONLY|os.O_APPEND, 0)
+// perm says, as open(2) lets the creator of a file write it. created
+// reports that the file was missing (another appender may have created it
+// in the meantime: then both call it created, and both sync the directory).
+func openLog(path string, perm fs.FileMode) (f *os.File, created bool, err error) {
+	f, err = osfile.OpenRegular(path, os.O_WRONLY|os.O_APPEND, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Missing, or a dangling link, whose target is then created.
-		return osfile.OpenRegular(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
+		f, err = osfile.OpenRegular(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
+		return f, err == nil, err
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	fi, err := f.Stat()
 	if err == nil && fi.Mode().Perm()&0o222 == 0 {
@@ -55,7 +72,7 @@ func openLog(path string, perm fs.FileMode) (*os.File, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, false, err
 	}
-	return f, nil
+	return f, false, nil
 }
