@@ -11,10 +11,12 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"os/signal"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -559,6 +561,10 @@ tick holds the lock (-trigger schedule); 4 the loop is halted (by this tick,
 or the tick was skipped because it already was); 6 CMD failed; 124 CMD timed
 out and was killed; 126 CMD could not be started; 127 CMD was not found;
 75 the lock was busy past -lock-timeout (-trigger manual).
+
+SIGINT or SIGTERM ends a running tick as its timeout does: CMD's process group
+gets SIGTERM, then SIGKILL after 10s, and the tick is logged as failed
+("runner cancelled"), exit 6 (4 if that failure halts the loop).
 `
 
 func loopTick(c *cli, args []string) error {
@@ -615,8 +621,14 @@ func loopTick(c *cli, args []string) error {
 		return res, err
 	}
 	// -lock-timeout bounds the wait for the lock alone; the harness is
-	// bounded by the loop's tick timeout (and -timeout).
-	rec, err := l.Tick(context.Background(), trig, fn, loopstate.WithLockTimeout(c.lockTimeout))
+	// bounded by the loop's tick timeout (and -timeout). SIGINT or SIGTERM
+	// ends the tick's context as a timeout would: the harness's process
+	// group gets SIGTERM, then SIGKILL, and the tick is settled as failed
+	// ("runner cancelled") under the lock. Dying at once instead would leave
+	// what the harness started running with the loop's lock held.
+	sctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rec, err := l.Tick(sctx, trig, fn, loopstate.WithLockTimeout(c.lockTimeout))
 	if rec.Outcome != "" {
 		if c.json {
 			if perr := c.printJSON(rec); perr != nil {
