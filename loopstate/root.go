@@ -71,7 +71,11 @@ func (r *Root) loop(name string) *Loop {
 // renamed to <name> only if that name is free, so of two concurrent creates
 // exactly one succeeds, the other gets an error matching fs.ErrExist, and
 // nobody ever sees a loop without its state. No lock is taken: there is
-// nothing to lock yet.
+// nothing to lock yet. A Create killed before its rename leaves that hidden
+// staging directory (".<name>.tmp-<random>" in the loops directory):
+// nothing reads it, Create and List pass over it, and, since a live Create
+// holds nothing by which another process could tell it from a dead one,
+// nothing removes it either; remove it by hand.
 //
 // A name Windows reserves for a device (con, prn, aux, nul, com0 to com9,
 // lpt0 to lpt9) is refused as invalid on every system, so that a loop made

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/atomicdir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -89,4 +90,29 @@ func TestIsTombstone(t *testing.T) {
 	} {
 		require.Equal(t, want, isTombstone(name), "isTombstone(%q) = %v, want %v", name, !want, want)
 	}
+}
+
+// TestStagingOfAKilledCreateIsNoLoop: what a Create killed before its
+// rename leaves (the hidden staging directory, filled) is no loop for Open,
+// List or a later Create of the name, and the tombstone sweep leaves it
+// alone, as Create's godoc says (a live Create's staging looks the same).
+func TestStagingOfAKilledCreateIsNoLoop(t *testing.T) {
+	r, _ := newTestRoot(t)
+	mustCreate(t, r, "y", Template{})
+	pd, err := atomicdir.Create(r.loopDir("x"), 0o755, true)
+	require.NoError(t, err)
+	for _, f := range []string{stateFile, lockFile, tickLog} {
+		require.NoError(t, os.WriteFile(filepath.Join(pd.Path(), f), nil, 0o644))
+	}
+	_, err = r.Open(ctx0, "x")
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "Open(x) beside a killed Create's staging = %v, want filetxn.ErrNotFound", err)
+	loops, err := r.List(ctx0)
+	require.NoError(t, err)
+	require.Len(t, loops, 1, "List() beside a killed Create's staging = %v, want y alone", loops)
+	x := mustCreate(t, r, "x", Template{})
+	_, err = x.View(ctx0)
+	require.NoError(t, err, "View() of x created beside a killed Create's staging = %v, want nil", err)
+	require.NoError(t, mustOpen(t, r, "y").Delete(ctx0))
+	require.ElementsMatch(t, []string{"x", filepath.Base(pd.Path())}, loopsEntries(t, r),
+		"loops directory = %v, want x and the staging directory", loopsEntries(t, r))
 }
