@@ -137,9 +137,37 @@ var topLevel = map[string]command{
 	"version": {version, "", "print the module version this binary was built from", ""},
 }
 
-// run runs the command line args and returns the exit code.
+// run runs the command line args and returns the exit code. Output that
+// could not be written to stdout (a full disk, a closed pipe whose SIGPIPE
+// is ignored) fails a command that succeeded otherwise, exit 1: a script
+// that reads the output must not take its absence for success.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{name: "looprunner", lockTimeout: defaultLockTimeout, stdin: stdin, stdout: stdout, stderr: stderr}
+	out := &errWriter{w: stdout}
+	c := &cli{name: "looprunner", lockTimeout: defaultLockTimeout, stdin: stdin, stdout: out, stderr: stderr}
+	code := c.run(args)
+	if code == exitOK && out.err != nil {
+		c.printed = true // a JSON error object would not be written either
+		return c.fail(fmt.Errorf("writing the output: %w", out.err))
+	}
+	return code
+}
+
+// errWriter is a writer that remembers the first error of w's writes.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// run runs the command line args with c's writers and returns the exit code.
+func (c *cli) run(args []string) int {
 	c.jsonAsked = jsonAsked(args)
 	fs := c.flagSet("looprunner")
 	if err := fs.Parse(args); err != nil {
