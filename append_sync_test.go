@@ -2,8 +2,10 @@ package filetxn
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,4 +54,35 @@ func TestAppendThatCreatesItsLogSyncsTheDirectory(t *testing.T) {
 			require.Equal(t, tc.want, got, "directory fsyncs of Tx.Append(new log), Tx.Append(existing log) = %v, want %v", got, tc.want)
 		})
 	}
+}
+
+// TestRestoreRemovalWhoseDirectorySyncFailsReportsIt: a Restore(nil) whose
+// removal happened but whose directory fsync failed reports the removal in
+// its Commit, as Tx.Write reports a write whose directory fsync failed, with
+// an error that matches the errno, names the data file and says the
+// directory was not synced; the file is gone.
+// Ablation (run): Restore setting Written only on a nil error reports
+// nothing written for a file it removed.
+func TestRestoreRemovalWhoseDirectorySyncFailsReportsIt(t *testing.T) {
+	s := newCounter(t)
+	c, err := s.Mutate(context.Background(), func(d *counter) error { d.n = 1; return nil })
+	require.NoError(t, err)
+	owned, ok := c.Digest()
+	require.True(t, ok, "Commit.Digest() of a write = _, false, want true")
+	dir := filepath.Dir(s.path)
+	fault.Set(t, func(step fault.Step, path string) error {
+		if step == fault.SyncDir && path == dir {
+			return syscall.EIO
+		}
+		return nil
+	})
+	c, err = s.Restore(context.Background(), nil, owned)
+	require.ErrorIs(t, err, syscall.EIO, "Restore(nil) with the directory fsync failing = %v, want EIO", err)
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, s.path, pe.Path, "Restore(nil) error's Path = %q, want %q", pe.Path, s.path)
+	require.Contains(t, err.Error(), "not synced", "Restore(nil) error = %v, want it to say the directory was not synced", err)
+	require.True(t, c.Written, "Restore(nil) Commit.Written = false, want true: the file was removed")
+	_, serr := os.Lstat(s.path)
+	require.ErrorIs(t, serr, fs.ErrNotExist, "Lstat(%q) after Restore(nil) = %v, want fs.ErrNotExist", s.path, serr)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/internal/atomicstage"
+	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/internal/staletemp"
 	"github.com/filetxn/filetxn/internal/txhook"
@@ -307,7 +308,10 @@ func (s *Store[D]) View(ctx context.Context) (D, error) {
 // and fsyncs its directory (unless WithoutSync), so that the removal is as
 // durable as a write. When the data path is a symbolic link, the file
 // removed is the one it names, which a write replaces, and the link is
-// kept. The Commit's digest is then that of a missing file.
+// kept. The Commit's digest is then that of a missing file. If only the
+// directory fsync fails, the file is gone: the Commit reports the removal,
+// as Tx.Write reports a write in that case, and the error says that the
+// directory was not synced.
 // Locking, ctx and a lost lock behave as in Mutate: a lost lock writes and
 // removes nothing.
 func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest) (Commit, error) {
@@ -324,11 +328,9 @@ func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest
 			return &fs.PathError{Op: "Restore", Path: s.path, Err: ErrDiverged}
 		}
 		if snapshot == nil {
-			if err := tx.remove(s.path, "Restore"); err != nil {
-				return err
-			}
-			c.Written = true
-			return nil
+			removed, err := tx.remove(s.path, "Restore")
+			c.Written = removed // also when only the directory fsync failed, as Write reports it
+			return err
 		}
 		c, err = tx.Write(s.path, bytes.Clone(snapshot))
 		return err
@@ -519,29 +521,34 @@ func (tx *Tx) readBuffered(path, op string, buf *[]byte) ([]byte, error) {
 // remove removes the file at path and fsyncs its directory (unless the
 // store is WithoutSync), after checking the lock as Write does. When path is
 // a symbolic link, the file removed is the one it names, the one a write of
-// path replaces, and the link is kept, as a write keeps it.
-func (tx *Tx) remove(path, op string) error {
+// path replaces, and the link is kept, as a write keeps it. removed reports
+// that a file was removed, also when only the directory fsync then failed.
+func (tx *Tx) remove(path, op string) (removed bool, err error) {
 	tx.live(op)
 	if err := tx.checkLock(path, op); err != nil {
-		return err
+		return false, err
 	}
 	target, dir, err := atomicstage.Target(path)
 	if err != nil {
-		return &fs.PathError{Op: op, Path: path, Err: err}
+		return false, &fs.PathError{Op: op, Path: path, Err: err}
 	}
 	if err := os.Remove(target); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+			return false, nil
 		}
-		return &fs.PathError{Op: op, Path: path, Err: underlying(err)}
+		return false, &fs.PathError{Op: op, Path: path, Err: underlying(err)}
 	}
 	if tx.o.noSync {
-		return nil
+		return true, nil
 	}
-	if err := osfile.SyncDir(dir); err != nil {
-		return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("removed, but the directory was not synced: %w", underlying(err))}
+	err = fault.At(fault.SyncDir, dir)
+	if err == nil {
+		err = osfile.SyncDir(dir)
 	}
-	return nil
+	if err != nil {
+		return true, &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("removed, but the directory was not synced: %w", underlying(err))}
+	}
+	return true, nil
 }
 
 // buffer returns a read buffer: the store's slot's, or one from its pool.

@@ -21,7 +21,7 @@ const (
 	Write   Step = "write"   // atomicfile writes the temporary file (path: the target)
 	Sync    Step = "sync"    // atomicfile fsyncs the temporary file (path: the target)
 	Rename  Step = "rename"  // atomicfile renames the temporary file over the target
-	SyncDir Step = "syncdir" // atomicfile fsyncs a directory (path: the directory)
+	SyncDir Step = "syncdir" // atomicfile, or the engine's removal of a file, fsyncs a directory (path: the directory)
 	Read    Step = "read"    // the engine reads a data file
 	Lock    Step = "lock"    // package lock takes a lock (path: the lock file)
 	Mkdir   Step = "mkdir"   // package lock creates a lock file's directory
