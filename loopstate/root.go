@@ -84,7 +84,10 @@ func (r *Root) loop(name string) *Loop {
 // An invalid name, an error from fn (returned unchanged) and a state that fn
 // leaves invalid (an error matching filetxn.ErrInvalidArgument, which names
 // the key at fault) create nothing, before any
-// I/O. Create does not block; ctx is checked once. Once the loop is
+// I/O. If only the fsync of the loops directory after the rename fails,
+// the loop is created (a power loss may still undo it): Create returns the
+// error, which says that the directory was not synced, and a retry finds the
+// loop there. Create does not block; ctx is checked once. Once the loop is
 // created it removes the tombstones that Deletes killed before their
 // removal left in the root (see Loop.Delete).
 func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*Loop, error) {

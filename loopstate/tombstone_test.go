@@ -3,10 +3,12 @@ package loopstate
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/atomicdir"
+	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/stretchr/testify/require"
 )
 
@@ -115,4 +117,40 @@ func TestStagingOfAKilledCreateIsNoLoop(t *testing.T) {
 	require.NoError(t, mustOpen(t, r, "y").Delete(ctx0))
 	require.ElementsMatch(t, []string{"x", filepath.Base(pd.Path())}, loopsEntries(t, r),
 		"loops directory = %v, want x and the staging directory", loopsEntries(t, r))
+}
+
+// TestCreateAndDeleteWhoseDirectorySyncFailsSayTheRenameHappened: when
+// only the fsync of the loops directory after the rename fails, Create's
+// error matches the errno and says the directory was not synced, and the
+// loop is there, as Create's godoc says; Delete's says the same, and the
+// loop is gone (its tombstone goes with the next Create).
+// Ablation (run): without the "not synced" wording in
+// atomicdir.RenameNoReplace, both errors read as if nothing had happened.
+func TestCreateAndDeleteWhoseDirectorySyncFailsSayTheRenameHappened(t *testing.T) {
+	r, _ := newTestRoot(t)
+	loops := filepath.Join(r.dir, loopsDir)
+	failing := true
+	fault.Set(t, func(step fault.Step, path string) error {
+		if failing && step == fault.SyncDir && path == loops {
+			return syscall.EIO
+		}
+		return nil
+	})
+	require.NoError(t, os.MkdirAll(loops, 0o755))
+	_, err := r.Create(ctx0, "x", nil)
+	require.ErrorIs(t, err, syscall.EIO, "Create(x) with the loops directory's fsync failing = %v, want EIO", err)
+	require.ErrorContains(t, err, "not synced", "Create(x) error = %v, want it to say the directory was not synced", err)
+	x := mustOpen(t, r, "x")
+	_, err = x.View(ctx0)
+	require.NoError(t, err, "View() of the loop a failed Create created = %v, want nil", err)
+
+	err = x.Delete(ctx0)
+	require.ErrorIs(t, err, syscall.EIO, "Delete() with the loops directory's fsync failing = %v, want EIO", err)
+	require.ErrorContains(t, err, "not synced", "Delete() error = %v, want it to say the directory was not synced", err)
+	_, err = r.Open(ctx0, "x")
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "Open(x) after a Delete whose fsync failed = %v, want filetxn.ErrNotFound", err)
+
+	failing = false
+	mustCreate(t, r, "y", Template{})
+	require.Equal(t, []string{"y"}, loopsEntries(t, r), "loops directory after Create(y) = %v, want y alone", loopsEntries(t, r))
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/filetxn/filetxn/internal/osfile"
 )
 
@@ -31,22 +32,33 @@ import (
 // directory, but it would replace an empty one that appeared between the
 // check and the rename.
 //
-// Errors are [*fs.PathError] with Op "RenameNoReplace" and Path newpath.
+// Errors are [*fs.PathError] with Op "RenameNoReplace" and Path newpath; when
+// only a directory fsync after the rename fails, the rename has happened and
+// the error says that the directory was not synced.
 func RenameNoReplace(oldpath, newpath string, durable bool) error {
 	if err := renameNoReplace(oldpath, newpath); err != nil {
 		return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: osfile.UnwrapOS(err)}
 	}
 	if durable {
 		to, from := filepath.Dir(newpath), filepath.Dir(oldpath)
-		err := osfile.SyncDir(to)
+		err := syncDir(to)
 		if err == nil && from != to {
-			err = osfile.SyncDir(from)
+			err = syncDir(from)
 		}
 		if err != nil {
-			return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: osfile.UnwrapOS(err)}
+			return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: fmt.Errorf("renamed, but the directory was not synced: %w", osfile.UnwrapOS(err))}
 		}
 	}
 	return nil
+}
+
+// syncDir fsyncs the directory dir (see osfile.SyncDir), a step of package
+// fault.
+func syncDir(dir string) error {
+	if err := fault.At(fault.SyncDir, dir); err != nil {
+		return err
+	}
+	return osfile.SyncDir(dir)
 }
 
 // renameFallback is RenameNoReplace for systems and file systems without a
@@ -163,7 +175,7 @@ func (pd *Pending) Publish() error {
 		return fail(fs.ErrClosed)
 	}
 	if pd.sync {
-		if err := osfile.SyncDir(pd.tmp); err != nil {
+		if err := syncDir(pd.tmp); err != nil {
 			pd.Cleanup()
 			return fail(osfile.UnwrapOS(err))
 		}
