@@ -601,6 +601,14 @@ func loopTick(c *cli, args []string) error {
 	if c.json {
 		out = c.stderr
 	}
+	// A reader that goes away (loop tick | head -1) must not kill the runner
+	// with SIGPIPE mid-tick: the harness's output is still read (Command
+	// ignores a failed copy), the tick ends with its cost line, and the
+	// failed stdout then fails the command (see run). Notify, unlike Ignore,
+	// is not inherited by the harness.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	cmd := &harness.Command{Path: argv[0], Args: argv[1:], Stdout: out, Stderr: c.stderr}
 	var startErr error // the harness could not be started
 	timedOut := false  // the harness ran past -timeout

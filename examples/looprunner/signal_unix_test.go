@@ -113,3 +113,48 @@ func create(t *testing.T, path string) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// TestATickWhoseReaderLeftStillEnds: a loop tick whose stdout is a pipe
+// nobody reads (loop tick ... | head -1, the reader gone) is not killed by
+// SIGPIPE in the middle of its tick: the harness's output is still read to
+// its cost line, the tick is logged with its cost, and the command exits 1
+// naming the broken pipe. The runner died of SIGPIPE at the harness's first
+// line, leaving the tick marked running for recovery and its cost lost.
+func TestATickWhoseReaderLeftStillEnds(t *testing.T) {
+	e := newEnv(t)
+	root := e.path("loops")
+	e.want(0, "loop", "create", "-root", root, "ci")
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	require.NoError(t, pr.Close())
+	defer pw.Close()
+	var stderr outFile
+	stderr.f = create(t, e.path("stderr"))
+	cmd := exec.Command(bin, "-state-dir", e.state, "loop", "tick", "-root", root, "ci", "--",
+		"/bin/sh", "-c", `i=0; while [ $i -lt 1000 ]; do echo line $i; i=$((i+1)); done; echo '{"cost": {"usd": 0.5}}'`)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = e.dir, pw, stderr.f
+	require.NoError(t, cmd.Start())
+	pw.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("loop tick with a closed stdout still running after a minute\nstderr:\n%s", stderr.String())
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	require.Equal(t, exitRefused, code, "loop tick with a closed stdout = exit %d, want %d\nstderr:\n%s", code, exitRefused, stderr.String())
+	require.Contains(t, stderr.String(), "broken pipe", "loop tick with a closed stdout: stderr = %q, want it to name the broken pipe", stderr.String())
+	b, err := os.ReadFile(filepath.Join(root, loopsDir, "ci", "ticks.jsonl"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"outcome": "ok"`, "ticks.jsonl after a tick with a closed stdout = %q, want the tick ok", b)
+	require.Contains(t, string(b), `"usd": 0.5`, "ticks.jsonl after a tick with a closed stdout = %q, want its cost", b)
+	d := state(t, e.want(0, "-json", "loop", "show", "-root", root, "ci"))
+	require.Equal(t, int64(1), d.TickCount, "tick_count after a tick with a closed stdout = %d, want 1", d.TickCount)
+}
