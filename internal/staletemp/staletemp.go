@@ -14,7 +14,8 @@
 // makes:
 //
 //   - renameio's, outside Windows: "." + name + a non-negative int64 in
-//     decimal, such as ".deferred-work.md4982630124857716";
+//     decimal, such as ".deferred-work.md4982630124857716", of at least 13
+//     digits (see minRenameioDigits);
 //   - atomicfile's own, on Windows and for a name longer than renameio can
 //     stage: "." + the name's first 200 bytes (cut at a rune boundary) +
 //     ".tmp-" + a uint64 in base 36.
@@ -29,6 +30,15 @@ import (
 
 	"github.com/filetxn/filetxn/internal/osfile"
 )
+
+// minRenameioDigits is the fewest digits a renameio temporary name is taken
+// to have. renameio writes a random non-negative int64, which has 19 digits
+// but for one in ten (18), and fewer than 13 for about one in nine million:
+// such a leftover is not removed, which loses nothing. A file of the user's
+// named "." + the target's name + a few digits (a backup stamped with a date,
+// ".sprint-status.yaml20260101", or with a time in seconds) is then no
+// temporary file, and is never removed.
+const minRenameioDigits = 13
 
 // maxTempBase is how many bytes of a long target name atomicfile's own
 // temporary names keep.
@@ -140,7 +150,7 @@ func isTemp[S ~string | ~[]byte](name S, base string) bool {
 	if base == "" || len(name) == 0 || name[0] != '.' {
 		return false
 	}
-	if hasPrefixAt(name, 1, base) && isInt63(name, 1+len(base)) {
+	if i := 1 + len(base); len(name)-i >= minRenameioDigits && hasPrefixAt(name, 1, base) && isInt63(name, i) {
 		return true
 	}
 	short := cut(base)

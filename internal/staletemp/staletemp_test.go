@@ -63,6 +63,10 @@ func TestIsTempRefusesOtherNames(t *testing.T) {
 		{".state.json99999999999999999999", "state.json"}, // past int64
 		{".state.json9223372036854775808", "state.json"},  // math.MaxInt64 + 1
 		{".state.json12a", "state.json"},                  // not decimal
+		{".state.json0", "state.json"},                    // too few digits for renameio's
+		{".state.json20260101", "state.json"},             // a backup stamped with a date
+		{".state.json1764547200", "state.json"},           // or with a time in seconds
+		{".state.json999999999999", "state.json"},         // 12 digits
 		{".state.json.tmp-", "state.json"},                // no random part
 		{".state.json.tmp-ABC", "state.json"},             // upper case is not FormatUint's
 		{".state.json.tmp-0z", "state.json"},              // a leading zero
@@ -78,11 +82,16 @@ func TestIsTempRefusesOtherNames(t *testing.T) {
 }
 
 // TestIsTempTakesTheLargestNumbers: the greatest int64 and uint64 that
-// strconv writes are temporary names' numbers, in either form of the name.
+// strconv writes are temporary names' numbers, in either form of the name,
+// and so is the smallest number of the digits a renameio name is taken to
+// have (a user's ".state.json20260101" is not: TestIsTempRefusesOtherNames).
+// Ablation (run): without the digit count (minRenameioDigits), the date- and
+// time-stamped names of TestIsTempRefusesOtherNames are temporary names, and
+// the engine removed such a backup after every write of its file.
 func TestIsTempTakesTheLargestNumbers(t *testing.T) {
 	for _, name := range []string{
 		".state.json" + strconv.FormatInt(math.MaxInt64, 10),
-		".state.json0",
+		".state.json1000000000000",
 		".state.json.tmp-" + strconv.FormatUint(math.MaxUint64, 36),
 		".state.json.tmp-0",
 	} {
@@ -94,8 +103,9 @@ func TestIsTempTakesTheLargestNumbers(t *testing.T) {
 // TestRemoveRemovesADeadWritersTempOnly: a stale temporary file of the
 // target goes; the target, another file's temporary file, an editor's swap
 // file, a directory of a temporary name and a temporary name another entry
-// could own all stay. Ablation: with claimed() returning false, ".log21"
-// (which "log2" could own) is removed and the test fails.
+// could own all stay. Ablation: with claimed() returning false,
+// ".log21234567890123" (which "log2" could own) is removed and the test
+// fails.
 func TestRemoveRemovesADeadWritersTempOnly(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "log")
@@ -110,8 +120,8 @@ func TestRemoveRemovesADeadWritersTempOnly(t *testing.T) {
 	keep := []string{
 		"log", "log2", other,
 		".log.swp", "log123", ".log-7",
-		".log21",       // also a temporary name of "log2", which exists
-		".log.tmp-zz9", // own naming, but a directory
+		".log21234567890123", // also a temporary name of "log2", which exists
+		".log.tmp-zz9",       // own naming, but a directory
 	}
 	for _, n := range keep[3:7] {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, n), nil, 0o644))
