@@ -484,11 +484,10 @@ func notSynced(path string, err error) error {
 // atomicfile.WithoutDirSync), so that a power loss cannot take the new log
 // away with its first record (if only that fsync fails, the record is in
 // the log and the error says the directory was not synced). It is for
-// append-only
-// logs kept beside the data, such as a tick log; a crash can leave a partial
-// last line, which readers of such logs must skip. Like Write it appends
-// nothing, and returns an error matching lock.ErrLockLost, when the lock is
-// found lost.
+// append-only logs kept beside the data, such as a tick log; a crash can
+// leave a partial last line, which readers of such logs must skip. Like
+// Write it appends nothing, and returns an error matching lock.ErrLockLost,
+// when the lock is found lost.
 func (tx *Tx) Append(path string, data []byte, opts ...atomicfile.Option) error {
 	tx.live("Append")
 	if err := tx.checkLock(path, "Append"); err != nil {
