@@ -612,7 +612,28 @@ func loopTick(c *cli, args []string) error {
 	cmd := &harness.Command{Path: argv[0], Args: argv[1:], Stdout: out, Stderr: c.stderr}
 	var startErr error // the harness could not be started
 	timedOut := false  // the harness ran past -timeout
+	// SIGINT or SIGTERM while the harness runs ends the tick's context as a
+	// timeout would: the harness's process group gets SIGTERM, then
+	// SIGKILL, and the tick is settled as failed ("runner cancelled") under
+	// the lock. Dying at once instead would leave what the harness started
+	// running with the loop's lock held. The handler is installed when the
+	// harness starts, under the lock: a signal while the tick still waits
+	// for the lock ends the runner as it always did (it holds nothing yet),
+	// rather than ending the wait as a busy lock (exit 75) that a
+	// supervisor would retry.
+	sctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
 	fn := func(hctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 		tctx := hctx
 		if timeout > 0 {
 			var stop context.CancelFunc
@@ -629,13 +650,7 @@ func loopTick(c *cli, args []string) error {
 		return res, err
 	}
 	// -lock-timeout bounds the wait for the lock alone; the harness is
-	// bounded by the loop's tick timeout (and -timeout). SIGINT or SIGTERM
-	// ends the tick's context as a timeout would: the harness's process
-	// group gets SIGTERM, then SIGKILL, and the tick is settled as failed
-	// ("runner cancelled") under the lock. Dying at once instead would leave
-	// what the harness started running with the loop's lock held.
-	sctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// bounded by the loop's tick timeout (and -timeout), and by a signal.
 	rec, err := l.Tick(sctx, trig, fn, loopstate.WithLockTimeout(c.lockTimeout))
 	if rec.Outcome != "" {
 		if c.json {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn/lock"
 )
 
 // TestASignalledTickKillsItsHarnessAndSettles: SIGTERM or SIGINT to a
@@ -157,4 +160,40 @@ func TestATickWhoseReaderLeftStillEnds(t *testing.T) {
 	require.Contains(t, string(b), `"usd": 0.5`, "ticks.jsonl after a tick with a closed stdout = %q, want its cost", b)
 	d := state(t, e.want(0, "-json", "loop", "show", "-root", root, "ci"))
 	require.Equal(t, int64(1), d.TickCount, "tick_count after a tick with a closed stdout = %d, want 1", d.TickCount)
+}
+
+// TestASignalWhileATickWaitsForTheLockEndsTheRunner: SIGTERM to a runner
+// whose tick still waits for the loop's lock ends the runner by the signal,
+// as it always did (it holds nothing yet, and no harness ran), and not with
+// exit 75, the busy lock that a supervisor would retry. Ablation (run):
+// handling the signal from before the wait (signal.NotifyContext around
+// Tick) makes it red with exit 75, "busy ... context canceled", when the
+// signal comes during the wait; the pause before the signal gives the
+// runner the time to reach it, and the test passes whenever the signal
+// lands on the code as it is.
+func TestASignalWhileATickWaitsForTheLockEndsTheRunner(t *testing.T) {
+	e := newEnv(t)
+	root := e.path("loops")
+	e.want(0, "loop", "create", "-root", root, "ci")
+	held, err := lock.Acquire(context.Background(), filepath.Join(root, loopsDir, "ci", ".state.lock"))
+	require.NoError(t, err)
+	defer held.Release()
+
+	ran := e.path("ran")
+	var stdout, stderr outFile
+	stdout.f, stderr.f = create(t, e.path("stdout")), create(t, e.path("stderr"))
+	cmd := exec.Command(bin, "-state-dir", e.state, "-lock-timeout", "1m", "loop", "tick", "-root", root, "ci", "--", "/bin/sh", "-c", "touch "+ran)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = e.dir, stdout.f, stderr.f
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill() })
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "loop tick sent SIGTERM while waiting = %v, want it ended by the signal\nstderr:\n%s", err, stderr.String())
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	require.True(t, ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM, "loop tick sent SIGTERM while waiting = exit %d (%v), want ended by SIGTERM\nstderr:\n%s", ee.ExitCode(), err, stderr.String())
+	require.NoFileExists(t, ran, "the harness of a tick that never got the lock ran")
+	d := state(t, e.want(0, "-json", "loop", "show", "-root", root, "ci"))
+	require.Zero(t, d.TickCount, "tick_count after a tick that never got the lock = %d, want 0", d.TickCount)
 }
