@@ -15,7 +15,6 @@ import (
 
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/internal/atomicstage"
-	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/filetxn/filetxn/internal/osfile"
 	"github.com/filetxn/filetxn/internal/staletemp"
 	"github.com/filetxn/filetxn/internal/txhook"
@@ -540,11 +539,7 @@ func (tx *Tx) remove(path, op string) (removed bool, err error) {
 	if tx.o.noSync {
 		return true, nil
 	}
-	err = fault.At(fault.SyncDir, dir)
-	if err == nil {
-		err = osfile.SyncDir(dir)
-	}
-	if err != nil {
+	if err := osfile.SyncDir(dir); err != nil {
 		return true, &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("removed, but the directory was not synced: %w", underlying(err))}
 	}
 	return true, nil

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/filetxn/filetxn/internal/osfile"
 )
 
@@ -41,24 +40,15 @@ func RenameNoReplace(oldpath, newpath string, durable bool) error {
 	}
 	if durable {
 		to, from := filepath.Dir(newpath), filepath.Dir(oldpath)
-		err := syncDir(to)
+		err := osfile.SyncDir(to)
 		if err == nil && from != to {
-			err = syncDir(from)
+			err = osfile.SyncDir(from)
 		}
 		if err != nil {
 			return &fs.PathError{Op: "RenameNoReplace", Path: newpath, Err: fmt.Errorf("renamed, but the directory was not synced: %w", osfile.UnwrapOS(err))}
 		}
 	}
 	return nil
-}
-
-// syncDir fsyncs the directory dir (see osfile.SyncDir), a step of package
-// fault.
-func syncDir(dir string) error {
-	if err := fault.At(fault.SyncDir, dir); err != nil {
-		return err
-	}
-	return osfile.SyncDir(dir)
 }
 
 // renameFallback is RenameNoReplace for systems and file systems without a
@@ -175,7 +165,7 @@ func (pd *Pending) Publish() error {
 		return fail(fs.ErrClosed)
 	}
 	if pd.sync {
-		if err := syncDir(pd.tmp); err != nil {
+		if err := osfile.SyncDir(pd.tmp); err != nil {
 			pd.Cleanup()
 			return fail(osfile.UnwrapOS(err))
 		}

@@ -37,7 +37,7 @@ func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
 		// follows them, and created a dangling link's target).
 		var dir string
 		if _, dir, err = Target(path); err == nil {
-			if err = syncDir(dir); err != nil {
+			if err = osfile.SyncDir(dir); err != nil {
 				err = fmt.Errorf("created, but the directory was not synced: %w", osfile.UnwrapOS(err))
 			}
 		}

@@ -255,7 +255,7 @@ func (pf *PendingFile) publish() (func() error, error) {
 	}
 	dir := dirRaw(pf.target)
 	return func() error {
-		if err := syncDir(dir); err != nil {
+		if err := osfile.SyncDir(dir); err != nil {
 			return pf.fail(osfile.UnwrapOS(err))
 		}
 		return nil
@@ -341,12 +341,4 @@ func syncFile(f *os.File, target string) error {
 		return err
 	}
 	return f.Sync()
-}
-
-// syncDir fsyncs the directory dir (see osfile.SyncDir).
-func syncDir(dir string) error {
-	if err := fault.At(fault.SyncDir, dir); err != nil {
-		return err
-	}
-	return osfile.SyncDir(dir)
 }

@@ -174,8 +174,12 @@ func ReadState(path, op string, buf []byte, spare int) ([]byte, error) {
 var OnSyncDir func(dir string)
 
 // SyncDir fsyncs the directory dir, which makes a rename or a removal inside
-// it durable (see syncDir for each system).
+// it durable (see syncDir for each system). It is the fault.SyncDir step of
+// every publish, so that tests can fail it.
 func SyncDir(dir string) error {
+	if err := fault.At(fault.SyncDir, dir); err != nil {
+		return err
+	}
 	if OnSyncDir != nil {
 		OnSyncDir(dir)
 	}
