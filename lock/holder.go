@@ -174,7 +174,7 @@ var clearedRecord = []byte{'\n'}
 // such as bmad-loop). A record can outlive its holder when the holder was
 // killed; a caller that needs certainty pairs it with TryAcquire.
 func ReadHolder(path string) (*Holder, error) {
-	f, err := osfile.OpenRegular(path, os.O_RDONLY, 0)
+	f, _, err := osfile.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

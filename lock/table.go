@@ -290,9 +290,10 @@ func found(e *entry, path string, o *options, f *os.File) (*entry, error) {
 // get the holder record written into it.
 func openLockFile(path string, noCreate bool) (*os.File, error) {
 	if noCreate {
-		return osfile.OpenRegular(path, os.O_RDWR, 0)
+		f, _, err := osfile.OpenRegular(path, os.O_RDWR, 0)
+		return f, err
 	}
-	f, err := osfile.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, _, err := osfile.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := fault.At(fault.Mkdir, filepath.Dir(path)); err != nil {
 			return nil, err
@@ -300,7 +301,7 @@ func openLockFile(path string, noCreate bool) (*os.File, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, err
 		}
-		f, err = osfile.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
+		f, _, err = osfile.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
 	}
 	return f, err
 }

@@ -57,22 +57,18 @@ func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
 // reports that the file was missing (another appender may have created it
 // in the meantime: then both call it created, and both sync the directory).
 func openLog(path string, perm fs.FileMode) (f *os.File, created bool, err error) {
-	f, err = osfile.OpenRegular(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, mode, err := osfile.OpenRegular(path, os.O_WRONLY|os.O_APPEND, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Missing, or a dangling link, whose target is then created.
-		f, err = osfile.OpenRegular(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
+		f, _, err = osfile.OpenRegular(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
 		return f, err == nil, err
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	fi, err := f.Stat()
-	if err == nil && fi.Mode().Perm()&0o222 == 0 {
-		err = fmt.Errorf("read-only file (mode %v): %w", fi.Mode().Perm(), fs.ErrPermission)
-	}
-	if err != nil {
+	if mode.Perm()&0o222 == 0 {
 		f.Close()
-		return nil, false, err
+		return nil, false, fmt.Errorf("read-only file (mode %v): %w", mode.Perm(), fs.ErrPermission)
 	}
 	return f, false, nil
 }

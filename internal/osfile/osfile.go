@@ -71,8 +71,10 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 // controlling one (O_NOCTTY). A directory, a pipe, a socket or a device at
 // path is refused, closed again at once, with an *fs.PathError (Op "open")
 // naming path and wrapping ErrNotRegular; other failures are OpenFile's.
-// With os.O_CREATE a missing file is created as OpenFile creates it.
-func OpenRegular(path string, flag int, perm fs.FileMode) (*os.File, error) {
+// With os.O_CREATE a missing file is created as OpenFile creates it. It
+// returns the file's mode too, from the check it made, so that a caller that
+// asks about it needs no second fstat.
+func OpenRegular(path string, flag int, perm fs.FileMode) (*os.File, fs.FileMode, error) {
 	return openRegular(path, flag, perm)
 }
 

@@ -11,7 +11,7 @@ func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return os.OpenFile(path, flag, perm)
 }
 
-func openRegular(path string, flag int, perm fs.FileMode) (*os.File, error) {
+func openRegular(path string, flag int, perm fs.FileMode) (*os.File, fs.FileMode, error) {
 	return openRegularOS(path, flag, perm)
 }
 

@@ -22,30 +22,31 @@ func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	}
 }
 
-func openRegular(path string, flag int, perm fs.FileMode) (*os.File, error) {
+func openRegular(path string, flag int, perm fs.FileMode) (*os.File, fs.FileMode, error) {
 	// The flags are readFile's (see there), with the caller's.
 	fd, err := retry(func() (int, error) {
 		return unix.Open(path, flag|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, uint32(perm.Perm()))
 	})
 	if err != nil {
-		return nil, openError(path, err)
+		return nil, 0, openError(path, err)
 	}
 	var st unix.Stat_t
 	if _, err := retry(func() (int, error) { return 0, unix.Fstat(fd, &st) }); err != nil {
 		unix.Close(fd)
-		return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
+		return nil, 0, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	if mode := fileMode(uint32(st.Mode)); !mode.IsRegular() {
+	mode := fileMode(uint32(st.Mode)) | fs.FileMode(st.Mode&0o777)
+	if !mode.IsRegular() {
 		unix.Close(fd)
-		return nil, &fs.PathError{Op: "open", Path: path, Err: NotRegular(mode)}
+		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: NotRegular(mode)}
 	}
 	// A regular file ignores O_NONBLOCK, but the *os.File is the usual
 	// blocking one (see the package doc), and a caller may hand it on.
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
-		return nil, &fs.PathError{Op: "fcntl", Path: path, Err: err}
+		return nil, 0, &fs.PathError{Op: "fcntl", Path: path, Err: err}
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return os.NewFile(uintptr(fd), path), mode, nil
 }
 
 func readFile(path string, buf []byte, spare int) ([]byte, error) {
