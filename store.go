@@ -492,9 +492,7 @@ func (tx *Tx) Append(path string, data []byte, opts ...atomicfile.Option) error 
 	if err := tx.checkLock(path, "Append"); err != nil {
 		return err
 	}
-	o := atomicstage.Collect(tx.o.writeOptions(opts))
-	o.SyncCreated = true
-	return atomicstage.Append("AppendFile", path, data, filePerm, o)
+	return atomicstage.Append("AppendFile", path, data, filePerm, atomicstage.Collect(tx.o.writeOptions(opts)))
 }
 
 // live panics if the callback that got tx has returned: a Tx kept beyond it

@@ -43,8 +43,14 @@ func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error
 
 // AppendFile appends data to the file at path in a single write(2) on a
 // descriptor opened with O_APPEND, creating the file with perm (under the
-// umask) when it is missing, and fsyncs it unless [WithoutSync] is given. It
-// is for append-only logs, not for state: a crash can leave a partial last
+// umask) when it is missing, and fsyncs it unless [WithoutSync] is given. A
+// file it creates has its directory fsynced too, after the file (unless
+// [WithoutDirSync] or [WithoutSync]), so that a power loss cannot take the
+// new log away with its first record; an append to an existing file syncs
+// no directory. When only that directory fsync fails, the error says the
+// directory was not synced: the record is in the log, which readers see, but
+// the log may not survive a crash, and appending the record again would
+// write it twice. It is for append-only logs, not for state: a crash can leave a partial last
 // record, which readers of such a log must skip. On a local file system the
 // kernel places each O_APPEND write whole at the end of the file, so records
 // of concurrent appenders do not interleave. A path that names anything but a

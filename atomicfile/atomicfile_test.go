@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -202,7 +203,7 @@ func TestSyncOptions(t *testing.T) {
 	for _, tt := range []struct {
 		name        string
 		opts        []atomicfile.Option
-		files, dirs int // the fsyncs WriteFile makes; AppendFile makes the same files and no dirs
+		files, dirs int // the fsyncs WriteFile makes, and AppendFile creating its file
 	}{
 		{"durable", nil, 1, 1},
 		{"WithoutSync", []atomicfile.Option{atomicfile.WithoutSync()}, 0, 0},
@@ -228,7 +229,51 @@ func TestSyncOptions(t *testing.T) {
 			synced = [2]int{}
 			path = filepath.Join(dir, "a")
 			require.NoError(t, atomicfile.AppendFile(path, []byte("x\n"), 0o644, tt.opts...), "AppendFile(%q)", path)
-			require.Equal(t, [2]int{tt.files, 0}, synced, "AppendFile(%q) fsyncs (files, directories) = %v, want %v", path, synced, [2]int{tt.files, 0})
+			require.Equal(t, [2]int{tt.files, tt.dirs}, synced, "AppendFile(%q) fsyncs (files, directories) = %v, want %v", path, synced, [2]int{tt.files, tt.dirs})
 		})
 	}
+}
+
+// TestAppendFileThatCreatesItsLogSyncsTheDirectory: an AppendFile that
+// creates its log fsyncs the log and then its directory, so that a power
+// loss cannot take the new log away with the record AppendFile acknowledged;
+// a later AppendFile to that log fsyncs the log alone. When only the
+// directory fsync fails, the error matches the errno, names the log and says
+// the directory was not synced, and the record is in the log.
+// Ablations (run): AppendFile without the directory fsync after a creation
+// records no "syncdir" on the first append; the fsync on every append, not
+// only the creating one, records one on the second.
+func TestAppendFileThatCreatesItsLogSyncsTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "ticks.jsonl")
+	var steps []string
+	var fail error
+	fault.Set(t, func(step fault.Step, path string) error {
+		if step == fault.Sync || step == fault.SyncDir {
+			steps = append(steps, string(step)+" "+path)
+			if step == fault.SyncDir {
+				return fail
+			}
+		}
+		return nil
+	})
+	require.NoError(t, atomicfile.AppendFile(log, []byte("one\n"), 0o644), "AppendFile(%q) creating it", log)
+	want := []string{"sync " + log, "syncdir " + dir}
+	require.Equal(t, want, steps, "AppendFile(new log) fsyncs = %v, want %v", steps, want)
+
+	steps = nil
+	require.NoError(t, atomicfile.AppendFile(log, []byte("two\n"), 0o644), "AppendFile(%q) to its log", log)
+	want = []string{"sync " + log}
+	require.Equal(t, want, steps, "AppendFile(existing log) fsyncs = %v, want %v", steps, want)
+
+	fail = syscall.EIO
+	other := filepath.Join(dir, "other.jsonl")
+	err := atomicfile.AppendFile(other, []byte("first\n"), 0o644)
+	require.ErrorIs(t, err, syscall.EIO, "AppendFile(new log) with the directory fsync failing = %v, want EIO", err)
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe, "AppendFile(new log) error = %T, want *fs.PathError", err)
+	require.Equal(t, "AppendFile", pe.Op, "AppendFile error's Op = %q, want AppendFile", pe.Op)
+	require.Equal(t, other, pe.Path, "AppendFile error's Path = %q, want %q", pe.Path, other)
+	require.Contains(t, err.Error(), "directory was not synced", "AppendFile(new log) error = %v, want it to say the directory was not synced", err)
+	require.Equal(t, "first\n", readFile(t, other), "log after AppendFile whose directory fsync failed")
 }

@@ -24,7 +24,8 @@
 //     [WriteFile]).
 //   - Durable on return. Unless [WithoutSync] is given, the new contents and the
 //     new directory entry have been fsynced when WriteFile returns nil
-//     (F_FULLFSYNC on Darwin).
+//     (F_FULLFSYNC on Darwin), and so have the record and, for a log the call
+//     created, the log's directory entry when AppendFile returns nil.
 //   - Symlinks are followed. If path is a symbolic link (or a chain of them), the
 //     link stays a link and the file it finally points to is replaced; a dangling
 //     link gets its target created. A relative link target is read relative to the

@@ -28,8 +28,9 @@ func WithoutSync() Option {
 // the old version or the new one, never an empty or partial file, but the
 // replacement may have been undone. It suits a write whose loss matters less
 // than its latency, when a durable write follows later (for example a
-// "running" marker before a long step). [AppendFile] syncs no directory
-// anyway.
+// "running" marker before a long step). For [AppendFile] it skips the fsync
+// of the directory of a log that the call creates: the first record is
+// fsynced, but a power loss may take the new log away with it.
 func WithoutDirSync() Option {
 	return func(o *options) { o.NoDirSync = true }
 }

@@ -12,14 +12,13 @@ import (
 // Append is atomicfile.AppendFile (whose doc says what it guarantees): it
 // appends data to the file at path in a single write(2) on a descriptor
 // opened with O_APPEND, creating the file with perm (under the umask) when
-// it is missing, and fsyncs it unless o.NoSync. With o.SyncCreated, when it
-// created the file it fsyncs the directory too (unless o.NoSync or
-// o.NoDirSync), after the file: the fsync of a new file does not make its
-// name durable, and without it a power loss could take away the whole log,
-// the record just acknowledged included. A
-// file at path that is not a regular file is refused without waiting and
-// gets nothing (see osfile.OpenRegular), and so does a read-only one (see
-// openLog). Errors are *fs.PathError with Op op and Path path.
+// it is missing, and fsyncs it unless o.NoSync. When it created the file it
+// fsyncs the directory too (unless o.NoSync or o.NoDirSync), after the file:
+// the fsync of a new file does not make its name durable, and without it a
+// power loss could take away the whole log, the record just acknowledged
+// included. A file at path that is not a regular file is refused without
+// waiting and gets nothing (see osfile.OpenRegular), and so does a read-only
+// one (see openLog). Errors are *fs.PathError with Op op and Path path.
 func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
 	f, created, err := openLog(path, perm)
 	if err != nil {
@@ -32,7 +31,7 @@ func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && created && o.SyncCreated && !o.NoSync && !o.NoDirSync {
+	if err == nil && created && !o.NoSync && !o.NoDirSync {
 		// The file is the one path names, links followed (OpenRegular
 		// follows them, and created a dangling link's target).
 		var dir string

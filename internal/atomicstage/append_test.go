@@ -25,12 +25,11 @@ func recordSteps(t *testing.T, fail map[fault.Step]error) *[]string {
 	return &steps
 }
 
-// TestAppendThatCreatesTheLogSyncsItsDirectory: with SyncCreated, an Append
-// that creates its log fsyncs the file and then its directory, so that a
-// power loss cannot take away the new log and the record it acknowledged;
-// one that appends to an existing log fsyncs only the file; NoDirSync, or no
-// SyncCreated (atomicfile.AppendFile), leaves the directory alone, and
-// NoSync fsyncs nothing.
+// TestAppendThatCreatesTheLogSyncsItsDirectory: an Append that creates its
+// log fsyncs the file and then its directory, so that a power loss cannot
+// take away the new log and the record it acknowledged; one that appends to
+// an existing log fsyncs only the file; NoDirSync leaves the directory alone,
+// and NoSync fsyncs nothing.
 // Ablation (run): without the directory fsync after a creation, the first
 // case records only the file's fsync.
 func TestAppendThatCreatesTheLogSyncsItsDirectory(t *testing.T) {
@@ -38,12 +37,12 @@ func TestAppendThatCreatesTheLogSyncsItsDirectory(t *testing.T) {
 	log := filepath.Join(dir, "ticks.jsonl")
 
 	steps := recordSteps(t, nil)
-	require.NoError(t, Append("AppendFile", log, []byte("a\n"), 0o644, Options{SyncCreated: true}))
+	require.NoError(t, Append("AppendFile", log, []byte("a\n"), 0o644, Options{}))
 	require.Equal(t, []string{"sync " + log, "syncdir " + dir}, *steps,
 		"Append(new log) steps = %v, want the file's fsync, then the directory's", *steps)
 
 	*steps = nil
-	require.NoError(t, Append("AppendFile", log, []byte("b\n"), 0o644, Options{SyncCreated: true}))
+	require.NoError(t, Append("AppendFile", log, []byte("b\n"), 0o644, Options{}))
 	require.Equal(t, []string{"sync " + log}, *steps,
 		"Append(existing log) steps = %v, want the file's fsync alone", *steps)
 
@@ -52,9 +51,8 @@ func TestAppendThatCreatesTheLogSyncsItsDirectory(t *testing.T) {
 		o     Options
 		steps []string
 	}{
-		{"NoSync", Options{SyncCreated: true, NoSync: true}, nil},
-		{"NoDirSync", Options{SyncCreated: true, NoDirSync: true}, []string{"sync "}},
-		{"no SyncCreated", Options{}, []string{"sync "}},
+		{"NoSync", Options{NoSync: true}, nil},
+		{"NoDirSync", Options{NoDirSync: true}, []string{"sync "}},
 	} {
 		other := filepath.Join(dir, fmt.Sprint("other", i))
 		*steps = nil
@@ -73,7 +71,7 @@ func TestAppendThatCreatesTheLogSyncsItsDirectory(t *testing.T) {
 func TestAppendWhoseDirectorySyncFailsSaysTheRecordIsThere(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "ticks.jsonl")
 	recordSteps(t, map[fault.Step]error{fault.SyncDir: syscall.EIO})
-	err := Append("AppendFile", log, []byte("a\n"), 0o644, Options{SyncCreated: true})
+	err := Append("AppendFile", log, []byte("a\n"), 0o644, Options{})
 	require.ErrorIs(t, err, syscall.EIO, "Append(new log, directory fsync failing) = %v, want EIO", err)
 	var pe *fs.PathError
 	require.ErrorAs(t, err, &pe)

@@ -2,17 +2,10 @@ package atomicstage
 
 // Options is the resolved configuration of one write. Package atomicfile's
 // Option is a func over *Options, so that the options a user gives reach
-// the engine's writes too; Check, Published and SyncCreated are set by the
-// engine alone.
+// the engine's writes too; Check and Published are set by the engine alone.
 type Options struct {
 	NoSync    bool // skip the file fsync and the directory fsync
-	NoDirSync bool // skip the directory fsync after a rename, and Append's of SyncCreated
-
-	// SyncCreated has Append fsync the directory of a file it creates,
-	// after the file, so that a power loss cannot take the new file away
-	// with the record Append acknowledged. atomicfile.AppendFile syncs no
-	// directory; the engine's Tx.Append sets it.
-	SyncCreated bool
+	NoDirSync bool // skip the directory fsync after a rename, and Append's after it creates a file
 
 	// Check, when not nil, is called by CloseAtomicallyReplace after the
 	// temporary file's fsync and right before the rename. An error from it
