@@ -3,7 +3,8 @@
 //
 // Parse loads a board into a Doc, and New makes a new one; Doc.Advance moves one row to a
 // Status (batch several on one Doc) and Doc.Bytes returns the edited board. Open returns a
-// Store: the board on disk behind the filetxn engine, with Mutate, View and Advance. The
+// Store: the board on disk behind the filetxn engine, with Mutate, MutateProbed, View and
+// Advance. The
 // format, every decision on real boards and every deliberate difference from bmad-loop are
 // in docs/formats/board.md in this repository.
 //
@@ -24,11 +25,11 @@
 //     Doc.Unread), is refused by Advance with a *filetxn.FormatError naming its key and
 //     line; the rest of the board works. A move the order forbids wraps
 //     ErrUnorderedStatus or ErrIllegalTransition.
-//   - A Store.Mutate or Store.Advance that moves nothing (and an absent row,
-//     filetxn.ErrNotFound, for Store.Advance; Doc.Advance refuses one too, so a Mutate
-//     decides it under the lock) needs no lock: when the lock is busy or cannot be taken
-//     it is decided on a lock-free read. Every move is decided under the lock on fresh
-//     bytes; N moves in one Mutate cost one lock, one read, one write.
+//   - A Store.MutateProbed or Store.Advance that moves nothing (and an absent row,
+//     filetxn.ErrNotFound, for Store.Advance; Doc.Advance refuses one too, so a
+//     MutateProbed decides it under the lock) needs no lock: when the lock is busy or
+//     cannot be taken it is decided on a lock-free read. Every move is decided under the
+//     lock on fresh bytes; N moves in one Mutate cost one lock, one read, one write.
 //
 // # Caveats
 //
@@ -38,9 +39,9 @@
 //     other writer's, and a .lock file beside the board is not one bmad-loop takes.
 //   - A Doc is a snapshot and is not safe for concurrent use; decide under Store.Mutate or
 //     Store.Advance what must not be stale. A Store is safe for concurrent use.
-//   - A Mutate callback may run more than once (on lock-free reads, then under the
-//     lock): it must only decide on and change the Doc, and must not call the Store
-//     (under the lock that fails with lock.ErrReentrant).
+//   - A Mutate callback runs once, under the lock; a MutateProbed callback may run more
+//     than once (on lock-free reads, then under the lock), so it must only decide on and
+//     change the Doc. Neither may call the Store (that fails with lock.ErrReentrant).
 //   - A Store keeps the parse of the last two boards it read or wrote, keyed by their
 //     exact bytes, so another writer's change is always parsed afresh.
 package board

@@ -80,31 +80,46 @@ func (s *Store) LockPath() (string, error) {
 	return s.s.LockPath()
 }
 
-// Mutate runs fn on the board and publishes what fn leaves in the Doc, as
-// filetxn.Store.MutateProbed does: it takes the lock if it is free, reads and parses the
+// Mutate runs fn once on the board under its lock and publishes what fn leaves in the
+// Doc, as filetxn.Store.Mutate does: it waits for the lock (or ctx), reads and parses the
 // board, runs fn and, if fn changed it, replaces the board atomically, so several
-// Doc.Advance calls in one fn cost one lock, one read and one write. When the lock is busy
-// or cannot be taken, fn first runs on a version read without the lock, and if it leaves
-// the board unchanged (rows already at or past their targets), Mutate returns that answer
-// with Commit.Written false, without waiting for the lock or needing it at all; otherwise
-// it waits for the lock and runs fn again on fresh bytes. fn may therefore run more than once: it
-// must only decide on and change the Doc, and assign what its calls return (the last
-// run's values are the answer), never accumulate them.
+// Doc.Advance calls in one fn cost one lock, one read and one write. Mutate calls made at
+// once on one Store share a write.
 //
 // fn's error is returned and nothing is written. A refusal of Doc.Advance that comes from
 // the board's content (an absent row, a row it cannot rewrite, a refused transition) is
 // returned inside an *fs.PathError naming the board (unless it names a file already); any
 // other error of fn is returned unchanged. A panic in fn releases the lock and propagates.
 // A board that does not parse is refused before fn runs with Parse's *filetxn.FormatError
-// inside an *fs.PathError naming the board. fn must not call the Store: under the lock
-// that fails with lock.ErrReentrant. Mutate blocks until the lock is held or ctx is done,
-// unless it is answered without the lock.
+// inside an *fs.PathError naming the board. fn must not call the Store: that fails with
+// lock.ErrReentrant. A Store without a lock (see [Open]) fails without running fn. For a
+// fn that usually moves nothing and must then not wait for the lock, use
+// [Store.MutateProbed].
 func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
-	return s.mutate(ctx, "Mutate", fn)
+	if s.rootErr != nil {
+		return filetxn.Commit{}, s.rootErr
+	}
+	c, err := s.s.Mutate(ctx, fn)
+	return c, named("Mutate", s.path, err)
 }
 
-// mutate is Mutate, whose errors name the operation op.
-func (s *Store) mutate(ctx context.Context, op string, fn func(*Doc) error) (filetxn.Commit, error) {
+// MutateProbed is Mutate for a fn that often moves nothing (rows already at or past their
+// targets), which must then succeed even where the lock cannot be taken, as
+// filetxn.Store.MutateProbed does: when the lock is busy or cannot be taken, fn first runs
+// on a version read without the lock, and if it leaves the board unchanged, MutateProbed
+// returns that answer with Commit.Written false, never having locked; otherwise it waits
+// for the lock and runs fn again on fresh bytes. A Store without a lock answers the same
+// way, and fails only a change.
+//
+// fn may therefore run more than once: it must only decide on and change the Doc, and
+// assign what its calls return (the last run's values are the answer), never accumulate
+// them. Errors and panics are Mutate's.
+func (s *Store) MutateProbed(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	return s.mutateProbed(ctx, "Mutate", fn)
+}
+
+// mutateProbed is MutateProbed, whose errors name the operation op.
+func (s *Store) mutateProbed(ctx context.Context, op string, fn func(*Doc) error) (filetxn.Commit, error) {
 	if s.rootErr == nil {
 		c, err := s.s.MutateProbed(ctx, fn)
 		return c, named(op, s.path, err)
@@ -131,7 +146,7 @@ func (s *Store) View(ctx context.Context) (*Doc, error) { return s.s.View(ctx) }
 // the row ends at; Stamp sets the top-level last_updated when the row is written.
 // Arguments are checked before any I/O and any lock.
 //
-// It is Store.Mutate with Doc.Advance: a row already at or past the target answers its
+// It is Store.MutateProbed with Doc.Advance: a row already at or past the target answers its
 // status without needing the lock, so that replay succeeds even where the lock cannot be
 // taken (a read-only state root). A missing board or an absent row is an *fs.PathError
 // naming the board, matching filetxn.ErrNotFound, whose message names the key (a
@@ -152,7 +167,7 @@ func (s *Store) Advance(ctx context.Context, key string, target Status, opts ...
 	}
 	var status Status
 	var present bool
-	_, err := s.mutate(ctx, "Advance", func(d *Doc) (err error) {
+	_, err := s.mutateProbed(ctx, "Advance", func(d *Doc) (err error) {
 		// An absent row changes nothing, so the probe decides it: present says
 		// which answer the no-op was.
 		_, present = d.index[key]

@@ -113,7 +113,7 @@ func TestStoreAdvanceWritesWhatAdvancedBytesSays(t *testing.T) {
 // there and writes nothing. A missing board and an absent row are an error matching
 // filetxn.ErrNotFound inside an *fs.PathError naming the board, whose message names the
 // key (bmad-loop answers ""; a mistyped key must not look like
-// success). Ablations: making Store.Mutate call the engine's Mutate instead of
+// success). Ablations: making Store.Advance call the engine's Mutate instead of
 // MutateProbed makes every no-op row red (the lock error instead); answering an absent row
 // with "" as before makes the first two red.
 func TestStoreNoOpsTakeNoLock(t *testing.T) {
@@ -471,16 +471,17 @@ func TestStoreMutateBatchesAdvances(t *testing.T) {
 	}
 }
 
-// TestStoreMutateNoOpTakesNoLock: a Mutate whose advances move nothing (rows at or past
+// TestStoreMutateProbedNoOpTakesNoLock: a MutateProbed whose advances move nothing (rows at or past
 // their targets) succeeds on a state root where no lock can ever be taken, and writes
 // nothing; one that moves a row fails there and writes nothing either. Ablation: making
-// Store.Mutate call the engine's Mutate instead of MutateProbed turns the no-op red (the
-// lock's error instead).
-func TestStoreMutateNoOpTakesNoLock(t *testing.T) {
+// Store.MutateProbed call the engine's Mutate instead of MutateProbed turns the no-op red
+// (the lock's error instead). Store.Mutate, which runs fn once under the lock, fails there
+// at once.
+func TestStoreMutateProbedNoOpTakesNoLock(t *testing.T) {
 	path, _ := newBoard(t, sprint)
 	s := open(t, path, filetxn.WithStateRoot(unlockable(t)))
 	var got []Status
-	c, err := s.Mutate(context.Background(), func(d *Doc) error {
+	c, err := s.MutateProbed(context.Background(), func(d *Doc) error {
 		got = nil
 		for _, step := range []struct {
 			key    string
@@ -494,14 +495,19 @@ func TestStoreMutateNoOpTakesNoLock(t *testing.T) {
 		}
 		return nil
 	})
-	require.NoError(t, err, "Mutate(advances past their targets) on an unlockable root = %v, want nil", err)
-	require.Equal(t, []Status{Done, Review}, got, "Mutate(advances past their targets) ended at %v, want [done review]", got)
-	require.False(t, c.Written, "Mutate(advances past their targets) = %+v, want no write", c)
-	require.Equal(t, sprint, readString(t, path), "board after a no-op Mutate")
+	require.NoError(t, err, "MutateProbed(advances past their targets) on an unlockable root = %v, want nil", err)
+	require.Equal(t, []Status{Done, Review}, got, "MutateProbed(advances past their targets) ended at %v, want [done review]", got)
+	require.False(t, c.Written, "MutateProbed(advances past their targets) = %+v, want no write", c)
+	require.Equal(t, sprint, readString(t, path), "board after a no-op MutateProbed")
 
-	_, err = s.Mutate(context.Background(), func(d *Doc) error { _, err := d.Advance("4-1-thing", Done); return err })
-	require.Error(t, err, "Mutate(4-1-thing to done) on an unlockable root = nil, want the lock's error")
-	require.Equal(t, sprint, readString(t, path), "board after a Mutate that could not lock")
+	_, err = s.MutateProbed(context.Background(), func(d *Doc) error { _, err := d.Advance("4-1-thing", Done); return err })
+	require.Error(t, err, "MutateProbed(4-1-thing to done) on an unlockable root = nil, want the lock's error")
+	require.Equal(t, sprint, readString(t, path), "board after a MutateProbed that could not lock")
+
+	runs := 0
+	_, err = s.Mutate(context.Background(), func(d *Doc) error { runs++; _, err := d.Advance("3-1-login", Review); return err })
+	require.Error(t, err, "Mutate(3-1-login to review, a no-op) on an unlockable root = nil, want the lock's error")
+	require.Zero(t, runs, "Mutate on an unlockable root ran fn %d times, want 0", runs)
 }
 
 func TestStoreViewAndStatus(t *testing.T) {

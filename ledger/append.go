@@ -44,7 +44,7 @@ func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
 	var err error
 	switch {
 	case !slices.ContainsFunc(specs, func(sp Spec) bool { return sp.CrossSpecDedupe }):
-		_, err = s.Mutate(ctx, fn) // probed: see Store.Mutate
+		_, err = s.MutateProbed(ctx, fn)
 	case s.rootErr != nil:
 		err = s.noRoot()
 	default:

@@ -8,7 +8,8 @@
 // [Doc.ArchiveInto], [Doc.Merge]) edit it in memory. A [Store] is the file
 // shared by goroutines and processes through the filetxn engine:
 // [Store.Mutate] runs any batch of Doc operations with one lock, one read and
-// one write, and [Store.Append] and [Store.Archive] are the two operations
+// one write ([Store.MutateProbed] too, answering a batch that changes nothing
+// without the lock), and [Store.Append] and [Store.Archive] are the two operations
 // with more to do than that. The format, the archive stubs and every
 // deliberate difference from bmad-loop are in docs/formats/ledger.md in this
 // repository.
@@ -46,8 +47,9 @@
 //   - The lock is advisory: by default the sidecar bmad-loop takes under
 //     [BmadLoopStateRoot]. Writers that do not take it (an editor, bmad-loop
 //     with another state root) are not excluded.
-//   - A Mutate callback may run more than once (on lock-free reads, then under the lock): it must only
-//     decide on and change the Doc, and must not call the Store.
+//   - A Mutate callback runs once, under the lock; a MutateProbed callback
+//     may run more than once (on lock-free reads, then under the lock), so
+//     it must only decide on and change the Doc. Neither may call the Store.
 //   - A changed ledger is written with LF line endings on every OS.
 //   - A Doc is not safe for concurrent use; a Store is.
 //   - A Store rewrites the whole file on every change: a ledger is meant to be

@@ -163,8 +163,8 @@ func ExampleStore() {
 	)
 	fmt.Println("appended", ids)
 
-	// Close DW-1 and say what became of it. fn may run twice (first on a
-	// lock-free read, when the lock is busy): it assigns its results.
+	// Close DW-1 and say what became of it. Mutate runs fn once, under the
+	// lock.
 	var closed []string
 	var wasDone bool
 	closeDW1 := func(d *ledger.Doc) (err error) {
@@ -176,8 +176,9 @@ func ExampleStore() {
 	c, _ := s.Mutate(ctx, closeDW1)
 	fmt.Println("closed", closed, "written", c.Written)
 
-	// A replay writes nothing, and needs no lock.
-	c, _ = s.Mutate(ctx, closeDW1)
+	// A replay writes nothing; through MutateProbed it needs no lock (fn may
+	// then run twice, first on a lock-free read: it assigns its results).
+	c, _ = s.MutateProbed(ctx, closeDW1)
 	fmt.Println("closed again", closed, "already done", wasDone, "written", c.Written)
 
 	// Several changes in one lock, one read and one write.
@@ -205,9 +206,8 @@ func ExampleStore() {
 }
 
 // Close a batch of ids that holds a typo, and report what became of each:
-// fn looks each id up, closes the ones the ledger knows and sorts them all. fn may run
-// more than once (on a lock-free read when the lock is busy, then under the
-// lock), so it assigns its results on every run and never appends to them.
+// fn looks each id up, closes the ones the ledger knows and sorts them all.
+// Mutate runs fn once, under the lock, so fn may collect its results.
 // Given the typo, MarkDone refuses the whole batch, naming the id and the
 // ledger.
 func ExampleStore_Mutate() {
@@ -231,7 +231,6 @@ func ExampleStore_Mutate() {
 	var closed, done, unknown []string
 	_, err = s.Mutate(ctx, func(d *ledger.Doc) (err error) {
 		var known []string
-		done, unknown = nil, nil
 		for _, id := range ids {
 			e, ok := d.Entry(id)
 			if !ok {

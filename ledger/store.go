@@ -23,9 +23,10 @@ import (
 // file (or them with more after them), starts from that text instead of
 // parsing them again; any other bytes are parsed afresh.
 //
-// [Store.Mutate] runs any batch of Doc operations in one write; a batch that
-// writes nothing (a replayed close, ids already done, a missing ledger) needs
-// no lock, so it succeeds even where the lock cannot be taken. [Store.Append]
+// [Store.Mutate] runs any batch of Doc operations in one write, fn once under
+// the lock; with [Store.MutateProbed] a batch that writes nothing (a replayed
+// close, ids already done, a missing ledger) needs no lock, so it succeeds
+// even where the lock cannot be taken. [Store.Append]
 // (which also creates a missing directory) and [Store.Archive] (which writes
 // two files) do the same for appending and archiving. A Store whose lock
 // lives under a state root that cannot be derived fails every write with an
@@ -122,34 +123,46 @@ func (s *Store) noRoot() error {
 // ledger is an empty Doc.
 func (s *Store) View(ctx context.Context) (*Doc, error) { return s.eng.View(ctx) }
 
-// Mutate runs fn on the ledger and publishes what fn leaves in the Doc, as
-// filetxn.Store.MutateProbed does: it takes the lock if it is free, reads
-// the ledger, runs fn and, if the bytes changed, replaces the file
-// atomically, so a batch of Doc operations costs one lock, one read and one
-// write. When the lock is busy or cannot be taken, fn first runs on a
-// version read without the lock, and if it leaves the ledger unchanged (ids
-// closed already, nothing eligible, a missing ledger), Mutate returns that
-// answer with Commit.Written false, without waiting for the lock or needing
-// it at all; otherwise it waits for the lock and runs fn again on fresh
-// data. fn may therefore run more than once (on lock-free reads, then under
-// the lock): it must only decide on and change the Doc, and assign what its
-// operations return (the last run's values are the answer), never
-// accumulate them.
+// Mutate runs fn once on the ledger under its lock and publishes what fn
+// leaves in the Doc, as filetxn.Store.Mutate does: it waits for the lock (or
+// ctx), reads the ledger, runs fn and, if the bytes changed, replaces the
+// file atomically, so a batch of Doc operations costs one lock, one read and
+// one write. Mutate calls made at once on one Store share a write.
 //
 // fn's error is returned and nothing is written. A refusal that comes from
 // the ledger's content, an error wrapping filetxn.ErrNotFound or a
 // *filetxn.FormatError, is returned inside an *fs.PathError naming the
 // ledger (unless it names a file already); any other error of fn is
-// returned unchanged. An argument a Doc operation refuses is refused after a read,
-// and, when the lock is busy, after the wait for it, so check arguments
-// first when that matters.
-// A panic in fn releases the lock and propagates. fn must not call the
-// Store: under the lock that fails with an error matching
-// lock.ErrReentrant. A missing ledger is an empty Doc, and the file (not
-// its directory) is created when fn adds to it. The Commit's Digest proves
-// which bytes this call published, if it published any (see
-// [Store.Restore]).
+// returned unchanged. An argument a Doc operation refuses is refused after
+// the wait for the lock and the read, so check arguments first when that
+// matters. A panic in fn releases the lock and propagates. fn must not call
+// the Store: that fails with an error matching lock.ErrReentrant. A missing
+// ledger is an empty Doc, and the file (not its directory) is created when
+// fn adds to it. A Store without a lock (see [Open]) fails without running
+// fn. The Commit's Digest proves which bytes this call published, if it
+// published any (see [Store.Restore]). For a fn that usually changes
+// nothing and must then not wait for the lock, use [Store.MutateProbed].
 func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	if s.rootErr != nil {
+		return filetxn.Commit{}, s.noRoot()
+	}
+	c, err := s.eng.Mutate(ctx, fn)
+	return c, s.named(err)
+}
+
+// MutateProbed is Mutate for a fn that often changes nothing (a replayed
+// close, ids already done, nothing eligible), which must then succeed even
+// where the lock cannot be taken, as filetxn.Store.MutateProbed does: when
+// the lock is busy or cannot be taken, fn first runs on a version read
+// without the lock, and if it leaves the ledger unchanged, MutateProbed
+// returns that answer with Commit.Written false, never having locked;
+// otherwise it waits for the lock and runs fn again on fresh data. A Store
+// without a lock answers the same way, and fails only a change.
+//
+// fn may therefore run more than once: it must only decide on and change
+// the Doc, and assign what its operations return (the last run's values are
+// the answer), never accumulate them. Errors and panics are Mutate's.
+func (s *Store) MutateProbed(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
 	if s.rootErr == nil {
 		c, err := s.eng.MutateProbed(ctx, fn)
 		return c, s.named(err)

@@ -206,19 +206,19 @@ func TestEveryWriteNeedsTheLock(t *testing.T) {
 
 // TestNoOpsTakeNoLock: operations that write nothing succeed while another
 // holder has the lock and waiting is disabled (bmad-loop's NOOP_MUTATORS,
-// the #736 probes). Ablation: making Store.Mutate
-// call the engine's Mutate instead of its MutateProbed turns every Mutate row
-// red; Append and Archive probe for themselves.
+// the #736 probes). Ablation: making Store.MutateProbed
+// call the engine's Mutate instead of its MutateProbed turns every
+// MutateProbed row red; Append and Archive probe for themselves.
 func TestNoOpsTakeNoLock(t *testing.T) {
 	ctx := context.Background()
 	closed := mustParse(t, ledgerFixture)
 	closed.MarkDone([]string{"DW-1", "DW-3"}, "2026-06-11", "n")
 	archived := mustParse(t, ledgerFixture)
 	archived.ArchiveInto(mustParse(t, ""), "", "2026-08-24")
-	// mutate runs op in one Store.Mutate and returns what op returned.
+	// mutate runs op in one Store.MutateProbed and returns what op returned.
 	mutate := func(s *Store, op func(*Doc) (any, error)) (any, error) {
 		var got any
-		_, err := s.Mutate(ctx, func(d *Doc) (err error) { got, err = op(d); return err })
+		_, err := s.MutateProbed(ctx, func(d *Doc) (err error) { got, err = op(d); return err })
 		return got, err
 	}
 	for _, tc := range []struct {
@@ -293,8 +293,9 @@ func equalAny(a, b any) bool {
 }
 
 // TestNoStateRoot: without a derivable bmad-loop state root (the default lock
-// placement), no-ops still succeed and a real write fails with bmadloop.ErrNoStateRoot,
-// writing nothing.
+// placement), MutateProbed's no-ops still succeed, a real write fails with
+// bmadloop.ErrNoStateRoot, writing nothing, and Mutate, which needs the lock, fails
+// without running fn.
 func TestNoStateRoot(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("BMAD_LOOP_STATE_DIR", "relative/state")
@@ -307,23 +308,27 @@ func TestNoStateRoot(t *testing.T) {
 		t.Errorf("LockPath() = %v, want bmadloop.ErrNoStateRoot", err)
 	}
 	closeID := func(id string) error {
-		_, err := s.Mutate(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{id}, "2026-06-11", "n"); return err })
+		_, err := s.MutateProbed(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{id}, "2026-06-11", "n"); return err })
 		return err
 	}
 	if err := closeID("DW-2"); err != nil {
-		t.Errorf("Mutate(close DW-2, done already) = %v, want nil", err)
+		t.Errorf("MutateProbed(close DW-2, done already) = %v, want nil", err)
 	}
 	if got, err := s.Archive(ctx, "2026-01-01", ""); err != nil || len(got) != 0 {
 		t.Errorf("no-op Archive = %v, %v", got, err)
 	}
 	if err := closeID("DW-1"); !errors.Is(err, bmadloop.ErrNoStateRoot) {
-		t.Errorf("Mutate(close DW-1) = %v, want bmadloop.ErrNoStateRoot", err)
+		t.Errorf("MutateProbed(close DW-1) = %v, want bmadloop.ErrNoStateRoot", err)
 	}
 	if _, err := s.Archive(ctx, "", ""); !errors.Is(err, bmadloop.ErrNoStateRoot) {
 		t.Errorf("Archive = %v, want bmadloop.ErrNoStateRoot", err)
 	}
-	if _, err := s.Mutate(ctx, func(*Doc) error { return nil }); err != nil {
-		t.Errorf("Mutate(no change) = %v, want nil", err)
+	if _, err := s.MutateProbed(ctx, func(*Doc) error { return nil }); err != nil {
+		t.Errorf("MutateProbed(no change) = %v, want nil", err)
+	}
+	runs := 0
+	if _, err := s.Mutate(ctx, func(*Doc) error { runs++; return nil }); !errors.Is(err, bmadloop.ErrNoStateRoot) || runs != 0 {
+		t.Errorf("Mutate(no change) = %v after %d runs of fn, want bmadloop.ErrNoStateRoot and none", err, runs)
 	}
 	if got := string(readOrNil(t, path)); got != ledgerFixture {
 		t.Errorf("the ledger changed")

@@ -176,7 +176,8 @@ func classify(d *ledger.Doc, ids []string) idStates {
 }
 
 // changeLedger runs op, Doc operations on the known ones among ids, in one
-// Mutate of the ledger at file, which must exist, within -lock-timeout, and
+// MutateProbed of the ledger at file, which must exist, within -lock-timeout
+// (a replay, which changes nothing, needs no lock), and
 // returns what op returned with ids classified on the version op changed (or
 // found needing no change). op first runs on an empty ledger with no ids, so
 // that bad arguments are refused before the file is read or locked. The ids
@@ -194,7 +195,7 @@ func (c *cli) changeLedger(file string, ids []string, op func(d *ledger.Doc, kno
 	defer cancel()
 	var changed []string
 	var was idStates
-	_, err = s.Mutate(ctx, func(d *ledger.Doc) (err error) {
+	_, err = s.MutateProbed(ctx, func(d *ledger.Doc) (err error) {
 		was = classify(d, ids)
 		known := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(was.unknown, id) })
 		changed, err = op(d, known)
