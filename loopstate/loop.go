@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/filetxn/filetxn"
@@ -22,6 +23,10 @@ import (
 // A Loop is one loop of a Root: its directory, state file, lock file and tick
 // log. It holds no state in memory (every call reads the files anew) and is
 // safe for concurrent use. Get one from Root.Create, Root.Open or Root.List.
+// Concurrent calls of one operation (two Pauses, eight Mutates) on one Loop
+// share a write, as calls of one filetxn.Store do: keep the Loop rather
+// than opening it again for each call. Calls of different operations, or
+// through different Loop values, never share one.
 //
 // Every method that changes the state takes the loop's lock (waiting as long
 // as ctx allows), reads the state, checks its guard on what it read, writes
@@ -41,6 +46,17 @@ type Loop struct {
 	state string // dir/.state.loop
 	lock  string // dir/.state.lock
 	log   string // dir/ticks.jsonl
+
+	mu     sync.Mutex                        // protects stores
+	stores map[storeKey]*filetxn.Store[*Doc] // the engine's stores of the state file, built on first use
+}
+
+// storeKey names one of a Loop's engine stores: the lock's purpose is a
+// store's option, so each operation has its own store, and so its own group
+// commit and read buffers.
+type storeKey struct {
+	op     string // the operation, recorded as the lock's purpose "<op> <name>"
+	noWait bool   // a busy lock fails at once
 }
 
 // Name returns the loop's name.
@@ -54,9 +70,17 @@ func (l *Loop) LockPath() string { return l.lock }
 
 func (l *Loop) now() time.Time { return stamp(l.root.now()) }
 
-// engine returns the filetxn store of the state file, recording op as the
-// lock's purpose; with noWait a busy lock fails at once.
+// engine returns the filetxn store of the state file that records op as
+// the lock's purpose; with noWait a busy lock fails at once. It is built on
+// the first call for op and kept, so that concurrent calls of op share a
+// write (group commit) and its read buffers are reused.
 func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
+	k := storeKey{op, noWait}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := l.stores[k]; s != nil {
+		return s
+	}
 	opts := append(append([]filetxn.Option(nil), l.root.opts...),
 		filetxn.WithLockPath(l.lock), filetxn.WithLockOptions(lock.WithPurpose(op+" "+l.name), lock.WithoutCreate()))
 	if noWait {
@@ -66,6 +90,10 @@ func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
 	if err != nil { // the loop's own paths and options: never invalid
 		panic("loopstate: " + err.Error())
 	}
+	if l.stores == nil {
+		l.stores = make(map[storeKey]*filetxn.Store[*Doc])
+	}
+	l.stores[k] = s
 	return s
 }
 
