@@ -3,7 +3,9 @@ package lock
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 )
 
@@ -20,13 +22,44 @@ import (
 // AcquireAll holds all of the locks or none. Two paths that name one file
 // are refused at once with an error matching ErrReentrant, as asking twice
 // for one lock is. Release each handle when done, in any order.
+//
+// A lock file deleted or replaced after AcquireAll has fixed the order
+// changes that file's identity, and so its place in the order. AcquireAll
+// never waits for a file other than the one it ordered: finding another
+// file at a path, it releases the locks it holds and starts again in the
+// order of the files there now. Each new start costs an open of every path.
+// Against a program that replaces the lock files over and over it starts
+// again until ctx is done, and then returns an error that matches ctx.Err()
+// and names the replaced lock file.
 func AcquireAll(ctx context.Context, paths []string, opts ...Option) ([]*Handle, error) {
 	o := collect(opts)
-	type item struct {
-		i  int
-		id fileID
+	for {
+		order, err := orderByID(paths, &o)
+		if err != nil {
+			return nil, err
+		}
+		hs, err := acquireInOrder(ctx, paths, order, opts)
+		var pe *fs.PathError
+		if !errors.Is(err, errReordered) || !errors.As(err, &pe) {
+			return hs, err
+		}
+		if ctx.Err() != nil {
+			return nil, pathError("Acquire", pe.Path, fmt.Errorf("lock file replaced while AcquireAll took its locks: %w", ctx.Err()))
+		}
 	}
-	items := make([]item, len(paths))
+}
+
+// ordered is one path of AcquireAll's, at its place in the order.
+type ordered struct {
+	i  int    // the path's index in paths
+	id fileID // the identity the path had when the order was fixed
+}
+
+// orderByID opens (creating unless o.NoCreate) the lock file at each path and
+// returns the paths sorted by the identity of those files, refusing two paths
+// that name one file.
+func orderByID(paths []string, o *options) ([]ordered, error) {
+	items := make([]ordered, len(paths))
 	for i, p := range paths {
 		f, err := openLockFile(p, o.NoCreate)
 		if err != nil {
@@ -37,9 +70,9 @@ func AcquireAll(ctx context.Context, paths []string, opts ...Option) ([]*Handle,
 		if err != nil {
 			return nil, pathError("Acquire", p, underlying(err))
 		}
-		items[i] = item{i, id}
+		items[i] = ordered{i, id}
 	}
-	slices.SortFunc(items, func(a, b item) int {
+	slices.SortFunc(items, func(a, b ordered) int {
 		return cmp.Or(cmp.Compare(a.id.dev, b.id.dev), cmp.Compare(a.id.ino, b.id.ino), cmp.Compare(a.id.name, b.id.name))
 	})
 	for k := 1; k < len(items); k++ {
@@ -48,14 +81,28 @@ func AcquireAll(ctx context.Context, paths []string, opts ...Option) ([]*Handle,
 			return nil, pathError("Acquire", b, fmt.Errorf("%w: %s and %s are one lock file", ErrReentrant, a, b))
 		}
 	}
+	return items, nil
+}
+
+// acquireInOrder acquires the locks in order, each on the file of the
+// identity it was ordered by. When the file at a path is another, it
+// releases what it holds and returns an error naming that path and
+// wrapping errReordered.
+func acquireInOrder(ctx context.Context, paths []string, order []ordered, opts []Option) ([]*Handle, error) {
 	hs := make([]*Handle, len(paths))
-	for _, it := range items {
-		h, err := Acquire(ctx, paths[it.i], opts...)
+	for k, it := range order {
+		if hookAcquireAll != nil {
+			hookAcquireAll(k, paths[it.i])
+		}
+		h, err := acquireAs(ctx, paths[it.i], &it.id, true, opts)
 		if err != nil {
 			for _, held := range hs {
 				if held != nil {
 					held.Release()
 				}
+			}
+			if err == errReordered {
+				err = pathError("Acquire", paths[it.i], err)
 			}
 			return nil, err
 		}
@@ -63,3 +110,8 @@ func AcquireAll(ctx context.Context, paths []string, opts ...Option) ([]*Handle,
 	}
 	return hs, nil
 }
+
+// hookAcquireAll, nil except in tests, runs in AcquireAll before it acquires
+// the k-th lock of its order (k from 0), on path, in every round: a test
+// replaces a lock file there, after the order is fixed.
+var hookAcquireAll func(k int, path string)

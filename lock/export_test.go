@@ -23,3 +23,10 @@ func SetHookReleaseIO(t testing.TB, f func(path string)) {
 // HandoverEnv is the variable through which HandOver names the inherited
 // descriptors, for the tests that forge it.
 const HandoverEnv = handoverEnv
+
+// SetHookAcquireAll installs AcquireAll's test hook (see all.go) until t
+// ends.
+func SetHookAcquireAll(t testing.TB, f func(k int, path string)) {
+	hookAcquireAll = f
+	t.Cleanup(func() { hookAcquireAll = nil })
+}

@@ -266,6 +266,18 @@ func lookup(path string, o *options) (*entry, error) {
 	return found(e, path, o, nil)
 }
 
+// lookupAs is lookup, which it is with a nil want, refusing with
+// errReordered, and no reference kept, an entry whose identity is not *want.
+func lookupAs(path string, want *fileID, o *options) (*entry, error) {
+	e, err := lookup(path, o)
+	if err != nil || want == nil || e.id == *want {
+		return e, err
+	}
+	table.mu.Lock()
+	unlock(e.unref())
+	return nil, errReordered
+}
+
 // found ends a lookup that found e, or made it, with table.mu held: it
 // refuses e's file system unless o allows it, and otherwise takes a
 // reference to e and remembers path. It unlocks table.mu, then closes f (a
@@ -325,6 +337,22 @@ func (e notSupported) Unwrap() []error      { return []error{ErrNotSupported, e.
 func (e notSupported) Is(target error) bool { return target == ErrNotSupported }
 
 func acquire(ctx context.Context, path string, block bool, opts []Option) (*Handle, error) {
+	return acquireAs(ctx, path, nil, block, opts)
+}
+
+// errReordered is returned by acquireAs when the lock file at the path is
+// not the file want names: AcquireAll then starts again in the new order.
+var errReordered = errors.New("lock: lock file replaced since its order was fixed")
+
+// acquireAs is acquire, which it is with a nil want. With want, it locks
+// only the file whose identity is *want: before it waits for a lock, or
+// takes one, on the file at path (looked up at the start and again after
+// every grant on a file that has left the path), it checks that file's
+// identity, and on a mismatch it returns errReordered, holding nothing and
+// having waited for nothing of that file. AcquireAll needs it to keep its
+// order: a wait for another file than the one it ordered, while it holds the
+// locks that come before in the order, could deadlock.
+func acquireAs(ctx context.Context, path string, want *fileID, block bool, opts []Option) (*Handle, error) {
 	o := collect(opts)
 	me := goid()
 	if o.HeldOnly {
@@ -338,10 +366,10 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 	}
 	var clock waitClock
 	defer clock.stop()
-	if h, err, done := acquireCached(ctx, path, me, &o, block, &clock); done {
+	if h, err, done := acquireCached(ctx, path, me, want, &o, block, &clock); done {
 		return h, err
 	}
-	e, err := lookup(path, &o)
+	e, err := lookupAs(path, want, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +382,7 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 			// The descriptor was handed to a child, or the file is no
 			// longer at the path: start over on the file there now.
 			unlock(e.unref())
-			if e, err = lookup(path, &o); err != nil {
+			if e, err = lookupAs(path, want, &o); err != nil {
 				return nil, err
 			}
 			continue
@@ -372,7 +400,7 @@ func acquire(ctx context.Context, path string, block bool, opts []Option) (*Hand
 				return h, err
 			}
 			// lockOS let go of a file no longer at the path and retired e.
-			if e, err = lookup(path, &o); err != nil {
+			if e, err = lookupAs(path, want, &o); err != nil {
 				return nil, err
 			}
 			continue
@@ -587,7 +615,8 @@ func granted(e *entry, path string, me int64, o *options) *Handle {
 
 // acquireCached is the acquisition of a lock file whose descriptor the
 // table keeps, when path named that entry's file at its last lookup and
-// nobody in this process holds or is acquiring it. It asks the kernel for
+// nobody in this process holds or is acquiring it (and, with want, that
+// entry's identity is *want: see acquireAs). It asks the kernel for
 // the lock at once, without a lookup first, and re-checks the path after
 // the answer: if the lock was granted, that re-check is the only stat and
 // no file is opened; if it is busy in another process, the re-check stands
@@ -601,10 +630,10 @@ func granted(e *entry, path string, me int64, o *options) *Handle {
 // entry, and reports not done: acquire then looks the path up and decides
 // as if acquireCached had not run, so re-entry, waiting, hand-over and the
 // re-check all behave as without it.
-func acquireCached(ctx context.Context, path string, me int64, o *options, block bool, clock *waitClock) (h *Handle, err error, done bool) {
+func acquireCached(ctx context.Context, path string, me int64, want *fileID, o *options, block bool, clock *waitClock) (h *Handle, err error, done bool) {
 	table.mu.Lock()
 	e := table.paths[path]
-	if e == nil || e.retired || e.state != osFree || (e.fsErr != nil && !o.AnyFS) {
+	if e == nil || e.retired || e.state != osFree || (e.fsErr != nil && !o.AnyFS) || (want != nil && e.id != *want) {
 		table.mu.Unlock()
 		return nil, nil, false
 	}
