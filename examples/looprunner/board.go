@@ -43,7 +43,7 @@ func boardAdvance(c *cli, args []string) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("want KEY STATUS, got %d arguments", len(pos))
+		return usagef("want KEY STATUS, got %s", count(len(pos), "argument"))
 	}
 	key, target := pos[0], board.Status(pos[1])
 	if board.Rank(target) < 0 && !*unordered {

@@ -41,7 +41,7 @@ func TestBoardAdvance(t *testing.T) {
 		{"drafted reads ready-for-dev", []string{"3-3-export", "ready-for-dev"}, 0, "ready-for-dev\n", ""},
 		{"absent row", []string{"9-9-ghost", "done"}, 3, "", "board advance: no row 9-9-ghost in " + f + "\n"},
 		{"target outside the order names the flag", []string{"3-3-export", "finished"}, 2, "", "board advance: status \"finished\" is outside the order (backlog, ready-for-dev, in-progress, review, awaiting-operator, done); give -allow-unordered to write it; see 'looprunner board advance -h'\n"},
-		{"missing status", []string{"3-3-export"}, 2, "", "board advance: want KEY STATUS, got 1 arguments; see 'looprunner board advance -h'\n"},
+		{"missing status", []string{"3-3-export"}, 2, "", "board advance: want KEY STATUS, got 1 argument; see 'looprunner board advance -h'\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,7 +74,7 @@ func TestBoardAdvanceRefusesAnUnorderedStatus(t *testing.T) {
 	e := newEnv(t)
 	f := e.write("sprint-status.yaml", "development_status:\n  5-1-x: completed\n")
 	r := e.want(1, "board", "advance", "-file", f, "5-1-x", "done")
-	want := "board advance: Advance " + f + ": line 2: 5-1-x: \"completed\" -> \"done\": board: status outside the known order (backlog, ready-for-dev, in-progress, review, awaiting-operator, done); give -allow-unordered to overwrite it\n"
+	want := "board advance: " + f + ": line 2: 5-1-x: \"completed\" -> \"done\": status outside the known order (backlog, ready-for-dev, in-progress, review, awaiting-operator, done); give -allow-unordered to overwrite it\n"
 	require.Equal(t, want, r.stderr, "board advance of a completed row: stderr = %q, want %q", r.stderr, want)
 	r = e.want(0, "board", "advance", "-file", f, "-allow-unordered", "5-1-x", "done")
 	require.Equal(t, "done\n", r.stdout, "board advance -allow-unordered = %q, want done", r.stdout)
@@ -115,7 +115,7 @@ func TestBoardAdvanceRefusesAnIllegalRegression(t *testing.T) {
 	e := newEnv(t)
 	f := e.write("sprint-status.yaml", testBoard)
 	r := e.want(1, "board", "advance", "-file", f, "-allow-regression", "3-1-login", "review")
-	want := "board advance: Advance " + f + ": line 5: 3-1-login: \"done\" -> \"review\": board: illegal transition: only done -> awaiting-operator may move backwards\n"
+	want := "board advance: " + f + ": line 5: 3-1-login: \"done\" -> \"review\": illegal transition: only done -> awaiting-operator may move backwards\n"
 	require.Equal(t, want, r.stderr, "board advance -allow-regression 3-1-login review: stderr = %q, want %q", r.stderr, want)
 	require.Equal(t, testBoard, e.read("sprint-status.yaml"), "board after a refused regression")
 	r = e.want(0, "board", "advance", "-file", f, "-allow-regression", "3-1-login", "awaiting-operator")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/filetxn/filetxn"
@@ -124,7 +125,7 @@ func (c *cli) fail(err error) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return code
 	}
-	msg := message(err)
+	msg := c.message(err)
 	var usage *usageError
 	if errors.As(err, &usage) && c.cmd.run != nil && !strings.Contains(msg, " -h'") && !strings.Contains(msg, "did you mean") {
 		msg += "; see 'looprunner " + c.name + " -h'"
@@ -139,9 +140,11 @@ func (c *cli) fail(err error) int {
 	return code
 }
 
-// message is the text of err on one line. A busy lock names the lock file,
-// its holder and how long the command waited.
-func message(err error) string {
+// message renders err for a person, on one line: the command line's own
+// errors as they are, and the library's in the command line's words (see
+// explain). A busy lock names the lock file, its holder and how long the
+// command waited.
+func (c *cli) message(err error) string {
 	var lbusy *lock.BusyError
 	if errors.As(err, &lbusy) {
 		s := fmt.Sprintf("lock %s busy, held by %s", lbusy.Path, lbusy.Holder.String())
@@ -153,14 +156,127 @@ func message(err error) string {
 		}
 		return s
 	}
-	var lflag *ledgerFlagError
+	var (
+		lflag    *ledgerFlagError
+		usage    *usageError
+		notFound *notFoundError
+		refused  *refusedError
+		coded    *codeError
+	)
 	switch {
 	case errors.As(err, &lflag):
 		return lflag.Error() // verbatim: the value is quoted as given
+	case errors.As(err, &usage), errors.As(err, &notFound), errors.As(err, &refused), errors.As(err, &coded):
+		return oneLine(err.Error()) // the command line's own words already
 	case errors.Is(err, board.ErrUnorderedStatus):
 		// The board names the row, its status and the target; the command line
 		// names the order and the flag.
-		return strings.Join(strings.Fields(err.Error()), " ") + " (" + statusOrder() + "); give -allow-unordered to overwrite it"
+		return c.explain(err) + " (" + statusOrder() + "); give -allow-unordered to overwrite it"
 	}
-	return strings.Join(strings.Fields(err.Error()), " ")
+	return c.explain(err)
 }
+
+// explain renders an error of the library, whose text is written for a Go
+// programmer ("Read adir: atomicfile: not a regular file: directory"), for
+// a person: a file that is not a regular file is named with what it is and
+// what it should be ("adir is a directory, not a ledger file"), a loop the
+// root lacks by its name and root ("no loop nope in DIR"); otherwise the
+// text is kept without the Go operation of each *fs.PathError ("Read adir:"
+// becomes "adir:"), the package names ("loopstate: Create: ") and the text
+// of a sentinel the message has already said in words (": file already
+// exists", ": not found", ": invalid argument"). The exit code is
+// exitCode's, from the same error, which this leaves alone.
+func (c *cli) explain(err error) string {
+	if pe, kind, ok := notRegular(err); ok {
+		return fmt.Sprintf("%s is %s, not %s", pe.Path, article(kind), c.fileNoun(pe.Path))
+	}
+	if strings.HasPrefix(c.name, "loop ") && errors.Is(err, filetxn.ErrNotFound) && len(c.pos) > 0 && c.flag("root") != "" {
+		return fmt.Sprintf("no loop %s in %s", c.pos[0], c.flag("root"))
+	}
+	msg := err.Error()
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if pe, ok := e.(*fs.PathError); ok && pe.Op != "" && pe.Path != "" {
+			msg = strings.ReplaceAll(msg, pe.Op+" "+pe.Path+": ", pe.Path+": ")
+		}
+	}
+	msg = libraryPrefix.ReplaceAllString(msg, "$1")
+	for _, sentinel := range []error{fs.ErrExist, filetxn.ErrNotFound, filetxn.ErrInvalidArgument} {
+		said := strings.TrimPrefix(sentinel.Error(), "filetxn: ")
+		if errors.Is(err, sentinel) && strings.HasSuffix(msg, ": "+said) {
+			msg = strings.TrimSuffix(msg, ": "+said)
+		}
+	}
+	return oneLine(msg)
+}
+
+// libraryPrefix matches a package's name at the start of an error's text
+// or of a wrapped one, with the Go operation that may follow it
+// ("loopstate: Create: ", "board: ").
+var libraryPrefix = regexp.MustCompile(`(^|: )(?:filetxn|atomicfile|ledger|board|loopstate|harness|lock): (?:[A-Z][A-Za-z]*: )?`)
+
+// notRegular returns, for an error that wraps atomicfile.ErrNotRegular, the
+// *fs.PathError nearest to it, which names the file, and the kind of file
+// found there ("directory", "named pipe"; "" when not said).
+func notRegular(err error) (*fs.PathError, string, bool) {
+	var pe *fs.PathError
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if p, ok := e.(*fs.PathError); ok {
+			pe = p
+		}
+		if errors.Unwrap(e) == atomicfile.ErrNotRegular || e == atomicfile.ErrNotRegular {
+			if pe == nil {
+				return nil, "", false
+			}
+			kind, _ := strings.CutPrefix(e.Error(), atomicfile.ErrNotRegular.Error())
+			return pe, strings.TrimPrefix(kind, ": "), true
+		}
+	}
+	return nil, "", false
+}
+
+// article returns kind with its indefinite article, "a directory", "an
+// irregular file"; "" is "not a regular file" said otherwise.
+func article(kind string) string {
+	switch {
+	case kind == "":
+		return "something other than a regular file"
+	case strings.ContainsRune("aeiou", rune(kind[0])):
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+// fileNoun says what the file at path should be for the command: the
+// ledger (or its archive) or the board given with -file, a loop's state,
+// a lock file, else a regular file.
+func (c *cli) fileNoun(path string) string {
+	file := c.flag("file")
+	switch {
+	case file != "" && (filepath.Clean(path) == filepath.Clean(file) ||
+		filepath.Clean(path) == filepath.Join(filepath.Dir(file), "deferred-work-archive.md")) && strings.HasPrefix(c.name, "ledger "):
+		return "a ledger file"
+	case file != "" && filepath.Clean(path) == filepath.Clean(file) && strings.HasPrefix(c.name, "board "):
+		return "a board file"
+	case filepath.Base(path) == ".state.loop":
+		return "a loop state file"
+	case strings.HasSuffix(path, ".lock"), c.name == "lock holder":
+		return "a lock file"
+	}
+	return "a regular file"
+}
+
+// flag returns the value of the command's flag name, "" when it has none or
+// the command line has not been parsed yet.
+func (c *cli) flag(name string) string {
+	if c.flags == nil {
+		return ""
+	}
+	if f := c.flags.Lookup(name); f != nil {
+		return f.Value.String()
+	}
+	return ""
+}
+
+// oneLine returns s with every run of white space, line breaks included,
+// made one space.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

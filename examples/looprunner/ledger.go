@@ -133,7 +133,7 @@ func (c *cli) outcome(r closeReport) error {
 			Error    string `json:"error"`
 			ExitCode int    `json:"exit_code"`
 			closeReport
-		}{message(err), exitCode(err), r}); perr != nil {
+		}{c.message(err), exitCode(err), r}); perr != nil {
 			return perr
 		}
 		return err

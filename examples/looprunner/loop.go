@@ -498,7 +498,7 @@ func loopList(c *cli, args []string) error {
 		case errors.Is(err, filetxn.ErrNotFound):
 			continue
 		case err != nil:
-			fmt.Fprintf(c.stderr, "%s: %s\n", c.name, message(err))
+			fmt.Fprintf(c.stderr, "%s: %s\n", c.name, c.message(err))
 			refused++
 			continue
 		}
@@ -506,7 +506,7 @@ func loopList(c *cli, args []string) error {
 	}
 	var bad error
 	if refused > 0 {
-		bad = &dataError{fmt.Errorf("%d loop(s) not listed: their state is refused", refused)}
+		bad = &dataError{fmt.Errorf("%s not listed: each refused state is named above", count(refused, "loop"))}
 	}
 	if c.json {
 		out := []json.RawMessage{}
@@ -578,7 +578,7 @@ func loopTick(c *cli, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want one loop name, got %d arguments", len(pos))
+		return usagef("want one loop name, got %s", count(len(pos), "argument"))
 	}
 	if len(argv) == 0 {
 		return usagef("missing the harness: loop tick NAME -- CMD [ARG...]")

@@ -76,6 +76,9 @@ type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 
+	flags *flag.FlagSet // the command's flags, once parsed: messages name its -file and -root
+	pos   []string      // the command's positional arguments, once parsed
+
 	reported sync.Once // the lock-wait message is printed once per invocation
 	printed  bool      // a JSON document is on stdout already
 }
@@ -279,9 +282,21 @@ func (c *cli) parseOne(fs *flag.FlagSet, args []string, what string, required ..
 		return "", err
 	}
 	if len(pos) != 1 {
-		return "", usagef("want one %s, got %d arguments", what, len(pos))
+		return "", usagef("want one %s, got %s", what, count(len(pos), "argument"))
 	}
 	return pos[0], nil
+}
+
+// count returns n and noun, in the plural unless n is 1: "no arguments",
+// "1 argument", "2 arguments".
+func count(n int, noun string) string {
+	switch n {
+	case 0:
+		return "no " + noun + "s"
+	case 1:
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // parseDashDash is parse, except that the arguments after a "--" are
@@ -306,6 +321,7 @@ func (c *cli) parseDashDash(fs *flag.FlagSet, args []string, required ...string)
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+	c.flags, c.pos = fs, pos
 	if err := need(fs, required...); err != nil {
 		return nil, nil, err
 	}
