@@ -30,4 +30,14 @@ var (
 	// a lock on the file now at the path, so a holder that finds its lock lost
 	// must publish nothing. The error wrapping it names the lock file.
 	ErrLockLost = errors.New("lock: lock file deleted or replaced while held")
+
+	// ErrHandOverBroken is returned by Acquire and TryAcquire in a child
+	// process whose parent handed it the lock (see Handle.HandOver) and
+	// still holds it for the hand-over, when none of the descriptors the
+	// child inherited holds that lock: the parent's cmd.ExtraFiles lost the
+	// lock file after HandOver (it was replaced or cut). Nothing is acquired,
+	// and nothing is waited for: the wait would be for the parent, which
+	// holds the lock until the child is done. The error wrapping it names
+	// the lock file.
+	ErrHandOverBroken = errors.New("lock: handed-over lock not inherited")
 )

@@ -9,4 +9,6 @@ func (h *Handle) handOver(cmd *exec.Cmd) error {
 	return pathError("HandOver", h.path, ErrNotSupported)
 }
 
-func inherited(e *entry) (fd int, proof string, ok, freed bool) { return -1, "", false, false }
+func inherited(e *entry) (fd int, proof string, ok, freed bool, err error) {
+	return -1, "", false, false, nil
+}

@@ -123,7 +123,7 @@ func TestHandOverLendsTheLockToAChild(t *testing.T) {
 //
 // The variables carry the holder's pid and a made-up nonce: the nonce is no
 // secret (the holder record is readable), and the flock check is what
-// refuses these forgeries. Ablation that turns it red: inherited() skipping
+// refuses these forgeries. Ablation that turns it red: prove() skipping
 // its flock verification and its nonce check (accepting any descriptor of
 // the right device and inode): forgeries 1 and 2 get a borrowed handle at
 // once from TryAcquire.
@@ -206,7 +206,7 @@ func devIno(t *testing.T, path string) string {
 // borrow it, and its Release must unlock it, which the parent sees while the
 // child still runs (with the inherited descriptor still open).
 //
-// Ablation that turns it red: inherited() taking the grant on the inherited
+// Ablation that turns it red: prove() taking the grant on the inherited
 // descriptor as proof (no nonce check): the child's handle is borrowed, its
 // Release unlocks nothing, and the parent's TryAcquire stays busy until the
 // child exits.

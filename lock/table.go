@@ -524,7 +524,7 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 		if hookBeforeInherited != nil {
 			hookBeforeInherited(path)
 		}
-		fd, proof, ok, freed := inherited(e)
+		fd, proof, ok, freed, herr := inherited(e)
 		if ok {
 			if m, merr := movedFrom(e, path); merr != nil || m {
 				// The parent's lock is on a file no longer at the path:
@@ -546,6 +546,10 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 		if freed {
 			// A stale hand-over: the lock was free a moment ago.
 			err = lockFD(e.f.Fd(), false)
+		} else if herr != nil {
+			// Handed over, but not to this process's descriptors:
+			// waiting would wait for the parent.
+			return fail(pathError("Acquire", path, herr))
 		}
 	}
 	if err != nil && isWouldBlock(err) {
