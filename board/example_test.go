@@ -92,6 +92,8 @@ func ExampleParse_refused() {
 	// line 2: board: not valid YAML: did not find expected key
 }
 
+// Advance stories of the sample board the README uses (examples/testdata), in
+// a copy.
 func ExampleStore_Advance() {
 	dir, err := os.MkdirTemp("", "board-example")
 	if err != nil {
@@ -99,11 +101,17 @@ func ExampleStore_Advance() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "sprint-status.yaml")
-	if err := os.WriteFile(path, []byte(example), 0o644); err != nil {
+	sample, err := os.ReadFile(filepath.Join("..", "examples", "testdata", "sprint-status.yaml"))
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	path := filepath.Join(dir, "sprint-status.yaml")
+	if err := os.WriteFile(path, sample, 0o644); err != nil {
+		fmt.Println(err)
+		return
+	}
+
 	// Share bmad-loop's state root to serialize with it; any absolute directory works.
 	s, err := board.Open(path, filetxn.WithStateRoot(filepath.Join(dir, "state")))
 	if err != nil {
@@ -111,33 +119,35 @@ func ExampleStore_Advance() {
 		return
 	}
 	ctx := context.Background()
-	st, err := s.Advance(ctx, "3-2-digest-delivery", board.InProgress, board.Stamp("02-06-2026 09:30"))
+	st, err := s.Advance(ctx, "3-2-digest-delivery", board.Done, board.Stamp("10-06-2026 09:30"))
 	fmt.Println(st, err)
-	st, err = s.Advance(ctx, "3-1-login", board.Review, board.Stamp("02-06-2026 09:31")) // no-op: no lock, no write
+	st, err = s.Advance(ctx, "3-1-digest-template", board.Review, board.Stamp("10-06-2026 09:31")) // no-op: no lock, no write
 	fmt.Println(st, err)
-	// Several moves in one transaction: one lock, one read, one write.
+	// Several moves in one transaction: one lock, one read, one write; fn runs once.
 	c, err := s.Mutate(ctx, func(d *board.Doc) error {
-		for _, key := range []string{"3-2-digest-delivery", "3-3-export"} {
-			if _, err := d.Advance(key, board.Review); err != nil {
+		for _, key := range []string{"3-4-preferences", "3-5-bounce-handling"} {
+			if _, err := d.Advance(key, board.InProgress); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	fmt.Println(c.Written, err)
-	b, _ := os.ReadFile(path)
-	fmt.Print(string(b))
+	d, _ := s.View(ctx)
+	for _, key := range []string{"3-2-digest-delivery", "3-4-preferences", "3-5-bounce-handling"} {
+		st, _ := d.Status(key)
+		fmt.Println(key, st)
+	}
+	next, _ := d.NextActionable()
+	fmt.Println("next:", next.Key)
 	// Output:
-	// in-progress <nil>
+	// done <nil>
 	// done <nil>
 	// true <nil>
-	// # Sprint status
-	// last_updated: 02-06-2026 09:30
-	// development_status:
-	//   epic-3: in-progress
-	//   3-1-login: done
-	//   3-2-digest-delivery: review  # the next story
-	//   3-3-export: review
+	// 3-2-digest-delivery done
+	// 3-4-preferences in-progress
+	// 3-5-bounce-handling in-progress
+	// next: 4-1-admin-dashboard
 }
 
 func ExampleNew() {

@@ -144,10 +144,25 @@ func ExampleDoc_Merge() {
 	// carried [], collisions [DW-5]
 }
 
+// File and close deferred work in a copy of the sample ledger the README
+// uses (examples/testdata).
 func ExampleStore() {
 	dir, _ := os.MkdirTemp("", "ledger-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
+	sample, err := os.ReadFile(filepath.Join("..", "examples", "testdata", "deferred-work.md"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, "artifacts", "deferred-work.md"), sample, 0o644); err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	// The lock is bmad-loop's sidecar under the state root; a bmad-loop run
 	// with the same state root excludes this process and vice versa.
@@ -158,35 +173,35 @@ func ExampleStore() {
 	}
 
 	ids, _ := s.Append(ctx,
-		ledger.Spec{Title: "Harden unicode handling", Origin: "code review of spec-3-2.md", SourceSpec: "spec-3-2.md", Reason: "out of scope"},
-		ledger.Spec{Title: "Retry SMTP", Origin: "code review of spec-3-3.md", SourceSpec: "spec-3-3.md", Reason: "later"},
+		ledger.Spec{Title: "Rate-limit the export endpoint", Origin: "code review of spec-3-3-export.md", SourceSpec: "spec-3-3-export.md", Reason: "out of scope"},
+		ledger.Spec{Title: "Retry SMTP on a 4xx reply", Origin: "code review of spec-3-2-digest-delivery.md, 2026-06-05", SourceSpec: "spec-3-2-digest-delivery.md", Reason: "filed already"},
 	)
-	fmt.Println("appended", ids)
+	fmt.Println("appended", ids) // "": an open entry has this origin and source spec (DW-3)
 
-	// Close DW-1 and say what became of it. Mutate runs fn once, under the
+	// Close DW-3 and say what became of it. Mutate runs fn once, under the
 	// lock.
 	var closed []string
 	var wasDone bool
-	closeDW1 := func(d *ledger.Doc) (err error) {
-		e, _ := d.Entry("DW-1")
+	closeDW3 := func(d *ledger.Doc) (err error) {
+		e, _ := d.Entry("DW-3")
 		wasDone = e.Done()
-		closed, err = d.MarkDone([]string{"DW-1"}, "2026-06-11", "fixed in 3-4")
+		closed, err = d.MarkDone([]string{"DW-3"}, "2026-06-11", "backoff added in 3-2")
 		return err
 	}
-	c, _ := s.Mutate(ctx, closeDW1)
+	c, _ := s.Mutate(ctx, closeDW3)
 	fmt.Println("closed", closed, "written", c.Written)
 
 	// A replay writes nothing; through MutateProbed it needs no lock (fn may
 	// then run twice, first on a lock-free read: it assigns its results).
-	c, _ = s.MutateProbed(ctx, closeDW1)
+	c, _ = s.MutateProbed(ctx, closeDW3)
 	fmt.Println("closed again", closed, "already done", wasDone, "written", c.Written)
 
 	// Several changes in one lock, one read and one write.
 	s.Mutate(ctx, func(d *ledger.Doc) error {
-		if err := d.RecordDecision("DW-2", "2026-06-12", "defer", "next sprint"); err != nil {
+		if err := d.RecordDecision("DW-1", "2026-06-12", "fix now", "emoji titles reach customers"); err != nil {
 			return err
 		}
-		_, err := d.Append(ledger.Spec{Title: "Follow-up", Origin: "decision on DW-2", SourceSpec: "spec-3-3.md", Reason: "split"})
+		_, err := d.Append(ledger.Spec{Title: "Test subjects with combining marks", Origin: "decision on DW-1", SourceSpec: "spec-3-2-digest-delivery.md", Reason: "split"})
 		return err
 	})
 
@@ -199,10 +214,10 @@ func ExampleStore() {
 	}
 	fmt.Println("open", open)
 	// Output:
-	// appended [DW-1 DW-2]
-	// closed [DW-1] written true
+	// appended [DW-5 ]
+	// closed [DW-3] written true
 	// closed again [] already done true written false
-	// open [DW-2 DW-3]
+	// open [DW-1 DW-4 DW-5 DW-6]
 }
 
 // Close a batch of ids that holds a typo, and report what became of each:

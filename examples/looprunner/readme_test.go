@@ -11,15 +11,16 @@ import (
 )
 
 // TestReadmeSnippetsAreCopiedFromExamples: every Go block of the README is
-// a verbatim part of an example file the tests compile and run (the root's
-// first two blocks are also checked by the root package's TestReadmeExampleIsCompiled).
+// a verbatim part of an example file the tests compile and run, or of the
+// first program, examples/first/main.go (the root's first three blocks are
+// also checked by the root package's TestReadmeExampleIsCompiled).
 func TestReadmeSnippetsAreCopiedFromExamples(t *testing.T) {
 	readme := readFile(t, "../../README.md")
 	examples, err := filepath.Glob("../../*/example_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples = append(examples, "../../example_test.go", "../../example_json_test.go")
+	examples = append(examples, "../../example_test.go", "../../example_json_test.go", "../first/main.go")
 	var sources []string
 	for _, f := range examples {
 		sources = append(sources, readFile(t, f))
@@ -44,8 +45,8 @@ func TestReadmeSnippetsAreCopiedFromExamples(t *testing.T) {
 			t.Errorf("README.md's Go block %d is not part of any example_test.go:\n%s", blocks, block)
 		}
 	}
-	if blocks < 3 {
-		t.Errorf("README.md has %d Go blocks, want the engine's, the ledger's and the board's", blocks)
+	if blocks < 5 {
+		t.Errorf("README.md has %d Go blocks, want the first program, the engine's two, the ledger's and the board's", blocks)
 	}
 }
 
@@ -120,4 +121,67 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestReadmeSessionIsWhatTheCommandsPrint: the README's session on the
+// sample ledger and board (its console block) is what looprunner prints:
+// each "$ looprunner ..." line is run, in order, in a directory holding
+// copies of examples/testdata's deferred-work.md and sprint-status.yaml,
+// with FILETXN_STATE_DIR set as the README's set-up sets it, and its
+// standard output then its standard error must be the lines that follow
+// it; the exit codes are those the README gives.
+func TestReadmeSessionIsWhatTheCommandsPrint(t *testing.T) {
+	readme := readFile(t, "../../README.md")
+	_, session, ok := strings.Cut(readme, "```console\n")
+	require.True(t, ok, "README.md has no console block")
+	session, _, ok = strings.Cut(session, "```")
+	require.True(t, ok, "README.md's console block is not closed")
+	dir := t.TempDir()
+	for _, name := range []string{"deferred-work.md", "sprint-status.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	env := []string{"FILETXN_STATE_DIR=" + filepath.Join(dir, "state")}
+	var codes []int
+	for _, step := range strings.Split(strings.TrimPrefix(session, "$ "), "\n$ ") {
+		line, want, _ := strings.Cut(step, "\n")
+		want = strings.TrimSuffix(want, "\n") + "\n" // the split took the newline before "$ "
+		args := shellWords(t, line)
+		require.Equal(t, "looprunner", args[0], "README.md's session runs %q, want looprunner", line)
+		r := runIn(t, dir, env, args[1:]...)
+		require.Equal(t, want, r.stdout+r.stderr, "$ %s: printed %q, want README.md's %q", line, r.stdout+r.stderr, want)
+		codes = append(codes, r.code)
+	}
+	// The README says: the second close and the last command exit 3.
+	require.Equal(t, []int{0, 0, 0, 3, 0, 0, 0, 0, 3}, codes, "exit codes of README.md's session")
+}
+
+// shellWords splits line into words as sh would for the README's commands:
+// on spaces, with double quotes around a word that holds spaces.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var w strings.Builder
+	quoted, inWord := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+			}
+			inWord = false
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	require.False(t, quoted, "README.md's command %q has an unclosed quote", line)
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
 }
