@@ -16,8 +16,48 @@ const (
 	openMaxDelay = 100 * time.Millisecond
 )
 
+// openFile is os.OpenFile, except that a file opened for reading only
+// (os.O_RDONLY and no other flag) is opened by openRead, sharing delete
+// access.
 func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	if flag == os.O_RDONLY {
+		return openRead(path)
+	}
 	return os.OpenFile(path, flag, perm)
+}
+
+// openRead opens path for reading, as os.Open does, except that the handle
+// shares delete access (FILE_SHARE_DELETE) as well as reading and writing.
+//
+// os.Open shares reading and writing only. A handle that does not share
+// delete access refuses, while it is open, every rename and removal of its
+// file: a writer's replace of the file (MoveFileEx over it, which needs
+// delete access to the old file) fails with ERROR_SHARING_VIOLATION for as
+// long as any reader has it open, so a stream of lock-free readers could
+// hold off a locked writer past its retry budget (atomicstage's replace). With
+// FILE_SHARE_DELETE a reader never stands in the way of a rename: the
+// writer's POSIX-semantics rename replaces the file at once and the reader
+// goes on reading the old one, as on Unix.
+//
+// Like os.Open it opens a directory too (FILE_FLAG_BACKUP_SEMANTICS), the
+// handle is not inherited by child processes, and a failure is an
+// *fs.PathError with Op "open" wrapping the Windows error. A long path gets
+// LongPath's prefix, as os gives it.
+func openRead(path string) (*os.File, error) {
+	if path == "" {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: windows.ERROR_FILE_NOT_FOUND}
+	}
+	p, err := windows.UTF16PtrFromString(LongPath(path))
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	h, err := windows.CreateFile(p, windows.GENERIC_READ,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
+		nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(h), path), nil
 }
 
 func openRegular(path string, flag int, perm fs.FileMode) (*os.File, fs.FileMode, error) {
