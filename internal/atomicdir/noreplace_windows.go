@@ -4,17 +4,20 @@ import (
 	"os"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/filetxn/filetxn/internal/osfile"
 )
 
 // renameNoReplace uses MoveFileEx without MOVEFILE_REPLACE_EXISTING, which
 // fails with ERROR_ALREADY_EXISTS (or ERROR_FILE_EXISTS) when newpath exists;
-// both match fs.ErrExist.
+// both match fs.ErrExist. Both paths get osfile.LongPath's prefix when they
+// are long, as os gives its own calls.
 func renameNoReplace(oldpath, newpath string) error {
-	src, err := windows.UTF16PtrFromString(oldpath)
+	src, err := windows.UTF16PtrFromString(osfile.LongPath(oldpath))
 	if err != nil {
 		return err
 	}
-	dst, err := windows.UTF16PtrFromString(newpath)
+	dst, err := windows.UTF16PtrFromString(osfile.LongPath(newpath))
 	if err != nil {
 		return err
 	}
