@@ -96,6 +96,11 @@
 //     relative path used before locks the file that path named before for
 //     the moment of one stat, then lets it go and locks the file the path
 //     names now.
+//   - SidecarPath follows the file system's own spelling of a name on
+//     Windows and macOS only. On Linux it hashes names as spelled, so a
+//     case-insensitive file system mounted there (vfat, exfat, ext4 with
+//     casefold, an SMB share) gives two spellings in two cases two
+//     sidecars, and two lock files.
 //   - Windows: the lock covers byte 0 of the lock file (as bmad-loop's Python
 //     lock does), and such locks are mandatory for that byte; the holder
 //     record starts at byte 1. HandOver is not supported.

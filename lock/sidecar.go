@@ -29,11 +29,31 @@ import (
 // bmad-loop uses (its lock_path_for), so a Go process and a bmad-loop process
 // that share a state root exclude each other.
 //
-// SidecarPath creates nothing and does not block. It fails, with an
-// *fs.PathError naming target, only when stateRoot is empty, the working
-// directory cannot be read, or target cannot be resolved: a loop of symbolic
-// links on the way (more than 255 hops; the error matches syscall.ELOOP, as
-// the kernel's does), or a link that cannot be read.
+// On Windows and macOS, where names are compared without regard to case by
+// default, the path hashed is spelled as the file system records it, so
+// that C:\Proj\x.md and c:\proj\X.MD share one lock: the part of the path
+// that exists (the file, or its nearest existing ancestor directory) is
+// named by the system, GetFinalPathNameByHandle on Windows (which also gives
+// long names for 8.3 short ones and follows junctions) and fcntl F_GETPATH
+// on macOS, and the elements that do not exist yet follow as spelled. On
+// Windows that is what Python's Path.resolve() gives (3.10 and later,
+// through os.path.realpath), so every spelling gets bmad-loop's name: the
+// drive letter as Windows names the volume (upper case), the \\?\ prefix
+// removed as Python removes it. On macOS Python keeps the case as spelled,
+// so the two agree for a path spelled as recorded. A path spelled as
+// recorded, through no junction, names the sidecar it named before.
+// Elsewhere (Linux, the BSDs) names are case-sensitive and the resolved path
+// is hashed as it is.
+//
+// SidecarPath creates nothing and does not block. It costs an lstat of each
+// element of the path (one openat2 on Linux when no element is a link), and
+// on Windows and macOS one open of the file, or for a file yet to come one
+// open attempt per missing element and one of the directory that exists.
+// It fails, with an *fs.PathError naming target, only when stateRoot is
+// empty, the working directory cannot be read, or target cannot be
+// resolved: a loop of symbolic links on the way (more than 255 hops; the
+// error matches syscall.ELOOP, as the kernel's does), or a link that cannot
+// be read.
 func SidecarPath(stateRoot, target string) (string, error) {
 	if stateRoot == "" {
 		return "", &fs.PathError{Op: "SidecarPath", Path: target, Err: errors.New("empty state root")}
@@ -42,6 +62,7 @@ func SidecarPath(stateRoot, target string) (string, error) {
 	if err != nil {
 		return "", &fs.PathError{Op: "SidecarPath", Path: target, Err: err}
 	}
+	resolved = canonical(resolved)
 	sum := sha256.Sum256([]byte(resolved))
 	name := hex.EncodeToString(sum[:8]) + "-" + shortBase(filepath.Base(resolved)) + ".lock"
 	return filepath.Join(stateRoot, "locks", name), nil

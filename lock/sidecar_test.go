@@ -115,6 +115,35 @@ func TestSidecarPathNamesTheResolvedTarget(t *testing.T) {
 	}
 }
 
+// TestSidecarPathKeepsTheNameOfACorrectlySpelledPath: the sidecar of a
+// path spelled as the file system records it is what it was before sidecar
+// names followed the file system's spelling (and what bmad-loop names):
+// for a fixed path under a missing directory, the name that Python's
+// hashlib gives (sha256 of "/nonexistent-filetxn-compat/Proj/x.md", or of
+// "C:\nonexistent-filetxn-compat\Proj\x.md" on Windows), and for an
+// existing file and one yet to come in an existing directory, the hash of
+// the path as spelled. Ablation: a canonical that changed such a name (the
+// drive letter in lower case, a trailing separator, the \\?\ prefix kept)
+// turns it red.
+func TestSidecarPathKeepsTheNameOfACorrectlySpelledPath(t *testing.T) {
+	root := realTempDir(t)
+	fixed, want := "/nonexistent-filetxn-compat/Proj/x.md", "06b477c844a6e6b1-x.md.lock"
+	if runtime.GOOS == "windows" {
+		fixed, want = `C:\nonexistent-filetxn-compat\Proj\x.md`, "0c9f23b0b2a1664b-x.md.lock"
+	}
+	if got, err := lock.SidecarPath(root, fixed); err != nil || got != filepath.Join(root, "locks", want) {
+		t.Errorf("SidecarPath(%q, %q) = %q, %v, want %q", root, fixed, got, err, filepath.Join(root, "locks", want))
+	}
+	base := realTempDir(t)
+	existing := filepath.Join(base, "Deferred-Work.md")
+	writeFiles(t, existing)
+	for _, target := range []string{existing, filepath.Join(base, "Yet-To-Come.md"), base} {
+		if got, err := lock.SidecarPath(root, target); err != nil || got != sidecarOf(root, target) {
+			t.Errorf("SidecarPath(%q, %q) = %q, %v, want %q", root, target, got, err, sidecarOf(root, target))
+		}
+	}
+}
+
 // TestSidecarPathDotDotAfterASymlinkIsPhysical: "dir-link/../x" names, for
 // the kernel (and for Python's Path.resolve, which bmad-loop uses), the x
 // beside the link's target, not the x beside the link. Cleaning a path
