@@ -36,7 +36,10 @@
 //     counter past 2^63-1) is refused the same way and writes nothing.
 //   - Crash recovery: a tick whose runner died is counted once, as its log
 //     line says or as abandoned, by the next tick; a live runner's is left
-//     alone. A lock file removed or replaced while held publishes nothing.
+//     alone. A lock file removed or replaced while held publishes nothing;
+//     while the tick that held it runs, every other change of the loop is
+//     refused, and the tick is recorded once its runner holds the lock
+//     again.
 //   - Bounded waits: commands wait only as long as their context allows and
 //     then return the *lock.BusyError naming the holder; scheduled ticks
 //     never wait. A tick's harness gets the lock by hand-over, never by an

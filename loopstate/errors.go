@@ -41,7 +41,10 @@ var (
 	// returned too, together with lock.ErrWouldBlock, when a manual tick
 	// gets the loop's lock while the marked tick's runner still runs: the
 	// runner's lock file was replaced or removed under it, and the runner's
-	// tick is not abandoned; try again once it has ended.
+	// tick is not abandoned; try again once it has ended. Every other change
+	// of such a loop (Mutate, the transitions, Delete) is refused the same
+	// way, with an error matching ErrTickInProgress and lock.ErrLockLost
+	// that names the runner's pid and tick.
 	ErrTickInProgress = errors.New("loopstate: a tick of this loop is in progress")
 
 	// ErrStatus is returned, as a *GuardError that gives the status, when

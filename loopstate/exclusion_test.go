@@ -14,6 +14,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/proc"
+	"github.com/filetxn/filetxn/internal/testwait"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
@@ -354,4 +355,56 @@ func TestCurrentTickWithoutpidStartStillDecodes(t *testing.T) {
 	_, err = codec{}.Decode([]byte(strings.Replace(withToken, `"linux:boot:7"`, `""`, 1)))
 	key, _, _ := refusal(err)
 	require.Equal(t, "current_tick.pid_start", key, "Decode(pid_start \"\") = %v, want a *filetxn.FormatError at current_tick.pid_start", err)
+}
+
+// TestATickOfThisProcessThatLostItsLockIsNotAbandoned: the runner is this
+// process. Its harness (in-process, on the Tick's goroutine) removes the
+// loop's lock file and waits; meanwhile another goroutine's manual Tick and
+// Pause take the lock on the file brought back at the path, find the tick
+// still run here, and are refused with lock.ErrLockLost, changing nothing.
+// Let go, the tick records itself once, ok with its cost.
+// Ablation (run): runningHere returning false (a tick marked by this
+// process always counts as left unfinished, as before) makes the second
+// Tick count the running tick as abandoned and run, and the first then
+// cannot record its own.
+func TestATickOfThisProcessThatLostItsLockIsNotAbandoned(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "here", Template{})
+	inside, release := make(chan struct{}), make(chan struct{})
+	type result struct {
+		rec TickRecord
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rec, err := l.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) {
+			if err := os.Remove(l.lock); err != nil {
+				return Result{}, err
+			}
+			close(inside)
+			<-release
+			return Result{Cost: &Cost{USD: 0.5}}, nil
+		})
+		done <- result{rec, err}
+	}()
+	testwait.Recv(t, inside, "the harness to remove the lock file")
+	state := readFile(t, l.state)
+
+	_, err := l.Tick(ctx0, TriggerManual, mustNotRun(t))
+	require.ErrorIs(t, err, lock.ErrLockLost, "Tick(manual) while this process's tick runs = %v, want lock.ErrLockLost", err)
+	err = l.Pause(ctx0, "ops", "")
+	require.ErrorIs(t, err, lock.ErrLockLost, "Pause while this process's tick runs = %v, want lock.ErrLockLost", err)
+	require.Equal(t, string(state), string(readFile(t, l.state)), "state after the refused calls changed")
+	require.Empty(t, mustTicks(t, l), "tick log while the tick runs, want empty")
+
+	close(release)
+	res := testwait.Recv(t, done, "the tick")
+	require.NoError(t, res.err, "Tick whose lock file was removed = %v, want nil (recorded)", res.err)
+	require.Equal(t, OK, res.rec.Outcome, "Tick = %+v, want ok", res.rec)
+	recs := mustTicks(t, l)
+	require.Len(t, recs, 1, "tick log = %+v, want the tick's one line", recs)
+	require.Equal(t, 0.5, recs[0].Cost.USD, "the line's cost = %+v, want the harness's", recs[0].Cost)
+	d := mustView(t, l)
+	require.Equal(t, int64(1), d.TickCount, "tick_count = %d, want 1", d.TickCount)
+	require.Nil(t, d.current, "current_tick = %+v, want nil", d.current)
 }

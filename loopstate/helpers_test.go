@@ -136,7 +136,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &busy), errors.Is(err, lock.ErrWouldBlock):
+	case errors.As(err, &busy), errors.Is(err, lock.ErrWouldBlock), errors.Is(err, lock.ErrLockLost):
 		return exitBusy
 	case errors.Is(err, filetxn.ErrNotFound):
 		return exitNoLoop

@@ -306,6 +306,15 @@ func (r *Root) removeTombstones() {
 // the state file). A panic in fn releases the lock and
 // propagates. Commit reports what was written, as filetxn's does.
 //
+// While current_tick names a tick whose runner still runs (a live process
+// with its pid and start time), a caller that holds the loop's lock holds
+// it only because the runner's lock file was removed or replaced under the
+// runner, which will record its tick once it holds the lock again: then
+// Mutate, every transition and Delete refuse, before fn runs and writing
+// nothing, with an error matching lock.ErrLockLost and ErrTickInProgress
+// that names the runner's pid and tick. A harness to which the runner
+// handed its lock shares it and is not refused.
+//
 // N changes in one fn cost one lock, one read and one write.
 func (l *Loop) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
 	return l.mutate(ctx, "mutate", false, func(d *Doc, now time.Time) error {
@@ -331,16 +340,26 @@ func (l *Loop) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit,
 // gets it. A loop whose lock file alone is missing (someone removed it; the
 // state is still there) gets it back (restoreLock), and the call is made
 // again: it did not run, since the lock was not taken.
+//
+// A state whose current_tick names a runner that still runs, and whose
+// lock the caller does not share, is refused before fn runs (runnerBusy):
+// the caller holds the lock only because the runner's lock file was
+// removed or replaced under it, and the runner will record its tick once
+// it holds the lock again. A runner found dying is waited for, and the
+// call made again.
 func (l *Loop) mutate(ctx context.Context, op string, probe bool, fn func(d *Doc, now time.Time) error) (filetxn.Commit, error) {
 	dir0 := statDir(l.dir)
 	step := func(d *Doc) error {
 		if err := l.sameDir(dir0); err != nil {
 			return err
 		}
+		if err := l.runnerBusy(op, d.current); err != nil {
+			return err
+		}
 		return fn(d, l.now())
 	}
 	s := l.engine(op, false)
-	for restored := false; ; restored = true {
+	for restored, waited := false, false; ; {
 		var c filetxn.Commit
 		var err error
 		if probe {
@@ -348,9 +367,14 @@ func (l *Loop) mutate(ctx context.Context, op string, probe bool, fn func(d *Doc
 		} else {
 			c, err = s.Mutate(ctx, step)
 		}
+		if !waited && waitDying(err) {
+			waited = true
+			continue
+		}
 		if restored || !l.lockMissing(err) {
 			return c, codecError(err)
 		}
+		restored = true
 		if dir0 == nil {
 			dir0 = statDir(l.dir)
 		}
@@ -493,17 +517,25 @@ func (l *Loop) SetSchedule(ctx context.Context, enabled bool) error {
 // the root removes it, and any other left so. A
 // directory that holds a lock file but no state (not a loop: the other
 // methods give filetxn.ErrNotFound) is removed the same way, and Delete
-// returns an error matching filetxn.ErrNotFound.
+// returns an error matching filetxn.ErrNotFound. A loop whose tick's runner
+// still runs after its lock file was removed or replaced is not deleted,
+// as no transition changes it (see Mutate): the runner records its tick
+// first.
 func (l *Loop) Delete(ctx context.Context) error {
 	var tomb string
 	var missing error
-	err := l.locked(ctx, "delete", false, func(tx *filetxn.Tx) error {
+	del := func(tx *filetxn.Tx) error {
 		data, err := tx.Read(l.state)
 		if err != nil {
 			return err
 		}
 		if data == nil {
 			missing = l.missing()
+		} else if d, err := l.codec().Decode(data); err == nil {
+			// A state that is refused is deleted all the same.
+			if err := l.runnerBusy("delete", d.current); err != nil {
+				return err
+			}
 		}
 		// The rename is this package's one write under the lock that is not
 		// the engine's: check, as the engine does before it publishes, that
@@ -516,7 +548,11 @@ func (l *Loop) Delete(ctx context.Context) error {
 		}
 		tomb, err = l.tombstone()
 		return err
-	})
+	}
+	err := l.locked(ctx, "delete", false, del)
+	if waitDying(err) {
+		err = l.locked(ctx, "delete", false, del)
+	}
 	if err != nil {
 		return err
 	}

@@ -4,10 +4,11 @@ package loopstate
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,32 +19,35 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTickThatLostItsLockFilePublishesNothing is the loop half of the
-// issue's lost-lock reproduction, with real processes: a runner (a child
-// process) is inside its tick, its harness blocked on a barrier file, when
-// the loop's .state.lock is replaced by another file (or removed). Then,
-// from this process, a second tick takes the lock on the file now at the
-// path (re-created when it was removed) and finds the runner alive: a
-// manual tick is refused as busy and a scheduled one logs skipped/busy,
-// neither counts the live tick as abandoned; a pause applies. When the
-// harness is let go, the runner's tick finds its lock lost: it gets
-// ErrLockLost and publishes nothing, neither its log line nor its state.
-// Once the runner has exited, the next tick counts its tick as abandoned,
-// once, and at the end tick_count and the counted lines of the log agree.
-// Ablations (run, in a copy of the tree): the engine's check before it
-// publishes (Tx.checkLock returning nil) removed, the runner's tick
-// succeeds, writing its line and its state over the pause; runnerGone
-// reporting every runner gone, the second tick counts the live tick as
-// abandoned and runs.
-func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
+// TestTickThatLostItsLockFileIsRecordedOnceAndRefusesEveryChange is the
+// loop half of the lost-lock reproduction, with real processes: a
+// runner (a child process) is inside its tick, its harness blocked on a
+// barrier file, when the loop's .state.lock is replaced by another file (or
+// removed). From this process every change then takes the lock on the file
+// now at the path (re-created when it was removed) and finds the runner
+// alive: a manual tick, Pause, Resume, Approve, CheckGate, SetSchedule,
+// Mutate and Delete are refused with an error matching lock.ErrLockLost
+// (exit 75) that names the runner's pid and tick, and change nothing; a
+// scheduled tick logs skipped/busy. When the harness is let go, the
+// runner's tick finds its lock lost, takes the lock again and records the
+// tick: one ok line with its cost and the lost lock in its note,
+// tick_count 1, current_tick cleared. The next tick counts nothing as
+// abandoned.
+// Ablations (run, in a copy of the tree): runnerBusy returning nil, the
+// Pause applies while the runner runs (status paused, and the other
+// changes too); recordLost returning lostErr at once (the tick dropped, as
+// before), the runner's Tick fails, the log has no line for tick 1 and the
+// next tick counts it abandoned; runnerGone reporting every runner gone,
+// the second tick counts the live tick as abandoned and runs.
+func TestTickThatLostItsLockFileIsRecordedOnceAndRefusesEveryChange(t *testing.T) {
 	for _, how := range []string{"replaced", "removed"} {
 		t.Run(how, func(t *testing.T) {
 			if c := proctest.Child(t); c != nil {
 				l := mustOpen(t, rootIn(c.Dir), "lost")
 				c.Barrier()
-				_, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir))
+				rec, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir))
 				writeResult(t, c.Dir, "runner-result", err)
-				c.Mark("runner-lost-" + strconv.FormatBool(errors.Is(err, lock.ErrLockLost)))
+				c.Mark("runner-note-" + strconv.FormatBool(strings.HasPrefix(rec.Note, lostNote)))
 				return
 			}
 			dir := t.TempDir()
@@ -66,28 +70,49 @@ func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(ctx0, 30*time.Second)
 			defer cancel()
+			state := readFile(t, l.state)
+			runnerNamed := fmt.Sprintf("tick 1 is still running in pid %d", runner.Pid(0))
 			_, err := l.Tick(ctx, TriggerManual, mustNotRun(t))
 			require.ErrorIs(t, err, ErrTickInProgress, "second Tick(manual) = %v, want ErrTickInProgress", err)
+			require.ErrorIs(t, err, lock.ErrLockLost, "second Tick(manual) = %v, want lock.ErrLockLost", err)
 			require.Equal(t, exitBusy, exitCode(err), "exitCode(second Tick(manual)) = %d, want %d", exitCode(err), exitBusy)
 			rec, err := l.Tick(ctx, TriggerSchedule, mustNotRun(t))
 			require.NoError(t, err, "second Tick(schedule) = %v, want nil", err)
 			require.Equal(t, skipBusy, rec.SkipReason, "second Tick(schedule) = %+v, want skipped/busy", rec)
-			require.NoError(t, l.Pause(ctx, "ops", "while the runner's lock was lost"), "Pause during the tick")
-			state, log := readFile(t, l.state), readFile(t, l.log)
-			d = mustView(t, l)
-			require.Equal(t, Paused, d.Status, "status after the pause = %s, want paused", d.Status)
-			require.NotNil(t, d.current, "the live runner's current_tick was cleared")
-			require.Equal(t, int64(0), d.TickCount, "tick_count during the runner's tick = %d, want 0", d.TickCount)
+			for _, op := range []struct {
+				name string
+				call func() error
+			}{
+				{"Pause", func() error { return l.Pause(ctx, "ops", "while the runner's lock was lost") }},
+				{"Resume", func() error { return l.Resume(ctx) }},
+				{"Approve", func() error { return l.Approve(ctx, "ops", "") }},
+				{"CheckGate", func() error { return l.CheckGate(ctx) }},
+				{"SetSchedule", func() error { return l.SetSchedule(ctx, false) }},
+				{"Mutate", func() error {
+					_, err := l.Mutate(ctx, func(d *Doc) error { d.Template = "changed"; return nil })
+					return err
+				}},
+				{"Delete", func() error { return l.Delete(ctx) }},
+			} {
+				err := op.call()
+				require.ErrorIs(t, err, lock.ErrLockLost, "%s during the runner's tick = %v, want lock.ErrLockLost", op.name, err)
+				require.Equal(t, exitBusy, exitCode(err), "exitCode(%s) = %d, want %d", op.name, exitCode(err), exitBusy)
+				require.Contains(t, err.Error(), runnerNamed, "%s's error = %q, want it to name the runner", op.name, err)
+				require.Equal(t, string(state), string(readFile(t, l.state)), "state after the refused %s changed", op.name)
+			}
 
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "harness-release-1"), nil, 0o644))
 			runner.Wait()
 			res := readResult(t, dir, "runner-result")
-			_, err = os.Stat(filepath.Join(dir, "runner-lost-true"))
-			require.NoError(t, err, "the runner's Tick = %q, want an error matching lock.ErrLockLost", res.msg)
-			require.Equal(t, string(state), string(readFile(t, l.state)), "the runner published its state after its lock was lost")
-			require.Equal(t, string(log), string(readFile(t, l.log)), "the runner published its log line after its lock was lost")
+			require.Equal(t, exitOK, res.code, "the runner's Tick = %q, want nil: its tick recorded once it held the lock again", res.msg)
+			_, err = os.Stat(filepath.Join(dir, "runner-note-true"))
+			require.NoError(t, err, "the runner's record's note does not start with %q", lostNote)
+			d = mustView(t, l)
+			require.Nil(t, d.current, "current_tick after the runner recorded its tick = %+v, want nil", d.current)
+			require.Equal(t, int64(1), d.TickCount, "tick_count after the runner's tick = %d, want 1", d.TickCount)
+			require.Equal(t, Running, d.Status, "status after the runner's tick = %s, want running", d.Status)
+			require.Equal(t, Cost{USD: 0.09, Tokens: 21000}, Cost{USD: d.Spent.USD, Tokens: d.Spent.Tokens}, "spent after the runner's tick = %+v, want its cost", d.Spent)
 
-			require.NoError(t, l.Resume(ctx0), "Resume after the runner exited")
 			rec, err = l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
 			require.NoError(t, err, "Tick after the runner exited = %+v, %v, want nil", rec, err)
 			d = mustView(t, l)
@@ -98,9 +123,12 @@ func TestTickThatLostItsLockFilePublishesNothing(t *testing.T) {
 				}
 			}
 			require.Len(t, counted, int(d.TickCount), "counted lines %+v, want one per counted tick (tick_count %d)", counted, d.TickCount)
-			require.Equal(t, int64(2), d.TickCount, "tick_count = %d, want 2 (the runner's abandoned, then ok)", d.TickCount)
-			require.Equal(t, Abandoned, counted[0].Outcome, "line 1 = %+v, want the runner's tick abandoned", counted[0])
+			require.Equal(t, int64(2), d.TickCount, "tick_count = %d, want 2 (the runner's, then this one)", d.TickCount)
+			require.Equal(t, OK, counted[0].Outcome, "line 1 = %+v, want the runner's tick ok", counted[0])
+			require.Equal(t, int64(1), counted[0].N, "line 1 = %+v, want n 1", counted[0])
 			require.Equal(t, runner.Pid(0), counted[0].PID, "line 1's pid = %d, want the runner's %d", counted[0].PID, runner.Pid(0))
+			require.Equal(t, 0.09, counted[0].Cost.USD, "line 1's cost = %+v, want the harness's", counted[0].Cost)
+			require.True(t, strings.HasPrefix(counted[0].Note, lostNote), "line 1's note = %q, want it to start with %q", counted[0].Note, lostNote)
 			require.Equal(t, OK, counted[1].Outcome, "line 2 = %+v, want ok", counted[1])
 		})
 	}

@@ -858,7 +858,10 @@ func TestApproveThenCheckGate(t *testing.T) {
 // TestForgedEnvironmentGrantsNothing.)
 // Ablations (run): harness.Command not calling HandOver: the harness's check-gate
 // waits for its own parent until its 10s deadline (exit 75). Tick recording
-// on the Doc read before the harness: the harness's pause is lost.
+// on the Doc read before the harness: the harness's pause is lost;
+// runnerBusy without its exemption for the runner's own lock (the holder
+// record it wrote) refuses the harness's check-gate and pause with
+// lock.ErrLockLost.
 func TestHarnessRunsOperatorCommandsOnItsLoop(t *testing.T) {
 	if c := proctest.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t14")

@@ -63,9 +63,11 @@ type Result struct {
 //     runner still runs (a live process with its pid and, where the system
 //     tells it, its start time), this tick holds the lock
 //     only because the runner's lock file was replaced or removed under it:
-//     a TriggerManual tick returns an error matching ErrTickInProgress and
-//     lock.ErrWouldBlock, a TriggerSchedule one logs skipped/busy, and
-//     neither changes the state. If the runner is gone, the tick is
+//     a TriggerManual tick returns an error matching ErrTickInProgress,
+//     lock.ErrLockLost and lock.ErrWouldBlock that names the runner, a
+//     TriggerSchedule one logs skipped/busy, and neither changes the state.
+//     A runner in this process is gone once this process no longer runs
+//     that tick. If the runner is gone, the tick is
 //     settled: counted as completed and failed and logged abandoned, or,
 //     when its line is in the log already (its runner died after logging
 //     it), counted as that line says, without a second line.
@@ -94,8 +96,16 @@ type Result struct {
 //
 // Every write of a tick is checked before it is published: once the
 // loop's lock file is no longer the one the tick locked (removed, or
-// replaced by another file), nothing more is published and Tick returns an
-// error matching lock.ErrLockLost that names the lock file. A counter or a
+// replaced by another file), nothing more is published under that lock.
+// Before the harness runs, Tick then returns an error matching
+// lock.ErrLockLost that names the lock file, having run nothing. After it,
+// the tick is not dropped: Tick takes the lock again on the file now at
+// the path (waiting for it, whatever ctx says, up to 30 seconds), and
+// records the tick as steps 7 to 9 say, its note starting "lock lost
+// during the tick"; meanwhile every other change of the loop is refused
+// (see Loop.Mutate), so the tick is logged once and never also counted
+// abandoned. Only if the lock cannot be had again does Tick return the
+// lost-lock error, the tick left marked for a later tick to settle. A counter or a
 // sum of spent that would overflow fails the tick, before anything that
 // would hold it is written, with a *filetxn.FormatError naming the counter
 // inside an *fs.PathError naming the state file.
@@ -133,11 +143,22 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 		wctx, cancel = context.WithTimeout(ctx, *o.lockTimeout)
 		defer cancel()
 	}
+	var lost *endedTick // a tick that ran and found its lock lost: recorded once the lock is held again
+	forget := func() {} // forgets that this process runs the tick it marked
 	err := l.locked(wctx, "tick", noWait, func(tx *filetxn.Tx) error {
+		defer func() {
+			if lost == nil {
+				forget() // before the lock is let go: the next holder may look
+			}
+		}()
 		var err error
-		rec, err = l.tick(ctx, tx, trigger, fn)
+		rec, err = l.tick(ctx, tx, trigger, fn, &lost, &forget)
 		return err
 	})
+	if lost != nil {
+		rec, err = l.recordLost(ctx, lost, err)
+		forget()
+	}
 	var busy *lock.BusyError
 	if noWait && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
 		return l.skipBusy(ctx, busy)
@@ -164,7 +185,10 @@ func WithLockTimeout(d time.Duration) TickOption {
 	return func(o *tickOptions) { o.lockTimeout = &d }
 }
 
-func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Harness) (TickRecord, error) {
+// tick is Tick's work under the lock. Once it has marked its tick it sets
+// *forget to forget that this process runs it, and when the tick's record
+// finds the lock lost it sets *lost to what the tick is owed.
+func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Harness, lost **endedTick, forget *func()) (TickRecord, error) {
 	d, data, err := l.read(tx)
 	if err != nil {
 		return TickRecord{}, err
@@ -175,7 +199,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 		if tx.Lock().Borrowed() {
 			return TickRecord{}, fmt.Errorf("%w: tick %d (runner pid %d)", ErrTickInProgress, ct.N, ct.PID)
 		}
-		why, gone := runnerGone(ct, pid, self)
+		why, gone := l.runnerGone(ct)
 		if !gone {
 			return l.runnerAlive(tx, d, trigger, now, pid)
 		}
@@ -239,6 +263,8 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	if err := l.commit(tx, d, data, pending, mark...); err != nil {
 		return TickRecord{}, err
 	}
+	marker := *d.current
+	*forget = markRunning(statDir(l.dir), &marker)
 	n, timeout := d.current.N, d.Gates.timeout()
 
 	run := &Run{Loop: l, N: n, Lock: tx.Lock(), Remaining: d.remaining()}
@@ -249,26 +275,101 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	timedOut := errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	outcome, note, cost := settle(res, herr, timedOut, ctx.Err(), timeout, wall)
+	e := &endedTick{marker: marker, trigger: trigger, before: before, outcome: outcome, note: note, cost: cost, exitCode: res.ExitCode}
+	rec, err := l.record(tx, e, false)
+	if errors.Is(err, lock.ErrLockLost) {
+		*lost = e
+	}
+	return rec, err
+}
 
-	// The harness may have changed the state through the handed-over lock:
-	// record the tick on what the file says now, never on the copy from
-	// before the harness ran.
-	d, data, err = l.read(tx)
+// An endedTick is a tick whose harness has run: what its record needs.
+type endedTick struct {
+	marker   currentTick // the current_tick it wrote
+	trigger  Trigger
+	before   Status // the status before it
+	outcome  Outcome
+	note     string
+	cost     Cost
+	exitCode *int
+}
+
+// lostNote starts the note of a tick recorded after its lock was lost.
+const lostNote = "lock lost during the tick (its lock file was removed or replaced); recorded once the lock was held again"
+
+// relockTimeout bounds recordLost's wait for the lock. Every other holder
+// of the lock taken on the new lock file refuses at once while the
+// runner's tick is marked, so the wait is short unless the lock is held
+// by hand.
+const relockTimeout = 30 * time.Second
+
+// record counts the tick e and logs it, under the lock: step 7 to 9 of
+// Tick. The harness may have changed the state through the handed-over
+// lock, so it records on what the file says now, never on the copy from
+// before the harness ran. again is a record made after the lock was lost
+// (recordLost): the state must still carry e's marker (every other change
+// was refused while the runner ran), and a line for the tick that is in
+// the log already (appended before the lock was found lost at the state's
+// write) is counted as it says, not logged twice.
+func (l *Loop) record(tx *filetxn.Tx, e *endedTick, again bool) (TickRecord, error) {
+	d, data, err := l.read(tx)
 	if err != nil {
 		return TickRecord{}, err
 	}
+	note := e.note
+	if again {
+		if !e.marker.same(d.current) {
+			return TickRecord{}, fmt.Errorf("loopstate: tick %s: tick %d, whose lock was lost, is no longer marked in %s: not recorded (%w)", l.name, e.marker.N, l.state, lock.ErrLockLost)
+		}
+		logged, err := l.loggedTick(tx, d.current)
+		if err != nil {
+			return TickRecord{}, err
+		}
+		if logged != nil {
+			if _, err := d.endTick(logged.EndedAt, logged.Outcome, logged.Cost); err != nil {
+				return TickRecord{}, err
+			}
+			return *logged, l.commit(tx, d, data, nil)
+		}
+		note = joinNote(lostNote, note)
+	}
 	end := l.now()
-	trips, err := d.endTick(end, outcome, cost)
+	trips, err := d.endTick(end, e.outcome, e.cost)
 	if err != nil {
 		return TickRecord{}, err
 	}
 	rec := TickRecord{
-		N: d.TickCount, StartedAt: now, EndedAt: end, Outcome: outcome,
-		StatusBefore: before, StatusAfter: d.Status, ExitCode: res.ExitCode, Cost: cost,
-		GatesTripped: gateKeys(trips), Trigger: trigger, PID: pid, Note: note,
+		N: d.TickCount, StartedAt: e.marker.StartedAt, EndedAt: end, Outcome: e.outcome,
+		StatusBefore: e.before, StatusAfter: d.Status, ExitCode: e.exitCode, Cost: e.cost,
+		GatesTripped: gateKeys(trips), Trigger: e.trigger, PID: e.marker.PID, Note: note,
 	}
 	if err := l.commit(tx, d, data, []*TickRecord{&rec}); err != nil {
 		return TickRecord{}, err
+	}
+	return rec, nil
+}
+
+// recordLost records the tick e, whose record found the loop's lock lost
+// (lostErr), once it holds the lock again: it takes the lock on the lock
+// file now at the path (bringing back one that was removed), waiting up to
+// relockTimeout whatever ctx says (the harness has run: its record must
+// not be dropped because the runner was cancelled), and records the tick
+// with lostNote in its note. Meanwhile every other change of the loop is
+// refused (runnerBusy), so the tick is recorded once, and never also
+// counted abandoned. If the lock cannot be had, or is lost again, it
+// returns lostErr joined with why, recording nothing: the tick stays
+// marked, to be counted abandoned once this process has exited.
+func (l *Loop) recordLost(ctx context.Context, e *endedTick, lostErr error) (TickRecord, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), relockTimeout)
+	defer cancel()
+	var rec TickRecord
+	err := l.locked(rctx, "tick", false, func(tx *filetxn.Tx) error {
+		var err error
+		rec, err = l.record(tx, e, true)
+		return err
+	})
+	if err != nil {
+		return TickRecord{}, errors.Join(lostErr, err)
 	}
 	return rec, nil
 }
@@ -297,15 +398,15 @@ func (l *Loop) commit(tx *filetxn.Tx, d *Doc, old []byte, recs []*TickRecord, op
 }
 
 // runnerGone reports whether the runner of the tick that ct marks is gone,
-// and how. A runner that is this process is gone too: this tick holds the
-// loop's lock, so no other tick of the loop runs here (one that lost its
-// lock file publishes nothing more), and the marked one ended without
-// settling (its harness panicked, or a write failed).
-func runnerGone(ct *currentTick, pid int, self string) (string, bool) {
+// and how. A runner that is this process is gone when this process no
+// longer runs that tick (markRunning): it ended without settling (its
+// harness panicked, or a write failed). One that it still runs has lost
+// its lock file, as a live runner in another process has.
+func (l *Loop) runnerGone(ct *currentTick) (string, bool) {
 	switch {
-	case ct.PID == pid && (ct.pidStart == "" || ct.pidStart == self):
+	case ct.self() && !l.runningHere(ct):
 		return fmt.Sprintf("runner pid %d (this process) left tick %d unfinished", ct.PID, ct.N), true
-	case goneSoon(ct.PID, ct.pidStart):
+	case !ct.self() && goneSoon(ct.PID, ct.pidStart):
 		return fmt.Sprintf("runner pid %d died during tick %d", ct.PID, ct.N), true
 	}
 	return "", false
@@ -354,8 +455,7 @@ func (l *Loop) runnerAlive(tx *filetxn.Tx, d *Doc, trigger Trigger, now time.Tim
 		}
 		return rec, nil
 	}
-	return TickRecord{}, fmt.Errorf("%w: %s: %s; its lock file %s was replaced or removed while it held it (%w)",
-		ErrTickInProgress, l.name, what, l.lock, lock.ErrWouldBlock)
+	return TickRecord{}, &liveRunnerError{op: "tick", loop: l.name, lock: l.lock, ct: *ct, wouldBlock: true}
 }
 
 // settleAbandoned settles the tick that current_tick marks, whose runner is

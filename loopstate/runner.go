@@ -1,0 +1,150 @@
+package loopstate
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/filetxn/filetxn/internal/proc"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// running is the ticks that this process is running: marked in their loop's
+// state and not yet settled. It is the package's one global, and holds what
+// no file can tell: whether a tick whose current_tick names this process is
+// still being run here (by another goroutine, or by a runner that lost its
+// lock file and will record the tick once it holds the lock again) or was
+// left unfinished (its harness panicked, a write failed).
+var running struct {
+	mu    sync.Mutex // protects ticks
+	ticks []runTick
+}
+
+// A runTick is one of this process's ticks in progress.
+type runTick struct {
+	dir     os.FileInfo // the loop's directory, for os.SameFile
+	n       int64       // current_tick.n
+	started time.Time   // current_tick.started_at
+}
+
+// markRunning records that this process runs the tick that ct marks in
+// the loop whose directory is dir (nil: not recorded), and returns the
+// function that forgets it, which may be called more than once.
+func markRunning(dir os.FileInfo, ct *currentTick) func() {
+	if dir == nil {
+		return func() {}
+	}
+	t := runTick{dir: dir, n: ct.N, started: ct.StartedAt}
+	running.mu.Lock()
+	running.ticks = append(running.ticks, t)
+	running.mu.Unlock()
+	return sync.OnceFunc(func() {
+		running.mu.Lock()
+		defer running.mu.Unlock()
+		for i, r := range running.ticks {
+			if r == t {
+				running.ticks = append(running.ticks[:i], running.ticks[i+1:]...)
+				return
+			}
+		}
+	})
+}
+
+// runningHere reports whether this process runs the tick that ct marks in
+// l (see markRunning).
+func (l *Loop) runningHere(ct *currentTick) bool {
+	running.mu.Lock()
+	defer running.mu.Unlock()
+	if len(running.ticks) == 0 {
+		return false
+	}
+	dir := statDir(l.dir)
+	if dir == nil {
+		return false
+	}
+	for _, r := range running.ticks {
+		if r.n == ct.N && r.started.Equal(ct.StartedAt) && os.SameFile(r.dir, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// self reports whether ct names this process as its runner.
+func (ct *currentTick) self() bool {
+	return ct.PID == os.Getpid() && (ct.pidStart == "" || ct.pidStart == proc.Self())
+}
+
+// same reports whether ct and o mark the same tick of the same runner.
+func (ct *currentTick) same(o *currentTick) bool {
+	return o != nil && ct.N == o.N && ct.StartedAt.Equal(o.StartedAt) && ct.PID == o.PID && ct.pidStart == o.pidStart
+}
+
+// A liveRunnerError refuses a change of a loop whose current_tick names a
+// runner that still runs and whose lock the caller does not share: the
+// runner's lock file was removed or replaced while it held it, and the
+// caller holds a lock on the file now at the path. It matches
+// lock.ErrLockLost and ErrTickInProgress, and for a manual Tick
+// lock.ErrWouldBlock too.
+type liveRunnerError struct {
+	op, loop, lock string
+	ct             currentTick
+	wouldBlock     bool
+}
+
+func (e *liveRunnerError) Error() string {
+	return fmt.Sprintf("loopstate: %s %s: tick %d is still running in pid %d (since %s), but its lock file %s was removed or replaced while it held it (%v): refused until that tick has ended",
+		e.op, e.loop, e.ct.N, e.ct.PID, e.ct.StartedAt.Format(timeLayout), e.lock, lock.ErrLockLost)
+}
+
+func (e *liveRunnerError) Unwrap() []error {
+	if e.wouldBlock {
+		return []error{lock.ErrLockLost, ErrTickInProgress, lock.ErrWouldBlock}
+	}
+	return []error{lock.ErrLockLost, ErrTickInProgress}
+}
+
+// runnerBusy returns the *liveRunnerError that refuses op when ct (the
+// state's current_tick, nil for none) marks a tick whose runner still runs
+// and whose lock the caller does not share; nil when no tick is marked,
+// when its runner is gone, and for a caller that shares the runner's lock
+// (its harness, to which the lock was handed over). It asks the system
+// without waiting: a runner that is dying (see goneSoon) counts as
+// running, and the caller asks again with waitDying.
+//
+// A caller that runs it holds a lock on the loop's lock file, or is a
+// probe that holds none. Either shares the runner's lock exactly when the
+// holder record of the file now at the path is the runner's: a lock file
+// that the runner lost holds, if anyone's, the record of whoever took it
+// since, and a harness borrows only the lock whose record the runner wrote.
+func (l *Loop) runnerBusy(op string, ct *currentTick) error {
+	if ct == nil {
+		return nil
+	}
+	if ct.self() {
+		if !l.runningHere(ct) {
+			return nil // left unfinished by this process
+		}
+	} else {
+		if proc.Gone(ct.PID, ct.pidStart) {
+			return nil
+		}
+		if h, err := lock.ReadHolder(l.lock); err == nil && h != nil && h.PID == ct.PID {
+			return nil // the runner's own lock, handed over to its harness
+		}
+	}
+	return &liveRunnerError{op: op, loop: l.name, lock: l.lock, ct: *ct}
+}
+
+// waitDying reports whether err is a *liveRunnerError whose runner, in
+// another process, turns out to be dying: it is gone within dyingRunner
+// (see goneSoon). The refused call may then be made again.
+func waitDying(err error) bool {
+	var e *liveRunnerError
+	if !errors.As(err, &e) {
+		return false
+	}
+	return !e.ct.self() && goneSoon(e.ct.PID, e.ct.pidStart)
+}
