@@ -32,6 +32,7 @@ func TestNamesAreValidatedBeforeAnyIO(t *testing.T) {
 		{"0abc", true},
 		{strings.Repeat("a", 63), true},
 		{strings.Repeat("a", 64), false},
+		{strings.Repeat("a", 300), false},
 		{"", false},
 		{"-a", false},
 		{"A", false},
@@ -67,6 +68,12 @@ func TestNamesAreValidatedBeforeAnyIO(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(r.dir, loopsDir)); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("an invalid name created %s: %v", loopsDir, err)
+			}
+			// The name is refused before anything is looked at: a root that
+			// does not exist makes no difference.
+			missing := mustRoot(NewRoot(filepath.Join(r.dir, "no-such-root")))
+			if _, err := missing.Open(ctx0, tc.name); !errors.Is(err, filetxn.ErrInvalidArgument) {
+				t.Fatalf("Open(%q) under a missing root = %v, want filetxn.ErrInvalidArgument", tc.name, err)
 			}
 		})
 	}

@@ -61,11 +61,28 @@ func (c *cli) openLoop(fset *flag.FlagSet, root *string, args []string) (*loopst
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.openRoot(*root, false)
+	return c.openNamed(*root, name)
+}
+
+// openNamed opens the loop name in the root dir. A name that can never
+// name a loop (../x, a/b, 300 characters) is a usage error (exit 2) before
+// any file is looked at: loopstate's Open checks it first. A root that does
+// not exist is then a not-found error (exit 3), as in openRoot.
+func (c *cli) openNamed(dir, name string) (*loopstate.Loop, error) {
+	if dir == "" {
+		return nil, usagef("missing -root")
+	}
+	r, err := loopstate.NewRoot(dir, filetxn.WithLockOptions(c.waitReport()))
 	if err != nil {
 		return nil, err
 	}
-	return r.Open(context.Background(), name)
+	l, err := r.Open(context.Background(), name)
+	if errors.Is(err, filetxn.ErrNotFound) {
+		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			return nil, notFoundf("no such root: -root %s does not exist", dir)
+		}
+	}
+	return l, err
 }
 
 // loopCtx bounds the wait for a loop's lock by -lock-timeout. With 0 the
@@ -243,8 +260,12 @@ func loopCreate(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, statErr := os.Stat(filepath.Join(*root, loopsDir))
+	var statErr error
 	l, err := r.Create(context.Background(), name, func(d *loopstate.Doc) error {
+		// Create calls fn after its check of the name and before any I/O: a
+		// name that can never be valid is refused (exit 2) before anything
+		// on disk is looked at, this stat included.
+		_, statErr = os.Stat(filepath.Join(*root, loopsDir))
 		d.Template, d.Gates, d.Schedule = template, gates, sched
 		if paused {
 			d.Status = loopstate.Paused
@@ -587,11 +608,7 @@ func loopTick(c *cli, args []string) error {
 	if trig != loopstate.TriggerManual && trig != loopstate.TriggerSchedule {
 		return usagef("-trigger %q: want manual or schedule", *trigger)
 	}
-	r, err := c.openRoot(*root, false)
-	if err != nil {
-		return err
-	}
-	l, err := r.Open(context.Background(), pos[0])
+	l, err := c.openNamed(*root, pos[0])
 	if err != nil {
 		return err
 	}

@@ -281,3 +281,37 @@ type costJSON struct {
 	Tokens  int64   `json:"tokens"`
 	Seconds float64 `json:"seconds"`
 }
+
+// TestAnImpossibleLoopNameIsAUsageErrorBeforeAnyFile: a loop name that can
+// never name a loop (a path, "..", 300 characters; for create a name
+// Windows reserves as well) is exit 2 for every command that takes one,
+// even with a -root that does not exist, which would be exit 3, and create
+// makes nothing.
+// Ablation (run): openNamed checking the root before the name (the order
+// before this fix) makes every command but create exit 3.
+func TestAnImpossibleLoopNameIsAUsageErrorBeforeAnyFile(t *testing.T) {
+	e := newEnv(t)
+	root := e.path("no-such-root")
+	commands := [][]string{
+		{"create"}, {"pause"}, {"resume"}, {"approve"}, {"check-gate"}, {"show"}, {"delete"},
+		{"enable-schedule"}, {"disable-schedule"}, {"tick", "--", "/bin/sh", "-c", "exit 0"},
+	}
+	for _, name := range []string{"../x", "a/b", "..", strings.Repeat("a", 300), "Upper"} {
+		for _, cmd := range commands {
+			args := append([]string{"loop", cmd[0], "-root", root, name}, cmd[1:]...)
+			r := e.want(2, args...)
+			oneErrorLine(t, r, "loop "+cmd[0])
+			if !strings.Contains(r.stderr, "invalid loop name") {
+				t.Errorf("looprunner %s: stderr = %q, want it to say the loop name is invalid", strings.Join(args, " "), r.stderr)
+			}
+		}
+	}
+	for _, name := range []string{"con", "nul", "lpt1"} {
+		oneErrorLine(t, e.want(2, "loop", "create", "-root", root, name), "loop create")
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Fatalf("after the refused commands, %s: %v, want it not to exist", root, err)
+	}
+	// A valid name with that root is the root's not-found.
+	oneErrorLine(t, e.want(3, "loop", "pause", "-root", root, "ci"), "loop pause")
+}
