@@ -581,7 +581,10 @@ the loop is paused, its schedule is disabled (-trigger schedule) or another
 tick holds the lock (-trigger schedule); 4 the loop is halted (by this tick,
 or the tick was skipped because it already was); 6 CMD failed; 124 CMD timed
 out and was killed; 126 CMD could not be started; 127 CMD was not found;
-75 the lock was busy past -lock-timeout (-trigger manual).
+75 the lock was busy past -lock-timeout (-trigger manual), or another tick's
+runner still runs after its lock file was removed or replaced (every other
+loop command exits 75 then too; that runner records its tick once it holds
+the lock again).
 
 SIGINT or SIGTERM ends a running tick as its timeout does: CMD's process group
 gets SIGTERM, then SIGKILL after 10s, and the tick is logged as failed
