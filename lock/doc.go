@@ -38,7 +38,9 @@
 //     borrows it only with proof that the parent holds it at that moment (the
 //     inherited descriptor holds the lock and the holder record carries the
 //     hand-over's nonce); otherwise the child owns what it takes, and its
-//     Release unlocks it.
+//     Release unlocks it. A child whose parent holds the lock for it but
+//     whose inherited descriptors lost it gets ErrHandOverBroken at once,
+//     rather than waiting for its parent.
 //   - Lock files are created 0600 in directories created 0700 (under the
 //     umask) and never deleted by this package.
 //
@@ -77,7 +79,8 @@
 //   - Two goroutines or processes that take two locks in opposite orders
 //     wait for each other until their contexts end: nothing detects that.
 //     Take several locks with AcquireAll, which orders them by file
-//     identity, or in one order of your own used everywhere.
+//     identity (and starts again in the new order when a lock file is
+//     replaced meanwhile), or in one order of your own used everywhere.
 //   - Re-entry detection reads the goroutine's id, which Go does not
 //     expose. With the gc toolchain on amd64 and arm64 it is read from the
 //     goroutine's runtime descriptor, at a place in it found once per
