@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestLibraryErrorsAreSaidInTheCommandLinesWords(t *testing.T) {
 		{[]string{"board", "show", "-file", "adir"}, exitDataError, "board show: adir is a directory, not a board file"},
 		{[]string{"loop", "show", "-root", "work", "nope"}, exitNotFound, "loop show: no loop nope in work"},
 		{[]string{"loop", "pause", "-root", "work", "nope"}, exitNotFound, "loop pause: no loop nope in work"},
-		{[]string{"loop", "create", "-root", "work", "nightly"}, exitRefused, "loop create: loop nightly exists (work/loops/nightly)"},
+		{[]string{"loop", "create", "-root", "work", "nightly"}, exitRefused, "loop create: loop nightly exists (" + filepath.Join("work", "loops", "nightly") + ")"},
 		{[]string{"ledger", "close", "-file", "deferred-work.md", "-date", "2026-06-11", "-note", "n", "DW-99"}, exitNotFound, "ledger close: no entry DW-99 in deferred-work.md"},
 		{[]string{"loop", "show", "-root", "work"}, exitUsage, "loop show: want one loop name, got no arguments; see 'looprunner loop show -h'"},
 		{[]string{"loop", "show", "-root", "work", "a", "b"}, exitUsage, "loop show: want one loop name, got 2 arguments; see 'looprunner loop show -h'"},

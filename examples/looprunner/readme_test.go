@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -131,6 +132,9 @@ func readFile(t *testing.T, path string) string {
 // standard output then its standard error must be the lines that follow
 // it; the exit codes are those the README gives.
 func TestReadmeSessionIsWhatTheCommandsPrint(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the README's session is a Unix shell's: a path prints with backslashes here")
+	}
 	readme := readFile(t, "../../README.md")
 	_, session, ok := strings.Cut(readme, "```console\n")
 	require.True(t, ok, "README.md has no console block")
