@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -106,7 +107,9 @@ func TestRowCheckRejectsOtherBytes(t *testing.T) {
 // Among its checks are the contend section's: every locked row ends at the
 // exact count and the unlocked control loses updates (ablations: making the
 // control take the floor's lock fails the run with "lost no update"; taking
-// the lock out of the floor's row fails it with "updates lost").
+// the lock out of the floor's row fails it with "updates lost"), and that
+// the directory-size section and its targets are in the report (ablation:
+// without its case in runOnce the report lacks the section).
 func TestEverySectionRunsAndWritesTheReport(t *testing.T) {
 	dir := t.TempDir()
 	md := filepath.Join(dir, "BENCHMARKS.md")
@@ -118,8 +121,14 @@ func TestEverySectionRunsAndWritesTheReport(t *testing.T) {
 
 	report, err := os.ReadFile(md)
 	require.NoError(t, err)
-	for _, want := range []string{"## Targets", "## Run 2 of 2", "### Lock round trip", "### One durable append, 10,000-entry ledger", "lost ", "of 160 per round (median ", "ledger.Store.Append @ 1,000", rowOpenDeep} {
+	for _, want := range []string{"## Targets", "## Run 2 of 2", "### Lock round trip", "### One durable append, 10,000-entry ledger", "lost ", "of 160 per round (median ", "ledger.Store.Append @ 1,000", rowOpenDeep,
+		"### One durable append, 100-entry ledger, by other files in its directory", dirsizeRow(rowFiletxn, 10000), dirsizeRow(rowFloor, 10000)} {
 		require.Contains(t, string(report), want, "the report lacks %q", want)
+	}
+	// The directory-size targets are measured, in both runs.
+	for _, k := range []string{"1,000", "10,000"} {
+		re := regexp.MustCompile(`\| one durable append, ` + k + ` other files in the directory \(/ none\) \| at most 1\.10 \| [0-9.]+ \([^|]*\| [0-9.]+ \(`)
+		require.Regexp(t, re, string(report), "the targets table lacks the measured %s-file row", k)
 	}
 	// A second run keeps the notes people wrote under the report.
 	notes := "## Notes\n\nwhat was tried\n"

@@ -144,6 +144,8 @@ func (rep *report) targets() []target {
 		atMost("lock round trip, thirty frames deep (/ open+flock+close as deep)", over("lock", rowLockDeep, rowOpenDeep), 1.0),
 		atMost("one durable append, 100 entries (/ floor)", ratiosOf("txn-100", rowFiletxn), 1.05),
 		atMost("one durable append, 10,000 entries (/ floor)", ratiosOf("txn-10000", rowFiletxn), 1.10),
+		atMost("one durable append, 1,000 other files in the directory (/ none)", ratiosOf("dirsize", dirsizeRow(rowFiletxn, 1000)), 1.10),
+		atMost("one durable append, 10,000 other files in the directory (/ none)", ratiosOf("dirsize", dirsizeRow(rowFiletxn, 10000)), 1.10),
 		atMost("one durable append, 100,000 entries (/ floor, scaling)", ratiosOf("scaling", rowFiletxn+" @ 100,000"), 1.20),
 		atLeast("8 goroutines x 100 appends (/ SQLite WAL pooled)", ratiosOf("group", rowFiletxnGroup), 3),
 		atLeast("8 goroutines x 100 appends (/ SQLite WAL one connection)", over("group", rowFiletxnGroup, rowSQLiteOneConn), 2),
@@ -174,6 +176,7 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 	p("- *SQLite*: `modernc.org/sqlite`, `synchronous=FULL`, one `INSERT` per append (autocommit).\n")
 	p("- *bbolt*: `go.etcd.io/bbolt` defaults (a commit fsyncs); `Batch` may run its function more than once.\n")
 	p("- *contend*: each process re-executes the benchmark and increments a counter file (a number and a newline);\n  every locked row must end with exactly the bytes filetxn's `Store.Mutate` row ends with. A round is timed from\n  the common start to the last process's report that it is done (process exit is not timed).\n")
+	p("- *dirsize*: filetxn's append to a %d-entry ledger whose directory also holds %s other (empty) files, and the\n  floor's with none and with the most; the reference is filetxn's append with none, so a row is what the other\n  files cost a write (its file system's share shows in the floor's rows).\n", dirsizeEntries, dirsizeCounts())
 	p("- *unlocked control*: the floor without the lock; it must lose updates in every round, or the run fails.\n")
 	p("- *lock*: before timing, each row must exclude a non-blocking `flock` of another descriptor while it holds the lock.\n  The deep rows take the lock %d frames below the benchmark's loop; the deep target is filetxn's deep row over\n  the raw row at the same depth, round by round, so that both pay for the descent.\n", lockDepth)
 	p("- allocs/op and B/op are the process's heap allocations during filetxn's rows (the\n  children's, in the contend section), including what the benchmark itself allocates.\n\n")
