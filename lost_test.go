@@ -115,7 +115,7 @@ func TestLostLockPublishesNothing(t *testing.T) {
 				entries, err := os.ReadDir(dir)
 				require.NoError(t, err)
 				for _, e := range entries {
-					require.False(t, strings.Contains(e.Name(), ".tmp-"), "%s left behind by the holder, want its temp file removed", e.Name())
+					require.False(t, strings.Contains(e.Name(), ".tmp-") || strings.HasSuffix(e.Name(), ".tmp"), "%s left behind by the holder, want its temp file removed", e.Name())
 				}
 			})
 		}

@@ -430,15 +430,22 @@ func (tx *Tx) Write(path string, data []byte, opts ...atomicfile.Option) (Commit
 	return c, err
 }
 
-// write is Write up to the rename (and the sweep of stale temporary files
-// that follows it, under the lock): it returns the directory fsync still to
-// make for the rename to be durable (nil when there is none), which Write
-// makes at once and a grouped Mutate makes after releasing the lock.
+// write is Write up to the rename (and the removal, under the lock, of what
+// a dead writer under this lock left for path): it returns the directory
+// fsync still to make for the rename to be durable (nil when there is
+// none), which Write makes at once and a grouped Mutate makes after
+// releasing the lock.
 func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit, func() error, error) {
 	// The engine stages the write itself (see package atomicstage) for the
-	// two steps it adds to atomicfile.WriteFile's: the lock check between the
-	// fsync and the rename, and the directory fsync left to the caller.
+	// three steps it adds to atomicfile.WriteFile's: a temporary file named
+	// for path and this lock, so that a dead writer's is found by its name
+	// and removed after the rename, with no read of the directory (see
+	// docs/design.md, "Temporary files"); the lock check between the fsync
+	// and the rename; and the directory fsync left to the caller.
 	o := atomicstage.Collect(tx.o.writeOptions(opts))
+	if key, ok := staletemp.Key(tx.lock.Path()); ok {
+		o.LockKey = key // else the lock file is gone: the check will publish nothing
+	}
 	o.Check = func() error { return tx.checkLock(path, "Write") }
 	o.Published = &tx.pub
 	pf, err := atomicstage.Create("Write", path, filePerm, o)
@@ -456,11 +463,6 @@ func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit,
 	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return Commit{}, nil, err // the temporary file is gone
 	}
-	// Under the lock, every other temporary file for path is a dead
-	// writer's (killed between its staging and its rename): remove them, so
-	// that a crash leaves litter only until the next write. Best effort: the
-	// write is done, and a file that cannot go now can go next time.
-	_, _ = staletemp.RemoveFor(tx.pub.Target)
 	tx.hooks.Call(txhook.Replaced)
 	return Commit{Written: true, published: data}, tx.pub.SyncDir, nil
 }

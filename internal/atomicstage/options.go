@@ -2,7 +2,8 @@ package atomicstage
 
 // Options is the resolved configuration of one write. Package atomicfile's
 // Option is a func over *Options, so that the options a user gives reach
-// the engine's writes too; Check and Published are set by the engine alone.
+// the engine's writes too; Check, Published and LockKey are set by the
+// engine alone.
 type Options struct {
 	NoSync    bool // skip the file fsync and the directory fsync
 	NoDirSync bool // skip the directory fsync after a rename, and Append's after it creates a file
@@ -12,6 +13,15 @@ type Options struct {
 	// publishes nothing (the temporary file is removed, the target is
 	// untouched) and is returned as it is.
 	Check func() error
+
+	// LockKey, when not empty, has Create stage the temporary file under
+	// one of the two names staletemp.Names gives for the target and this
+	// key (staletemp.Key of the lock file the caller holds), rather than
+	// under a fresh random name, and has CloseAtomicallyReplace remove a
+	// file left under the other name once it has renamed. Every user of
+	// the key must hold that lock file's lock: a file of those names is
+	// then a dead writer's (see Create).
+	LockKey string
 
 	// Published, when not nil, has CloseAtomicallyReplace leave the
 	// directory fsync to its caller: once it has renamed, it records in

@@ -9,6 +9,7 @@ import (
 
 	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/staletemp"
 )
 
 // A PendingFile is a temporary file that will atomically replace a target when
@@ -31,6 +32,7 @@ type PendingFile struct {
 	path      string       // as the caller gave it; the Path of every error
 	target    string       // path with the symlinks of its last element resolved; what is replaced
 	staging                // the temporary file, in target's directory (per OS: how it was made)
+	stale     string       // a locked write's other temporary name, removed after the rename (see stageLocked)
 	sync      bool         // fsync the file before the rename
 	dsync     bool         // fsync the directory after the rename
 	check     func() error // the engine's, called between the fsync and the rename (see Options)
@@ -54,6 +56,14 @@ const (
 // to, if path is a symbolic link) and returns it as a [PendingFile]: write the
 // contents to it, then call [PendingFile.CloseAtomicallyReplace] to publish them,
 // and always [PendingFile.Cleanup], for instance deferred.
+//
+// With [Options.LockKey] the temporary file has one of the two names that
+// staletemp.Names gives for the target and the lock, and a file of the other
+// name, a dead writer's, is removed once the rename is done; Create and
+// CloseAtomicallyReplace read no directory. Without it, the name is a fresh
+// random one, as renameio names it (see package atomicfile), which nobody
+// can tell from a live writer's, and which a writer killed before its
+// rename leaves behind for good.
 //
 // Create checks the target before creating anything: a target that exists
 // and is read-only is refused with an error wrapping [fs.ErrPermission], one
@@ -81,7 +91,9 @@ func Create(op, path string, perm fs.FileMode, o Options) (*PendingFile, error) 
 		createPerm = tempPerm(fi)
 	}
 	err = fault.At(fault.Create, target)
-	if err == nil {
+	if err == nil && o.LockKey != "" {
+		err = pf.stageLocked(dir, createPerm, staletemp.Names(filepath.Base(target), o.LockKey))
+	} else if err == nil {
 		err = pf.stage(dir, createPerm)
 	}
 	if err != nil {
@@ -245,6 +257,9 @@ func (pf *PendingFile) publish() (func() error, error) {
 		return nil, pf.fail(osfile.UnwrapOS(err))
 	}
 	pf.state = replaced
+	if pf.stale != "" {
+		removeStale(pf.stale)
+	}
 
 	// The rename is a change to the directory, and it is durable only once
 	// the directory is fsynced (rename(2) promises atomicity, not durability).
@@ -296,6 +311,64 @@ func (pf *PendingFile) stageOwn(dir string, perm fs.FileMode) error {
 		}
 	}
 	return err
+}
+
+// stageLocked creates the temporary file of a write under the lock whose
+// names (staletemp.Names) are names: the first of them that no file has,
+// with O_EXCL, so that no other writer has ever had it open; the other name
+// goes into pf.stale, for the removal after the rename.
+//
+// Under the lock, a file of either name is a dead writer's: only holders of
+// that lock file make them, one at a time. This writer still never opens
+// such a file: it takes the other name, and removes the file after its own
+// rename, so that the most a writer it was wrong about can suffer is a
+// rename that finds no file, never the publication of another writer's
+// half-written one (the case is a writer whose lock file was replaced
+// before it named its file, see staletemp.Key: it finds its lock lost and
+// publishes nothing). When both names are taken (two writers killed in a
+// row, the second while the first's file was still there), the first is
+// removed and made afresh; if it cannot be removed (on Windows, a file
+// still open), the write is staged under a random name instead, which a
+// kill would leave behind for good.
+func (pf *PendingFile) stageLocked(dir string, perm fs.FileMode, names [2]string) error {
+	for i, name := range names {
+		pf.tmp = joinRaw(dir, name)
+		f, err := osfile.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			pf.f, pf.stale = f, joinRaw(dir, names[1-i])
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	pf.tmp = joinRaw(dir, names[0])
+	if removeStale(pf.tmp) {
+		f, err := osfile.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			pf.f, pf.stale = f, joinRaw(dir, names[1])
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return pf.stageOwn(dir, perm)
+}
+
+// removeStale removes the file at path, a locked write's temporary name, if
+// it is a regular file, and reports whether nothing is left there. It is
+// best effort: a file that cannot go now can go at the next write.
+func removeStale(path string) bool {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return true
+	case err != nil || !fi.Mode().IsRegular():
+		return false
+	}
+	err = os.Remove(path)
+	return err == nil || errors.Is(err, fs.ErrNotExist)
 }
 
 // rename closes the temporary file (fsynced already, unless NoSync)

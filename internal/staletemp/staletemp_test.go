@@ -1,189 +1,83 @@
 package staletemp
 
 import (
-	"math"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/filetxn/filetxn/internal/atomicstage"
-	"github.com/filetxn/filetxn/internal/wine"
 )
 
-// stage makes a real temporary file of atomicfile's for target (staged as
-// every write stages it), as a writer killed before its rename leaves it,
-// and returns its name.
-func stage(t *testing.T, target string) string {
-	t.Helper()
-	pf, err := atomicstage.Create("Write", target, 0o644, atomicstage.Options{})
-	require.NoError(t, err, "atomicstage.Create(%q)", target)
-	tmp := pf.TempPath()
-	// What a killed writer leaves is the file without its descriptor: the
-	// same name is made again after Cleanup, so no descriptor stays open
-	// (Windows could not remove the file while one did).
-	require.NoError(t, pf.Cleanup())
-	require.NoError(t, os.WriteFile(tmp, []byte("half of a new version"), 0o644))
-	return filepath.Base(tmp)
+// shape is the form of every name: "." + the cut base + "." + 16 lower-case
+// hexadecimal digits + "-0.tmp" or "-1.tmp".
+func shape(base string) *regexp.Regexp {
+	return regexp.MustCompile(`^\.` + regexp.QuoteMeta(cut(base)) + `\.[0-9a-f]{16}-[01]\.tmp$`)
 }
 
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var ns []string
-	for _, e := range es {
-		ns = append(ns, e.Name())
+// TestNamesAreOfOneShapeAndFitInAName: both names of a target have the
+// fixed shape, differ in their slot only, and stay within 255 bytes for a
+// target name of 255 (cut at a character boundary, so still UTF-8).
+func TestNamesAreOfOneShapeAndFitInAName(t *testing.T) {
+	key := "i801:1f2e"
+	for _, base := range []string{"deferred-work.md", "log", "b.yaml1", ".hidden", strings.Repeat("é", 120) + ".md", strings.Repeat("x", 255)} {
+		ns := Names(base, key)
+		for i, n := range ns {
+			require.Regexp(t, shape(base), n, "Names(%q)[%d]", base, i)
+			require.LessOrEqual(t, len(n), 255, "len(Names(%q)[%d])", base, i)
+			require.True(t, strings.HasSuffix(n, []string{"-0.tmp", "-1.tmp"}[i]), "Names(%q)[%d] = %q", base, i, n)
+		}
+		require.Equal(t, ns[0][:len(ns[0])-len("0.tmp")], ns[1][:len(ns[1])-len("1.tmp")], "Names(%q) differ before the slot", base)
+		require.Equal(t, ns, Names(base, key), "Names(%q) twice", base)
 	}
-	sort.Strings(ns)
-	return ns
 }
 
-func TestIsTempMatchesAtomicfilesOwnNames(t *testing.T) {
-	dir := t.TempDir()
-	for _, base := range []string{"deferred-work.md", "state.json", "log2", strings.Repeat("é", 120) + ".md", strings.Repeat("x", 254)} {
-		name := stage(t, filepath.Join(dir, base))
-		require.True(t, isTemp(name, base), "isTemp(%q, %q) = false, want true", name, base)
-		if len(base) <= maxTempBase { // longer names share their cut, which claimed() sorts out
-			require.False(t, isTemp(name, base+"x"), "isTemp(%q, %q) = true, want false", name, base+"x")
+// TestNamesAreNoOtherTargetsNorOtherLocks: no name of one target is a name
+// of another, for the pairs whose temporary files the old sweep confused (a
+// name and the name plus digits), for names that differ only past the cut,
+// and for one target under two locks. Ablation: hashing the lock alone (not
+// the name) makes the two long names share their names, and the test fails.
+func TestNamesAreNoOtherTargetsNorOtherLocks(t *testing.T) {
+	long := strings.Repeat("n", 240)
+	bases := []string{"log", "log2", "log21", "b.yaml", "b.yaml1", "sprint-status.yaml", "sprint-status.yaml20260101", long + "-a", long + "-b", strings.Repeat("n", 200)}
+	keys := []string{"i801:1f2e", "i801:1f2f", "i802:1f2e", "p/a/x.lock"}
+	seen := map[string]string{}
+	for _, key := range keys {
+		for _, base := range bases {
+			for _, n := range Names(base, key) {
+				who := base + " under " + key
+				require.NotContains(t, seen, n, "Names(%q, %q) gives %q, already %s's", base, key, n, seen[n])
+				seen[n] = who
+			}
 		}
 	}
 }
 
-func TestIsTempRefusesOtherNames(t *testing.T) {
-	for _, tc := range []struct{ name, base string }{
-		{"state.json123", "state.json"},                   // not hidden
-		{".state.json", "state.json"},                     // no suffix
-		{".state.json-1", "state.json"},                   // a sign
-		{".state.json0123", "state.json"},                 // a leading zero
-		{".state.json99999999999999999999", "state.json"}, // past int64
-		{".state.json9223372036854775808", "state.json"},  // math.MaxInt64 + 1
-		{".state.json12a", "state.json"},                  // not decimal
-		{".state.json0", "state.json"},                    // too few digits for renameio's
-		{".state.json20260101", "state.json"},             // a backup stamped with a date
-		{".state.json1764547200", "state.json"},           // or with a time in seconds
-		{".state.json999999999999", "state.json"},         // 12 digits
-		{".state.json.tmp-", "state.json"},                // no random part
-		{".state.json.tmp-ABC", "state.json"},             // upper case is not FormatUint's
-		{".state.json.tmp-0z", "state.json"},              // a leading zero
-		{".state.json.tmp-zzzzzzzzzzzzzz", "state.json"},  // past uint64
-		{".state.json.tmp-3w5e11264sgsg", "state.json"},   // math.MaxUint64 + 1
-		{".state.json.swp", "state.json"},                 // an editor's
-		{".other123", "state.json"},
-		{".x1", ""},
+// TestANameGivesItsTargetBack: up to the cut, the target's name is the
+// name less its first byte and its fixed-length suffix, so no other target
+// (of any lock) can have it: the proof that the names are the target's
+// alone, whatever the hash.
+func TestANameGivesItsTargetBack(t *testing.T) {
+	const suffix = len(".0123456789abcdef-0.tmp")
+	for _, base := range []string{"log", "log2", "b.yaml1", ".x", strings.Repeat("z", 200)} {
+		for _, n := range Names(base, "i801:1f2e") {
+			require.Equal(t, base, n[1:len(n)-suffix], "target of %q", n)
+		}
+	}
+}
+
+// TestNamesAreNoneOfTheOtherTemporaryNames: a user's dated backup, a
+// renameio temporary file (atomicfile.WriteFile outside Windows), an
+// atomicfile one of its own (".<name>.tmp-<random>") and a bmad-loop one
+// ("<name>.<random>.tmp") never have the shape.
+func TestNamesAreNoneOfTheOtherTemporaryNames(t *testing.T) {
+	base := "sprint-status.yaml"
+	for _, n := range []string{
+		".sprint-status.yaml20260101",
+		".sprint-status.yaml4982630124857716",
+		".sprint-status.yaml.tmp-3w5e11264sgsf",
+		"sprint-status.yaml.k2j4_x9a.tmp",
+		".sprint-status.yaml.swp",
 	} {
-		require.False(t, isTemp(tc.name, tc.base), "isTemp(%q, %q) = true, want false", tc.name, tc.base)
-		require.False(t, isTemp([]byte(tc.name), tc.base), "isTemp([]byte(%q), %q) = true, want false", tc.name, tc.base)
+		require.NotRegexp(t, shape(base), n, "a file named %q", n)
 	}
-}
-
-// TestIsTempTakesTheLargestNumbers: the greatest int64 and uint64 that
-// strconv writes are temporary names' numbers, in either form of the name,
-// and so is the smallest number of the digits a renameio name is taken to
-// have (a user's ".state.json20260101" is not: TestIsTempRefusesOtherNames).
-// Ablation (run): without the digit count (minRenameioDigits), the date- and
-// time-stamped names of TestIsTempRefusesOtherNames are temporary names, and
-// the engine removed such a backup after every write of its file.
-func TestIsTempTakesTheLargestNumbers(t *testing.T) {
-	for _, name := range []string{
-		".state.json" + strconv.FormatInt(math.MaxInt64, 10),
-		".state.json1000000000000",
-		".state.json.tmp-" + strconv.FormatUint(math.MaxUint64, 36),
-		".state.json.tmp-0",
-	} {
-		require.True(t, isTemp(name, "state.json"), "isTemp(%q, %q) = false, want true", name, "state.json")
-		require.True(t, isTemp([]byte(name), "state.json"), "isTemp([]byte(%q), %q) = false, want true", name, "state.json")
-	}
-}
-
-// TestRemoveRemovesADeadWritersTempOnly: a stale temporary file of the
-// target goes; the target, another file's temporary file, an editor's swap
-// file, a directory of a temporary name and a temporary name another entry
-// could own all stay. Ablation: with claimed() returning false,
-// ".log21234567890123" (which "log2" could own) is removed and the test
-// fails.
-func TestRemoveRemovesADeadWritersTempOnly(t *testing.T) {
-	dir := t.TempDir()
-	target := filepath.Join(dir, "log")
-	require.NoError(t, os.WriteFile(target, []byte("v1\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "log2"), []byte("other\n"), 0o644))
-	// A temporary name of atomicfile's (TestIsTempMatchesAtomicfilesOwnNames
-	// checks the naming), fixed so that no other entry could own it: a random
-	// one starting with 2 would be log2's too, and stay.
-	stale := ".log9182736450123"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, stale), []byte("half"), 0o644))
-	other := stage(t, filepath.Join(dir, "log2"))
-	keep := []string{
-		"log", "log2", other,
-		".log.swp", "log123", ".log-7",
-		".log21234567890123", // also a temporary name of "log2", which exists
-		".log.tmp-zz9",       // own naming, but a directory
-	}
-	for _, n := range keep[3:7] {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, n), nil, 0o644))
-	}
-	require.NoError(t, os.Mkdir(filepath.Join(dir, ".log.tmp-zz9"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, ".log.tmp-abc"), nil, 0o644)) // Windows' naming, stale
-
-	n, err := Remove(target)
-	require.NoError(t, err, "Remove(%q)", target)
-	require.Equal(t, 2, n, "Remove(%q) = %d, want 2 (%s and .log.tmp-abc)", target, n, stale)
-	want := append([]string(nil), keep...)
-	sort.Strings(want)
-	require.Equal(t, want, names(t, dir), "directory after Remove(%q)", target)
-	require.NoFileExists(t, filepath.Join(dir, stale))
-	got, err := os.ReadFile(target)
-	require.NoError(t, err)
-	require.Equal(t, "v1\n", string(got), "the target after Remove")
-}
-
-// TestRemoveFollowsALinkToItsTarget: the temporary files are beside the
-// file a link names, which is where atomicfile stages.
-func TestRemoveFollowsALinkToItsTarget(t *testing.T) {
-	real, links := t.TempDir(), t.TempDir()
-	target := filepath.Join(real, "board.yaml")
-	require.NoError(t, os.WriteFile(target, []byte("a: 1\n"), 0o644))
-	link := filepath.Join(links, "board.yaml")
-	wine.Skip(t, wine.NoSymlinks)
-	if err := os.Symlink(target, link); err != nil {
-		t.Skipf("no symbolic links here: %v", err)
-	}
-	stale := stage(t, link)
-	n, err := Remove(link)
-	require.NoError(t, err)
-	require.Equal(t, 1, n, "Remove(%q) = %d, want 1", link, n)
-	require.NoFileExists(t, filepath.Join(real, stale))
-	require.Equal(t, []string{"board.yaml"}, names(t, links))
-}
-
-func TestRemoveOfAMissingDirectoryFails(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "no", "f")
-	n, err := Remove(p)
-	require.Error(t, err, "Remove(%q) = %d, nil, want an error", p, n)
-	require.Zero(t, n)
-}
-
-// TestRemoveLeavesATempTwoLongNamesShare: names longer than atomicfile keeps
-// share the temporary names of their common first 200 bytes, so a stale one
-// is left while the other long name exists, and removed once it is gone.
-// Ablation: with claimed() returning false the first Remove takes it.
-func TestRemoveLeavesATempTwoLongNamesShare(t *testing.T) {
-	dir := t.TempDir()
-	long := strings.Repeat("n", 240)
-	a, b := filepath.Join(dir, long+"-a"), filepath.Join(dir, long+"-b")
-	require.NoError(t, os.WriteFile(a, nil, 0o644))
-	require.NoError(t, os.WriteFile(b, nil, 0o644))
-	stale := stage(t, a)
-	n, err := Remove(a)
-	require.NoError(t, err)
-	require.Zero(t, n, "Remove(%q) with %q present = %d, want 0", a, b, n)
-	require.FileExists(t, filepath.Join(dir, stale))
-	require.NoError(t, os.Remove(b))
-	n, err = Remove(a)
-	require.NoError(t, err)
-	require.Equal(t, 1, n, "Remove(%q) alone = %d, want 1", a, n)
 }

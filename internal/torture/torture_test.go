@@ -145,9 +145,9 @@ type call struct {
 // is looked at right after it; a rival that takes the freed lock within
 // those microseconds can make the last two figures a little high.)
 //
-// Ablations (each seen red): without the engine's removal of stale
-// temporary files (staletemp.Remove in Tx.Write) the run ends with temps
-// left; without loopstate's recovery of an abandoned tick's line
+// Ablations (each seen red): without the engine's removal of a dead
+// writer's temporary file (removeStale(pf.stale) in atomicstage's publish)
+// the run ends with temps left; without loopstate's recovery of an abandoned tick's line
 // (settleAbandoned's recoverTick) the tick log misses lines.
 func TestTortureLosesNothingToKills(t *testing.T) {
 	target := ciKills
@@ -571,7 +571,7 @@ type killedAt struct {
 }
 
 // seen looks, right after a kill, at the holder record of lockFile and at
-// files and their temporary files (of atomicfile's naming) for what the
+// files and their temporary files (of the engine's naming) for what the
 // victim pid had done since start. The record is written after the lock is
 // taken and cleared before it is released, so a record naming the victim
 // says it died holding the lock, when only it could stage a file.
@@ -584,8 +584,10 @@ func seen(lockFile string, pid int, files []string, start time.Time) killedAt {
 		dir, base := filepath.Split(f)
 		es, _ := os.ReadDir(dir)
 		for _, e := range es {
-			rest, ok := strings.CutPrefix(e.Name(), "."+base)
-			if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
+			// The engine's temporary names: "." + base + "." + 16 hex
+			// digits + "-0.tmp" or "-1.tmp" (internal/staletemp).
+			rest, ok := strings.CutPrefix(e.Name(), "."+base+".")
+			if !ok || len(rest) != len("0123456789abcdef-0.tmp") || !strings.HasSuffix(rest, ".tmp") {
 				continue
 			}
 			if fi, err := e.Info(); err == nil && !fi.ModTime().Before(start) {
