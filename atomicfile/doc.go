@@ -61,7 +61,11 @@
 // room for the number, ".<base>.tmp-<random>", with a base longer than 200
 // bytes cut to its first 200 (at a character boundary) so that the name
 // stays within 255 bytes. One left behind by a killed
-// process is never read by this package and may be deleted by anyone.
+// process is never read by this package and may be deleted by anyone;
+// nothing deletes it, since without a lock no writer can tell it from a live
+// writer's. (The engine's writes, which hold a lock, name theirs after the
+// target and the lock file, and the next write under that lock removes a
+// dead writer's: see the root package.)
 //
 // # Caveats
 //
