@@ -408,3 +408,33 @@ func TestATickOfThisProcessThatLostItsLockIsNotAbandoned(t *testing.T) {
 	require.Equal(t, int64(1), d.TickCount, "tick_count = %d, want 1", d.TickCount)
 	require.Nil(t, d.current, "current_tick = %+v, want nil", d.current)
 }
+
+// TestANoOpDuringATickOfThisProcessDoesNotWait: a CheckGate that trips no
+// gate, from another goroutine of the process whose tick holds the lock,
+// answers from its lock-free probe, with a ctx that is already done, as
+// one from another process does: the live runner's marker refuses a
+// change only once the runner has lost its lock.
+// Ablation (run): runnerBusy refusing whenever this process runs the tick
+// (without asking whether its lock is still current) makes the probe fail,
+// and the call, not to wait, returns a *lock.BusyError.
+func TestANoOpDuringATickOfThisProcessDoesNotWait(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "noop", Template{})
+	inside, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) {
+			close(inside)
+			<-release
+			return Result{Cost: &Cost{}}, nil
+		})
+		done <- err
+	}()
+	testwait.Recv(t, inside, "the harness to run")
+	ctx, cancel := context.WithCancel(ctx0)
+	cancel()
+	err := l.CheckGate(ctx)
+	close(release)
+	require.NoError(t, err, "CheckGate (no gate) during this process's tick = %v, want nil at once", err)
+	require.NoError(t, testwait.Recv(t, done, "the tick"), "Tick = got, want nil")
+}

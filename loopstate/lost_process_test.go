@@ -38,7 +38,9 @@ import (
 // changes too); recordLost returning lostErr at once (the tick dropped, as
 // before), the runner's Tick fails, the log has no line for tick 1 and the
 // next tick counts it abandoned; runnerGone reporting every runner gone,
-// the second tick counts the live tick as abandoned and runs.
+// the second tick counts the live tick as abandoned and runs; runnerBusy
+// without its exemption for the runner's own lock (its holder record), the
+// no-op CheckGate before the removal returns a *lock.BusyError.
 func TestTickThatLostItsLockFileIsRecordedOnceAndRefusesEveryChange(t *testing.T) {
 	for _, how := range []string{"replaced", "removed"} {
 		t.Run(how, func(t *testing.T) {
@@ -58,6 +60,12 @@ func TestTickThatLostItsLockFileIsRecordedOnceAndRefusesEveryChange(t *testing.T
 			d := mustView(t, l)
 			require.NotNil(t, d.current, "current_tick while the harness runs = nil, want the runner's")
 			require.Equal(t, runner.Pid(0), d.current.PID, "current_tick.pid = %d, want the runner's %d", d.current.PID, runner.Pid(0))
+			// While the runner holds its lock, a no-op answers from its
+			// lock-free probe at once, as it always did.
+			tried, cancelTried := context.WithCancel(ctx0)
+			cancelTried()
+			err := l.CheckGate(tried)
+			require.NoError(t, err, "CheckGate (no gate) while the runner holds its lock = %v, want nil at once", err)
 
 			switch how {
 			case "replaced":
@@ -72,7 +80,7 @@ func TestTickThatLostItsLockFileIsRecordedOnceAndRefusesEveryChange(t *testing.T
 			defer cancel()
 			state := readFile(t, l.state)
 			runnerNamed := fmt.Sprintf("tick 1 is still running in pid %d", runner.Pid(0))
-			_, err := l.Tick(ctx, TriggerManual, mustNotRun(t))
+			_, err = l.Tick(ctx, TriggerManual, mustNotRun(t))
 			require.ErrorIs(t, err, ErrTickInProgress, "second Tick(manual) = %v, want ErrTickInProgress", err)
 			require.ErrorIs(t, err, lock.ErrLockLost, "second Tick(manual) = %v, want lock.ErrLockLost", err)
 			require.Equal(t, exitBusy, exitCode(err), "exitCode(second Tick(manual)) = %d, want %d", exitCode(err), exitBusy)

@@ -24,19 +24,21 @@ var running struct {
 
 // A runTick is one of this process's ticks in progress.
 type runTick struct {
-	dir     os.FileInfo // the loop's directory, for os.SameFile
-	n       int64       // current_tick.n
-	started time.Time   // current_tick.started_at
+	dir     os.FileInfo  // the loop's directory, for os.SameFile
+	n       int64        // current_tick.n
+	started time.Time    // current_tick.started_at
+	lock    *lock.Handle // the lock the tick was marked under
 }
 
 // markRunning records that this process runs the tick that ct marks in
-// the loop whose directory is dir (nil: not recorded), and returns the
-// function that forgets it, which may be called more than once.
-func markRunning(dir os.FileInfo, ct *currentTick) func() {
+// the loop whose directory is dir (nil: not recorded), under the lock h,
+// and returns the function that forgets it, which may be called more than
+// once.
+func markRunning(dir os.FileInfo, ct *currentTick, h *lock.Handle) func() {
 	if dir == nil {
 		return func() {}
 	}
-	t := runTick{dir: dir, n: ct.N, started: ct.StartedAt}
+	t := runTick{dir: dir, n: ct.N, started: ct.StartedAt, lock: h}
 	running.mu.Lock()
 	running.ticks = append(running.ticks, t)
 	running.mu.Unlock()
@@ -53,23 +55,23 @@ func markRunning(dir os.FileInfo, ct *currentTick) func() {
 }
 
 // runningHere reports whether this process runs the tick that ct marks in
-// l (see markRunning).
-func (l *Loop) runningHere(ct *currentTick) bool {
+// l (see markRunning), and returns the lock the tick was marked under.
+func (l *Loop) runningHere(ct *currentTick) (*lock.Handle, bool) {
 	running.mu.Lock()
 	defer running.mu.Unlock()
 	if len(running.ticks) == 0 {
-		return false
+		return nil, false
 	}
 	dir := statDir(l.dir)
 	if dir == nil {
-		return false
+		return nil, false
 	}
 	for _, r := range running.ticks {
 		if r.n == ct.N && r.started.Equal(ct.StartedAt) && os.SameFile(r.dir, dir) {
-			return true
+			return r.lock, true
 		}
 	}
-	return false
+	return nil, false
 }
 
 // self reports whether ct names this process as its runner.
@@ -115,17 +117,25 @@ func (e *liveRunnerError) Unwrap() []error {
 // running, and the caller asks again with waitDying.
 //
 // A caller that runs it holds a lock on the loop's lock file, or is a
-// probe that holds none. Either shares the runner's lock exactly when the
-// holder record of the file now at the path is the runner's: a lock file
-// that the runner lost holds, if anyone's, the record of whoever took it
-// since, and a harness borrows only the lock whose record the runner wrote.
+// probe that holds none. For a runner in another process, either shares
+// the runner's lock exactly when the holder record of the file now at the
+// path is the runner's: a lock file that the runner lost holds, if
+// anyone's, the record of whoever took it since, and a harness borrows
+// only the lock whose record the runner wrote. For a runner in this
+// process, whose lock is still the file at the path, the caller is a probe
+// (nobody else can hold that lock); once the runner has lost it, the
+// caller is refused.
 func (l *Loop) runnerBusy(op string, ct *currentTick) error {
 	if ct == nil {
 		return nil
 	}
 	if ct.self() {
-		if !l.runningHere(ct) {
+		h, ok := l.runningHere(ct)
+		if !ok {
 			return nil // left unfinished by this process
+		}
+		if current, _ := h.Current(); current {
+			return nil // a probe while the runner holds the lock
 		}
 	} else {
 		if proc.Gone(ct.PID, ct.pidStart) {

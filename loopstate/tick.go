@@ -264,7 +264,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 		return TickRecord{}, err
 	}
 	marker := *d.current
-	*forget = markRunning(statDir(l.dir), &marker)
+	*forget = markRunning(statDir(l.dir), &marker, tx.Lock())
 	n, timeout := d.current.N, d.Gates.timeout()
 
 	run := &Run{Loop: l, N: n, Lock: tx.Lock(), Remaining: d.remaining()}
@@ -403,10 +403,13 @@ func (l *Loop) commit(tx *filetxn.Tx, d *Doc, old []byte, recs []*TickRecord, op
 // harness panicked, or a write failed). One that it still runs has lost
 // its lock file, as a live runner in another process has.
 func (l *Loop) runnerGone(ct *currentTick) (string, bool) {
-	switch {
-	case ct.self() && !l.runningHere(ct):
+	if ct.self() {
+		if _, ok := l.runningHere(ct); ok {
+			return "", false
+		}
 		return fmt.Sprintf("runner pid %d (this process) left tick %d unfinished", ct.PID, ct.N), true
-	case !ct.self() && goneSoon(ct.PID, ct.pidStart):
+	}
+	if goneSoon(ct.PID, ct.pidStart) {
 		return fmt.Sprintf("runner pid %d died during tick %d", ct.PID, ct.N), true
 	}
 	return "", false
