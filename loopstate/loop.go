@@ -21,8 +21,9 @@ import (
 )
 
 // A Loop is one loop of a Root: its directory, state file, lock file and tick
-// log. It holds no state in memory (every call reads the files anew) and is
-// safe for concurrent use. Get one from Root.Create, Root.Open or Root.List.
+// log. It keeps none of the loop's state in memory (every call reads the
+// files anew) and is safe for concurrent use. Get one from Root.Create,
+// Root.Open or Root.List.
 // Concurrent calls of one operation (two Pauses, eight Mutates) on one Loop
 // share a write, as calls of one filetxn.Store do: keep the Loop rather
 // than opening it again for each call. Calls of different operations, or
@@ -32,7 +33,9 @@ import (
 // as ctx allows), reads the state, checks its guard on what it read, writes
 // the state atomically if it changed, and releases the lock. A loop deleted
 // meanwhile (and perhaps created again) gives an error matching
-// filetxn.ErrNotFound.
+// filetxn.ErrNotFound. While a tick whose runner lost its lock file still
+// runs, each of them refuses with an error matching lock.ErrLockLost (see
+// Mutate).
 // A wait ended by ctx returns a *lock.BusyError naming the lock file and
 // its holder; a ctx that is already done tries the lock once. A method that
 // would change the state, called from inside a Mutate callback on the same
