@@ -3,7 +3,6 @@ package filetxn
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"runtime"
 	"slices"
 	"sync"
@@ -484,8 +483,11 @@ type batch[D any] struct {
 	calls []*call[D] // calls[0] is the leader's own
 	next  int        // index of the next call to run
 	run1  bool       // calls[next-1] is running: if finish sees it, it did not return
-	base  []byte     // the bytes read
-	cur   []byte     // the bytes encoded after the last fn that succeeded (base before any)
+	read  []byte     // the bytes read
+	based bool       // doc was decoded from read, and base is its encoding
+	base  []byte     // the encoding of the document as decoded: no fn changed what encodes so
+	src   []byte     // the bytes doc was decoded from: read, or cur to undo a failed fn
+	cur   []byte     // the encoding after the last fn that succeeded (base before any)
 	doc   D          // the document; it matches cur when fresh
 	fresh bool
 	dirty bool         // a call that ran changed the document: the later ones decide on the batch's write
@@ -502,9 +504,7 @@ type batch[D any] struct {
 // still published and answered, and those that did not go back to the
 // queue, so that nobody is left waiting and no fn runs twice.
 func (b *batch[D]) run() {
-	buf := b.s.buffer()
-	defer b.s.recycle(buf)
-	data, err := b.tx.readBuffered(b.s.path, "Read", buf)
+	data, err := b.tx.read(b.s.path, "Read")
 	if err != nil {
 		for _, c := range b.calls {
 			c.err = err
@@ -513,7 +513,7 @@ func (b *batch[D]) run() {
 		b.finish()
 		return
 	}
-	b.base, b.cur = data, data
+	b.read = data
 	defer b.finish()
 	for b.next < len(b.calls) {
 		c := b.calls[b.next]
@@ -528,26 +528,34 @@ func (b *batch[D]) run() {
 	}
 }
 
-// step runs c's fn on the document (decoding it from cur first if the last
-// fn failed) and encodes the result, which becomes cur if fn succeeded.
+// step runs c's fn on the document and encodes the result, which becomes
+// cur if fn succeeded. The document is decoded first when the last fn
+// failed (from cur), or none has run (from the bytes read, whose encoding is
+// then the baseline that the first change is told from, see Codec).
 func (b *batch[D]) step(c *call[D]) {
 	c.sawChange = b.dirty
 	if !b.fresh {
-		doc, err := b.s.codec.Decode(b.cur)
+		var err error
+		if b.based {
+			b.doc, err = b.s.decodeOnly(b.cur)
+			b.src = b.cur
+		} else if b.doc, b.base, err = b.s.decode(b.read); err == nil {
+			b.based, b.src, b.cur = true, b.read, b.base
+		}
 		if err != nil {
-			c.err = &fs.PathError{Op: "Decode", Path: b.s.path, Err: err}
+			c.err = err
 			return
 		}
-		b.doc, b.fresh = doc, true
+		b.fresh = true
 	}
 	b.fresh = false // until fn and Encode succeed, doc may hold a partial change
 	if err := c.fn(b.doc); err != nil {
 		c.err = err
 		return
 	}
-	out, err := b.s.codec.Encode(b.doc)
+	out, err := b.s.encode(b.doc, b.src)
 	if err != nil {
-		c.err = &fs.PathError{Op: "Encode", Path: b.s.path, Err: err}
+		c.err = err
 		return
 	}
 	b.fresh = true

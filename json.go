@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"runtime"
 	"strings"
 	"sync"
 	"unicode/utf8"
-	"weak"
 )
 
 // JSON returns a codec for a JSON document of type T, for [NewStore]:
@@ -23,11 +21,10 @@ import (
 //
 //   - A missing file, or an empty one, decodes to a pointer to the zero T, and
 //     writes nothing while that document is left as it is.
-//   - An unchanged document publishes nothing: Encode gives back exactly the
-//     bytes decoded, however they were formatted (by hand, with tabs, keys in
-//     any order), so a no-op never rewrites the file. "Unchanged" means that
-//     the document marshals as it did when it was decoded (a comparison of
-//     encoding/json output, one marshal per Decode and per Encode).
+//   - A document that fn leaves as it was publishes nothing, however its file
+//     was formatted (by hand, with tabs, keys in any order): the store
+//     compares the document's encodings before and after fn, not the file's
+//     bytes (see [Codec]), so a no-op never rewrites the file.
 //   - A changed document is written as encoding/json marshals it, indented
 //     with two spaces, with a final newline, and without HTML escaping. A
 //     number decoded into an interface value (a field of type any, a
@@ -40,26 +37,19 @@ import (
 //     ("jobs.task"); a [Store] wraps it in an [*fs.PathError] naming the
 //     file, and never rewrites it.
 //
-// Decode copies what it keeps. The codec remembers, for each document it
-// decoded and that is still reachable, the bytes it was decoded from (until
-// the garbage collector has freed the document), so a program that keeps
-// many decoded documents keeps their files' bytes too. A document that
-// Decode did not return is always encoded anew. The codec is safe for
-// concurrent use.
-//
-// JSON panics if T has size zero (struct{}, [0]int): every pointer to such a
-// value may be the same, so the codec could not tell two documents apart.
+// Each Encode marshals the document once. The codec keeps nothing between
+// calls, and is safe for concurrent use.
 func JSON[T any](opts ...JSONOption) Codec[*T] {
-	if reflect.TypeFor[T]().Size() == 0 {
-		panic(fmt.Sprintf("filetxn: JSON[%v]: a type of size zero, whose documents cannot be told apart", reflect.TypeFor[T]()))
-	}
-	c := &jsonCodec[T]{docs: make(map[weak.Pointer[T]]jsonRead)}
+	var o jsonOptions
 	for _, opt := range opts {
 		if opt != nil {
-			opt(&c.o)
+			opt(&o)
 		}
 	}
-	return c
+	if o.keepUnknown {
+		return &jsonKeepCodec[T]{jsonCodec[T]{o: o}}
+	}
+	return &jsonCodec[T]{o: o}
 }
 
 // A JSONOption changes how the [JSON] codec reads documents.
@@ -73,7 +63,10 @@ type jsonOptions struct {
 // object that T has no field for, instead of refusing the file: they are
 // written back with their values when the document changes, after T's own
 // fields (their values re-indented, otherwise byte for byte). This suits a
-// file that other programs also write, each knowing only its own keys.
+// file that other programs also write, each knowing only its own keys. The
+// codec is then a [Rewriter], which finds those keys again in the bytes the
+// document was decoded from (a walk of them on each write); its Encode,
+// given the document alone, writes T's fields only.
 //
 // Unknown keys deeper in the document are refused all the same, since there
 // is nowhere to keep them. Without this option every unknown key is refused
@@ -83,73 +76,59 @@ func KeepUnknownFields() JSONOption {
 	return func(o *jsonOptions) { o.keepUnknown = true }
 }
 
-// jsonCodec is the codec JSON returns.
+// jsonCodec is the codec JSON returns, without KeepUnknownFields.
 type jsonCodec[T any] struct {
 	o      jsonOptions
-	fields jsonFields                   // the fields of the struct types within T
-	mu     sync.Mutex                   // protects docs
-	docs   map[weak.Pointer[T]]jsonRead // what each live decoded document was decoded from
+	fields jsonFields // the fields of the struct types within T
 }
 
-// jsonRead is what a document was decoded from.
-type jsonRead struct {
-	raw   []byte    // a copy of the bytes decoded; nil for a missing or empty file
-	canon []byte    // the document's compact encoding when decoded, unknown keys included
-	extra []jsonKey // the unknown top-level keys kept, in file order
-}
+// jsonKeepCodec is the codec JSON returns with KeepUnknownFields.
+type jsonKeepCodec[T any] struct{ jsonCodec[T] }
 
 // jsonKey is one top-level key that T has no field for.
 type jsonKey struct {
 	name  string          // as written in the file, quotes and escapes included
-	value json.RawMessage // a copy of its value
+	value json.RawMessage // its value
 }
 
 func (c *jsonCodec[T]) Decode(data []byte) (*T, error) {
 	doc := new(T)
-	var read jsonRead
-	if len(data) > 0 {
-		if err := unmarshalJSON(data, doc); err != nil {
-			return nil, err
-		}
-		extra, err := c.fields.check(data, reflect.TypeFor[T](), c.o.keepUnknown)
-		if err != nil {
-			return nil, err
-		}
-		read = jsonRead{raw: bytes.Clone(data), extra: extra}
+	if len(data) == 0 {
+		return doc, nil
 	}
-	canon, err := compactJSON(doc, read.extra)
-	if err != nil {
+	if err := unmarshalJSON(data, doc); err != nil {
 		return nil, err
 	}
-	read.canon = canon
-	key := weak.Make(doc)
-	c.mu.Lock()
-	c.docs[key] = read
-	c.mu.Unlock()
-	runtime.AddCleanup(doc, c.forget, key)
+	if _, err := c.fields.check(data, reflect.TypeFor[T](), c.o.keepUnknown); err != nil {
+		return nil, err
+	}
 	return doc, nil
 }
 
-// forget drops what a document that has been freed was decoded from.
-func (c *jsonCodec[T]) forget(key weak.Pointer[T]) {
-	c.mu.Lock()
-	delete(c.docs, key)
-	c.mu.Unlock()
+func (c *jsonCodec[T]) Encode(doc *T) ([]byte, error) { return encodeJSON(doc, nil) }
+
+// Rewrite is Encode with the unknown top-level keys of read, the bytes doc
+// was decoded from, after T's fields.
+func (c *jsonKeepCodec[T]) Rewrite(doc *T, read []byte) ([]byte, error) {
+	var extra []jsonKey
+	if len(read) > 0 {
+		var err error
+		if extra, err = c.fields.check(read, reflect.TypeFor[T](), true); err != nil {
+			return nil, err
+		}
+	}
+	return encodeJSON(doc, extra)
 }
 
-func (c *jsonCodec[T]) Encode(doc *T) ([]byte, error) {
+// encodeJSON is the indented encoding of doc, with the keys of extra after
+// its fields, and a final newline.
+func encodeJSON[T any](doc *T, extra []jsonKey) ([]byte, error) {
 	if doc == nil {
 		return nil, errors.New("filetxn: JSON: Encode of a nil document")
 	}
-	c.mu.Lock()
-	read, ok := c.docs[weak.Make(doc)]
-	c.mu.Unlock()
-	canon, err := compactJSON(doc, read.extra)
+	canon, err := compactJSON(doc, extra)
 	if err != nil {
 		return nil, err
-	}
-	if ok && bytes.Equal(canon, read.canon) {
-		return bytes.Clone(read.raw), nil
 	}
 	var out bytes.Buffer
 	out.Grow(2 * len(canon))
@@ -371,7 +350,7 @@ func (w *fieldWalk) object(t reflect.Type, depth int, path string) error {
 				if err := w.dec.Decode(&v); err != nil {
 					return err
 				}
-				w.extra = append(w.extra, jsonKey{name: string(w.data[start:end]), value: bytes.Clone(v)})
+				w.extra = append(w.extra, jsonKey{name: string(w.data[start:end]), value: v})
 				continue
 			}
 		}

@@ -3,8 +3,6 @@ package filetxn
 import (
 	"context"
 	"os"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -157,49 +155,6 @@ func TestMutateProbedQueuedBeforeABusyLockIsSentBackToProbe(t *testing.T) {
 		return nil
 	})
 	noOpBesideAWaitingChange(t, s, h, trying, "queued under a busy lock")
-}
-
-// size is a document that is only the size of its file.
-type size struct{ n int }
-
-type sizeCodec struct{}
-
-func (sizeCodec) Decode(data []byte) (*size, error) { return &size{len(data)}, nil }
-func (sizeCodec) Encode(d *size) ([]byte, error)    { return make([]byte, d.n), nil }
-
-// TestLargeReadBufferOutlivesACollection: the buffer a store reads a large
-// file into is kept for the next read even across garbage collections
-// (which empty a sync.Pool), and dropped once the file has shrunk, so that
-// a file that was briefly huge does not pin its size. Ablations: recycle
-// putting every buffer in the pool only (no slot) allocates the file's size
-// again on the read after the collections; a slot that keeps any buffer
-// keeps the large one after the file shrank; each turns this test red.
-func TestLargeReadBufferOutlivesACollection(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "big")
-	const big = 2 * maxPooledBuffer
-	require.NoError(t, os.WriteFile(path, make([]byte, big), 0o644))
-	s := must(NewStore[*size](path, sizeCodec{}))
-	_, err := s.View(ctx)
-	require.NoError(t, err)
-	runtime.GC()
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	d, err := s.View(ctx)
-	runtime.ReadMemStats(&after)
-	require.NoError(t, err)
-	require.Equal(t, big, d.n, "View() = %d bytes, want %d", d.n, big)
-	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(big/2), "bytes allocated by a View of a %d-byte file after two collections = %d, want far fewer", big, after.TotalAlloc-before.TotalAlloc)
-
-	require.NoError(t, os.WriteFile(path, []byte("small"), 0o644))
-	_, err = s.View(ctx)
-	require.NoError(t, err)
-	kept := 0
-	if buf := s.slot.Load(); buf != nil {
-		kept = cap(*buf)
-	}
-	require.Less(t, kept, big, "capacity of the read buffer kept after the file shrank = %d, want it dropped", kept)
 }
 
 // TestMutateProbedArrivingAsTheLeaderFindsTheLockBusyProbes: a MutateProbed

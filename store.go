@@ -10,7 +10,6 @@ import (
 	"os"
 	"reflect"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/filetxn/filetxn/atomicfile"
@@ -21,38 +20,29 @@ import (
 	"github.com/filetxn/filetxn/lock"
 )
 
-// A Codec turns a file's bytes into a document and back. [JSON] is the codec
-// for a JSON file and an example of one that keeps every rule below.
-//
-//   - Decode receives nil when the file does not exist, and a non-nil empty
-//     slice when it exists and is empty.
-//   - Decode must not keep data, or any part of it, once it returns: the
-//     engine reads every file into buffers that it reuses for later reads, so
-//     a document that refers to them would change under its holder. Copy what
-//     the document keeps.
-//   - Encode of an unchanged document must return bytes equal to those that
-//     Decode was given (nil or empty for the document of a missing file):
-//     that is how a transaction knows to write nothing. A codec that encodes
-//     otherwise loses no update, but rewrites the file on every transaction.
-//   - The slice that Encode returns belongs to the engine, which writes it
-//     and keeps it for [Commit.Digest]; the codec must not change it later.
-//   - Encode returning nil or an empty slice for a document whose file exists
-//     makes the file empty: it is never removed (see [Store.Restore] for
-//     that).
-//   - Encode may be called several times on one document, once after each
-//     of the fns that a group commit runs on it (see [Store.Mutate]), and
-//     must leave the document as it is; Decode may be given bytes that Encode
-//     returned, to undo a fn that failed, and must give back a document that
-//     encodes to those bytes again. The engine never writes into a slice
-//     that Encode returned, nor past its length, so a codec may hand out
-//     the front of a buffer that it keeps, and later append to that
-//     buffer, as long as the bytes it handed out stay as they are.
-//
-// A Codec shared by several stores, or used by several goroutines, must be
-// safe for concurrent use.
+// A Codec turns a file's bytes into a document and back, as a pair of pure
+// functions; [JSON] is one. Decode gets nil for a missing file and an empty
+// slice for an empty one; it may keep data, which the engine never reuses,
+// but must not change it. What Encode returns is what is written, and must
+// not change afterwards (the engine keeps it for [Commit.Digest]); an empty
+// result leaves an empty file. The engine decides itself whether fn changed
+// the document: it compares the encoding after fn with the encoding of the
+// document as decoded, so Encode need not reproduce the file's formatting,
+// and it undoes a failed fn by decoding what Encode returned before it. A
+// codec that keeps what its documents do not hold is a [Rewriter]. A Codec
+// shared by several stores, or goroutines, must be safe for concurrent use.
 type Codec[D any] interface {
 	Decode(data []byte) (D, error)
 	Encode(doc D) ([]byte, error)
+}
+
+// A Rewriter is a Codec whose files hold more than its documents do (keys
+// that the document's type has no field for, comments): the engine calls
+// Rewrite instead of Encode, with the bytes the document was decoded from.
+type Rewriter[D any] interface {
+	Codec[D]
+	// Rewrite is Encode for doc, decoded from read (nil for a missing file).
+	Rewrite(doc D, read []byte) ([]byte, error)
 }
 
 // Digest is the SHA-256 of a file's bytes.
@@ -103,15 +93,7 @@ type Store[D any] struct {
 	path  string
 	codec Codec[D]
 	o     options
-	bufs  sync.Pool // of *[]byte: read buffers, reused from call to call
-	g     group[D]  // the Mutates waiting for the lock (group commit)
-
-	// slot keeps one read buffer between transactions (nil when empty or
-	// taken). The pool alone would not do for a large file: every
-	// transaction on it allocates about the file's size (the document and
-	// its encoding), so the collections that empty a pool come about once a
-	// transaction, and each read would go to fresh memory.
-	slot atomic.Pointer[[]byte]
+	g     group[D] // the Mutates waiting for the lock (group commit)
 }
 
 // NewStore returns a store for the data file at path, guarded by the lock
@@ -258,21 +240,19 @@ func (s *Store[D]) MutateProbed(ctx context.Context, fn func(D) error) (Commit, 
 }
 
 // probe runs fn on a lock-free read and reports whether it left the
-// document encoding to the bytes read. Any failure reports false: the
-// caller then decides under the lock.
+// document unchanged (see Codec). Any failure reports false: the caller
+// then decides under the lock.
 func (s *Store[D]) probe(fn func(D) error) bool {
-	buf := s.buffer()
-	defer s.recycle(buf)
-	data, err := readBuffered(s.path, "Read", buf)
+	data, err := readState(s.path, "Read")
 	if err != nil {
 		return false
 	}
-	doc, err := s.codec.Decode(data)
+	doc, before, err := s.decode(data)
 	if err != nil || fn(doc) != nil {
 		return false
 	}
-	out, err := s.codec.Encode(doc)
-	return err == nil && bytes.Equal(out, data)
+	after, err := s.encode(doc, data)
+	return err == nil && bytes.Equal(after, before)
 }
 
 // View reads and decodes the file without taking the lock. The file is only
@@ -283,17 +263,11 @@ func (s *Store[D]) probe(fn func(D) error) bool {
 // it.
 func (s *Store[D]) View(ctx context.Context) (D, error) {
 	var zero D
-	buf := s.buffer()
-	defer s.recycle(buf)
-	data, err := readBuffered(s.path, "Read", buf)
+	data, err := readState(s.path, "Read")
 	if err != nil {
 		return zero, err
 	}
-	doc, err := s.codec.Decode(data)
-	if err != nil {
-		return zero, &fs.PathError{Op: "Decode", Path: s.path, Err: err}
-	}
-	return doc, nil
+	return s.decodeOnly(data)
 }
 
 // Restore puts snapshot back as the file's contents, under the lock, but only
@@ -507,13 +481,8 @@ func (tx *Tx) live(method string) {
 }
 
 func (tx *Tx) read(path, op string) ([]byte, error) {
-	return tx.readBuffered(path, op, nil)
-}
-
-// readBuffered is readBuffered under tx.
-func (tx *Tx) readBuffered(path, op string, buf *[]byte) ([]byte, error) {
 	tx.live(op)
-	return readBuffered(path, op, buf)
+	return readState(path, op)
 }
 
 // remove removes the file at path and fsyncs its directory (unless the
@@ -545,65 +514,17 @@ func (tx *Tx) remove(path, op string) (removed bool, err error) {
 	return true, nil
 }
 
-// buffer returns a read buffer: the store's slot's, or one from its pool.
-// The caller hands it back with recycle once the bytes read into it are no
-// longer used (by the Codec contract, once Decode and Encode have returned).
-func (s *Store[D]) buffer() *[]byte {
-	if buf := s.slot.Swap(nil); buf != nil {
-		return buf
-	}
-	if buf, ok := s.bufs.Get().(*[]byte); ok {
-		return buf
-	}
-	return new([]byte)
+// readState reads the file at path into a new slice, with room after it
+// (readRoom), which the caller may keep: nil for a missing file, a non-nil
+// empty slice for an empty one.
+func readState(path, op string) ([]byte, error) {
+	return osfile.ReadState(path, op, nil, readRoom)
 }
 
-// recycle takes back a buffer from buffer. *buf holds the bytes last read
-// into it: the slot keeps it while its capacity is within twice that size
-// (and a little), so that a file that was briefly huge does not pin its size
-// in memory; otherwise it goes to the pool, if not too large for it.
-func (s *Store[D]) recycle(buf *[]byte) {
-	used := len(*buf)
-	if poisonRecycled {
-		clear((*buf)[:cap(*buf)])
-	}
-	*buf = (*buf)[:0]
-	if cap(*buf) <= 2*used+slotSlack && s.slot.CompareAndSwap(nil, buf) {
-		return
-	}
-	if cap(*buf) <= maxPooledBuffer {
-		s.bufs.Put(buf)
-	}
-}
-
-// slotSlack is the room beyond twice the file's size that the slot's buffer
-// may have: a small file's buffer is kept whatever its size.
-const slotSlack = 64 << 10
-
-// poisonRecycled, set by tests, has recycle zero a buffer as it goes back to
-// the pool, so that bytes used after that show up at once as garbage instead
-// of as a rare race with the next user.
-var poisonRecycled bool
-
-// maxPooledBuffer bounds the buffers a store keeps in its pool (beside the
-// one in its slot, see recycle): a file that was briefly huge must not pin
-// its size in memory for good.
-const maxPooledBuffer = 4 << 20
-
-// readBuffered reads the file at path into the storage of *buf, which it then
-// points at the bytes read (in a larger storage when the file outgrew it),
-// or into a new slice when buf is nil. A missing file gives nil, an empty
-// one a non-nil empty slice.
-func readBuffered(path, op string, buf *[]byte) ([]byte, error) {
-	if buf == nil {
-		return osfile.ReadState(path, op, nil, 1)
-	}
-	data, err := osfile.ReadState(path, op, (*buf)[:0], 1)
-	if data != nil {
-		*buf = data
-	}
-	return data, err
-}
+// readRoom is the capacity that a read leaves after the bytes of a file
+// (less one byte, which lets the read see the file's end), so that a codec
+// that appends to what it decoded (a log, a ledger) grows it in place.
+const readRoom = 4<<10 + 1
 
 // checkLock returns nil if the lock file at the lock's path is still the one
 // whose lock tx holds, and otherwise the error with which a write of path

@@ -12,12 +12,16 @@ type codecOf[D any] interface {
 	Encode(doc D) ([]byte, error)
 }
 
+// rewriterOf is the method that filetxn.Rewriter adds to a codec.
+type rewriterOf[D any] interface {
+	Rewrite(doc D, read []byte) ([]byte, error)
+}
+
 // CodecCases are the inputs [CheckCodec] gives a codec.
 type CodecCases[D any] struct {
-	// Valid are files the codec must accept and, unchanged, give back byte
-	// for byte: include hand-formatted ones, ones with whatever the codec
-	// promises to keep (comments, unknown fields), an empty file if the codec
-	// takes one.
+	// Valid are files the codec must accept: include hand-formatted ones,
+	// ones with whatever the codec promises to keep (comments, unknown
+	// fields), an empty file if the codec takes one.
 	Valid [][]byte
 
 	// Invalid are files the codec must refuse.
@@ -38,19 +42,22 @@ type CodecCases[D any] struct {
 // CheckCodec checks codec against the contract of filetxn.Codec and reports
 // every violation through t (with Errorf; it does not stop the test):
 //
-//  1. Decode(nil), the document of a missing file, succeeds, and Encode of
-//     that document returns nothing (nil or empty), so that a transaction
-//     that changes nothing creates no file.
-//  2. Every Valid file decodes, and the unchanged document encodes to
-//     exactly the bytes decoded, so that a no-op writes nothing.
-//  3. Decode keeps nothing of its input: each Valid file is decoded from a
-//     copy that is overwritten once Decode returns, before Encode.
-//  4. Round trip: the edited document (with Edit) encodes to bytes that
+//  1. Decode(nil), the document of a missing file, succeeds.
+//  2. Every Valid file decodes, and Decode does not change its input (it
+//     may keep it).
+//  3. The unchanged document encodes to the same bytes each time, and
+//     those bytes decode to a document that encodes to them again, so that
+//     a no-op writes nothing and a failed fn can be undone.
+//  4. What Encode returned does not change afterwards, through later calls
+//     of the codec on the document or on others.
+//  5. Round trip: the edited document (with Edit) encodes to bytes that
 //     decode again, and the document decoded from them encodes to the same
 //     bytes.
-//  5. Every Invalid file is refused with an error (one that IsRefusal
+//  6. Every Invalid file is refused with an error (one that IsRefusal
 //     accepts, when set), and no call panics.
 //
+// A codec with a Rewrite method (a filetxn.Rewriter) is checked through it,
+// given the bytes each document was decoded from, as a store calls it.
 // codec is any filetxn.Codec[D] (its method set is spelled out here because
 // this package does not import filetxn, so that filetxn's own tests can use
 // it). CheckCodec does no I/O and runs in the calling process.
@@ -62,40 +69,26 @@ func CheckCodec[D any](t testing.TB, codec interface {
 	// 1. The document of a missing file.
 	if doc, err := decode(codec, nil); err != nil {
 		t.Errorf("Decode(nil) = %v, want the document of a missing file", err)
-	} else if out, err := encode(codec, doc); err != nil || len(out) != 0 {
-		t.Errorf("Encode(Decode(nil)) = %q, %v; want nothing, nil (a no-op on a missing file creates it)", out, err)
 	} else {
-		roundTrip(t, codec, cases.Edit, "Decode(nil)", doc)
+		checkDoc(t, codec, cases.Edit, "Decode(nil)", nil, doc)
 	}
 
 	for i, want := range cases.Valid {
-		name := fmt.Sprintf("Valid[%d]", i)
-		// 2 and 3: decode from a copy that is overwritten afterwards.
+		name := fmt.Sprintf("Decode(Valid[%d])", i)
+		// 2. Decode from a copy, which must be left as it was.
 		in := bytes.Clone(want)
 		doc, err := decode(codec, in)
 		if err != nil {
-			t.Errorf("Decode(%s %q) = %v, want nil", name, clip(want), err)
+			t.Errorf("%s %q = %v, want nil", name, clip(want), err)
 			continue
 		}
-		for j := range in {
-			in[j] = ^in[j]
+		checkDoc(t, codec, cases.Edit, name, in, doc)
+		if !bytes.Equal(in, want) {
+			t.Errorf("%s changed its input to %q, want it left as %q (Decode may keep it, not change it)", name, clip(in), clip(want))
 		}
-		out, err := encode(codec, doc)
-		switch {
-		case err != nil:
-			t.Errorf("Encode(Decode(%s)) = %v, want nil", name, err)
-			continue
-		case !bytes.Equal(out, want):
-			why := "the unchanged document must give back the bytes decoded"
-			if len(in) > 0 && bytes.Equal(out, in) {
-				why = "Decode kept its input, which was overwritten after it returned"
-			}
-			t.Errorf("Encode(Decode(%s)) = %q, want %q (%s)", name, clip(out), clip(want), why)
-		}
-		roundTrip(t, codec, cases.Edit, name, doc)
 	}
 
-	// 5. Refusals.
+// 6. Refusals.
 	for i, bad := range cases.Invalid {
 		name := fmt.Sprintf("Invalid[%d] %q", i, clip(bad))
 		_, err := decode(codec, bytes.Clone(bad))
@@ -110,27 +103,55 @@ func CheckCodec[D any](t testing.TB, codec interface {
 	}
 }
 
-// roundTrip is check 4 on doc, from the file called name.
-func roundTrip[D any](t testing.TB, codec codecOf[D], edit func(D), name string, doc D) {
+// checkDoc makes checks 3 to 5 on doc, which Decode returned for read, and
+// which name calls.
+func checkDoc[D any](t testing.TB, codec codecOf[D], edit func(D), name string, read []byte, doc D) {
 	t.Helper()
-	if edit == nil {
-		return
-	}
-	if err := try(func() { edit(doc) }); err != nil {
-		t.Errorf("Edit(Decode(%s)) %v", name, err)
-		return
-	}
-	out, err := encode(codec, doc)
+	// 3. The baseline of a no-op, and the undo of a failed fn.
+	out, err := encode(codec, doc, read)
 	if err != nil {
-		t.Errorf("Encode(Edit(Decode(%s))) = %v, want nil", name, err)
+		t.Errorf("Encode(%s) = %v, want nil", name, err)
+		return
+	}
+	kept := bytes.Clone(out)
+	if again, err := encode(codec, doc, read); err != nil || !bytes.Equal(again, kept) {
+		t.Errorf("Encode(%s) = %q, then %q, %v; want the same bytes, nil (or a no-op writes)", name, clip(kept), clip(again), err)
+	}
+	undo, err := decode(codec, bytes.Clone(kept))
+	if err != nil {
+		t.Errorf("Decode(Encode(%s) %q) = %v, want nil (the codec must read what it writes)", name, clip(kept), err)
+	} else if again, err := encode(codec, undo, kept); err != nil || !bytes.Equal(again, kept) {
+		t.Errorf("Encode(Decode(Encode(%s))) = %q, %v; want %q, nil (undoing a failed fn must give back the document)", name, clip(again), err, clip(kept))
+	}
+	// 5. The edited document.
+	if edit != nil {
+		roundTrip(t, codec, edit, name, read, doc)
+	}
+	// 4. What Encode returned first, after all those calls.
+	if !bytes.Equal(out, kept) {
+		t.Errorf("Encode(%s) returned %q, which later calls changed to %q: the bytes Encode returns are the engine's (it writes them and keeps them)", name, clip(kept), clip(out))
+	}
+}
+
+// roundTrip is check 5 on doc, which Decode returned for read, and which name
+// calls.
+func roundTrip[D any](t testing.TB, codec codecOf[D], edit func(D), name string, read []byte, doc D) {
+	t.Helper()
+	if err := try(func() { edit(doc) }); err != nil {
+		t.Errorf("Edit(%s) %v", name, err)
+		return
+	}
+	out, err := encode(codec, doc, read)
+	if err != nil {
+		t.Errorf("Encode(Edit(%s)) = %v, want nil", name, err)
 		return
 	}
 	again, err := decode(codec, bytes.Clone(out))
 	if err != nil {
-		t.Errorf("Decode(Encode(Edit(Decode(%s))) %q) = %v, want nil (the codec must read what it writes)", name, clip(out), err)
+		t.Errorf("Decode(Encode(Edit(%s)) %q) = %v, want nil (the codec must read what it writes)", name, clip(out), err)
 		return
 	}
-	if out2, err := encode(codec, again); err != nil || !bytes.Equal(out2, out) {
+	if out2, err := encode(codec, again, out); err != nil || !bytes.Equal(out2, out) {
 		t.Errorf("Encode(Decode(%q)) = %q, %v; want the same bytes, nil", clip(out), clip(out2), err)
 	}
 }
@@ -143,8 +164,16 @@ func decode[D any](codec codecOf[D], data []byte) (doc D, err error) {
 	return doc, err
 }
 
-func encode[D any](codec codecOf[D], doc D) (out []byte, err error) {
-	if perr := try(func() { out, err = codec.Encode(doc) }); perr != nil {
+// encode calls Rewrite with read for a codec that has it.
+func encode[D any](codec codecOf[D], doc D, read []byte) (out []byte, err error) {
+	r, ok := codec.(rewriterOf[D])
+	if perr := try(func() {
+		if ok {
+			out, err = r.Rewrite(doc, read)
+		} else {
+			out, err = codec.Encode(doc)
+		}
+	}); perr != nil {
 		return nil, perr
 	}
 	return out, err

@@ -1,6 +1,7 @@
 package filetxntest_test
 
 import (
+	"bytes"
 	"errors"
 	"strconv"
 	"testing"
@@ -18,44 +19,86 @@ var counterCases = filetxntest.CodecCases[*int]{
 	Edit:      func(n *int) { *n += 3 },
 }
 
-// TestCheckCodecPassesAGoodCodec checks that a codec that keeps the contract
-// passes.
+// linesCases are linesCodec's inputs for CheckCodec.
+var linesCases = filetxntest.CodecCases[*[][]byte]{
+	Valid: [][]byte{[]byte("a\nb\n"), []byte("one line\n"), {}},
+	Edit:  func(ls *[][]byte) { *ls = append(*ls, []byte("added\n")) },
+}
+
+// linesCodec keeps a file as its lines: sub-slices of the bytes Decode was
+// given, not copies, which the contract allows.
+type linesCodec struct{}
+
+func (linesCodec) Decode(data []byte) (*[][]byte, error) {
+	ls := bytes.SplitAfter(data, []byte("\n"))
+	if len(ls[len(ls)-1]) == 0 {
+		ls = ls[:len(ls)-1]
+	}
+	return &ls, nil
+}
+
+func (linesCodec) Encode(ls *[][]byte) ([]byte, error) { return bytes.Join(*ls, nil), nil }
+
+// reformats writes "n=<n>" however the file was spelled, and reads both
+// spellings: the store, not the codec, tells that a document is unchanged.
+type reformats struct{ counterCodec }
+
+func (reformats) Decode(data []byte) (*int, error) {
+	return counterCodec{}.Decode(bytes.TrimPrefix(data, []byte("n=")))
+}
+
+func (reformats) Encode(n *int) ([]byte, error) { return []byte("n=" + strconv.Itoa(*n) + "\n"), nil }
+
+// TestCheckCodecPassesAGoodCodec checks that codecs that keep the contract
+// pass: one that copies what it keeps, one that keeps sub-slices of its
+// input, and one whose Encode does not give back the file's own spelling.
 func TestCheckCodecPassesAGoodCodec(t *testing.T) {
 	require.Empty(t, failures(t, func(tb testing.TB) { filetxntest.CheckCodec(tb, counterCodec{}, counterCases) }),
 		"CheckCodec(counterCodec) failures")
+	require.Empty(t, failures(t, func(tb testing.TB) { filetxntest.CheckCodec(tb, linesCodec{}, linesCases) }),
+		"CheckCodec(linesCodec) failures")
+	require.Empty(t, failures(t, func(tb testing.TB) { filetxntest.CheckCodec(tb, reformats{}, counterCases) }),
+		"CheckCodec(reformats) failures")
 }
 
 // The broken codecs below each break one clause of the contract.
 
-// keepsInput decodes the counter but keeps the input to give it back,
-// without copying it.
-type keepsInput struct{}
+// changesInput is linesCodec, except that Decode turns the input's last
+// newline into a NUL as it splits it, as an in-place parser might.
+type changesInput struct{ linesCodec }
 
-type kept struct {
-	n, was int    // the count, and the count decoded
-	raw    []byte // the bytes decoded: the input itself, not a copy
-}
-
-func (keepsInput) Decode(data []byte) (*kept, error) {
-	n, err := counterCodec{}.Decode(data)
-	if err != nil {
-		return nil, err
+func (changesInput) Decode(data []byte) (*[][]byte, error) {
+	ls, _ := linesCodec{}.Decode(bytes.Clone(data))
+	if n := len(data); n > 0 {
+		data[n-1] = 0
 	}
-	return &kept{*n, *n, data}, nil
+	return ls, nil
 }
 
-func (keepsInput) Encode(k *kept) ([]byte, error) {
-	if k.n == k.was {
-		return k.raw, nil
-	}
-	return counterCodec{}.Encode(&k.n)
+// reusesOutput encodes into one buffer that it keeps, so the bytes it
+// returned change at its next Encode.
+type reusesOutput struct {
+	counterCodec
+	buf *[]byte
 }
 
-// reformats writes "n=<n>" however the file was spelled: an unchanged
-// document is rewritten.
-type reformats struct{ counterCodec }
+func (c reusesOutput) Encode(n *int) ([]byte, error) {
+	*c.buf = strconv.AppendInt((*c.buf)[:0], int64(*n), 10)
+	*c.buf = append(*c.buf, '\n')
+	return *c.buf, nil
+}
 
-func (reformats) Encode(n *int) ([]byte, error) { return []byte("n=" + strconv.Itoa(*n) + "\n"), nil }
+// unstable numbers its encodings, so the unchanged document never encodes
+// the same twice.
+type unstable struct {
+	counterCodec
+	calls *int
+}
+
+func (c unstable) Encode(n *int) ([]byte, error) {
+	*c.calls++
+	return []byte(strconv.Itoa(*n) + "\n" + strconv.Itoa(*c.calls) + "\n"), nil
+}
 
 // panics refuses bad input with a panic.
 type panics struct{ counterCodec }
@@ -67,12 +110,6 @@ func (panics) Decode(data []byte) (*int, error) {
 	}
 	return n, nil
 }
-
-// writesZero writes "0\n" for the document of a missing file, so a no-op
-// creates the file.
-type writesZero struct{ counterCodec }
-
-func (writesZero) Encode(n *int) ([]byte, error) { return []byte(strconv.Itoa(*n) + "\n"), nil }
 
 // readsNothingBack encodes edits in a form its Decode refuses.
 type readsNothingBack struct{ counterCodec }
@@ -97,15 +134,15 @@ func TestCheckCodecCatchesEachBrokenClause(t *testing.T) {
 		check func(tb testing.TB)
 		want  string
 	}{
-		{"Decode keeps its input", func(tb testing.TB) {
-			filetxntest.CheckCodec(tb, keepsInput{}, filetxntest.CodecCases[*kept]{Valid: counterCases.Valid})
-		}, "Decode kept its input"},
-		{"unchanged document rewritten", func(tb testing.TB) {
-			filetxntest.CheckCodec(tb, reformats{}, counterCases)
-		}, "must give back the bytes decoded"},
-		{"missing file written", func(tb testing.TB) {
-			filetxntest.CheckCodec(tb, writesZero{}, counterCases)
-		}, "Encode(Decode(nil))"},
+		{"Decode changes its input", func(tb testing.TB) {
+			filetxntest.CheckCodec(tb, changesInput{}, linesCases)
+		}, "Decode may keep it, not change it"},
+		{"Encode's bytes change later", func(tb testing.TB) {
+			filetxntest.CheckCodec(tb, reusesOutput{buf: new([]byte)}, counterCases)
+		}, "which later calls changed"},
+		{"unchanged document encodes differently", func(tb testing.TB) {
+			filetxntest.CheckCodec(tb, unstable{calls: new(int)}, counterCases)
+		}, "or a no-op writes"},
 		{"refusal by panic", func(tb testing.TB) {
 			filetxntest.CheckCodec(tb, panics{}, counterCases)
 		}, "panicked"},

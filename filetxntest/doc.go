@@ -9,9 +9,9 @@
 //     branch is chosen by an environment variable derived from the test's
 //     name, and a child runs only that test (an anchored -test.run pattern).
 //   - [CheckCodec] checks a codec against the contract of filetxn.Codec: the
-//     document of a missing file, byte-identical round trips, no use of the
-//     input after Decode returns, and refusals of bad input with the codec's
-//     own error.
+//     document of a missing file, encodings that are stable and read back,
+//     inputs and results that no later call changes, and refusals of bad
+//     input with the codec's own error.
 //   - [CheckRace] runs N processes x M transactions of a caller's step on a
 //     caller's store and checks a caller's invariant at the end, which is
 //     how a lost update (a lock that guards only one process, a read outside

@@ -82,13 +82,25 @@ func ExampleCheckCodec() {
 	// [buy milk call Bob] <nil>
 }
 
-// A codec that breaks the contract is named and shamed: this one gives back
-// the bytes it was given without copying them, so what it writes for an
-// unchanged document depends on a buffer its caller has reused since.
+// reusingCodec breaks the contract: its document is the file's text, and
+// its Encode writes into one buffer that it keeps for the next Encode, so
+// the bytes it returned before change under the engine, which writes them
+// and keeps them.
+type reusingCodec struct{ buf *[]byte }
+
+func (reusingCodec) Decode(data []byte) (*string, error) { s := string(data); return &s, nil }
+
+func (c reusingCodec) Encode(s *string) ([]byte, error) {
+	*c.buf = append((*c.buf)[:0], *s...)
+	return *c.buf, nil
+}
+
+// A codec that breaks the contract is named and shamed.
 func ExampleCheckCodec_brokenCodec() {
-	filetxntest.CheckCodec(printTB{}, keepsInput{}, filetxntest.CodecCases[*kept]{
+	filetxntest.CheckCodec(printTB{}, reusingCodec{new([]byte)}, filetxntest.CodecCases[*string]{
 		Valid: [][]byte{[]byte("7\n")},
+		Edit:  func(s *string) { *s = "8\n" },
 	})
 	// Output:
-	// FAIL: Encode(Decode(Valid[0])) = "\xc8\xf5", want "7\n" (Decode kept its input, which was overwritten after it returned)
+	// FAIL: Encode(Decode(Valid[0])) returned "7\n", which later calls changed to "8\n": the bytes Encode returns are the engine's (it writes them and keeps them)
 }

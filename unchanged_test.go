@@ -1,0 +1,172 @@
+package filetxn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn/lock"
+)
+
+// TestNoOpLeavesAFileItWouldSpellOtherwiseAlone: counterCodec writes
+// "<n>\n", and reads a file spelled otherwise ("  7 \n\n", say); a Mutate or
+// MutateProbed whose fn changes nothing, or changes and restores the count,
+// writes nothing and leaves that spelling, because the store compares the
+// encodings before and after fn, not the encoding with the bytes read.
+// Ablations: step taking the bytes read as the encoding before the first fn
+// and the baseline (as the store did when codecs had to give back the bytes
+// decoded) rewrites the file; the probe comparing its encoding with the
+// bytes read sends the busy-lock no-op to the lock (which the test's
+// goroutine holds: an error); each turns this test red.
+func TestNoOpLeavesAFileItWouldSpellOtherwiseAlone(t *testing.T) {
+	const spelled = "  7 \n\n"
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "count")
+	require.NoError(t, os.WriteFile(path, []byte(spelled), 0o644))
+	s := must(NewStore[*counter](path, counterCodec{}))
+	for name, fn := range map[string]func(*counter) error{
+		"nothing":            func(*counter) error { return nil },
+		"changes and undoes": func(c *counter) error { c.n++; c.n--; return nil },
+		"sets what is there": func(c *counter) error { c.n = 7; return nil },
+	} {
+		for _, probed := range []bool{false, true} {
+			mutate := s.Mutate
+			if probed {
+				mutate = s.MutateProbed
+			}
+			c, err := mutate(ctx, fn)
+			require.NoError(t, err, "Mutate(%s), probed %v", name, probed)
+			require.False(t, c.Written, "Mutate(%s), probed %v = written, want nothing written", name, probed)
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, spelled, string(got), "file after Mutate(%s), probed %v", name, probed)
+		}
+	}
+	// The lock-free probe of a MutateProbed on a busy lock decides the same.
+	lp, err := s.LockPath()
+	require.NoError(t, err)
+	h, err := lock.Acquire(ctx, lp)
+	require.NoError(t, err)
+	c, err := s.MutateProbed(ctx, func(c *counter) error { c.n = 7; return nil })
+	h.Release()
+	require.NoError(t, err, "MutateProbed(no-op) on a busy lock")
+	require.False(t, c.Written, "MutateProbed(no-op) on a busy lock = written, want nothing written")
+
+	c, err = s.Mutate(ctx, func(c *counter) error { c.n++; return nil })
+	require.NoError(t, err)
+	require.True(t, c.Written, "Mutate(increment) = not written, want written")
+	got, _ := os.ReadFile(path)
+	require.Equal(t, "8\n", string(got), "file after Mutate(increment)")
+}
+
+// TestMutateGroupUndoesAFailedFirstFnFromTheBaseline: behind a leader that
+// changes nothing, a batch whose first fn changes the document and fails,
+// and whose second changes nothing, writes nothing: the failed change is
+// undone by decoding the baseline (the encoding of the document as read),
+// and the no-op after it is told from that baseline, not from the file's
+// own spelling, which stays. Ablations: step leaving the document fresh
+// after the failed fn (its change leaks into a write), or taking the bytes
+// read as the encoding before the first fn (the no-op rewrites the file in
+// the codec's spelling), each turn it red.
+func TestMutateGroupUndoesAFailedFirstFnFromTheBaseline(t *testing.T) {
+	const spelled = "{ }"
+	s, ctx, writes := groupStore(t)
+	require.NoError(t, os.WriteFile(s.path, []byte(spelled), 0o644))
+	queued := watchQueue(t)
+	inside, rel := make(chan struct{}), make(chan struct{})
+	leader := start(s, ctx, func(*kv) error { close(inside); <-rel; return nil })
+	within(t, inside, "the leader's fn to run")
+	errBoom := errors.New("boom")
+	f := follow(t, s, ctx, queued, func(d *kv) error { d.m["failed"] = "1"; return errBoom })
+	n := follow(t, s, ctx, queued, func(*kv) error { return nil })
+	close(rel)
+	for name, ch := range map[string]<-chan outcome{"the leader": leader, "the no-op": n} {
+		o := within(t, ch, name)
+		require.True(t, o.returned && o.err == nil && !o.commit.Written, "%s's Mutate = %+v, want nothing written, nil", name, o)
+	}
+	o := within(t, f, "the failing call")
+	require.Same(t, errBoom, o.err, "failing Mutate = %v, want its fn's error itself", o.err)
+	require.Equal(t, int64(0), writes.Load(), "renames = %d, want 0", writes.Load())
+	got, err := os.ReadFile(s.path)
+	require.NoError(t, err)
+	require.Equal(t, spelled, string(got), "file after the batch")
+}
+
+// noted is a count with the comment lines of its file, which the
+// document does not hold: "# ..." lines, then the count.
+type notedCodec struct{}
+
+func (notedCodec) Decode(data []byte) (*counter, error) {
+	return counterCodec{}.Decode(data[len(notes(data)):])
+}
+
+func (notedCodec) Encode(c *counter) ([]byte, error) { return counterCodec{}.Encode(c) }
+
+// Rewrite writes the comment lines of read before the count.
+func (notedCodec) Rewrite(c *counter, read []byte) ([]byte, error) {
+	out, err := counterCodec{}.Encode(c)
+	return append(bytes.Clone(notes(read)), out...), err
+}
+
+// notes returns the leading comment lines of data.
+func notes(data []byte) []byte {
+	n := 0
+	for strings.HasPrefix(string(data[n:]), "#") {
+		i := bytes.IndexByte(data[n:], '\n')
+		if i < 0 {
+			return data
+		}
+		n += i + 1
+	}
+	return data[:n]
+}
+
+// TestRewriterKeepsWhatTheDocumentDoesNotHold: a store whose codec is a
+// Rewriter writes through Rewrite, given the bytes the document was decoded
+// from: the file's comment lines survive a change, and a change after a
+// failed fn of the same batch (whose undo decodes the encoding before it)
+// and a no-op, which writes nothing. Ablation: encode calling Encode even
+// for a Rewriter loses the comments, and this test goes red.
+func TestRewriterKeepsWhatTheDocumentDoesNotHold(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "count")
+	require.NoError(t, os.WriteFile(path, []byte("# the count of runs\n# by hand\n7\n"), 0o644))
+	s := must(NewStore[*counter](path, notedCodec{}))
+	var _ Rewriter[*counter] = notedCodec{}
+	c, err := s.Mutate(ctx, func(*counter) error { return nil })
+	require.NoError(t, err)
+	require.False(t, c.Written, "Mutate(no-op) = written, want nothing written")
+	c, err = s.Mutate(ctx, func(c *counter) error { c.n++; return nil })
+	require.NoError(t, err)
+	require.True(t, c.Written, "Mutate(increment) = not written, want written")
+	got, _ := os.ReadFile(path)
+	require.Equal(t, "# the count of runs\n# by hand\n8\n", string(got), "file after Mutate(increment)")
+
+	// The same through a batch, behind a leader that changes nothing: a
+	// failed fn, then a change.
+	queued := watchQueue(t)
+	inside, rel := make(chan struct{}), make(chan struct{})
+	leader := goMutate(func() (Commit, error) {
+		return s.Mutate(ctx, func(*counter) error { close(inside); <-rel; return nil })
+	})
+	within(t, inside, "the leader's fn to run")
+	f := goMutate(func() (Commit, error) {
+		return s.Mutate(ctx, func(c *counter) error { c.n = 100; return errors.New("boom") })
+	})
+	within(t, queued, "the failing call to queue")
+	add := goMutate(func() (Commit, error) { return s.Mutate(ctx, func(c *counter) error { c.n += 2; return nil }) })
+	within(t, queued, "the increment to queue")
+	close(rel)
+	within(t, leader, "the leader")
+	require.Error(t, within(t, f, "the failing call").err, "failing Mutate, want its error")
+	o := within(t, add, "the increment")
+	require.True(t, o.err == nil && o.commit.Written, "Mutate(add 2) = %+v, want written", o)
+	got, _ = os.ReadFile(path)
+	require.Equal(t, "# the count of runs\n# by hand\n10\n", string(got), "file after a failed fn and an increment by 2")
+}
