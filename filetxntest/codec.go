@@ -88,7 +88,7 @@ func CheckCodec[D any](t testing.TB, codec interface {
 		}
 	}
 
-// 6. Refusals.
+	// 6. Refusals.
 	for i, bad := range cases.Invalid {
 		name := fmt.Sprintf("Invalid[%d] %q", i, clip(bad))
 		_, err := decode(codec, bytes.Clone(bad))

@@ -3,7 +3,6 @@ package ledger
 import (
 	"bytes"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/filetxn/filetxn"
@@ -17,12 +16,12 @@ import (
 // A Doc is a value to be used by one goroutine at a time; it is not safe for
 // concurrent use without external synchronization.
 type Doc struct {
-	missing bool     // parsed from nil: the file does not exist
-	crRaw   []byte   // a copy of the bytes parsed when they hold a CR; nil otherwise (they equal orig)
-	orig    []byte   // the bytes parsed, with CRLF and CR read as LF; never written
-	text    []byte   // the current text, LF only, capacity clipped; never written (edits make new text)
-	buf     *textBuf // text's storage when text is buf.b[:len(text)], so that appends extend it in place; nil otherwise
-	edited  bool     // text was replaced by an edit in the middle, so it may differ from orig at the same length
+	missing bool   // parsed from nil: the file does not exist
+	crRaw   []byte // the bytes parsed when they hold a CR; nil otherwise (they equal orig)
+	orig    []byte // the bytes parsed, with CRLF and CR read as LF, capacity clipped; never written
+	text    []byte // the current text, LF only, capacity clipped; never written (edits make new text)
+	own     []byte // text's storage, its whole capacity, when appends may extend text in place (see onStorage); nil otherwise
+	edited  bool   // text was replaced by an edit in the middle, so it may differ from orig at the same length
 
 	str   string // string(text), when strOK: what the parse and the edits read
 	strOK bool
@@ -36,31 +35,17 @@ type Doc struct {
 
 	searched int // the specs Append has searched this Doc's text for: past originIndexAfter, it keeps an originSet (see mayHaveOrigin)
 
-	onKept   bool       // decoded from the codec's kept text: it may build an originSet (see mayHaveOrigin)
+	onKept   bool       // decoded from bytes equal to the text the codec encoded last: it may build an originSet (see mayHaveOrigin)
 	idx      *originSet // the origin lines of text[:idxLimit], when not nil
 	idxLimit int        // a line start; text[:idxLimit] is a front of idx's text
 }
 
-// A textBuf is storage that the texts of several Docs may share, each of them
-// a front of it: a Doc that Append grows, and the Docs that the codec decodes
-// from the bytes it encoded, which start on its storage instead of a copy
-// (see codec). The bytes before n are never written again, so every Doc on
-// the storage, and the engine, which keeps the bytes that Encode returns, may
-// read them at any time. A Doc whose text ends at n may claim the room after
-// it by moving n, and only then writes there; a Doc whose text ends before n
-// (another Doc claimed the room first) copies its text to new storage
-// instead. n is atomic because the Docs of one store live on the goroutines
-// of its callers.
-type textBuf struct {
-	b []byte       // the storage, its whole capacity; b itself never changes
-	n atomic.Int64 // the bytes of b claimed; b[:n] is never written again
-}
-
-// onStorage makes text, whose capacity is room to grow, the Doc's text on
-// storage of its own.
+// onStorage makes text, whose capacity is room to grow, the Doc's text, on
+// storage that the Doc alone writes, and only past its text's end: the
+// bytes of a text once handed out (by Encode, to the engine, which keeps
+// them) never change, and an append fills the room after them in place.
 func (d *Doc) onStorage(text []byte) {
-	d.buf = &textBuf{b: text[:cap(text)]}
-	d.buf.n.Store(int64(len(text)))
+	d.own = text[:cap(text)]
 	d.text = text[:len(text):len(text)]
 }
 
@@ -82,39 +67,53 @@ func moreRoom(n int) int { return n/8 + 1024 }
 // of the first such byte; any text at all is otherwise a ledger, and text
 // that is not a canonical entry is kept verbatim as prose. Parse does not
 // keep data.
-func Parse(data []byte) (*Doc, error) { return parseKnown(data, 0) }
+func Parse(data []byte) (*Doc, error) { return parseKnown(data, 0, false) }
 
 // parseKnown is Parse for data whose first known bytes are known to be
 // valid UTF-8 without a CR, ending a line (a front of a Doc's text, which
-// never holds either): it checks only the bytes after them.
-func parseKnown(data []byte, known int) (*Doc, error) {
+// never holds either): it checks only the bytes after them. When keep, the
+// Doc keeps data, and appends in place to the room after it (the codec's
+// Decode, given a slice of its own by the engine), unless data holds a CR.
+func parseKnown(data []byte, known int, keep bool) (*Doc, error) {
 	cr := bytes.IndexByte(data[known:], '\r') >= 0
 	var text []byte
-	if cr {
+	switch {
+	case cr:
 		text = normalize(data) // the front, without a CR, stays as it is
-	} else {
+	case keep:
+		text = data
+	default:
 		text = append(make([]byte, 0, len(data)+room(len(data))), data...)
 	}
 	if !utf8.Valid(text[known:]) {
-		i := known
-		for i < len(text) {
-			r, n := utf8.DecodeRune(text[i:])
-			if r == utf8.RuneError && n == 1 {
-				break
-			}
-			i += n
-		}
-		line := bytes.Count(text[:i], []byte("\n")) + 1
-		col := i - bytes.LastIndexByte(text[:i], '\n')
-		return nil, &filetxn.FormatError{Line: line, Column: col, Err: errInvalidUTF8}
+		return nil, invalidUTF8(text, known)
 	}
 	d := &Doc{missing: data == nil}
 	d.onStorage(text)
 	d.orig = d.text
 	if cr {
-		d.crRaw = bytes.Clone(data)
+		d.crRaw = data[:len(data):len(data)]
+		if !keep {
+			d.crRaw = bytes.Clone(data)
+		}
 	}
 	return d, nil
+}
+
+// invalidUTF8 is the error of text whose first invalid UTF-8 byte is at or
+// after known.
+func invalidUTF8(text []byte, known int) error {
+	i := known
+	for i < len(text) {
+		r, n := utf8.DecodeRune(text[i:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		i += n
+	}
+	line := bytes.Count(text[:i], []byte("\n")) + 1
+	col := i - bytes.LastIndexByte(text[:i], '\n')
+	return &filetxn.FormatError{Line: line, Column: col, Err: errInvalidUTF8}
 }
 
 // normalize returns data with CRLF and lone CR read as LF, in new storage
@@ -147,9 +146,8 @@ func (d *Doc) Bytes() []byte {
 }
 
 // encode returns the ledger's bytes as Bytes does, without copying them, for
-// the engine's codec, which may keep them and never writes into them or past
-// their end: the parsed bytes, or the text, whose storage is written only
-// past its end (see textBuf). ofText reports that they are the text.
+// the engine's codec: the parsed bytes, or the text, whose storage is written
+// only past its end (see onStorage). ofText reports that they are the text.
 func (d *Doc) encode() (out []byte, ofText bool) {
 	switch {
 	case d.changed():
@@ -203,24 +201,20 @@ func (d *Doc) replace(text []byte) {
 	d.seqValid = false
 }
 
-// appendText adds s at the end of the text: in place when the Doc may claim
-// the room after its text (see textBuf), otherwise in new storage, with room,
+// appendText adds s at the end of the text: in place when the room after
+// the text is the Doc's (see onStorage), otherwise in new storage, with room,
 // that the Doc then owns. s must begin a new line (the text is empty or ends
 // with "\n", or s starts with "\n"), so that no DW-<n> reference can straddle
 // the junction and the highest number is updated from s alone.
-func (d *Doc) appendText(s string) { appendTo(d, s) }
-
-// appendTo is appendText for a string or for bytes (those of a file that
-// extends a kept text, see codec.Decode).
-func appendTo[T string | []byte](d *Doc, s T) {
+func (d *Doc) appendText(s string) {
 	n, m := len(d.text), len(d.text)+len(s)
-	switch b := d.buf; {
-	case b != nil && m <= len(b.b) && b.n.CompareAndSwap(int64(n), int64(m)):
-		copy(b.b[n:m], s)
-		d.text = b.b[:m:m]
-	case b != nil && m > len(b.b): // the text outgrew its storage
+	switch {
+	case m <= len(d.own):
+		copy(d.own[n:m], s)
+		d.text = d.own[:m:m]
+	case d.own != nil: // the text outgrew its storage
 		d.onStorage(append(append(make([]byte, 0, m+moreRoom(m)), d.text...), s...))
-	default: // another Doc claimed the room
+	default:
 		d.onStorage(append(append(make([]byte, 0, m+room(m)), d.text...), s...))
 	}
 	if d.seqValid {
