@@ -68,13 +68,12 @@ type lines struct{ ls [][]byte }
 
 type linesCodec struct{}
 
-// Decode copies data before splitting it, as the Codec contract asks: the
-// engine reuses the buffer it read data into.
+// Decode keeps sub-slices of data, as the Codec contract allows.
 func (linesCodec) Decode(data []byte) (*lines, error) {
 	if len(data) == 0 {
 		return &lines{}, nil
 	}
-	return &lines{ls: bytes.SplitAfter(bytes.Clone(data), []byte("\n"))}, nil
+	return &lines{ls: bytes.SplitAfter(data, []byte("\n"))}, nil
 }
 
 func (linesCodec) Encode(d *lines) ([]byte, error) { return bytes.Join(d.ls, nil), nil }

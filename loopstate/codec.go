@@ -48,7 +48,7 @@ func (c codec) Decode(data []byte) (*Doc, error) {
 		return nil, err
 	}
 	d.read = d.clone()
-	d.raw = bytes.Clone(data) // a codec keeps nothing of the caller's slice (filetxn.Codec)
+	d.raw = data[:len(data):len(data)] // Decode may keep data (filetxn.Codec): Encode gives it back unchanged
 	return d, nil
 }
 

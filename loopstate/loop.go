@@ -56,7 +56,7 @@ type Loop struct {
 
 // storeKey names one of a Loop's engine stores: the lock's purpose is a
 // store's option, so each operation has its own store, and so its own group
-// commit and read buffers.
+// commit.
 type storeKey struct {
 	op     string // the operation, recorded as the lock's purpose "<op> <name>"
 	noWait bool   // a busy lock fails at once
@@ -76,7 +76,7 @@ func (l *Loop) now() time.Time { return stamp(l.root.now()) }
 // engine returns the filetxn store of the state file that records op as
 // the lock's purpose; with noWait a busy lock fails at once. It is built on
 // the first call for op and kept, so that concurrent calls of op share a
-// write (group commit) and its read buffers are reused.
+// write (group commit).
 func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
 	k := storeKey{op, noWait}
 	l.mu.Lock()
