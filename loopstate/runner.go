@@ -97,8 +97,8 @@ type liveRunnerError struct {
 }
 
 func (e *liveRunnerError) Error() string {
-	return fmt.Sprintf("loopstate: %s %s: tick %d is still running in pid %d (since %s), but its lock file %s was removed or replaced while it held it (%v): refused until that tick has ended",
-		e.op, e.loop, e.ct.N, e.ct.PID, e.ct.StartedAt.Format(timeLayout), e.lock, lock.ErrLockLost)
+	return fmt.Sprintf("loopstate: %s: tick %d is still running in pid %d (since %s), but its lock file %s was removed or replaced while it held it (%v): %s refused until that tick has ended",
+		e.loop, e.ct.N, e.ct.PID, e.ct.StartedAt.Format(timeLayout), e.lock, lock.ErrLockLost, e.op)
 }
 
 func (e *liveRunnerError) Unwrap() []error {
