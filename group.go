@@ -3,13 +3,15 @@ package filetxn
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/filetxn/filetxn/internal/lockopt"
+	"github.com/filetxn/filetxn/internal/goroutine"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -18,43 +20,51 @@ import (
 // leads (waits for the lock, or holds it) queue in the store's group. The
 // leader, once it holds the lock, yields to the callers that the batch
 // before answered (see yield) and then takes every call queued at that
-// moment into its batch, runs its own fn and then theirs in order on one
-// decoded document, and publishes the result with one write; it releases
-// the lock, fsyncs the directory and answers the batch. Then it hands the
-// lead to the first call queued since, which takes the lock in its turn.
+// moment into its batch, runs its own fn and then hands the one decoded
+// document to each queued caller in turn, whose goroutine runs its own fn
+// (see follow) and hands it back; it publishes the result with one write,
+// releases the lock, fsyncs the directory and answers the batch. Then it
+// hands the lead to the first call queued since, which takes the lock in
+// its turn. See docs/design.md, "Group commit".
 // Nobody waits for a batch to fill: a batch is what is queued when the lock
 // is taken, so a lone call is a batch of one, and costs what a transaction
 // without group commit costs, plus a few uncontended mutex sections; it
 // follows no answered caller, so it does not yield.
 //
 // fn runs once under the lock (a probed call's may also run on probes, see
-// MutateProbed): each fn's changes are checkpointed by encoding the document
-// after it, and a fn that fails (or panics, or ends its goroutine) is undone
-// by decoding the document again from the bytes encoded after the fn before
-// it. Re-running the earlier fns on a fresh decode, as bbolt's Batch does,
-// would undo just as well, but only by running them twice.
+// MutateProbed), on its caller's goroutine: each fn's changes are
+// checkpointed by encoding the document after it, and a fn that fails (or
+// panics, or ends its goroutine) is undone by decoding the document again
+// from the bytes encoded after the fn before it. Re-running the earlier fns
+// on a fresh decode, as bbolt's Batch does, would undo just as well, but
+// only by running them twice.
 
 // A call is one Mutate: waiting in a group's queue, or run in a batch.
 type call[D any] struct {
 	ctx    context.Context
 	fn     func(D) error
 	probed bool          // MutateProbed: it probes before it waits for a lock found busy
-	done   chan struct{} // closed once the leader has set the fields below
+	done   chan struct{} // the leader's signals to the caller, one at a time (see signal)
 
 	// Set by the leader of the batch that took the call (or that promoted
-	// it), before it closes done; read by the caller after done is closed.
-	lead      bool // promoted: the caller must lead the next batch itself
-	reprobe   bool // probed, sent back by a leader that found the lock busy: probe, then queue again
-	cancelled bool // ctx was done when a leader took the call: fn never ran
-	changed   bool // fn succeeded and changed the encoded bytes
-	sawChange bool // fn ran on a document that held an earlier call's change: it decided on the batch's write
+	// it), before it signals done; read by the caller once it has received.
+	lead      bool      // promoted: the caller must lead the next batch itself
+	reprobe   bool      // probed, sent back by a leader that found the lock busy: probe, then queue again
+	cancelled bool      // ctx was done when a leader took the call: fn never ran
+	turn      *batch[D] // the caller's turn in this batch: it runs fn (see follow), then waits for its answer
+	changed   bool      // fn succeeded and changed the encoded bytes
+	sawChange bool      // fn ran on a document that held an earlier call's change: it decided on the batch's write
+	aborted   bool      // fn did not return (it panicked, or called runtime.Goexit): its caller is not answered
 	commit    Commit
 	err       error
-	panicked  bool // fn panicked with panicVal
-	panicVal  any
-	goexit    bool // fn called runtime.Goexit
 	answered  bool // answered by a batch (see group.waking): the caller counts its waking
+
+	loan goroutine.Loan // while fn runs in a batch: the caller's goroutine acts for the leader's
 }
+
+// signal wakes the caller, which waits for one signal at a time: done has
+// room for it, so the leader never blocks on a caller.
+func (c *call[D]) signal() { c.done <- struct{}{} }
 
 // group is a store's queue of Mutates waiting for the lock.
 type group[D any] struct {
@@ -80,7 +90,7 @@ func (g *group[D]) wait() {
 	g.queue = slices.DeleteFunc(g.queue, func(c *call[D]) bool {
 		if c.probed {
 			c.reprobe = true
-			close(c.done)
+			c.signal()
 		}
 		return c.probed
 	})
@@ -150,7 +160,9 @@ func (g *group[D]) enqueue(c *call[D], mustProbe, checked bool) joined {
 	if mustProbe && g.waiting {
 		return probes
 	}
-	c.done = make(chan struct{})
+	if c.done == nil {
+		c.done = make(chan struct{}, 1)
+	}
 	g.queue = append(g.queue, c)
 	if testHookQueued != nil {
 		testHookQueued()
@@ -183,7 +195,7 @@ func (g *group[D]) take(batch []*call[D]) []*call[D] {
 	for _, c := range g.queue {
 		if c.ctx.Err() != nil {
 			c.cancelled = true
-			close(c.done)
+			c.signal()
 			continue
 		}
 		batch = append(batch, c)
@@ -206,7 +218,7 @@ func (g *group[D]) requeue(calls []*call[D]) {
 	for _, c := range calls {
 		if c.ctx.Err() != nil {
 			c.cancelled = true
-			close(c.done)
+			c.signal()
 			continue
 		}
 		live = append(live, c)
@@ -228,7 +240,7 @@ func (g *group[D]) handOff() {
 	g.queue[0] = nil
 	g.queue = g.queue[1:]
 	next.lead = true
-	close(next.done)
+	next.signal()
 }
 
 // yield lets the callers that the batch before answered run before the
@@ -315,6 +327,11 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 			}
 			<-c.done // a leader took c (or promoted it) meanwhile: its answer is on the way
 		}
+		if b := c.turn; b != nil {
+			c.turn = nil
+			b.follow(c)
+			<-c.done // the answer: the batch is published
+		}
 		if c.answered {
 			s.g.waking.Add(-1)
 		}
@@ -334,27 +351,19 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 		return s.lead(c)
 	case c.cancelled:
 		return s.giveUp(ctx, c, start)
-	case c.goexit:
-		runtime.Goexit()
-	case c.panicked:
-		panic(c.panicVal)
 	}
 	return c.commit, c.err
 }
 
-// heldOnly makes TryAcquire only answer whether the calling goroutine holds
-// the lock (see package lockopt): it takes nothing, so that a caller's check
-// never makes the lock look busy to the leader's own attempt, and it asks
-// the kernel for no lock.
-var heldOnly lock.Option = func(o *lockopt.Options[*lock.BusyError]) { o.HeldOnly = true }
-
 // mayQueue returns nil if the caller may wait in the queue: its goroutine
 // does not hold the lock, and its ctx is not done. A goroutine that holds
-// it (fn of a running batch calling Mutate, or a Locked callback doing so)
-// would wait for itself: it gets lock.ErrReentrant, as from the lock
-// itself, which judges re-entry by goroutine. The check takes nothing (see
-// heldOnly). A done ctx never waits: it gets the lock's busy error, since a
-// leader has or is about to take the lock.
+// it (fn of a running batch calling Mutate, a follower's included, whose
+// goroutine acts for the leader's, or a Locked callback doing so) would
+// wait for itself: it gets lock.ErrReentrant, as from the lock itself,
+// which judges re-entry by goroutine. The check (lock.Held) takes nothing,
+// so that it never makes the lock look busy to the leader's own attempt,
+// and asks the kernel for no lock. A done ctx never waits: it gets the
+// lock's busy error, since a leader has or is about to take the lock.
 func (s *Store[D]) mayQueue(ctx context.Context) error {
 	if testHookChecked != nil {
 		testHookChecked()
@@ -363,8 +372,8 @@ func (s *Store[D]) mayQueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := lock.TryAcquire(lockPath, heldOnly); err != nil {
-		return err // lock.ErrReentrant, naming the lock file
+	if lock.Held(lockPath) {
+		return &fs.PathError{Op: "Acquire", Path: lockPath, Err: lock.ErrReentrant}
 	}
 	if ctx.Err() != nil {
 		return s.gaveUp(ctx, time.Time{})
@@ -404,11 +413,12 @@ func (s *Store[D]) gaveUp(ctx context.Context, start time.Time) error {
 // (unless WithNoWait, under which no call queues). It then hands the lead
 // on, whether it succeeded, failed, panicked or its goroutine is ending.
 //
-// The leader first tries the lock without waiting. If it cannot have it at
-// once, it says so to the group (so that probed calls probe rather than
-// queue behind a wait), probes if its own call is probed (see
-// MutateProbed: a probe that shows fn changes nothing ends the call
-// without the lock), and only then waits for the lock. Once it holds the
+// The leader first tries the lock without waiting (a probed call's
+// attempt creates no lock file: see below). If it cannot have it at once,
+// it says so to the group (so that probed calls probe rather than queue
+// behind a wait), probes if its own call is probed (see MutateProbed: a
+// probe that shows fn changes nothing ends the call without the lock), and
+// only then waits for the lock. Once it holds the
 // lock it yields before it takes the queue, while callers that the batch
 // before answered have not resumed (see yield): those about to call again
 // then join this batch rather than the next. It releases the lock once the
@@ -442,7 +452,14 @@ func (s *Store[D]) lead(c *call[D]) (commit Commit, err error) {
 	lockPath, pathErr := s.LockPath()
 	h, err := (*lock.Handle)(nil), pathErr
 	if err == nil {
-		h, err = lock.TryAcquire(lockPath, s.o.lockOpts...)
+		// A probed call does not create a missing lock file (or its
+		// directories) before a probe has shown that fn changes the
+		// document: a no-op leaves the disk as it found it.
+		opts := s.o.lockOpts
+		if c.probed {
+			opts = s.o.probeLockOpts
+		}
+		h, err = lock.TryAcquire(lockPath, opts...)
 	}
 	if err != nil {
 		if grouped {
@@ -451,11 +468,21 @@ func (s *Store[D]) lead(c *call[D]) (commit Commit, err error) {
 		if c.probed && s.probe(c.fn) {
 			return Commit{}, nil
 		}
-		if s.o.noWait || pathErr != nil {
+		switch {
+		case pathErr != nil:
 			return Commit{}, err
-		}
-		if h, err = lock.Acquire(c.ctx, lockPath, s.o.lockOpts...); err != nil {
+		case s.o.noWait && c.probed && errors.Is(err, fs.ErrNotExist):
+			// The lock file was missing, and fn changes the document:
+			// take it now, creating it.
+			if h, err = lock.TryAcquire(lockPath, s.o.lockOpts...); err != nil {
+				return Commit{}, err
+			}
+		case s.o.noWait:
 			return Commit{}, err
+		default:
+			if h, err = lock.Acquire(c.ctx, lockPath, s.o.lockOpts...); err != nil {
+				return Commit{}, err
+			}
 		}
 	}
 	if grouped {
@@ -482,7 +509,6 @@ type batch[D any] struct {
 	tx    *Tx
 	calls []*call[D] // calls[0] is the leader's own
 	next  int        // index of the next call to run
-	run1  bool       // calls[next-1] is running: if finish sees it, it did not return
 	read  []byte     // the bytes read
 	based bool       // doc was decoded from read, and base is its encoding
 	base  []byte     // the encoding of the document as decoded: no fn changed what encodes so
@@ -493,16 +519,19 @@ type batch[D any] struct {
 	dirty bool         // a call that ran changed the document: the later ones decide on the batch's write
 	ran   []*call[D]   // the calls that ran, set by finish
 	sync  func() error // the directory fsync that makes the batch's write durable, if any
+
+	holder int64         // the leader's goroutine, for which each follower's acts while its fn runs
+	back   chan struct{} // a follower hands the document back (see follow)
 }
 
 // run reads the file and runs the calls in order, then publishes and
-// answers them (finish). The leader's own fn runs as a plain call, so its
-// panic propagates with its own stack, as without group commit; the
-// followers' fns run under recover, so that one's panic reaches its own
-// caller only. finish is deferred: if the goroutine is ending (the leader's
-// fn panicked, or any fn called runtime.Goexit), the calls that ran are
-// still published and answered, and those that did not go back to the
-// queue, so that nobody is left waiting and no fn runs twice.
+// answers them (finish). The leader's own fn runs on the leader's goroutine;
+// each follower's runs on its caller's (see hand), so that its panic or
+// Goexit, its stack, its thread and its re-entry are its caller's, as
+// without group commit. finish is deferred: if the leader's goroutine is
+// ending (its own fn panicked, or called runtime.Goexit), the calls that
+// ran are still published and answered, and those that did not go back to
+// the queue, so that nobody is left waiting and no fn runs twice.
 func (b *batch[D]) run() {
 	data, err := b.tx.read(b.s.path, "Read")
 	if err != nil {
@@ -515,17 +544,46 @@ func (b *batch[D]) run() {
 	}
 	b.read = data
 	defer b.finish()
+	b.next = 1
+	b.step(b.calls[0])
+	if len(b.calls) > 1 {
+		b.holder, b.back = goroutine.ID(), make(chan struct{}, 1)
+	}
 	for b.next < len(b.calls) {
 		c := b.calls[b.next]
 		b.next++
-		b.run1 = true
-		if b.next == 1 {
-			b.step(c)
-		} else {
-			b.recovered(c)
-		}
-		b.run1 = false
+		b.hand(c)
 	}
+}
+
+// hand gives the document to c's caller, whose goroutine runs c's fn (see
+// follow), and waits until it hands the document back. The caller waits in
+// the queue for the batch's answer, taken (it cannot leave), so it is
+// there to receive.
+func (b *batch[D]) hand(c *call[D]) {
+	c.turn = b
+	c.signal()
+	<-b.back
+}
+
+// follow is c's turn in b, on c's caller's goroutine: it runs c's fn (step),
+// its goroutine acting for the leader's meanwhile (see goroutine.Loan), so
+// that a lock the leader holds (this file's, or another's) is re-entry for
+// fn, as it would be on the leader's goroutine, not a wait for a leader
+// that waits for fn. It hands the document back whatever fn does: if fn
+// panics or calls runtime.Goexit, the hand-back is deferred, the change is
+// undone (step left the document stale) and the caller's goroutine goes on
+// unwinding, unanswered.
+func (b *batch[D]) follow(c *call[D]) {
+	returned := false
+	c.loan.Begin(b.holder)
+	defer func() {
+		c.loan.End()
+		c.aborted = !returned
+		b.back <- struct{}{}
+	}()
+	b.step(c)
+	returned = true
 }
 
 // step runs c's fn on the document and encodes the result, which becomes
@@ -564,17 +622,6 @@ func (b *batch[D]) step(c *call[D]) {
 	}
 }
 
-// recovered is step for a follower's call: a panic in its fn (or its
-// codec's) is kept for its caller, who re-raises it.
-func (b *batch[D]) recovered(c *call[D]) {
-	defer func() {
-		if p := recover(); p != nil {
-			c.panicked, c.panicVal = true, p // step left the document stale
-		}
-	}()
-	b.step(c)
-}
-
 // finish publishes cur if the calls that ran changed it, sets each call's
 // result, and requeues the calls that did not run. It runs under the lock,
 // and leaves the directory fsync of its write, and the answers, to answer.
@@ -588,15 +635,6 @@ func (b *batch[D]) recovered(c *call[D]) {
 func (b *batch[D]) finish() {
 	ran := b.calls[:b.next]
 	b.ran = ran
-	if b.run1 {
-		// The running call did not return: the goroutine is ending. A
-		// follower's fn can only have called runtime.Goexit (recovered
-		// catches its panics); its caller ends its own goroutine too. The
-		// leader's own panic or Goexit needs no answer: it propagates.
-		if c := ran[len(ran)-1]; c != b.calls[0] {
-			c.goexit = true
-		}
-	}
 	var writers int
 	for _, c := range ran {
 		if c.changed {
@@ -645,13 +683,21 @@ func (b *batch[D]) answer() {
 			}
 		}
 	}
-	if len(b.ran) > 1 {
-		b.s.g.waking.Add(int32(len(b.ran) - 1))
+	// The leader's own call is answered by its return, and a call whose
+	// fn did not return has no caller left to answer.
+	var n int32
+	for _, c := range b.ran[min(1, len(b.ran)):] {
+		if !c.aborted {
+			n++
+		}
 	}
-	for i, c := range b.ran {
-		if i > 0 { // the leader's own call is answered by its return
+	if n > 0 {
+		b.s.g.waking.Add(n)
+	}
+	for _, c := range b.ran[min(1, len(b.ran)):] {
+		if !c.aborted {
 			c.answered = true
-			close(c.done)
+			c.signal()
 		}
 	}
 }

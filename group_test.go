@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/goroutine"
 	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
@@ -312,30 +314,147 @@ func TestMutateGroupPanicReachesItsOwnCaller(t *testing.T) {
 	})
 }
 
-// TestMutateGroupGoexitLeavesNobodyWaiting: a follower's fn that calls
-// runtime.Goexit (as testing's FailNow does) ends the goroutine that runs
-// it, the leader's, and its caller's goroutine too, as if it had run
-// there; the other calls of the batch are still published and answered,
-// and those not yet run are run by the next leader. Ablation: finish() run
-// at the end of run() instead of deferred leaves the followers waiting, and
-// this test times out.
-func TestMutateGroupGoexitLeavesNobodyWaiting(t *testing.T) {
+// panicsInFn is a follower's fn that panics, named so that a stack trace
+// shows whether it ran on the stack that the panic reaches.
+func panicsInFn(d *kv) error {
+	d.m["panicked"] = "1"
+	panic("boom in fn")
+}
+
+// TestMutateGroupFollowerPanicHasItsOwnStack: a follower's panic reaches
+// its caller as the panic of its own fn, not one raised again by Mutate: a
+// deferred recover in the caller's goroutine sees fn's frame on the stack
+// the panic unwinds, and the panic's value. Ablation: follow recovering the
+// panic and mutate raising it again (as when fns ran on the leader's
+// goroutine) loses fn's frame, and this test goes red.
+func TestMutateGroupFollowerPanicHasItsOwnStack(t *testing.T) {
 	s, ctx, _ := groupStore(t)
 	queued := watchQueue(t)
 	var runs sync.Map
-	release, first := hold(t, s, ctx, nil)
-	a := follow(t, s, ctx, queued, set(&runs, "a")) // will lead the second batch
-	g := follow(t, s, ctx, queued, func(d *kv) error { d.m["goexit"] = "1"; runtime.Goexit(); return nil })
+	release, leader := hold(t, s, ctx, nil)
+	a := follow(t, s, ctx, queued, set(&runs, "a")) // leads the batch
+	type caught struct {
+		value any
+		stack string
+	}
+	got := make(chan caught, 1)
+	go func() {
+		defer func() { got <- caught{recover(), string(debug.Stack())} }()
+		s.Mutate(ctx, panicsInFn)
+	}()
+	within(t, queued, "the panicking follower to queue")
 	b := follow(t, s, ctx, queued, set(&runs, "b"))
 	release()
-	require.True(t, within(t, first, "the first leader").returned)
-	require.Equal(t, outcome{}, within(t, a, "a, the leader whose goroutine the Goexit ended"), "a's Mutate = got, want its goroutine ended")
-	require.Equal(t, outcome{}, within(t, g, "the Goexit call"), "Goexit call's Mutate = got, want its goroutine ended")
-	o := within(t, b, "b")
-	require.True(t, o.returned && o.err == nil && o.commit.Written, "b's Mutate = %+v, want written", o)
-	require.Equal(t, map[string]string{"leader": "1", "a": "1", "b": "1"}, fileKeys(t, s), "file = got, want leader, a and b")
-	c, err := s.Mutate(ctx, set(&runs, "c"))
-	require.True(t, err == nil && c.Written, "Mutate after the Goexit = %+v, %v, want written (the lead was handed on)", c, err)
+	within(t, leader, "the leader")
+	c := within(t, got, "the panicking follower")
+	require.Equal(t, "boom in fn", c.value, "recovered panic = %v, want fn's value", c.value)
+	require.Contains(t, c.stack, "filetxn.panicsInFn(", "stack at the caller's recover = %s, want fn's frame on it", c.stack)
+	for k, ch := range map[string]<-chan outcome{"a": a, "b": b} {
+		o := within(t, ch, k)
+		require.True(t, o.returned && o.err == nil && o.commit.Written, "%s's Mutate = %+v, want written", k, o)
+	}
+	require.Equal(t, map[string]string{"leader": "1", "a": "1", "b": "1"}, fileKeys(t, s), "file = got, want leader, a and b without the panicking fn's change")
+}
+
+// TestMutateGroupGoexitLeavesNobodyWaiting: a follower's fn that calls
+// runtime.Goexit (as testing's FailNow does) ends its own caller's
+// goroutine only, as it would alone: the other calls of the batch, the one
+// leading it included, are published and answered, without its change. A
+// leader's fn that calls it ends the leader's goroutine, and the calls
+// queued behind it are run (once each) by the next leader, not dropped.
+// Ablations: follow handing the document back only once step has returned
+// (not deferred) leaves the leader waiting, and the "follower" case times
+// out; a follower's fn run on the leader's goroutine (as before: hand calling
+// step itself) ends the leader's goroutine instead, and it goes red;
+// finish run at the end of run instead of deferred leaves the followers of
+// the Goexiting leader waiting, and the "leader" case times out.
+func TestMutateGroupGoexitLeavesNobodyWaiting(t *testing.T) {
+	t.Run("follower", func(t *testing.T) {
+		s, ctx, _ := groupStore(t)
+		queued := watchQueue(t)
+		var runs sync.Map
+		release, first := hold(t, s, ctx, nil)
+		a := follow(t, s, ctx, queued, set(&runs, "a")) // will lead the second batch
+		g := follow(t, s, ctx, queued, func(d *kv) error { d.m["goexit"] = "1"; runtime.Goexit(); return nil })
+		b := follow(t, s, ctx, queued, set(&runs, "b"))
+		release()
+		require.True(t, within(t, first, "the first leader").returned)
+		for k, ch := range map[string]<-chan outcome{"a, the leader of the Goexit's batch": a, "b": b} {
+			o := within(t, ch, k)
+			require.True(t, o.returned && o.err == nil && o.commit.Written, "%s's Mutate = %+v, want written", k, o)
+		}
+		require.Equal(t, outcome{}, within(t, g, "the Goexit call"), "Goexit call's Mutate = got, want its goroutine ended")
+		require.Equal(t, map[string]string{"leader": "1", "a": "1", "b": "1"}, fileKeys(t, s), "file = got, want leader, a and b")
+		c, err := s.Mutate(ctx, set(&runs, "c"))
+		require.True(t, err == nil && c.Written, "Mutate after the Goexit = %+v, %v, want written (the lead was handed on)", c, err)
+	})
+	t.Run("leader", func(t *testing.T) {
+		s, ctx, _ := groupStore(t)
+		queued := watchQueue(t)
+		var runs sync.Map
+		release, first := hold(t, s, ctx, nil)
+		g := follow(t, s, ctx, queued, func(d *kv) error { d.m["goexit"] = "1"; runtime.Goexit(); return nil }) // leads the second batch
+		a := follow(t, s, ctx, queued, set(&runs, "a"))
+		b := follow(t, s, ctx, queued, set(&runs, "b"))
+		release()
+		require.True(t, within(t, first, "the first leader").returned)
+		require.Equal(t, outcome{}, within(t, g, "the Goexit leader"), "Goexit leader's Mutate = got, want its goroutine ended")
+		for k, ch := range map[string]<-chan outcome{"a": a, "b": b} {
+			o := within(t, ch, k)
+			require.True(t, o.returned && o.err == nil && o.commit.Written, "%s's Mutate = %+v, want written", k, o)
+		}
+		runs.Range(func(k, n any) bool {
+			require.Equal(t, int64(1), n.(*atomic.Int64).Load(), "runs of %s's fn = %d, want 1", k, n.(*atomic.Int64).Load())
+			return true
+		})
+		require.Equal(t, map[string]string{"leader": "1", "a": "1", "b": "1"}, fileKeys(t, s), "file = got, want leader, a and b")
+	})
+}
+
+// TestMutateGroupRunsFnOnItsCallersGoroutine: every fn of a batch, the
+// leader's and each follower's, runs on the goroutine that called Mutate
+// with it (so a goroutine-local property of the caller, such as a thread
+// locked by runtime.LockOSThread, holds in fn). Ablation: hand running
+// the follower's step on the leader's goroutine (as before) makes every
+// follower's ids differ, and this test goes red.
+func TestMutateGroupRunsFnOnItsCallersGoroutine(t *testing.T) {
+	s, ctx, _ := groupStore(t)
+	queued := watchQueue(t)
+	type ids struct{ caller, fn int64 }
+	seen := func(k string, got chan<- ids) func(*kv) error {
+		return func(d *kv) error {
+			got <- ids{fn: goroutine.ID()}
+			d.m[k] = "1"
+			return nil
+		}
+	}
+	// each calls Mutate on a goroutine of its own, and reports that
+	// goroutine's id, then fn's.
+	each := func(k string, got chan ids) <-chan outcome {
+		return goMutate(func() (Commit, error) {
+			got <- ids{caller: goroutine.ID()}
+			return s.Mutate(ctx, seen(k, got))
+		})
+	}
+	release, leader := hold(t, s, ctx, nil)
+	chans := map[string]chan ids{}
+	var outs []<-chan outcome
+	for i, k := range []string{"a", "b", "c"} {
+		chans[k] = make(chan ids, 2)
+		outs = append(outs, each(k, chans[k]))
+		within(t, queued, fmt.Sprintf("follower %d to queue", i))
+	}
+	release()
+	within(t, leader, "the first leader")
+	for _, out := range outs {
+		o := within(t, out, "a follower")
+		require.True(t, o.returned && o.err == nil && o.commit.Written, "Mutate = %+v, want written", o)
+	}
+	for k, ch := range chans {
+		caller, fn := (<-ch).caller, (<-ch).fn
+		require.Equal(t, caller, fn, "%s's fn ran on goroutine %d, want its caller's %d", k, fn, caller)
+	}
+	require.Equal(t, map[string]string{"leader": "1", "a": "1", "b": "1", "c": "1"}, fileKeys(t, s), "file = got, want every change")
 }
 
 // TestMutateGroupCountsItsAnsweredCallersAwake: every caller that a batch
@@ -553,12 +672,13 @@ func TestMutateGroupCancelledCallOfAPanickedBatchWaitsForNoLock(t *testing.T) {
 
 // TestMutateGroupReentryFails: Mutate on the same Store from inside fn
 // fails at once with lock.ErrReentrant, whether fn is the leader's own or a
-// follower's run by the leader's goroutine; so does Mutate from inside a
-// Locked callback while another call leads, waiting for the lock that the
-// callback holds. Ablation: queueing without the re-entry check
-// (mayQueue's question to the lock table), or a table that answers
-// "not held" for every goroutine, makes each of these wait for itself
-// until its ctx ends, and this test goes red.
+// follower's (run on its caller's goroutine, which acts for the leader's
+// meanwhile); so does Mutate from inside a Locked callback while another
+// call leads, waiting for the lock that the callback holds. Ablations:
+// queueing without the re-entry check (mayQueue's question to the lock
+// table), or a table that answers "not held" for every goroutine, makes
+// each of these wait for itself until its ctx ends, and this test goes red;
+// follow without its loan turns the "follower" case red.
 func TestMutateGroupReentryFails(t *testing.T) {
 	nested := func(s *Store[*kv], ctx context.Context, got *error) func(*kv) error {
 		return func(d *kv) error {
@@ -582,16 +702,17 @@ func TestMutateGroupReentryFails(t *testing.T) {
 		queued := watchQueue(t)
 		var got error
 		release, leader := hold(t, s, ctx, nil)
+		second := follow(t, s, ctx, queued, func(d *kv) error { d.m["second"] = "1"; return nil }) // leads the batch
 		f := follow(t, s, ctx, queued, nested(s, ctx, &got))
 		g := follow(t, s, ctx, queued, func(d *kv) error { d.m["other"] = "1"; return nil })
 		release()
 		within(t, leader, "the leader")
-		for _, ch := range []<-chan outcome{f, g} {
+		for _, ch := range []<-chan outcome{second, f, g} {
 			o := within(t, ch, "a follower")
 			require.True(t, o.returned && o.err == nil, "follower's Mutate = %+v", o)
 		}
 		require.ErrorIs(t, got, lock.ErrReentrant, "Mutate inside a follower's fn = %v, want ErrReentrant", got)
-		require.Equal(t, map[string]string{"leader": "1", "outer": "1", "other": "1"}, fileKeys(t, s), "file = got, want the outer changes, not the nested one")
+		require.Equal(t, map[string]string{"leader": "1", "second": "1", "outer": "1", "other": "1"}, fileKeys(t, s), "file = got, want the outer changes, not the nested one")
 	})
 	t.Run("locked", func(t *testing.T) {
 		waiting := make(chan struct{})
@@ -616,22 +737,37 @@ func TestMutateGroupReentryFails(t *testing.T) {
 }
 
 // TestMutateGroupEveryCallThatLocksFailsReentrantInAFollowersFn: a
-// follower's fn runs on the leader's goroutine, which holds the lock, so
-// every call that locks the same file from inside it (Restore and Locked of
-// the Store, Mutate of another Store of the file, whose group no call
-// leads, and the lock itself) fails at once with lock.ErrReentrant, as the
-// godoc of Mutate says, and the batch goes on. Ablation: lock's acquire
-// without its check of the goroutine's own hold makes Restore (and the
-// others) wait for the leader's lock until their ctx ends, and this test
-// goes red.
+// follower's fn runs on its caller's goroutine, which acts for the leader's
+// (which holds the lock) while fn runs, so every call that locks the same
+// file from inside it (Restore and Locked of the Store, Mutate of another
+// Store of the file, whose group no call leads, and the lock itself, by
+// Acquire and TryAcquire) fails at once with lock.ErrReentrant, as the
+// godoc of Mutate says, and the batch goes on; so does one that locks
+// another file the leader holds (its Mutate was called inside a Locked
+// callback of that file), for which the leader waits no less. Ablations:
+// follow without its loan makes each of these wait for the leader until
+// its ctx ends (TryAcquire: busy), and this test goes red; lock's acquire
+// without its check of the goroutine's hold makes Restore (and the others)
+// wait likewise.
 func TestMutateGroupEveryCallThatLocksFailsReentrantInAFollowersFn(t *testing.T) {
 	s, ctx, _ := groupStore(t)
 	other := must(NewStore[*kv](s.path, kvCodec{}))
+	outer := must(NewStore[*kv](filepath.Join(filepath.Dir(s.path), "outer.json"), kvCodec{}))
 	lockPath, err := s.LockPath()
 	require.NoError(t, err)
 	queued := watchQueue(t)
 	got := map[string]error{}
-	release, leader := hold(t, s, ctx, nil)
+	release, first := hold(t, s, ctx, nil)
+	// The leader of the next batch, the first call queued, holds outer's
+	// lock too: it calls Mutate inside a Locked callback of outer.
+	leader := goMutate(func() (c Commit, err error) {
+		err = outer.Locked(ctx, func(*Tx) error {
+			c, err = s.Mutate(ctx, func(d *kv) error { d.m["second"] = "1"; return nil })
+			return err
+		})
+		return c, err
+	})
+	within(t, queued, "the next leader to queue")
 	f := follow(t, s, ctx, queued, func(d *kv) error {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // bounds the deadlock of an ablation
 		defer cancel()
@@ -642,18 +778,24 @@ func TestMutateGroupEveryCallThatLocksFailsReentrantInAFollowersFn(t *testing.T)
 		if h, got["lock.Acquire"] = lock.Acquire(ctx, lockPath); h != nil {
 			h.Release()
 		}
+		if h, got["lock.TryAcquire"] = lock.TryAcquire(lockPath); h != nil {
+			h.Release()
+		}
+		_, got["the Mutate of another file the leader holds"] = outer.Mutate(ctx, func(d *kv) error { d.m["nested"] = "1"; return nil })
 		d.m["follower"] = "1"
 		return nil
 	})
 	release()
-	within(t, leader, "the leader")
-	o := within(t, f, "the follower")
+	within(t, first, "the first leader")
+	o := within(t, leader, "the leader")
+	require.True(t, o.returned && o.err == nil && o.commit.Written, "leader's Mutate = %+v, want written", o)
+	o = within(t, f, "the follower")
 	require.True(t, o.returned && o.err == nil && o.commit.Written, "follower's Mutate = %+v, want written", o)
 	for call, err := range got {
 		require.ErrorIs(t, err, lock.ErrReentrant, "%s inside a follower's fn = %v, want ErrReentrant", call, err)
 	}
-	require.Len(t, got, 4)
-	require.Equal(t, map[string]string{"leader": "1", "follower": "1"}, fileKeys(t, s), "file = got, want the leader's and the follower's changes only")
+	require.Len(t, got, 6)
+	require.Equal(t, map[string]string{"leader": "1", "second": "1", "follower": "1"}, fileKeys(t, s), "file = got, want the leaders' and the follower's changes only")
 }
 
 // TestRestoreRefusesASharedWrite: two calls published by one write each get

@@ -20,6 +20,10 @@ type options struct {
 	noWait    bool
 	lockOpts  []lock.Option
 	err       error // the first invalid option, reported by NewStore
+
+	// probeLockOpts is lockOpts and lock.WithoutCreate, set by NewStore: a
+	// MutateProbed's first attempt at the lock creates no lock file.
+	probeLockOpts []lock.Option
 }
 
 // validate returns the first invalid option seen, wrapping ErrInvalidArgument.

@@ -3,6 +3,7 @@ package filetxn
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,15 +34,18 @@ func startProbed[D any](s *Store[D], ctx context.Context, fn func(D) error) <-ch
 	return goMutate(func() (Commit, error) { return s.MutateProbed(ctx, fn) })
 }
 
-// TestMutateProbedOnAFreeLockReadsOnce: on a free lock, MutateProbed takes
-// the lock at once and reads the file once, whether fn changes the document
-// or not. Ablation: probing before trying the lock (MutateProbed as it was:
-// a lock-free read, then Mutate's own) reads twice for the change, and this
-// test goes red.
+// TestMutateProbedOnAFreeLockReadsOnce: on a free lock whose file exists,
+// MutateProbed takes the lock at once and reads the file once, whether fn
+// changes the document or not. Ablation: probing before trying the lock
+// (MutateProbed as it was: a lock-free read, then Mutate's own) reads twice
+// for the change, and this test goes red.
 func TestMutateProbedOnAFreeLockReadsOnce(t *testing.T) {
 	ctx := context.Background()
 	s := newCounter(t)
 	require.NoError(t, os.WriteFile(s.path, []byte("3\n"), 0o644))
+	lockPath, err := s.LockPath()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(lockPath, nil, 0o600))
 	reads := countReads(t, s.path)
 
 	c, err := s.MutateProbed(ctx, func(c *counter) error { c.n = 4; return nil })
@@ -243,4 +247,36 @@ func TestMutateProbedNoOpWhoseCtxEndsInTheQueueSucceeds(t *testing.T) {
 	released.Do(release)
 	require.True(t, within(t, leader, "the leader").returned)
 	require.Equal(t, map[string]string{"leader": "1"}, fileKeys(t, s), "file = got, want the leader's key only")
+}
+
+// TestMutateProbedNoOpCreatesNothing: a MutateProbed whose fn changes
+// nothing, on a store whose lock file does not exist yet (a fresh state
+// root), leaves the disk as it found it: no state root, no lock file, no
+// data file; with WithNoWait too. One that changes the document creates
+// the lock file (and its directories) and writes, as Mutate does. Ablation:
+// lead's first attempt with the store's own lock options (which create the
+// lock file) makes the no-op create the state root, and this test goes red;
+// the WithNoWait case returning the first attempt's error unprobed fails
+// the change with fs.ErrNotExist.
+func TestMutateProbedNoOpCreatesNothing(t *testing.T) {
+	for name, opts := range map[string][]Option{"waits": nil, "WithNoWait": {WithNoWait()}} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			root := filepath.Join(dir, "state")
+			s := must(NewStore[*counter](filepath.Join(dir, "count.txt"), counterCodec{}, append(opts, WithStateRoot(root))...))
+			lockPath, err := s.LockPath()
+			require.NoError(t, err)
+			c, err := s.MutateProbed(ctx, func(*counter) error { return nil })
+			require.True(t, err == nil && !c.Written, "MutateProbed(no-op) = %+v, %v, want nothing written", c, err)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			require.Empty(t, entries, "directory after a no-op MutateProbed = %v, want nothing created", entries)
+
+			c, err = s.MutateProbed(ctx, func(c *counter) error { c.n = 1; return nil })
+			require.True(t, err == nil && c.Written, "MutateProbed(0 -> 1) = %+v, %v, want written", c, err)
+			require.FileExists(t, lockPath, "lock file after a MutateProbed that wrote")
+			require.Equal(t, "1\n", readCount(t, s.path), "file = got, want 1")
+		})
+	}
 }

@@ -124,6 +124,7 @@ func NewStore[D any](path string, codec Codec[D], opts ...Option) (*Store[D], er
 	if err := s.o.validate(); err != nil {
 		return nil, fmt.Errorf("filetxn: NewStore %s: %w", path, err)
 	}
+	s.o.probeLockOpts = append(slices.Clip(s.o.lockOpts), lock.WithoutCreate())
 	return s, nil
 }
 

@@ -190,6 +190,7 @@ func TestStoreRefusesAMalformedBoardFromUnderTheLock(t *testing.T) {
 	var decodes []bool // whether the lock was held at each Decode
 	s := mustOpenWith(path, codec{}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
+	touchLock(t, lp) // the lock file exists: a probed call on a missing one probes first, to create nothing
 	s = mustOpenWith(path, codec{onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
 	_, err := s.Advance(context.Background(), "1-1-a", Done)
 	var pe *fs.PathError
@@ -202,6 +203,18 @@ func TestStoreRefusesAMalformedBoardFromUnderTheLock(t *testing.T) {
 	}
 	if b := readString(t, path); b != src {
 		t.Errorf("Advance on a malformed board changed it")
+	}
+}
+
+// touchLock creates the lock file lp and its directories, as a first
+// transaction under the lock would.
+func touchLock(t *testing.T, lp string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(lp), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lp, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -226,7 +239,7 @@ func lockHeld(t *testing.T, lp string) bool {
 
 // TestStoreDecidesUnderTheLock ports bmad-loop's lock-order row: the read that decides the
 // published bytes happens under the lock, and then the write; on a free lock it is the
-// only read (the engine's MutateProbed probes only a busy lock). Ablation: deciding on the probe's read and publishing its
+// only read (the engine's MutateProbed probes only a busy lock, or a missing lock file). Ablation: deciding on the probe's read and publishing its
 // bytes under the lock (View, then Locked and Write) turns this test, the malformed-board
 // test above and the two rival tests below red.
 func TestStoreDecidesUnderTheLock(t *testing.T) {
@@ -234,6 +247,7 @@ func TestStoreDecidesUnderTheLock(t *testing.T) {
 	var decodes []bool
 	s := mustOpenWith(path, codec{}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
+	touchLock(t, lp) // the lock file exists: a probed call on a missing one probes first, to create nothing
 	s = mustOpenWith(path, codec{onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
 	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress); got != InProgress || err != nil {
 		t.Fatalf("Advance = %q, %v", got, err)

@@ -9,16 +9,21 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/filetxn/filetxn/internal/lockopt"
+	"github.com/filetxn/filetxn/internal/goroutine"
 )
 
 // An Option configures Acquire and TryAcquire.
 type Option func(*options)
 
-// options is an alias of the internal lockopt.Options, so that the engine
-// can make an Option that sets a field no user can set (see package
-// lockopt).
-type options = lockopt.Options[*BusyError]
+// options is the resolved configuration of one Acquire or TryAcquire.
+type options struct {
+	Purpose     string           // WithPurpose: why the lock is held, for the holder record
+	NoHolder    bool             // WithoutHolder: the lock file is not written
+	ReportAfter time.Duration    // WithWaitReport: how long a wait lasts before OnWait
+	OnWait      func(*BusyError) // WithWaitReport: called once by a long wait
+	NoCreate    bool             // WithoutCreate: a missing lock file is an error
+	AnyFS       bool             // WithAnyFileSystem: no refusal of the file system
+}
 
 // collect applies opts to the zero options. The options escape to the heap
 // (an Option is a function the compiler cannot see into), so only a call
@@ -249,6 +254,17 @@ func Acquire(ctx context.Context, path string, opts ...Option) (*Handle, error) 
 // never blocks on another holder. Re-entry gives ErrReentrant as in Acquire.
 func TryAcquire(path string, opts ...Option) (*Handle, error) {
 	return acquire(context.Background(), path, false, opts)
+}
+
+// Held reports whether the calling goroutine holds the lock on the file at
+// path, by this spelling of the path or another, so that code meant to run
+// under the lock can check that it does. It takes nothing and creates
+// nothing: a missing file is not held. The answer is about this goroutine
+// only, and true exactly when Acquire would return ErrReentrant; it costs a
+// look at the process's lock table, and a stat when the goroutine holds
+// some lock that path does not name by the spelling it was taken by.
+func Held(path string) bool {
+	return heldAt(path, goroutine.ID())
 }
 
 func pathError(op, path string, err error) error {

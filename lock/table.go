@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/goroutine"
 	"github.com/filetxn/filetxn/internal/osfile"
 )
 
@@ -354,13 +355,7 @@ var errReordered = errors.New("lock: lock file replaced since its order was fixe
 // locks that come before in the order, could deadlock.
 func acquireAs(ctx context.Context, path string, want *fileID, block bool, opts []Option) (*Handle, error) {
 	o := collect(opts)
-	me := goid()
-	if o.HeldOnly {
-		if heldBy(path, me) {
-			return nil, pathError("Acquire", path, ErrReentrant)
-		}
-		return nil, nil
-	}
+	me := goroutine.ID()
 	if err := fault.At(fault.Lock, path); err != nil {
 		return nil, pathError("Acquire", path, err)
 	}
@@ -387,7 +382,7 @@ func acquireAs(ctx context.Context, path string, want *fileID, block bool, opts 
 			}
 			continue
 		}
-		if e.owners[me] > 0 {
+		if e.heldBy(me) {
 			unlock(e.unref())
 			return nil, pathError("Acquire", path, ErrReentrant)
 		}
@@ -433,24 +428,29 @@ func acquireAs(ctx context.Context, path string, want *fileID, block bool, opts 
 	}
 }
 
-// heldBy reports whether goroutine me holds the lock on the file at path,
-// from the table alone: it takes nothing, so that it never makes the lock
-// look busy to another acquirer, and it asks the kernel for no lock. The
-// path's hint answers when me holds the entry it names, and a goroutine
+// heldBy reports whether goroutine me holds e, itself or as a goroutine it
+// acts for (see goroutine.Loan). table.mu must be held.
+func (e *entry) heldBy(me int64) bool {
+	return goroutine.Any(me, func(g int64) bool { return e.owners[g] > 0 })
+}
+
+// heldAt reports whether goroutine me holds the lock on the file at path (see
+// Held), from the table alone: it takes nothing, so that it never makes the
+// lock look busy to another acquirer, and it asks the kernel for no lock.
+// The path's hint answers when me holds the entry it names, and a goroutine
 // that holds no entry at all holds nothing; only a goroutine that holds
 // some lock not reached through path costs a stat, to learn whether path
 // names one of its files by another spelling. A path whose file is missing
-// or cannot be looked at is not held: the acquisition that follows reports
-// that.
-func heldBy(path string, me int64) bool {
+// or cannot be looked at is not held.
+func heldAt(path string, me int64) bool {
 	table.mu.Lock()
-	if e := table.paths[path]; e != nil && e.owners[me] > 0 {
+	if e := table.paths[path]; e != nil && e.heldBy(me) {
 		table.mu.Unlock()
 		return true
 	}
 	holds := false
 	for _, e := range table.entries {
-		if e.owners[me] > 0 {
+		if e.heldBy(me) {
 			holds = true
 			break
 		}
@@ -466,7 +466,7 @@ func heldBy(path string, me int64) bool {
 	table.mu.Lock()
 	defer table.mu.Unlock()
 	e := table.entries[id]
-	return e != nil && e.owners[me] > 0
+	return e != nil && e.heldBy(me)
 }
 
 // busy builds the error for a lock held by another holder, with the holder

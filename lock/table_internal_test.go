@@ -8,8 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn/internal/goroutine"
 )
 
 // TestTableForgetsThePathsOfEvictedEntries: after more lock files than the
@@ -66,50 +69,110 @@ func TestTableForgetsThePathsOfEvictedEntries(t *testing.T) {
 	require.True(t, ok && err == nil, "Current() after re-acquiring an evicted lock file = %v, %v, want true, nil", ok, err)
 }
 
-// TestHeldOnlyAnswersFromTheTable: TryAcquire with lockopt's HeldOnly
-// answers ErrReentrant, naming the path, for a lock the calling goroutine
-// holds, through the spelling it took it by or another one, and nil for a
-// lock another goroutine holds or nobody holds, or a missing file, which it
-// does not create; it takes nothing, so another goroutine's TryAcquire of a
-// free lock succeeds. Ablation: heldBy returning false once the path's hint
-// says nothing (no stat for another spelling) turns the second spelling's
-// case red; HeldOnly ignored (a real acquisition) turns the free lock's and
-// the missing file's cases red.
-func TestHeldOnlyAnswersFromTheTable(t *testing.T) {
-	heldOnly := Option(func(o *options) { o.HeldOnly = true })
+// TestHeldAnswersFromTheTable: Held reports true for a lock the calling
+// goroutine holds, through the spelling it took it by or another one, and
+// false for a lock another goroutine holds or nobody holds, or a missing
+// file, which it does not create; it takes nothing, so another goroutine's
+// TryAcquire of a free lock succeeds. Ablation: heldAt returning false once
+// the path's hint says nothing (no stat for another spelling) turns the
+// second spelling's case red; Held as a real TryAcquire and Release turns
+// the missing file's case red.
+func TestHeldAnswersFromTheTable(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.lock")
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o700))
 	other := dir + string(filepath.Separator) + "sub" + string(filepath.Separator) + ".." + string(filepath.Separator) + "a.lock"
 
-	h, err := TryAcquire(path, heldOnly)
-	require.True(t, h == nil && err == nil, "TryAcquire(%q, HeldOnly) of a missing file = %v, %v, want nil, nil", path, h, err)
-	_, err = os.Stat(path)
-	require.ErrorIs(t, err, fs.ErrNotExist, "Stat(%q) after HeldOnly = %v, want fs.ErrNotExist", path, err)
+	require.False(t, Held(path), "Held(%q) of a missing file = true, want false", path)
+	_, err := os.Stat(path)
+	require.ErrorIs(t, err, fs.ErrNotExist, "Stat(%q) after Held = %v, want fs.ErrNotExist", path, err)
 
 	held, err := Acquire(context.Background(), path)
 	require.NoError(t, err, "Acquire(%q)", path)
 	for _, p := range []string{path, other} {
-		_, err = TryAcquire(p, heldOnly)
-		var pe *fs.PathError
-		require.True(t, errors.Is(err, ErrReentrant) && errors.As(err, &pe) && pe.Path == p,
-			"TryAcquire(%q, HeldOnly) by the holder = %v, want ErrReentrant naming the path", p, err)
+		require.True(t, Held(p), "Held(%q) by the holder = false, want true", p)
 	}
-	answer := make(chan error, 1)
-	go func() { _, err := TryAcquire(path, heldOnly); answer <- err }()
-	err = <-answer
-	require.NoError(t, err, "TryAcquire(%q, HeldOnly) by another goroutine = %v, want nil", path, err)
+	answer := make(chan bool, 1)
+	go func() { answer <- Held(path) }()
+	require.False(t, <-answer, "Held(%q) by another goroutine = true, want false", path)
 	require.NoError(t, held.Release(), "Release(%q)", path)
 
-	h, err = TryAcquire(path, heldOnly)
-	require.True(t, h == nil && err == nil, "TryAcquire(%q, HeldOnly) of a free lock = %v, %v, want nil, nil", path, h, err)
+	require.False(t, Held(path), "Held(%q) of a free lock = true, want false", path)
+	errc := make(chan error, 1)
 	go func() {
 		h, err := TryAcquire(path)
 		if err == nil {
 			err = h.Release()
 		}
-		answer <- err
+		errc <- err
 	}()
-	err = <-answer
-	require.NoError(t, err, "TryAcquire(%q) after a HeldOnly check = %v, want nil", path, err)
+	err = <-errc
+	require.NoError(t, err, "TryAcquire(%q) after a Held check = %v, want nil", path, err)
+}
+
+// TestLoanMakesItsBorrowerAHolder: a goroutine that acts for the holder of
+// a lock (a goroutine.Loan, as the engine's group commit begins for a
+// follower's fn) is told ErrReentrant by Acquire and TryAcquire at once and
+// is Held, also for a lock the holder took by another spelling, and also
+// through a chain of two loans; once the loan ends it waits as any other
+// goroutine does. Ablation: entry.heldBy looking at the goroutine's own
+// holds only makes the borrower's Acquire wait until its ctx ends, and this
+// test goes red.
+func TestLoanMakesItsBorrowerAHolder(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.lock")
+	h, err := Acquire(context.Background(), path)
+	require.NoError(t, err, "Acquire(%q)", path)
+	defer h.Release()
+	holder := goroutine.ID()
+	type result struct {
+		who                 string
+		acquire, tryAcquire error
+		held                bool
+	}
+	var got []result // appended to by one goroutine at a time, each waited for
+	check := func(who string, wait time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), wait) // bounds the ablation's wait
+		defer cancel()
+		r := result{who: who, held: Held(path)}
+		if g, err := Acquire(ctx, path); err != nil {
+			r.acquire = err
+		} else {
+			g.Release()
+		}
+		if g, err := TryAcquire(path); err != nil {
+			r.tryAcquire = err
+		} else {
+			g.Release()
+		}
+		got = append(got, r)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var l goroutine.Loan
+		l.Begin(holder)
+		check("a borrower", 10*time.Second)
+		middle := goroutine.ID()
+		inner := make(chan struct{})
+		go func() {
+			defer close(inner)
+			var l goroutine.Loan
+			l.Begin(middle)
+			check("a borrower from a borrower", 10*time.Second)
+			l.End()
+		}()
+		<-inner
+		l.End()
+		check("a borrower whose loan ended", 0) // a done ctx: one attempt, no wait
+	}()
+	<-done
+	require.Len(t, got, 3)
+	for _, r := range got[:2] {
+		require.True(t, r.held && errors.Is(r.acquire, ErrReentrant) && errors.Is(r.tryAcquire, ErrReentrant),
+			"Held, Acquire, TryAcquire(%q) by %s = %v, %v, %v, want true and ErrReentrant twice", path, r.who, r.held, r.acquire, r.tryAcquire)
+	}
+	r := got[2]
+	require.True(t, !r.held && errors.Is(r.acquire, context.DeadlineExceeded) && errors.Is(r.tryAcquire, ErrWouldBlock),
+		"Held, Acquire, TryAcquire(%q) by %s = %v, %v, %v, want false, busy and busy", path, r.who, r.held, r.acquire, r.tryAcquire)
 }

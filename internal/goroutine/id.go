@@ -1,4 +1,4 @@
-package lock
+package goroutine
 
 import (
 	"runtime"
@@ -7,7 +7,7 @@ import (
 	"unsafe"
 )
 
-// goid returns the id of the calling goroutine.
+// ID returns the id of the calling goroutine.
 //
 // Go deliberately hides goroutine identity, but re-entry detection needs it:
 // the question "does the goroutine asking for this lock already hold it?" has
@@ -24,7 +24,7 @@ import (
 // every call falls back to stackGoid, which is slower but exact. A new Go
 // release can therefore cost speed, not correctness. See
 // BenchmarkGoroutineID.
-func goid() int64 {
+func ID() int64 {
 	if off := goidOffset(); off >= 0 {
 		return *(*int64)(unsafe.Add(getg(), off))
 	}
@@ -41,7 +41,7 @@ func stackGoid() int64 {
 	b := buf[:runtime.Stack(buf[:], false)]
 	const prefix = "goroutine "
 	if len(b) < len(prefix) || string(b[:len(prefix)]) != prefix {
-		panic("lock: unexpected stack trace header " + strconv.Quote(string(b)))
+		panic("goroutine: unexpected stack trace header " + strconv.Quote(string(b)))
 	}
 	b = b[len(prefix):]
 	i := 0
@@ -50,7 +50,7 @@ func stackGoid() int64 {
 	}
 	id, err := strconv.ParseInt(string(b[:i]), 10, 64)
 	if err != nil {
-		panic("lock: unexpected stack trace header: " + err.Error())
+		panic("goroutine: unexpected stack trace header: " + err.Error())
 	}
 	return id
 }
@@ -62,7 +62,7 @@ const gScan = 256
 
 // goidOffset returns where the goroutine id lies in the g, or -1 when it is
 // not known (no getg here, or no single word that holds the id in every
-// goroutine examined): then goid parses stack traces.
+// goroutine examined): then ID parses stack traces.
 var goidOffset = sync.OnceValue(func() int {
 	if getg() == nil {
 		return -1
