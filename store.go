@@ -102,15 +102,21 @@ type Store[D any] struct {
 // D must be a pointer (or a map) type: fn changes the document in place, and
 // a change made to a copy (a struct or an int passed by value, a slice that
 // fn appends to) would never reach Encode, so that Mutate would succeed
-// without writing. NewStore refuses any other D, an empty path, a nil codec
-// and invalid options with an error matching ErrInvalidArgument.
+// without writing. Nor may D be a pointer to a pointer (JSON[*T]'s), whose
+// document fn would find nil. NewStore refuses any other D, an empty path,
+// a nil codec and invalid options with an error matching
+// ErrInvalidArgument.
 func NewStore[D any](path string, codec Codec[D], opts ...Option) (*Store[D], error) {
 	if path == "" {
 		return nil, fmt.Errorf("filetxn: NewStore: empty path: %w", ErrInvalidArgument)
 	}
-	if k := reflect.TypeFor[D]().Kind(); k != reflect.Pointer && k != reflect.Map {
+	switch t := reflect.TypeFor[D](); {
+	case t.Kind() != reflect.Pointer && t.Kind() != reflect.Map:
 		return nil, fmt.Errorf("filetxn: NewStore %s: document type %v is not a pointer, so fn's changes would be lost: use *%v: %w",
-			path, reflect.TypeFor[D](), reflect.TypeFor[D](), ErrInvalidArgument)
+			path, t, t, ErrInvalidArgument)
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Pointer:
+		return nil, fmt.Errorf("filetxn: NewStore %s: document type %v is a pointer to a pointer, whose target fn would find nil: use %v: %w",
+			path, t, t.Elem(), ErrInvalidArgument)
 	}
 	if codec == nil {
 		return nil, fmt.Errorf("filetxn: NewStore %s: nil codec: %w", path, ErrInvalidArgument)
@@ -206,7 +212,16 @@ func (s *Store[D]) LockPath() (string, error) {
 // written and the error matches lock.ErrLockLost and names the data file and
 // the lock file.
 func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error) {
+	if fn == nil {
+		return Commit{}, s.nilFn("Mutate")
+	}
 	return s.mutate(ctx, fn, false)
+}
+
+// nilFn is the error of a call given a nil fn, which it refuses before any
+// I/O.
+func (s *Store[D]) nilFn(op string) error {
+	return fmt.Errorf("filetxn: %s %s: nil fn: %w", op, s.path, ErrInvalidArgument)
 }
 
 // MutateProbed is Mutate for a fn that often changes nothing, and must then
@@ -237,6 +252,9 @@ func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error)
 // while it is queued behind another call of the Store probes before it
 // gives up, succeeding if fn changes nothing.
 func (s *Store[D]) MutateProbed(ctx context.Context, fn func(D) error) (Commit, error) {
+	if fn == nil {
+		return Commit{}, s.nilFn("MutateProbed")
+	}
 	return s.mutate(ctx, fn, true)
 }
 
@@ -328,6 +346,9 @@ func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest
 // fn writes none of its files; one lost between two writes leaves the first
 // published and refuses the rest, as a crash there would.
 func (s *Store[D]) Locked(ctx context.Context, fn func(tx *Tx) error) error {
+	if fn == nil {
+		return s.nilFn("Locked")
+	}
 	return s.locked(ctx, fn)
 }
 

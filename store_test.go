@@ -620,20 +620,24 @@ func TestRestoreRemovalSyncsTheDirectory(t *testing.T) {
 }
 
 // TestNewStoreRefusesWhatWouldDoNothing: a document type that fn would get
-// a copy of (a struct, an int, a slice it may append to) is refused, as are
-// an empty path, a nil codec and invalid options, all with an error matching
-// ErrInvalidArgument that names the path. Ablation: dropping the kind check
-// lets Store[counter] through, whose Mutate succeeds without writing.
+// a copy of (a struct, an int, a slice it may append to) is refused, and so
+// is a pointer to a pointer (JSON[*T]'s document, which fn would find nil),
+// as are an empty path, a nil codec and invalid options, all with an error
+// matching ErrInvalidArgument that names the path. Ablations: dropping the
+// kind check lets Store[counter] through, whose Mutate succeeds without
+// writing; dropping the pointer-to-pointer check lets JSON[*counter]
+// through, and this test goes red.
 func TestNewStoreRefusesWhatWouldDoNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f")
 	for name, err := range map[string]error{
-		"struct document": second(NewStore[counter](path, valueCodec[counter]{})),
-		"int document":    second(NewStore[int](path, valueCodec[int]{})),
-		"slice document":  second(NewStore[[]byte](path, valueCodec[[]byte]{})),
-		"empty path":      second(NewStore[*counter]("", counterCodec{})),
-		"nil codec":       second(NewStore[*counter](path, nil)),
-		"relative root":   second(NewStore[*counter](path, counterCodec{}, WithStateRoot("state"))),
-		"empty lock path": second(NewStore[*counter](path, counterCodec{}, WithLockPath(""))),
+		"struct document":               second(NewStore[counter](path, valueCodec[counter]{})),
+		"int document":                  second(NewStore[int](path, valueCodec[int]{})),
+		"slice document":                second(NewStore[[]byte](path, valueCodec[[]byte]{})),
+		"empty path":                    second(NewStore[*counter]("", counterCodec{})),
+		"nil codec":                     second(NewStore[*counter](path, nil)),
+		"relative root":                 second(NewStore[*counter](path, counterCodec{}, WithStateRoot("state"))),
+		"empty lock path":               second(NewStore[*counter](path, counterCodec{}, WithLockPath(""))),
+		"pointer to a pointer document": second(NewStore(path, JSON[*counter]())),
 	} {
 		require.ErrorIs(t, err, ErrInvalidArgument, "NewStore(%s) = %v, want ErrInvalidArgument", name, err)
 		if name != "empty path" {
@@ -645,6 +649,29 @@ func TestNewStoreRefusesWhatWouldDoNothing(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestNilFnIsRefusedBeforeAnyIO: Mutate, MutateProbed and Locked with a nil
+// fn return an error matching ErrInvalidArgument that names the data file,
+// having taken no lock and created nothing (no lock file, no state root).
+// Ablation: dropping the check makes Mutate panic with a nil dereference
+// under the lock, and this test goes red.
+func TestNilFnIsRefusedBeforeAnyIO(t *testing.T) {
+	dir := t.TempDir()
+	s := must(NewStore[*counter](filepath.Join(dir, "count.txt"), counterCodec{}, WithStateRoot(filepath.Join(dir, "state"))))
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"Mutate":       func() error { _, err := s.Mutate(ctx, nil); return err },
+		"MutateProbed": func() error { _, err := s.MutateProbed(ctx, nil); return err },
+		"Locked":       func() error { return s.Locked(ctx, nil) },
+	} {
+		err := call()
+		require.ErrorIs(t, err, ErrInvalidArgument, "%s(ctx, nil) = %v, want ErrInvalidArgument", name, err)
+		require.ErrorContains(t, err, s.path, "%s(ctx, nil) = %v, want the path named", name, err)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "directory after calls with a nil fn = %v, want nothing created", entries)
+}
 
 // valueCodec is a codec of any document type that writes nothing.
 type valueCodec[D any] struct{}
