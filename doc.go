@@ -25,10 +25,11 @@
 //   - Group commit: Mutates (and MutateProbeds) that goroutines
 //     make at once on one Store are published with one write, and so one
 //     fsync of the file and one of its directory, instead of one each: the
-//     caller that takes the lock runs the fns queued behind it in order on
-//     one document. Each fn still runs once under the lock (a MutateProbed's
-//     may also run on lock-free probes first), and each caller gets its own
-//     Commit, error and panic; a failing fn is undone alone. Nobody waits
+//     caller that takes the lock hands one document to the callers queued
+//     behind it, in order. Each fn still runs once under the lock (a
+//     MutateProbed's may also run on lock-free probes first), on its own
+//     caller's goroutine, and each caller gets its own Commit, error and
+//     panic; a failing fn is undone alone. Nobody waits
 //     for a batch to fill, so a lone call costs what it did alone. A Mutate
 //     releases the lock before its directory fsync, so another process can
 //     take it meanwhile, and answers its callers only after that fsync: a
@@ -40,7 +41,9 @@
 //     only over versions the caller wrote itself.
 //   - Re-entry is an error, not a deadlock: Mutate (or any call that locks)
 //     made on a file from inside a transaction on the same file returns at
-//     once an error matching lock.ErrReentrant.
+//     once an error matching lock.ErrReentrant. So does one from a fn that
+//     a group commit runs for a queued caller, on any file that the caller
+//     holding the lock holds, since that caller waits for fn.
 //   - A lost lock publishes nothing: right before every rename, append or
 //     removal, a transaction checks that the lock file at the lock's path is
 //     still the file it locked. If it was deleted or replaced meanwhile (a
@@ -70,13 +73,6 @@
 // same in every program: lock.AcquireAll does that, ordering by file
 // identity.
 //
-// Group commit runs fn on the goroutine of the caller that holds the lock,
-// and re-entry is judged for that goroutine. So a fn that locks a file held
-// by its own caller (Mutate on A, called from inside a transaction on B,
-// whose fn calls Mutate on B) waits for that caller, which waits for the
-// batch, until a context ends, where without grouping it would get
-// lock.ErrReentrant.
-//
 // # Caveats
 //
 //   - The lock is advisory: a program that writes the file without taking the
@@ -92,10 +88,6 @@
 //     Mutate releases the lock before that fsync: a decision made on a
 //     version is as durable as the version is, and a write made on it is
 //     durable when it returns, together with the version it read.
-//   - fn may run on another goroutine of the process (group commit, see
-//     Store.Mutate): it must not depend on which goroutine runs it, and must
-//     not call runtime.Goexit (testing's FailNow), which would end the
-//     goroutine of the caller holding the lock.
 //   - The lost-lock check narrows the window, it does not close it: it comes
 //     after the temporary file's fsync, right before the rename, and a lock
 //     file deleted or replaced during the rename itself goes unnoticed. A lock lost between two writes of

@@ -25,19 +25,17 @@ import (
 // (see follow) and hands it back; it publishes the result with one write,
 // releases the lock, fsyncs the directory and answers the batch. Then it
 // hands the lead to the first call queued since, which takes the lock in
-// its turn. See docs/design.md, "Group commit".
-// Nobody waits for a batch to fill: a batch is what is queued when the lock
-// is taken, so a lone call is a batch of one, and costs what a transaction
-// without group commit costs, plus a few uncontended mutex sections; it
-// follows no answered caller, so it does not yield.
+// its turn. Nobody waits for a batch to fill: a batch is what is queued
+// when the lock is taken, so a lone call is a batch of one, and costs what
+// a transaction without group commit costs, plus a few uncontended mutex
+// sections; it follows no answered caller, so it does not yield.
 //
 // fn runs once under the lock (a probed call's may also run on probes, see
 // MutateProbed), on its caller's goroutine: each fn's changes are
 // checkpointed by encoding the document after it, and a fn that fails (or
 // panics, or ends its goroutine) is undone by decoding the document again
-// from the bytes encoded after the fn before it. Re-running the earlier fns
-// on a fresh decode, as bbolt's Batch does, would undo just as well, but
-// only by running them twice.
+// from the bytes encoded after the fn before it. docs/design.md ("Group
+// commit") gives the reasons.
 
 // A call is one Mutate: waiting in a group's queue, or run in a batch.
 type call[D any] struct {
@@ -139,7 +137,8 @@ const (
 // whenever c's ctx is done, and when it has not checked yet, unless the
 // leader holds the lock and has yet to take the queue. Then the caller's
 // goroutine holds no lock on the file (only the leader's goroutine does,
-// and it is not calling), so it cannot be waiting for itself, and c joins
+// and it is not calling, nor does any fn run for it), so it cannot be
+// waiting for itself, and c joins
 // the batch about to be taken: that is when the callers that the batch
 // before answered come back (see yield), and the check (a look at the
 // lock table, under the mutex every lock of the process shares) would only

@@ -154,51 +154,38 @@ func (s *Store[D]) LockPath() (string, error) {
 // nothing is written and Commit.Written is false. If fn returns an error,
 // none of its changes are written and that error is returned unchanged. If
 // fn panics, none of its changes are written, the lock is not kept, and the
-// panic propagates to this caller with the same value. Calling
-// Mutate (or any call that locks) on the same file from inside fn returns an
-// error matching lock.ErrReentrant rather than deadlocking.
+// panic propagates to this caller with the same value. fn runs on the
+// caller's goroutine. Calling Mutate (or any call that locks) on the same
+// file from inside fn returns an error matching lock.ErrReentrant rather
+// than deadlocking. A nil fn is refused, before any I/O, with an error
+// matching ErrInvalidArgument.
 //
 // Calls made at once share a write (group commit). A Mutate that arrives
 // while another Mutate of the same Store holds the lock, or waits for it,
-// queues; the call that takes the lock next runs its own fn and then each
-// queued one, in order, on one decoded document, and publishes all their
-// changes with one write. Each caller still gets its own Commit, error and
-// panic: a fn that fails or panics is undone alone (the document is decoded
-// again from the bytes encoded after the fn before it), and the others'
-// changes are published without it. Nobody waits for a batch to fill (the
-// call that takes the lock yields the processor while callers that the
-// batch before answered have not yet run, at most once for each, so that
-// those about to call again join its batch, and then takes what is queued;
-// a lone call does not yield), so a lone call costs what it would cost
-// alone. Two things follow for fn: it
-// may run on another caller's goroutine (the one holding the lock), so it
-// must not depend on which goroutine runs it (it must not call
-// runtime.Goexit, or testing's FailNow, which would end that caller's
-// goroutine); and the document is valid only while fn runs, since the next
-// fn of the batch changes it. A change published together with another
-// caller's gives a Commit without a Digest (see Commit.Digest). Calls
-// through different Store values, or from other processes, never share a
-// write, and a store made WithNoWait does not group.
+// queues; the call that takes the lock next runs its own fn and then hands
+// the one decoded document to each queued caller in turn, whose fn runs on
+// its own goroutine, and publishes all their changes with one write. Each
+// caller still gets its own Commit, error and panic: a fn that fails,
+// panics or ends its goroutine is undone alone, and the others' changes
+// are published without it. Nobody waits for a batch to fill, so a lone
+// call costs what it would cost alone. While a queued caller's fn runs,
+// every lock that the caller holding the lock holds counts as held by fn's
+// goroutine too, so locking one of them from fn returns lock.ErrReentrant.
+// The document is valid only while fn runs. A change published together
+// with another caller's gives a Commit without a Digest (see
+// Commit.Digest). Calls through different Store values, or from other
+// processes, never share a write, and a store made WithNoWait does not
+// group.
 //
 // A call that returns a nil error has published durably (unless the store
-// is WithoutSync): its Commit reports a write, or no write was needed. The
-// write is a temporary file, fsynced, renamed over the file, and the
-// directory fsynced, the same I/O as a hand-written durable replace; group
-// commit shares it, and Mutate releases the lock before the directory
-// fsync, so that another process can read, stage and fsync while it runs
-// (the calls of this Store that arrive meanwhile queue for the next batch,
-// which begins once this one is answered). Callers are answered only after
-// that fsync: a caller is never told of a write that a crash could undo.
-// If only the directory fsync fails, the file has been replaced, and each
-// call whose change the write carried gets an error that says so (with a
-// Commit reporting the write). A call of the batch that changed nothing
-// after another call's change decided on that change, so it gets the error
-// of the batch's write too (a failed write's, or the directory fsync's),
-// with a Commit that reports no write. The next holder of the lock may read
-// the version before its directory fsync has ended; what it writes on that
-// version is durable, with the version, before it is answered, and a
-// transaction that writes nothing decides on a version that is only as
-// durable as the one a View would see (see the package's caveats).
+// is WithoutSync): its Commit reports a write, or no write was needed.
+// The write is a temporary file, fsynced, renamed over the file, and the
+// directory fsynced; Mutate releases the lock before that directory fsync,
+// and answers its callers only after it. If only the directory fsync
+// fails, the file has been replaced, and each call whose change the write
+// carried, or that decided on such a change, gets an error that says so.
+// The next holder of the lock may read the version before that fsync has
+// ended (see the package's caveats).
 //
 // ctx bounds the wait for the lock and nothing else. A wait ended by ctx,
 // in the queue or for the lock, returns an error matching ctx.Err() and
@@ -228,8 +215,9 @@ func (s *Store[D]) nilFn(op string) error {
 // succeed even where the lock cannot be had (a read-only state root, a
 // replayed command). It first tries the lock without waiting: when it gets
 // it, it is Mutate, and fn runs once, under the lock, on one read of the
-// file. When the lock is busy or cannot be taken, fn first runs on a
-// snapshot read without the lock (a probe), and if that leaves the document
+// file. When the lock is busy or cannot be taken, or its lock file does not
+// exist yet, fn first runs on a snapshot read without the lock (a probe),
+// and if that leaves the document
 // encoding to the bytes read, MutateProbed returns at once with
 // Commit.Written false, never having locked; on any other outcome of the
 // probe, an error included, it waits for the lock as Mutate does and
@@ -241,9 +229,10 @@ func (s *Store[D]) nilFn(op string) error {
 // found it out is sent back to probe.
 //
 // So a fn that changes nothing never waits for another holder of the lock,
-// and never needs the lock file to exist, be creatable or be lockable; it
-// may still take the lock when the lock is free, which costs what a Mutate
-// that writes nothing costs, and may create the lock file. fn may run more
+// never needs the lock file to exist, be creatable or be lockable, and
+// creates nothing (no lock file, no directory); it may still take the lock
+// when the lock is free and its file exists, which costs what a Mutate that
+// writes nothing costs. A nil fn is refused as by Mutate. fn may run more
 // than once (on a probe, again on one after the call was sent back, and
 // once under the lock), so it must be a pure decision on the document: no
 // side effects beyond changing it, and results kept from its last run.
@@ -334,7 +323,7 @@ func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest
 // one file under one acquisition (for example: write an archive, then the
 // data file). fn reads and writes through tx; tx is valid only during fn,
 // and a Tx method called after fn has returned panics. fn's error is
-// returned unchanged. Locking, re-entry, ctx and panics behave as in Mutate,
+// returned unchanged. Locking, re-entry, ctx, panics and a nil fn behave as in Mutate,
 // but Locked never shares a write: fn runs alone, on the caller's goroutine,
 // under an acquisition of its own.
 //
