@@ -438,3 +438,34 @@ func TestANoOpDuringATickOfThisProcessDoesNotWait(t *testing.T) {
 	require.NoError(t, err, "CheckGate (no gate) during this process's tick = %v, want nil at once", err)
 	require.NoError(t, testwait.Recv(t, done, "the tick"), "Tick = got, want nil")
 }
+
+// TestALockLostBetweenTheLineAndTheStateCountsTheLineOnce: the loop's lock
+// file is removed just before the tick's last write, the state's, after its
+// line was appended under the lock (a txhook at the engine's check before
+// each publish picks the moment). The state write publishes nothing; the
+// runner takes the lock again, finds its line in the log and counts it as
+// it says, without a second line.
+// Ablation (run): record, after the lock was lost, ignoring the line in the
+// log (no loggedTick) logs the tick twice.
+func TestALockLostBetweenTheLineAndTheStateCountsTheLineOnce(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "between", Template{})
+	checks := 0
+	ctx := txhook.With(ctx0, txhook.Hooks{txhook.Check: func() {
+		// 1 the marker, 2 the line, 3 the state
+		if checks++; checks == 3 {
+			if err := os.Remove(l.lock); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	rec, err := l.Tick(ctx, TriggerManual, okHarness(Cost{USD: 0.75}))
+	require.NoError(t, err, "Tick whose lock file went before its state write = %+v, %v, want nil", rec, err)
+	recs := mustTicks(t, l)
+	require.Len(t, recs, 1, "tick log = %+v, want the tick's one line", recs)
+	require.Equal(t, OK, recs[0].Outcome, "tick log = %+v, want one ok line", recs)
+	d := mustView(t, l)
+	require.Equal(t, int64(1), d.TickCount, "tick_count = %d, want 1", d.TickCount)
+	require.Equal(t, 0.75, d.Spent.USD, "spent = %+v, want the tick's cost", d.Spent)
+	require.Nil(t, d.current, "current_tick = %+v, want nil", d.current)
+}

@@ -160,7 +160,7 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 		forget()
 	}
 	var busy *lock.BusyError
-	if noWait && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
+	if noWait && lost == nil && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
 		return l.skipBusy(ctx, busy)
 	}
 	return rec, l.pathError("Encode", err)
