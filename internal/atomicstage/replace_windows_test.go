@@ -21,10 +21,12 @@ import (
 // path holds the new ones. Before, the readers' handles did not share delete
 // access and MoveFileEx's classic rename cannot replace an open file, so the
 // replace failed after its 3 s of retries (a stream of readers holds it off
-// for good). Ablations that turn it red on Windows: openFile as plain
-// os.OpenFile (ERROR_SHARING_VIOLATION), replace without replacePOSIX
-// (ERROR_ACCESS_DENIED). It skips under Wine (wine.NoPOSIXRename), where
-// neither can be seen.
+// for good). The ablations it is there to catch, on Windows: openFile as
+// plain os.OpenFile (ERROR_SHARING_VIOLATION), replace without replacePOSIX
+// (ERROR_ACCESS_DENIED). It skips under Wine (wine.NoPOSIXRename), where the
+// replace fails with the fix too, so neither has been seen red there; the
+// reader's half is seen red under Wine by osfile's
+// TestAReadHandleLetsItsFileBeRenamedAndRemoved.
 func TestReplaceSucceedsWhileReadersHoldTheTarget(t *testing.T) {
 	path := oldFile(t, t.TempDir())
 	var readers []*os.File
@@ -53,11 +55,12 @@ func TestReplaceSucceedsWhileReadersHoldTheTarget(t *testing.T) {
 
 // TestReplaceTakesAPathLongerThanMaxPath: a replace whose paths are longer
 // than MAX_PATH succeeds, as os.Rename does with such paths: replace gives
-// them the \\?\ prefix (osfile.LongPath). Ablation: replace passing the raw
-// paths to MoveFileEx turns it red on Windows (ERROR_PATH_NOT_FOUND), unless
-// the system has long paths enabled; under Wine, which has no such limit,
-// the first check (that the raw call fails) skips (wine.NoMaxPath) and the
-// replace itself is checked.
+// them the \\?\ prefix (osfile.LongPath). The ablation it is there to catch,
+// on Windows without long paths enabled: replace passing the raw paths to
+// MoveFileEx (ERROR_PATH_NOT_FOUND). Wine has no such limit, so there the
+// first check (that the raw call fails) skips (wine.NoMaxPath), the replace
+// passes with or without the prefix, and the prefix's form is seen red by
+// osfile's TestLongPathPrefixesOnlyWhatNeedsIt.
 func TestReplaceTakesAPathLongerThanMaxPath(t *testing.T) {
 	dir := t.TempDir()
 	for len(dir) < 300 {
