@@ -20,8 +20,9 @@
 //   - No torn file: the file is replaced by write-and-rename (package
 //     atomicfile), fsynced with its directory unless WithoutSync is given, so
 //     a reader or a crash sees the old or the new version.
-//   - No needless write: when fn leaves the encoded bytes unchanged nothing is
-//     written, and Commit.Written is false.
+//   - No needless write: when fn leaves the document encoding as it did when
+//     decoded, nothing is written (however the file was spelled), and
+//     Commit.Written is false.
 //   - Group commit: Mutates (and MutateProbeds) that goroutines
 //     make at once on one Store are published with one write, and so one
 //     fsync of the file and one of its directory, instead of one each: the

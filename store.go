@@ -150,8 +150,8 @@ func (s *Store[D]) LockPath() (string, error) {
 
 // Mutate runs fn once, under the lock, on the document decoded from the
 // file, and publishes what fn leaves in it: the encoded document replaces
-// the file atomically, unless its bytes equal those read, in which case
-// nothing is written and Commit.Written is false. If fn returns an error,
+// the file atomically, unless it encodes as it did when decoded (see
+// Codec), in which case nothing is written and Commit.Written is false. If fn returns an error,
 // none of its changes are written and that error is returned unchanged. If
 // fn panics, none of its changes are written, the lock is not kept, and the
 // panic propagates to this caller with the same value. fn runs on the
@@ -217,9 +217,9 @@ func (s *Store[D]) nilFn(op string) error {
 // it, it is Mutate, and fn runs once, under the lock, on one read of the
 // file. When the lock is busy or cannot be taken, or its lock file does not
 // exist yet, fn first runs on a snapshot read without the lock (a probe),
-// and if that leaves the document
-// encoding to the bytes read, MutateProbed returns at once with
-// Commit.Written false, never having locked; on any other outcome of the
+// and if that leaves the document encoding as it did when decoded,
+// MutateProbed returns at once with Commit.Written false, never having
+// locked; on any other outcome of the
 // probe, an error included, it waits for the lock as Mutate does and
 // decides again, under the lock, on fresh data. A call that arrives while
 // another call on the same Store leads a group commit (see Mutate) queues
