@@ -37,8 +37,8 @@ import (
 //     ("jobs.task"); a [Store] wraps it in an [*fs.PathError] naming the
 //     file, and never rewrites it.
 //
-// Each Encode marshals the document once. The codec keeps nothing between
-// calls, and is safe for concurrent use.
+// Each Encode marshals the document once. The codec keeps nothing of the
+// documents it decodes, and is safe for concurrent use.
 func JSON[T any](opts ...JSONOption) Codec[*T] {
 	var o jsonOptions
 	for _, opt := range opts {

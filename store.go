@@ -22,15 +22,16 @@ import (
 
 // A Codec turns a file's bytes into a document and back, as a pair of pure
 // functions; [JSON] is one. Decode gets nil for a missing file and an empty
-// slice for an empty one; it may keep data, which the engine never reuses,
-// but must not change it. What Encode returns is what is written, and must
-// not change afterwards (the engine keeps it for [Commit.Digest]); an empty
-// result leaves an empty file. The engine decides itself whether fn changed
-// the document: it compares the encoding after fn with the encoding of the
-// document as decoded, so Encode need not reproduce the file's formatting,
-// and it undoes a failed fn by decoding what Encode returned before it. A
-// codec that keeps what its documents do not hold is a [Rewriter]. A Codec
-// shared by several stores, or goroutines, must be safe for concurrent use.
+// slice for an empty one; it may keep data (each read is a new slice, never
+// reused), but must not change it. What Encode returns is what is written,
+// and must not change afterwards (the engine keeps it for [Commit.Digest]);
+// an empty result leaves an empty file. The engine decides itself whether fn
+// changed the document: it compares the encoding after fn with the encoding
+// of the document as decoded, so Encode need not reproduce the file's
+// formatting, and it undoes a failed fn by decoding what Encode returned
+// before it. A codec that keeps what its documents do not hold is a
+// [Rewriter]. A Codec shared by stores or goroutines must be safe for
+// concurrent use.
 type Codec[D any] interface {
 	Decode(data []byte) (D, error)
 	Encode(doc D) ([]byte, error)

@@ -170,3 +170,36 @@ func TestRewriterKeepsWhatTheDocumentDoesNotHold(t *testing.T) {
 	got, _ = os.ReadFile(path)
 	require.Equal(t, "# the count of runs\n# by hand\n10\n", string(got), "file after a failed fn and an increment by 2")
 }
+
+// TestDecodeTellsAMissingFileFromAnEmptyOne: Decode gets nil for a missing
+// file and a non-nil empty slice for an empty one, in a Mutate and in a
+// View; an Encode that returns nothing for a file that exists makes it
+// empty, and never removes it. Ablation: readState giving nil for an empty
+// file turns it red.
+func TestDecodeTellsAMissingFileFromAnEmptyOne(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "f")
+	s := must(NewStore[*[]byte](path, bytesCodec{}))
+	for _, tt := range []struct {
+		name    string
+		missing bool
+	}{{"missing", true}, {"empty", false}} {
+		if !tt.missing {
+			require.NoError(t, os.WriteFile(path, nil, 0o644))
+		}
+		var gotNil bool
+		_, err := s.Mutate(ctx, func(b *[]byte) error { gotNil = *b == nil; return nil })
+		require.NoError(t, err, "Mutate on a %s file", tt.name)
+		require.Equal(t, tt.missing, gotNil, "Decode's data for a %s file is nil = got, want", tt.name)
+		d, err := s.View(ctx)
+		require.NoError(t, err, "View of a %s file", tt.name)
+		require.Equal(t, tt.missing, *d == nil, "View: Decode's data for a %s file is nil = got, want", tt.name)
+	}
+	require.NoError(t, os.WriteFile(path, []byte("x\n"), 0o644))
+	c, err := s.Mutate(ctx, func(b *[]byte) error { *b = nil; return nil })
+	require.NoError(t, err)
+	require.True(t, c.Written, "Mutate(encode nothing) over %q = not written, want written", "x\n")
+	fi, err := os.Stat(path)
+	require.NoError(t, err, "the file after an Encode of nothing, want it kept")
+	require.Zero(t, fi.Size(), "size after an Encode of nothing")
+}
