@@ -220,14 +220,13 @@ func (s *Store[D]) nilFn(op string) error {
 // exist yet, fn first runs on a snapshot read without the lock (a probe),
 // and if that leaves the document encoding as it did when decoded,
 // MutateProbed returns at once with Commit.Written false, never having
-// locked; on any other outcome of the
-// probe, an error included, it waits for the lock as Mutate does and
-// decides again, under the lock, on fresh data. A call that arrives while
-// another call on the same Store leads a group commit (see Mutate) queues
-// behind it without a probe, and runs under the lock in that call's batch
-// or the next, unless that leader has found the lock busy or not to be had:
-// then the call probes first, and a call that queued before the leader
-// found it out is sent back to probe.
+// locked; on any other outcome of the probe, an error included, it waits for
+// the lock as Mutate does and decides again, under the lock, on fresh data.
+// A call that arrives while another call on the same Store leads a group
+// commit (see Mutate) queues behind it without a probe, and runs under the
+// lock in that call's batch or the next, unless that leader has found the
+// lock busy or not to be had: then the call probes first, and a call that
+// queued before the leader found it out is sent back to probe.
 //
 // So a fn that changes nothing never waits for another holder of the lock,
 // never needs the lock file to exist, be creatable or be lockable, and
