@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -149,4 +150,22 @@ func TestLockedWriteOfAnotherLockOrTargetLeavesItsNamesAlone(t *testing.T) {
 	want := append([]string{"f"}, keep...)
 	sort.Strings(want)
 	require.Equal(t, want, sortedNames(t, dir), "files in %s", dir)
+}
+
+// TestLockedWriteOfALongNameFits: a target whose name is 255 bytes long is
+// staged under its lock's names (cut to fit within 255 bytes), and a dead
+// writer's file is removed after the rename, as for a short name.
+func TestLockedWriteOfALongNameFits(t *testing.T) {
+	dir := t.TempDir()
+	base := strings.Repeat("x", 255)
+	path := filepath.Join(dir, base)
+	require.NoError(t, os.WriteFile(path, []byte("old"), 0o644))
+	names := staletemp.Names(base, "i801:2a")
+	leave(t, dir, names[0])
+	pf := create(t, path, Options{LockKey: "i801:2a", NoSync: true})
+	require.Equal(t, names[1], filepath.Base(pf.TempPath()), "the name staged under with the first taken")
+	_, err := pf.Write([]byte("new"))
+	require.NoError(t, err)
+	require.NoError(t, pf.CloseAtomicallyReplace())
+	require.Equal(t, []string{base}, sortedNames(t, dir), "files in %s", dir)
 }
