@@ -18,5 +18,8 @@ func Key(lockPath string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return "i" + strconv.FormatUint(dev, 16) + ":" + strconv.FormatUint(ino, 16), true
+	var buf [1 + 16 + 1 + 16]byte
+	b := strconv.AppendUint(append(buf[:0], 'i'), dev, 16)
+	b = strconv.AppendUint(append(b, ':'), ino, 16)
+	return string(b), true
 }

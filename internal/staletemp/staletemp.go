@@ -41,15 +41,17 @@ const keyDigits = 16
 // element, symbolic links followed) for the holders of the lock whose [Key]
 // is key. They differ in their last digit only. Names does no I/O.
 func Names(base, key string) [2]string {
-	h := sha256.New()
-	h.Write([]byte(key))
-	h.Write([]byte{0})
-	h.Write([]byte(base))
-	var sum [sha256.Size]byte
-	var digits [keyDigits]byte
-	hex.Encode(digits[:], h.Sum(sum[:0])[:keyDigits/2])
-	prefix := "." + cut(base) + "." + string(digits[:]) + "-"
-	return [2]string{prefix + "0.tmp", prefix + "1.tmp"}
+	// One buffer on the stack for the hash's input and then for the name:
+	// a name costs its two strings and nothing else.
+	var buf [512]byte
+	b := append(append(append(buf[:0], key...), 0), base...)
+	sum := sha256.Sum256(b)
+	b = append(append(append(buf[:0], '.'), cut(base)...), '.')
+	b = hex.AppendEncode(b, sum[:keyDigits/2])
+	b = append(b, "-0.tmp"...)
+	first := string(b)
+	b[len(b)-len("0.tmp")] = '1'
+	return [2]string{first, string(b)}
 }
 
 // cut returns base's first osfile.MaxTempBase bytes, less a character

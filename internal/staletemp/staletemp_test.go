@@ -81,3 +81,12 @@ func TestNamesAreNoneOfTheOtherTemporaryNames(t *testing.T) {
 		require.NotRegexp(t, shape(base), n, "a file named %q", n)
 	}
 }
+
+// TestNamesAllocatesItsTwoNamesOnly: the names of every write cost their
+// two strings, no hash state or intermediate string. Ablation: building the
+// names by concatenation through a hash.Hash, as first written, allocates
+// three times.
+func TestNamesAllocatesItsTwoNamesOnly(t *testing.T) {
+	allocs := testing.AllocsPerRun(100, func() { Names("deferred-work.md", "i801:1f2e") })
+	require.LessOrEqual(t, allocs, 2.0, "allocations of Names = %v, want at most 2", allocs)
+}
