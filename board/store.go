@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 
 	"github.com/filetxn/filetxn"
@@ -96,6 +97,9 @@ func (s *Store) LockPath() (string, error) {
 // fn that usually moves nothing and must then not wait for the lock, use
 // [Store.MutateProbed].
 func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	if fn == nil {
+		return filetxn.Commit{}, fmt.Errorf("board: Mutate %s: nil fn: %w", s.path, filetxn.ErrInvalidArgument)
+	}
 	if s.rootErr != nil {
 		return filetxn.Commit{}, s.rootErr
 	}
@@ -115,6 +119,9 @@ func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit
 // assign what its calls return (the last run's values are the answer), never accumulate
 // them. Errors and panics are Mutate's.
 func (s *Store) MutateProbed(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	if fn == nil {
+		return filetxn.Commit{}, fmt.Errorf("board: MutateProbed %s: nil fn: %w", s.path, filetxn.ErrInvalidArgument)
+	}
 	return s.mutateProbed(ctx, "Mutate", fn)
 }
 

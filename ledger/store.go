@@ -143,6 +143,9 @@ func (s *Store) View(ctx context.Context) (*Doc, error) { return s.eng.View(ctx)
 // published any (see [Store.Restore]). For a fn that usually changes
 // nothing and must then not wait for the lock, use [Store.MutateProbed].
 func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	if fn == nil {
+		return filetxn.Commit{}, fmt.Errorf("ledger: Mutate %s: nil fn: %w", s.path, filetxn.ErrInvalidArgument)
+	}
 	if s.rootErr != nil {
 		return filetxn.Commit{}, s.noRoot()
 	}
@@ -163,6 +166,9 @@ func (s *Store) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit
 // the Doc, and assign what its operations return (the last run's values are
 // the answer), never accumulate them. Errors and panics are Mutate's.
 func (s *Store) MutateProbed(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	if fn == nil {
+		return filetxn.Commit{}, fmt.Errorf("ledger: MutateProbed %s: nil fn: %w", s.path, filetxn.ErrInvalidArgument)
+	}
 	if s.rootErr == nil {
 		c, err := s.eng.MutateProbed(ctx, fn)
 		return c, s.named(err)

@@ -320,6 +320,9 @@ func (r *Root) removeTombstones() {
 //
 // N changes in one fn cost one lock, one read and one write.
 func (l *Loop) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit, error) {
+	if fn == nil {
+		return filetxn.Commit{}, fmt.Errorf("loopstate: Mutate %s: nil fn: %w", l.name, filetxn.ErrInvalidArgument)
+	}
 	return l.mutate(ctx, "mutate", false, func(d *Doc, now time.Time) error {
 		if err := fn(d); err != nil {
 			return err
