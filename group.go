@@ -520,12 +520,12 @@ type batch[D any] struct {
 	sync  func() error // the directory fsync that makes the batch's write durable, if any
 
 	holder int64         // the leader's goroutine, for which each follower's acts while its fn runs
-	back   chan struct{} // a follower hands the document back (see follow)
+	back   chan struct{} // the last follower passes the document back to the leader (see pass)
 }
 
 // run reads the file and runs the calls in order, then publishes and
 // answers them (finish). The leader's own fn runs on the leader's goroutine;
-// each follower's runs on its caller's (see hand), so that its panic or
+// each follower's runs on its caller's (see pass), so that its panic or
 // Goexit, its stack, its thread and its re-entry are its caller's, as
 // without group commit. finish is deferred: if the leader's goroutine is
 // ending (its own fn panicked, or called runtime.Goexit), the calls that
@@ -547,30 +547,34 @@ func (b *batch[D]) run() {
 	b.step(b.calls[0])
 	if len(b.calls) > 1 {
 		b.holder, b.back = goroutine.ID(), make(chan struct{}, 1)
-	}
-	for b.next < len(b.calls) {
-		c := b.calls[b.next]
-		b.next++
-		b.hand(c)
+		b.pass()
+		<-b.back
 	}
 }
 
-// hand gives the document to c's caller, whose goroutine runs c's fn (see
-// follow), and waits until it hands the document back. The caller waits in
-// the queue for the batch's answer, taken (it cannot leave), so it is
-// there to receive.
-func (b *batch[D]) hand(c *call[D]) {
+// pass hands the document on to the next call of the batch, whose caller's
+// goroutine runs its fn (see follow) and passes it on in turn, or back to
+// the leader once every call has run: each hand-off wakes one goroutine,
+// the one whose turn it is. A caller whose turn comes waits in the queue
+// for the batch's answer, taken (it cannot leave), so it is there to
+// receive.
+func (b *batch[D]) pass() {
+	if b.next == len(b.calls) {
+		b.back <- struct{}{}
+		return
+	}
+	c := b.calls[b.next]
+	b.next++
 	c.turn = b
 	c.signal()
-	<-b.back
 }
 
 // follow is c's turn in b, on c's caller's goroutine: it runs c's fn (step),
 // its goroutine acting for the leader's meanwhile (see goroutine.Loan), so
 // that a lock the leader holds (this file's, or another's) is re-entry for
 // fn, as it would be on the leader's goroutine, not a wait for a leader
-// that waits for fn. It hands the document back whatever fn does: if fn
-// panics or calls runtime.Goexit, the hand-back is deferred, the change is
+// that waits for fn. It passes the document on whatever fn does: if fn
+// panics or calls runtime.Goexit, the pass is deferred, the change is
 // undone (step left the document stale) and the caller's goroutine goes on
 // unwinding, unanswered.
 func (b *batch[D]) follow(c *call[D]) {
@@ -579,7 +583,7 @@ func (b *batch[D]) follow(c *call[D]) {
 	defer func() {
 		c.loan.End()
 		c.aborted = !returned
-		b.back <- struct{}{}
+		b.pass()
 	}()
 	b.step(c)
 	returned = true

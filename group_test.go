@@ -362,10 +362,10 @@ func TestMutateGroupFollowerPanicHasItsOwnStack(t *testing.T) {
 // leading it included, are published and answered, without its change. A
 // leader's fn that calls it ends the leader's goroutine, and the calls
 // queued behind it are run (once each) by the next leader, not dropped.
-// Ablations: follow handing the document back only once step has returned
+// Ablations: follow passing the document on only once step has returned
 // (not deferred) leaves the leader waiting, and the "follower" case times
-// out; a follower's fn run on the leader's goroutine (as before: hand calling
-// step itself) ends the leader's goroutine instead, and it goes red;
+// out; a follower's fn run on the leader's goroutine (as before: run calling
+// step for every call) ends the leader's goroutine instead, and it goes red;
 // finish run at the end of run instead of deferred leaves the followers of
 // the Goexiting leader waiting, and the "leader" case times out.
 func TestMutateGroupGoexitLeavesNobodyWaiting(t *testing.T) {
@@ -414,8 +414,8 @@ func TestMutateGroupGoexitLeavesNobodyWaiting(t *testing.T) {
 // TestMutateGroupRunsFnOnItsCallersGoroutine: every fn of a batch, the
 // leader's and each follower's, runs on the goroutine that called Mutate
 // with it (so a goroutine-local property of the caller, such as a thread
-// locked by runtime.LockOSThread, holds in fn). Ablation: hand running
-// the follower's step on the leader's goroutine (as before) makes every
+// locked by runtime.LockOSThread, holds in fn). Ablation: run calling the
+// followers' step on the leader's goroutine (as before) makes every
 // follower's ids differ, and this test goes red.
 func TestMutateGroupRunsFnOnItsCallersGoroutine(t *testing.T) {
 	s, ctx, _ := groupStore(t)
