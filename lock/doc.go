@@ -17,6 +17,7 @@
 //     in-process gate keyed by the file's identity (device and inode).
 //   - Re-entry: a goroutine that holds a lock and asks for it again gets
 //     ErrReentrant at once, with nothing acquired. Other goroutines wait.
+//     Held asks the same question without taking anything.
 //   - A lock file deleted, or replaced by a rename, while its lock is held
 //     does not let two holders in unnoticed: Acquire checks after locking
 //     that the path still names the file it locked, and otherwise locks the
