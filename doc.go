@@ -36,7 +36,8 @@
 //     take it meanwhile, and answers its callers only after that fsync: a
 //     call that returns nil has published durably.
 //   - No silent no-op: a document type that fn would change a copy of (a
-//     struct or an int by value) is refused by NewStore.
+//     struct or an int by value), or find nil (a pointer to a pointer), is
+//     refused by NewStore; so is a nil fn, by every call that takes one.
 //   - Proof of authorship: Commit.Digest hashes exactly the bytes the call
 //     published, never bytes it only read, so Restore puts a snapshot back
 //     only over versions the caller wrote itself.
