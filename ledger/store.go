@@ -20,8 +20,8 @@ import (
 // anew; the Store keeps in memory only the text it last wrote, or last
 // decided on without writing (about the file's size), and an index of its
 // origin lines, so that the next call, finding those very bytes in the
-// file (or them with more after them), starts from that text instead of
-// parsing them again; any other bytes are parsed afresh.
+// file (or them with more after them), checks and searches them no more;
+// any other bytes are parsed afresh.
 //
 // [Store.Mutate] runs any batch of Doc operations in one write, fn once under
 // the lock; with [Store.MutateProbed] a batch that writes nothing (a replayed
