@@ -75,6 +75,15 @@ func (changesInput) Decode(data []byte) (*[][]byte, error) {
 	return ls, nil
 }
 
+// keptLinesRewriter is linesCodec as a filetxn.Rewriter, whose documents
+// keep sub-slices of their input, which an edit in place then changes: what
+// Rewrite is later given is no longer the bytes the document was decoded from.
+type keptLinesRewriter struct{ linesCodec }
+
+func (keptLinesRewriter) Rewrite(ls *[][]byte, read []byte) ([]byte, error) {
+	return bytes.Join(*ls, nil), nil
+}
+
 // reusesOutput encodes into one buffer that it keeps, so the bytes it
 // returned change at its next Encode.
 type reusesOutput struct {
@@ -137,6 +146,12 @@ func TestCheckCodecCatchesEachBrokenClause(t *testing.T) {
 		{"Decode changes its input", func(tb testing.TB) {
 			filetxntest.CheckCodec(tb, changesInput{}, linesCases)
 		}, "Decode may keep it, not change it"},
+		{"a Rewriter's input changed through its document", func(tb testing.TB) {
+			filetxntest.CheckCodec(tb, keptLinesRewriter{}, filetxntest.CodecCases[*[][]byte]{
+				Valid: [][]byte{[]byte("a\nb\n")},
+				Edit:  func(ls *[][]byte) { (*ls)[0][0] = 'X' },
+			})
+		}, "Rewrite is given the bytes"},
 		{"Encode's bytes change later", func(tb testing.TB) {
 			filetxntest.CheckCodec(tb, reusesOutput{buf: new([]byte)}, counterCases)
 		}, "which later calls changed"},
