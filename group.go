@@ -532,7 +532,8 @@ type batch[D any] struct {
 // ran are still published and answered, and those that did not go back to
 // the queue, so that nobody is left waiting and no fn runs twice.
 func (b *batch[D]) run() {
-	data, err := b.tx.read(b.s.path, "Read")
+	b.tx.live("Read")
+	data, err := b.s.readDoc("Read", true)
 	if err != nil {
 		for _, c := range b.calls {
 			c.err = err
@@ -646,6 +647,9 @@ func (b *batch[D]) finish() {
 	}
 	if writers > 0 && !bytes.Equal(b.cur, b.base) {
 		commit, sync, err := b.tx.write(b.s.path, b.cur, nil)
+		if commit.Written {
+			b.s.published(b.cur)
+		}
 		commit.shared = writers > 1
 		b.sync = sync
 		for _, c := range ran {

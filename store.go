@@ -22,16 +22,17 @@ import (
 
 // A Codec turns a file's bytes into a document and back, as a pair of pure
 // functions; [JSON] is one. Decode gets nil for a missing file and an empty
-// slice for an empty one; it may keep data (each read is a new slice, never
-// reused), but must not change it. What Encode returns is what is written,
-// and must not change afterwards (the engine keeps it for [Commit.Digest]);
-// an empty result leaves an empty file. The engine decides itself whether fn
-// changed the document: it compares the encoding after fn with the encoding
-// of the document as decoded, so Encode need not reproduce the file's
-// formatting, and it undoes a failed fn by decoding what Encode returned
-// before it. A codec that keeps what its documents do not hold is a
-// [Rewriter]. A Codec shared by stores or goroutines must be safe for
-// concurrent use.
+// slice for an empty one; it may keep data, and append to it (no other call
+// gets the room after data), but must not change its bytes. What Encode
+// returns is written, then kept (for [Commit.Digest], and for a later Decode
+// of the same bytes, with its room): it must not change, nor its room once
+// the transaction ends. An empty result leaves an empty file. The engine
+// decides itself whether fn changed the document: it compares the encoding
+// after fn with the encoding of the document as decoded, so Encode need not
+// reproduce the file's formatting, and it undoes a failed fn by decoding
+// what Encode returned before it. A codec that keeps what its documents do
+// not hold is a [Rewriter]. A Codec shared by stores or goroutines must be
+// safe for concurrent use.
 type Codec[D any] interface {
 	Decode(data []byte) (D, error)
 	Encode(doc D) ([]byte, error)
@@ -95,6 +96,13 @@ type Store[D any] struct {
 	codec Codec[D]
 	o     options
 	g     group[D] // the Mutates waiting for the lock (group commit)
+
+	// scratch is a buffer that reads land in before readDoc compares them
+	// with last (nil when taken); it is never handed to the codec.
+	scratch atomic.Pointer[[]byte]
+	// last is what a batch of this store published last, with the room
+	// after it (see readDoc); nil before the first.
+	last atomic.Pointer[[]byte]
 }
 
 // NewStore returns a store for the data file at path, guarded by the lock
@@ -251,7 +259,7 @@ func (s *Store[D]) MutateProbed(ctx context.Context, fn func(D) error) (Commit, 
 // document unchanged (see Codec). Any failure reports false: the caller
 // then decides under the lock.
 func (s *Store[D]) probe(fn func(D) error) bool {
-	data, err := readState(s.path, "Read")
+	data, err := s.readDoc("Read", false)
 	if err != nil {
 		return false
 	}
@@ -271,7 +279,7 @@ func (s *Store[D]) probe(fn func(D) error) bool {
 // it.
 func (s *Store[D]) View(ctx context.Context) (D, error) {
 	var zero D
-	data, err := readState(s.path, "Read")
+	data, err := s.readDoc("Read", false)
 	if err != nil {
 		return zero, err
 	}

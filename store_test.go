@@ -503,12 +503,30 @@ func (keepingCodec) Encode(k *keptRun) ([]byte, error) { return runCodec{}.Encod
 // several goroutines on one store whose codec keeps the bytes Decode is
 // given, on a file that grows and shrinks; the documents that View returned
 // are checked again once all the calls are done: each must still hold the
-// bytes it was decoded from. Ablation: reading into a buffer reused from
-// call to call (a sync.Pool of read buffers in readState, as the engine
-// had) turns it red (a kept document's bytes are torn).
+// bytes it was decoded from. Ablation: readDoc handing Decode the scratch
+// buffer that reads land in, instead of a copy (as the engine once handed
+// its pooled read buffers), turns it red (a kept document's bytes are torn).
 func TestDecodeMayKeepItsInput(t *testing.T) {
 	ctx := context.Background()
-	s := must(NewStore[*keptRun](filepath.Join(t.TempDir(), "run.txt"), keepingCodec{}, WithoutSync()))
+	// Two stores of one file, so that each often reads what the other
+	// wrote, which it copies, besides what it wrote itself.
+	path := filepath.Join(t.TempDir(), "run.txt")
+	stores := []*Store[*keptRun]{must(NewStore[*keptRun](path, keepingCodec{}, WithoutSync())), must(NewStore[*keptRun](path, keepingCodec{}, WithoutSync()))}
+	// First in turn: a View of what the other store wrote, kept while
+	// more is read.
+	set := func(s *Store[*keptRun], n int) {
+		_, err := s.Mutate(ctx, func(r *keptRun) error { r.n, r.letter = n, 'x'; return nil })
+		require.NoError(t, err)
+	}
+	set(stores[0], 3)
+	set(stores[1], 5)
+	first, err := stores[0].View(ctx)
+	require.NoError(t, err)
+	set(stores[1], 7)
+	_, err = stores[0].View(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "5:xxxxx\n", string(first.raw), "bytes kept by a View's document after another read")
+
 	sizes := []int{0, 10, 5000, 3, 70000, 200, 0, 9000}
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -517,6 +535,7 @@ func TestDecodeMayKeepItsInput(t *testing.T) {
 		wg.Go(func() {
 			for i := range 60 {
 				n, letter := sizes[(g+i)%len(sizes)], byte('a'+g)
+				s := stores[i%2]
 				c, err := s.Mutate(ctx, func(r *keptRun) error { r.n, r.letter = n, letter; return nil })
 				if err != nil {
 					errs <- err
@@ -531,8 +550,8 @@ func TestDecodeMayKeepItsInput(t *testing.T) {
 			}
 		})
 		wg.Go(func() {
-			for range 200 {
-				d, err := s.View(ctx)
+			for i := range 200 {
+				d, err := stores[i%2].View(ctx)
 				if err != nil {
 					errs <- err
 					return

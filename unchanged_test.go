@@ -203,3 +203,82 @@ func TestDecodeTellsAMissingFileFromAnEmptyOne(t *testing.T) {
 	require.NoError(t, err, "the file after an Encode of nothing, want it kept")
 	require.Zero(t, fi.Size(), "size after an Encode of nothing")
 }
+
+// logDoc is a log kept as the bytes Decode was given, to which fn appends
+// in place when there is room after them.
+type logDoc struct{ b []byte }
+
+// logCodec records the data each Decode is given in seen, if not nil.
+type logCodec struct{ seen *[][]byte }
+
+func (c logCodec) Decode(data []byte) (*logDoc, error) {
+	if c.seen != nil {
+		*c.seen = append(*c.seen, data)
+	}
+	return &logDoc{data}, nil
+}
+
+func (logCodec) Encode(d *logDoc) ([]byte, error) { return d.b, nil }
+
+// TestBatchDecodesWhatItPublishedWithItsRoom: when the file holds what a
+// batch of the store published last, the next batch's Decode is given those
+// very bytes, with the room after them (so a codec that appends does so in
+// place, with no copy), a View's Decode the same bytes without the room, and
+// once another writer has changed the file, a new array. Ablations: readDoc
+// never handing back the bytes published (always a copy) fails the first
+// check; handing the room to a View too fails the second.
+func TestBatchDecodesWhatItPublishedWithItsRoom(t *testing.T) {
+	ctx := context.Background()
+	var seen [][]byte
+	s := must(NewStore[*logDoc](filepath.Join(t.TempDir(), "log"), logCodec{&seen}, WithoutSync()))
+	add := func(line string) func(*logDoc) error {
+		return func(d *logDoc) error { d.b = append(d.b, line...); return nil }
+	}
+	_, err := s.Mutate(ctx, add("a\n"))
+	require.NoError(t, err)
+	published := *s.last.Load()
+	_, err = s.Mutate(ctx, add("b\n"))
+	require.NoError(t, err)
+	got := seen[len(seen)-1]
+	require.True(t, len(got) > 0 && &got[0] == &published[0] && cap(got) > len(got),
+		"Decode's data after the store's own write = %q (cap %d), want the bytes published, %q, with room after them", got, cap(got), published)
+
+	_, err = s.View(ctx)
+	require.NoError(t, err)
+	got, published = seen[len(seen)-1], *s.last.Load()
+	require.True(t, &got[0] == &published[0] && cap(got) == len(got),
+		"View's data = %q (cap %d), want the bytes published, %q, without room", got, cap(got), published)
+
+	require.NoError(t, os.WriteFile(s.path, []byte("a\nz\n"), 0o644)) // another writer
+	_, err = s.Mutate(ctx, add("c\n"))
+	require.NoError(t, err)
+	got = seen[len(seen)-1]
+	require.True(t, string(got) == "a\nz\n" && &got[0] != &published[0], "Decode's data after another writer = %q, want %q in a new array", got, "a\nz\n")
+}
+
+// TestRoomAfterThePublishedBytesGoesToOneDocument: a caller's document from
+// View that grows after a batch has appended in the room after what the
+// store published before changes nothing the store published: the file and
+// the batch's Commit.Digest still agree. Ablation: readDoc handing the room
+// to a View too lets the View's append overwrite the batch's bytes in place
+// (the Commit's digest is then that of bytes nobody wrote), and this test
+// goes red.
+func TestRoomAfterThePublishedBytesGoesToOneDocument(t *testing.T) {
+	ctx := context.Background()
+	s := must(NewStore[*logDoc](filepath.Join(t.TempDir(), "log"), logCodec{}, WithoutSync()))
+	add := func(line string) func(*logDoc) error {
+		return func(d *logDoc) error { d.b = append(d.b, line...); return nil }
+	}
+	_, err := s.Mutate(ctx, add("a\n"))
+	require.NoError(t, err)
+	v, err := s.View(ctx)
+	require.NoError(t, err)
+	c, err := s.Mutate(ctx, add("b\n"))
+	require.NoError(t, err)
+	v.b = append(v.b, "view\n"...) // the caller's own document
+	data, err := os.ReadFile(s.path)
+	require.NoError(t, err)
+	d, ok := c.Digest()
+	require.True(t, ok && d == digestOf(data), "Commit.Digest() of the append = %x, %v; want the file's %x", d, ok, digestOf(data))
+	require.Equal(t, "a\nb\n", string(*s.last.Load()), "the bytes the store published last, after the View's document grew")
+}

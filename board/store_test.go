@@ -653,10 +653,11 @@ func TestStoreAdvanceReportsRefusals(t *testing.T) {
 
 // TestStoreProbeBuffersAreNotShared runs probes of several boards at once, from
 // several goroutines, through Stores that parse on every call (no codec cache): were a
-// probe to read into a buffer that another probe reuses next, a Doc that kept a
-// reference to those bytes would answer with another board's statuses. Every no-op
-// answer must be the status of its own board. Ablation: reading into a buffer reused
-// from call to call (a sync.Pool in the engine's readState) turns it red.
+// probe to read into a buffer that another store's probe reuses while the first is
+// still deciding, a Doc that kept a reference to those bytes would answer with another
+// board's statuses. Every no-op answer must be the status of its own board. Ablation:
+// one read buffer shared by every store (handed to Decode, and back to the next read
+// at once) turns it red.
 func TestStoreProbeBuffersAreNotShared(t *testing.T) {
 	statuses := []Status{Backlog, ReadyForDev, InProgress, Review, Done}
 	var stores []*Store

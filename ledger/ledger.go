@@ -150,6 +150,11 @@ func (d *Doc) Bytes() []byte {
 // only past its end (see onStorage). ofText reports that they are the text.
 func (d *Doc) encode() (out []byte, ofText bool) {
 	switch {
+	case d.changed() && d.own != nil:
+		// With the room after it: the engine gives it to the Decode of its
+		// next batch, which appends there in place, if the file still holds
+		// these bytes then.
+		return d.own[:len(d.text)], true
 	case d.changed():
 		return d.text, true
 	case d.missing:
