@@ -41,7 +41,7 @@ func (linesCodec) Encode(ls *[][]byte) ([]byte, error) { return bytes.Join(*ls, 
 
 // reformats writes "n=<n>" however the file was spelled, and reads both
 // spellings: the store, not the codec, tells that a document is unchanged.
-type reformats struct{ counterCodec }
+type reformats struct{}
 
 func (reformats) Decode(data []byte) (*int, error) {
 	return counterCodec{}.Decode(bytes.TrimPrefix(data, []byte("n=")))
