@@ -13,29 +13,23 @@ import (
 	"unicode/utf8"
 )
 
-// JSON returns a codec for a JSON document of type T, for [NewStore]:
+// JSON returns a codec for a JSON document of type T, for [NewStore]
+// (NewStore(path, JSON[Queue]()) is a *Store[*Queue]). The documents are *T,
+// so that a transaction's fn can change them in place.
 //
-//	s, err := filetxn.NewStore(path, filetxn.JSON[Queue]()) // a *Store[*Queue]
-//
-// The documents are *T, so that a transaction's fn can change them in place.
-//
-//   - A missing file, or an empty one, decodes to a pointer to the zero T, and
-//     writes nothing while that document is left as it is.
+//   - A missing or empty file decodes to a pointer to the zero T, and writes
+//     nothing while that document is left as it is.
 //   - A document that fn leaves as it was publishes nothing, however its file
 //     was formatted (by hand, with tabs, keys in any order): the store
-//     compares the document's encodings before and after fn, not the file's
-//     bytes (see [Codec]), so a no-op never rewrites the file.
+//     compares encodings, not the file's bytes (see [Codec]).
 //   - A changed document is written as encoding/json marshals it, indented
-//     with two spaces, with a final newline, and without HTML escaping. A
-//     number decoded into an interface value (a field of type any, a
-//     map[string]any) is a json.Number, so it is written back with the
-//     digits it was read with, not rounded through a float64.
+//     by two spaces, with a final newline, without HTML escaping; a number in
+//     an interface value (any) is a json.Number, written back as it was read.
 //   - A file that is not JSON, is not JSON for T, or holds a field that T
 //     does not have (see [KeepUnknownFields]) is refused with a [*FormatError]
-//     naming the line and column and, for a value of the wrong type or a
-//     field T does not have, the dotted path of keys to it in Key
-//     ("jobs.task"); a [Store] wraps it in an [*fs.PathError] naming the
-//     file, and never rewrites it.
+//     naming the line and column and, for a wrong type or an unknown field,
+//     the dotted path to it in Key ("jobs.task"); a [Store] wraps it in an
+//     [*fs.PathError] naming the file, and never rewrites it.
 //
 // Each Encode marshals the document once. The codec keeps nothing of the
 // documents it decodes, and is safe for concurrent use.

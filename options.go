@@ -77,7 +77,7 @@ func WithoutSync() Option { return func(o *options) { o.noSync = true } }
 // WithNoWait makes every transaction fail at once, with an error matching
 // lock.ErrWouldBlock, when another holder has the lock, instead of waiting.
 // Unlike a done ctx, it leaves ctx free to bound the rest of the caller's
-// work.
+// work. Such a store never groups calls into one write.
 func WithNoWait() Option { return func(o *options) { o.noWait = true } }
 
 // WithLockOptions passes options to every lock acquisition, such as

@@ -61,22 +61,14 @@ type Commit struct {
 	shared    bool   // the write published other callers' changes too
 }
 
-// Digest returns the SHA-256 of the bytes this call published, and true, or
-// false when it owns none: it published nothing, or published its change
-// together with another caller's (below). It hashes them in memory (they were
-// written under the lock, and are never read back), so it proves authorship:
-// if the file still has this digest later, nobody has written since, and
-// [Store.Restore] may put a snapshot back over it. A call that wrote nothing
-// owns nothing, even if it read the file: the bytes it saw may be a rival's.
-// Nor does a Mutate whose change was published in one write with another
-// caller's (group commit, see [Store.Mutate]): those bytes hold the other
-// change too, which a Restore over them would erase, so Digest reports false
-// although Written is true. A Mutate that was the only one of its batch to
-// change the document owns what it published, as if it had written alone.
-// A removal's digest is that of a missing (or empty) file.
-//
-// Digest hashes the bytes each time it is called, a cost proportional to the
-// file's size; a caller that never calls it never pays it.
+// Digest returns the SHA-256 of the bytes this call published, and true; or
+// false when the call owns no bytes: it published nothing (even if it read
+// the file), or its write also carried another caller's change (group
+// commit), which a Restore over it would erase; a Mutate alone in changing
+// its batch's document owns what it published. If the file still has this
+// digest later, nobody has written since, and [Store.Restore] may put a
+// snapshot back over it. A removal's digest is that of a missing (or empty)
+// file. Each call hashes the bytes anew, a cost in proportion to their size.
 func (c Commit) Digest() (Digest, bool) {
 	if !c.Written || c.shared {
 		return Digest{}, false
@@ -157,56 +149,26 @@ func (s *Store[D]) LockPath() (string, error) {
 	}
 }
 
-// Mutate runs fn once, under the lock, on the document decoded from the
-// file, and publishes what fn leaves in it: the encoded document replaces
-// the file atomically, unless it encodes as it did when decoded (see
-// Codec), in which case nothing is written and Commit.Written is false. If fn returns an error,
-// none of its changes are written and that error is returned unchanged. If
-// fn panics, none of its changes are written, the lock is not kept, and the
-// panic propagates to this caller with the same value. fn runs on the
-// caller's goroutine. Calling Mutate (or any call that locks) on the same
-// file from inside fn returns an error matching lock.ErrReentrant rather
-// than deadlocking. A nil fn is refused, before any I/O, with an error
-// matching ErrInvalidArgument.
+// Mutate runs fn once, under the lock, on its caller's goroutine, on the
+// document decoded from the file, and replaces the file atomically with what
+// fn leaves, unless it encodes as it did when decoded (see Codec): then
+// nothing is written and Commit.Written is false. If fn returns an error,
+// nothing of its is written and the error is returned unchanged; if fn
+// panics, likewise, the lock is released and the panic propagates with its
+// value. A nil fn is refused before any I/O (ErrInvalidArgument). Locking
+// from inside fn the same file, or a lock that the caller whose batch fn
+// runs in holds, returns an error matching lock.ErrReentrant.
 //
-// Calls made at once share a write (group commit). A Mutate that arrives
-// while another Mutate of the same Store holds the lock, or waits for it,
-// queues; the call that takes the lock next runs its own fn and then hands
-// the one decoded document to each queued caller in turn, whose fn runs on
-// its own goroutine, and publishes all their changes with one write. Each
-// caller still gets its own Commit, error and panic: a fn that fails,
-// panics or ends its goroutine is undone alone, and the others' changes
-// are published without it. Nobody waits for a batch to fill, so a lone
-// call costs what it would cost alone. While a queued caller's fn runs,
-// every lock that the caller holding the lock holds counts as held by fn's
-// goroutine too, so locking one of them from fn returns lock.ErrReentrant.
-// The document is valid only while fn runs. A change published together
-// with another caller's gives a Commit without a Digest (see
-// Commit.Digest). Calls through different Store values, or from other
-// processes, never share a write, and a store made WithNoWait does not
-// group.
-//
-// A call that returns a nil error has published durably (unless the store
-// is WithoutSync): its Commit reports a write, or no write was needed.
-// The write is a temporary file, fsynced, renamed over the file, and the
-// directory fsynced; Mutate releases the lock before that directory fsync,
-// and answers its callers only after it. If only the directory fsync
-// fails, the file has been replaced, and each call whose change the write
-// carried, or that decided on such a change, gets an error that says so.
-// The next holder of the lock may read the version before that fsync has
-// ended (see the package's caveats).
-//
-// ctx bounds the wait for the lock and nothing else. A wait ended by ctx,
-// in the queue or for the lock, returns an error matching ctx.Err() and
-// carrying the holder (a *lock.BusyError), and fn never runs; a ctx that is
-// already done makes one attempt, so on a free lock the transaction runs,
-// and on a busy one (another process's, or this Store's queue) Mutate
-// returns that error at once, leaving no goroutine behind.
-//
-// If the lock file was deleted or replaced while the lock was held (so that
-// another process may hold a lock on the file now at its path), nothing is
-// written and the error matches lock.ErrLockLost and names the data file and
-// the lock file.
+// Calls made at once on one Store share one write, each fn undone alone if
+// it fails, panics or ends its goroutine (see Group commit in the package
+// doc); the document is valid only while fn runs. A nil error means
+// published durably, unless WithoutSync; if only the directory fsync fails,
+// the error says the file was replaced. ctx bounds the wait for the lock
+// only: a wait it ends returns an error matching ctx.Err() that carries a
+// *lock.BusyError, fn not run; a done ctx still takes a free lock, and fails
+// at once on a busy one. If the lock file is deleted or replaced meanwhile,
+// nothing is written and the error matches lock.ErrLockLost and names the
+// data file and the lock file.
 func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error) {
 	if fn == nil {
 		return Commit{}, s.nilFn("Mutate")
@@ -222,32 +184,24 @@ func (s *Store[D]) nilFn(op string) error {
 
 // MutateProbed is Mutate for a fn that often changes nothing, and must then
 // succeed even where the lock cannot be had (a read-only state root, a
-// replayed command). It first tries the lock without waiting: when it gets
-// it, it is Mutate, and fn runs once, under the lock, on one read of the
-// file. When the lock is busy or cannot be taken, or its lock file does not
-// exist yet, fn first runs on a snapshot read without the lock (a probe),
-// and if that leaves the document encoding as it did when decoded,
-// MutateProbed returns at once with Commit.Written false, never having
-// locked; on any other outcome of the probe, an error included, it waits for
-// the lock as Mutate does and decides again, under the lock, on fresh data.
-// A call that arrives while another call on the same Store leads a group
-// commit (see Mutate) queues behind it without a probe, and runs under the
-// lock in that call's batch or the next, unless that leader has found the
-// lock busy or not to be had: then the call probes first, and a call that
-// queued before the leader found it out is sent back to probe.
+// replayed command). It tries the lock without waiting; if it gets it, it is
+// Mutate. If the lock is busy or cannot be taken, or its file does not exist
+// yet, fn first runs on a snapshot read without the lock (a probe): if the
+// document then encodes as decoded, MutateProbed returns at once with
+// Commit.Written false; on any other outcome, an error included, it waits for
+// the lock as Mutate does and decides again, under it, on fresh data. A call
+// queued behind another call of the Store runs in its batch without a probe,
+// unless that call finds the lock busy or not to be had: then it probes first.
 //
-// So a fn that changes nothing never waits for another holder of the lock,
-// never needs the lock file to exist, be creatable or be lockable, and
-// creates nothing (no lock file, no directory); it may still take the lock
-// when the lock is free and its file exists, which costs what a Mutate that
-// writes nothing costs. A nil fn is refused as by Mutate. fn may run more
-// than once (on a probe, again on one after the call was sent back, and
-// once under the lock), so it must be a pure decision on the document: no
-// side effects beyond changing it, and results kept from its last run.
-// ctx bounds the wait for the lock only, as in Mutate: the probe never
-// waits, so it runs whatever the state of ctx, and a call whose ctx ends
-// while it is queued behind another call of the Store probes before it
-// gives up, succeeding if fn changes nothing.
+// So a fn that changes nothing never waits for another holder, needs no lock
+// file that exists, can be created or locked, and creates nothing (no lock
+// file, no directory); on a free lock whose file exists it costs what a Mutate
+// that writes nothing costs. fn may run more than once (on probes, then once
+// under the lock), so it must be a pure decision on the document: no side
+// effects beyond changing it, results kept from its last run. A nil fn is
+// refused as by Mutate. ctx bounds only the wait for the lock: a probe runs
+// whatever ctx's state, and a call whose ctx ends while it is queued probes
+// before it gives up, succeeding if fn changes nothing.
 func (s *Store[D]) MutateProbed(ctx context.Context, fn func(D) error) (Commit, error) {
 	if fn == nil {
 		return Commit{}, s.nilFn("MutateProbed")
