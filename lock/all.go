@@ -12,9 +12,8 @@ import (
 // AcquireAll acquires the locks on the files at paths, in one global order,
 // and returns their handles in the order of paths. The order is by file
 // identity (device and inode, after creating a missing lock file as Acquire
-// does), not by spelling, so every program that takes several locks through
-// AcquireAll takes any two of them in the same order, and two such programs
-// cannot deadlock on each other, whatever order their paths come in.
+// does), not by spelling, so two programs that take their locks through
+// AcquireAll cannot deadlock on each other, whatever order their paths come in.
 //
 // Each lock is taken as Acquire takes it, with opts, and blocks as Acquire
 // does; ctx bounds every wait. If one cannot be taken, the locks already
@@ -23,14 +22,12 @@ import (
 // are refused at once with an error matching ErrReentrant, as asking twice
 // for one lock is. Release each handle when done, in any order.
 //
-// A lock file deleted or replaced after AcquireAll has fixed the order
-// changes that file's identity, and so its place in the order. AcquireAll
-// never waits for a file other than the one it ordered: finding another
-// file at a path, it releases the locks it holds and starts again in the
-// order of the files there now. Each new start costs an open of every path.
-// Against a program that replaces the lock files over and over it starts
-// again until ctx is done, and then returns an error that matches ctx.Err()
-// and names the replaced lock file.
+// A lock file deleted or replaced after the order is fixed moves in the
+// order: AcquireAll never waits for a file other than the one it ordered,
+// but releases what it holds and starts again in the order of the files there
+// now, at the cost of an open of every path. Against a program that replaces
+// the lock files over and over it starts again until ctx is done, then returns
+// an error matching ctx.Err() that names the replaced lock file.
 func AcquireAll(ctx context.Context, paths []string, opts ...Option) ([]*Handle, error) {
 	o := collect(opts)
 	for {

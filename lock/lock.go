@@ -212,39 +212,23 @@ func (h *Handle) Release() error {
 // Acquire blocks until it holds the lock on the file at path, or until ctx is
 // done. The file and its parent directories are created if missing (0600 and
 // 0700, under the umask), unless WithoutCreate is given, and are never
-// deleted. A path that names anything but a regular file (a named pipe, a
-// directory, a socket, a device) is refused at once, with nothing locked or
-// written, by an *fs.PathError naming it and wrapping
-// atomicfile.ErrNotRegular. The wait costs no CPU: it sleeps in the kernel
-// (flock(2), LockFileEx) or on a channel, and wakes as soon as the lock is
-// released.
+// deleted. A path that names anything but a regular file is refused at once,
+// nothing locked or written, by an *fs.PathError naming it and wrapping
+// atomicfile.ErrNotRegular. The wait costs no CPU and ends as soon as the
+// lock is released. Acquire returns holding the file that path names then: if
+// the file it locked was deleted or replaced meanwhile, it lets it go and
+// locks the one now at the path (a stat per acquisition, one more on a busy
+// lock or a path's first use). Goroutines of one process that ask for one
+// file, by any spelling, queue in the process; one that holds it already gets
+// ErrReentrant at once.
 //
-// Once the lock is granted, Acquire checks that path still names the file it
-// locked (device and inode). If the file was deleted, or another file was
-// renamed over it, meanwhile, the lock guards nothing: Acquire lets it go and
-// locks the file now at the path (creating it, unless WithoutCreate), until
-// it holds the lock on the file the path names or ctx ends. This costs one
-// stat of the path per acquisition, and one more when the lock is busy or
-// the process keeps no descriptor for the path (its first use).
-//
-// Goroutines of one process that ask for the same file (by identity: a
-// symlink, a relative or a dot-dot spelling are the same file) queue inside
-// the process. A goroutine that already holds the lock gets ErrReentrant at
-// once instead of deadlocking on itself.
-//
-// ctx bounds waiting and nothing else. A ctx that is already done never makes
-// Acquire wait and never leaves a goroutine behind, but does not by itself
-// stop a call that need not wait: a free lock is taken, and a lock held by
-// another process or goroutine gives at once a *BusyError that unwraps to
-// ctx.Err(). When ctx ends a wait, Acquire returns such a *BusyError too. The
-// process may then keep one kernel-level wait for that file in the
-// background until the other holder releases (the kernel cannot be told to
-// stop waiting); it then lets go at once. It never holds the lock on behalf
-// of a caller that gave up.
-//
-// When the process was started by a parent that handed this lock over (see
-// HandOver) and the parent still holds it, Acquire returns a borrowed handle
-// at once.
+// ctx bounds waiting and nothing else. A done ctx never makes Acquire wait nor
+// leaves a goroutine behind: a free lock is taken, a held one gives at once a
+// *BusyError that unwraps to ctx.Err(), as does a wait that ctx ends. After
+// such a wait the process may keep one kernel-level wait for the file until
+// the holder releases, then lets go at once: it never holds the lock for a
+// caller that gave up. In a child to which HandOver lent this lock, while the
+// parent holds it, Acquire returns a borrowed handle at once.
 func Acquire(ctx context.Context, path string, opts ...Option) (*Handle, error) {
 	return acquire(ctx, path, true, opts)
 }

@@ -14,46 +14,26 @@ import (
 	"unicode/utf8"
 )
 
-// SidecarPath returns the lock file that guards target under stateRoot:
+// SidecarPath returns the lock file <stateRoot>/locks/<h>-<base>.lock that
+// guards target, where <h> is the first 16 lowercase hex digits of the SHA-256
+// of target's absolute path with symlinks resolved as far as they exist, and
+// <base> the resolved base name, cut to its first 233 bytes (fewer, not to
+// split a UTF-8 character) so that the name fits 255. Symlinked, relative and
+// dot-dot spellings of one file share one lock, kept out of the data
+// directory's "git add -A"; it is bmad-loop's naming (lock_path_for), so a Go
+// and a bmad-loop process sharing a state root exclude each other. On Windows
+// and macOS the existing part of the path is hashed as the file system spells
+// it, so C:\Proj\x.md and c:\proj\X.MD share one lock (8.3 names and junctions
+// resolved on Windows, as Python's Path.resolve(); on macOS, Python agrees for
+// a path spelled as recorded), and a path spelled as recorded, through no
+// junction, names the sidecar it did before; elsewhere it is hashed as is.
 //
-//	<stateRoot>/locks/<h>-<base>.lock
-//
-// where <h> is the first 16 lowercase hex digits of the SHA-256 of target's
-// absolute path with symlinks resolved as far as they exist, and <base> is
-// the resolved path's base name, cut short when the whole name would exceed
-// 255 bytes (the file-name limit of common file systems): a base name longer
-// than 233 bytes keeps its first 233 bytes (fewer, so as not to split a UTF-8
-// character), and the hash still tells such names apart. Symlinked, relative and dot-dot spellings of
-// one file therefore share one lock, and the lock lives outside the data
-// directory, where a "git add -A" cannot pick it up. This is the naming that
-// bmad-loop uses (its lock_path_for), so a Go process and a bmad-loop process
-// that share a state root exclude each other.
-//
-// On Windows and macOS, where names are compared without regard to case by
-// default, the path hashed is spelled as the file system records it, so
-// that C:\Proj\x.md and c:\proj\X.MD share one lock: the part of the path
-// that exists (the file, or its nearest existing ancestor directory) is
-// named by the system, GetFinalPathNameByHandle on Windows (which also gives
-// long names for 8.3 short ones and follows junctions) and fcntl F_GETPATH
-// on macOS, and the elements that do not exist yet follow as spelled. On
-// Windows that is what Python's Path.resolve() gives (3.10 and later,
-// through os.path.realpath), so every spelling gets bmad-loop's name: the
-// drive letter as Windows names the volume (upper case), the \\?\ prefix
-// removed as Python removes it. On macOS Python keeps the case as spelled,
-// so the two agree for a path spelled as recorded. A path spelled as
-// recorded, through no junction, names the sidecar it named before.
-// Elsewhere (Linux, the BSDs) names are case-sensitive and the resolved path
-// is hashed as it is.
-//
-// SidecarPath creates nothing and does not block. It costs an lstat of each
-// element of the path (one openat2 on Linux when no element is a link), and
-// on Windows and macOS one open of the file, or for a file yet to come one
-// open attempt per missing element and one of the directory that exists.
-// It fails, with an *fs.PathError naming target, only when stateRoot is
-// empty, the working directory cannot be read, or target cannot be
-// resolved: a loop of symbolic links on the way (more than 255 hops; the
-// error matches syscall.ELOOP, as the kernel's does), or a link that cannot
-// be read.
+// SidecarPath creates nothing and does not block. It costs an lstat per
+// element of the path (one openat2 on Linux without links), and on Windows and
+// macOS an open of the file, or of each missing element and the directory that
+// exists. It fails, with an *fs.PathError naming target, only for an empty
+// stateRoot, an unreadable working directory, or a target that cannot be
+// resolved: over 255 symlink hops (matching syscall.ELOOP), an unreadable link.
 func SidecarPath(stateRoot, target string) (string, error) {
 	if stateRoot == "" {
 		return "", &fs.PathError{Op: "SidecarPath", Path: target, Err: errors.New("empty state root")}
