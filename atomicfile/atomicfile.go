@@ -8,11 +8,9 @@ import (
 
 // WriteFile atomically replaces the file at path with data: afterwards path holds
 // exactly data, and at no moment does it hold anything but the old contents or
-// the new.
-//
-// A new file is created with perm minus the umask; an existing one keeps its
-// mode (and, on Unix as root, its owner). If path is a symbolic link, the file it
-// finally points to is replaced and the link is kept. Unless [WithoutSync] is
+// the new. A new file is created with perm minus the umask; an existing one keeps
+// its mode (and, on Unix as root, its owner). If path is a symbolic link, the file
+// it finally points to is replaced and the link is kept. Unless [WithoutSync] is
 // given, the data and the directory entry are on stable storage when WriteFile
 // returns nil.
 //
@@ -20,15 +18,14 @@ import (
 // (the error wraps [fs.ErrPermission]) or is not a regular file ([ErrNotRegular]).
 // A missing parent directory gives an error wrapping [fs.ErrNotExist] that names
 // the directory. On any error the temporary file is removed and the target is
-// untouched, except when only the final directory fsync fails: the target has
-// then been replaced (readers see the new file) but the replacement may not
-// survive a crash, and writing the same bytes again is the way to retry.
-// Errors are [*fs.PathError] with Op "WriteFile" and Path path.
+// untouched, except when only the final directory fsync fails: the target is
+// then replaced but may not survive a crash; write the same bytes again to
+// retry. Errors are [*fs.PathError] with Op "WriteFile" and Path path.
 //
-// WriteFile blocks for the duration of the I/O (on Windows up to about three
-// seconds more while another process holds the target open). Concurrent calls on
-// the same path are safe in that each leaves a whole file, and the last rename
-// wins; callers that read, modify and write need a lock around all three.
+// WriteFile blocks for the I/O (on Windows up to about three seconds more while
+// another process holds the target open). Concurrent calls on one path each
+// leave a whole file, and the last rename wins; a read-modify-write needs a
+// lock around all three.
 func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error {
 	pf, err := atomicstage.Create("WriteFile", path, perm, atomicstage.Collect(opts))
 	if err != nil {
