@@ -20,15 +20,8 @@ import (
 //
 // The Doc reads as if Parse had read its bytes: Doc.Bytes returns the board, and
 // Doc.Advance moves its rows. It does no I/O. To create the file, write Doc.Bytes with
-// atomicfile.WriteFile, or replace the Doc of a missing board inside Store.Mutate:
-//
-//	_, err := s.Mutate(ctx, func(d *board.Doc) error {
-//		if d.Bytes() != nil {
-//			return errExists // the board exists: New would overwrite it
-//		}
-//		*d = *nd
-//		return nil
-//	})
+// atomicfile.WriteFile, or, inside Store.Mutate, replace the Doc of a missing board
+// (its Bytes are nil; an existing one New would overwrite) with it: *d = *nd.
 //
 // New fails with an error matching filetxn.ErrInvalidArgument, naming the value, for an
 // empty project or one that cannot be written as a plain YAML value, a story whose epic

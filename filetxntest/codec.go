@@ -51,16 +51,14 @@ type CodecCases[D any] struct {
 //  4. What Encode returned does not change afterwards, through later calls
 //     of the codec on the document or on others.
 //  5. Round trip: the edited document (with Edit) encodes to bytes that
-//     decode again, and the document decoded from them encodes to the same
-//     bytes.
+//     decode again to a document that encodes to the same bytes.
 //  6. Every Invalid file is refused with an error (one that IsRefusal
 //     accepts, when set), and no call panics.
 //
 // A codec with a Rewrite method (a filetxn.Rewriter) is checked through it,
 // given the bytes each document was decoded from, as a store calls it.
-// codec is any filetxn.Codec[D] (its method set is spelled out here because
-// this package does not import filetxn, so that filetxn's own tests can use
-// it). CheckCodec does no I/O and runs in the calling process.
+// codec is any filetxn.Codec[D] (spelled out: this package does not import
+// filetxn). CheckCodec does no I/O and runs in the calling process.
 func CheckCodec[D any](t testing.TB, codec interface {
 	Decode(data []byte) (D, error)
 	Encode(doc D) ([]byte, error)

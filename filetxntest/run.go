@@ -25,26 +25,21 @@ type C struct {
 
 // Run runs fn in n child processes of the test binary, each a re-run of the
 // calling test, and returns their results in child order. The children share
-// dir (a directory of the parent's, such as its t.TempDir(); children see it
-// as C.Dir), start fn together (each waits on a barrier until all n are
-// ready), and each returns a result, which travels to the parent as JSON: R
-// must survive encoding/json.
-//
-// In the parent, Run blocks until every child has exited (at most [Timeout])
-// and returns the results. If a child fails its test (fn reported an error
-// through c.T, panicked or exited), Run fails t, logging every child's
-// output, and does not return. In a child, Run does not return either: after
-// fn it ends the child's test as t.SkipNow does, so the rest of the test body
-// runs in the parent alone. Call Run first in the test (or subtest) whose t
-// it is given, and once: a child runs the first Run of its test (child mode
-// is keyed by the test's name), so a second set of children needs a subtest
-// of its own. See the package's caveats.
+// dir (the parent's, such as its t.TempDir(); C.Dir in a child), start fn
+// together (on a barrier), and each returns a result that travels to the
+// parent as JSON: R must survive encoding/json. In the parent, Run blocks
+// until every child has exited (at most [Timeout]); if a child fails its test
+// (through c.T, a panic or an exit), Run fails t, logging every child's
+// output, and does not return. In a child Run does not return either: after
+// fn it ends the child's test as t.SkipNow does, so the rest of the test runs
+// in the parent alone. Call Run once, first in the test whose t it is given:
+// a child runs the first Run of its test (child mode is keyed by the test's
+// name), so a second set of children needs a subtest. See the Caveats.
 //
 //	func TestCounterLosesNothing(t *testing.T) {
 //		dir := t.TempDir() // the parent's; children get it as c.Dir
 //		counts := filetxntest.Run(t, 4, dir, func(c *filetxntest.C) int {
-//			... 100 increments of the counter in c.Dir ...
-//			return 100
+//			return 100 // after 100 increments of the counter in c.Dir
 //		})
 //		... the counter must be the sum of counts ...
 //	}

@@ -53,11 +53,8 @@
 //   - A changed ledger is written with LF line endings on every OS.
 //   - A Doc is not safe for concurrent use; a Store is.
 //   - A Store rewrites the whole file on every change: a ledger is meant to be
-//     small enough for that. An append to a file the Store wrote last
-//     costs the read and write that any atomic replace makes and one pass
-//     over the bytes in memory, a comparison with the text it wrote; the
-//     first such append also indexes the origin lines (a scan of the
-//     file). A file that another writer changed is parsed afresh, a few
-//     passes more. A Store keeps the text it wrote last and that index, so
-//     a large ledger costs its size in memory once more.
+//     small enough for that. An append to a file the Store wrote last costs
+//     the read and write of any atomic replace and a pass over the bytes in
+//     memory (see [Store]); a file another writer changed is parsed afresh.
+//     The Store keeps the text it wrote last, the ledger's size once more.
 package ledger

@@ -16,30 +16,23 @@ import (
 // Store is a ledger file, with its archive sibling, shared between goroutines
 // and processes through the filetxn engine: every write takes the ledger's
 // lock, reads the file afresh, applies the change and replaces the file
-// atomically. It is safe for concurrent use. Every call reads the file
-// anew; the Store keeps in memory only the text it last wrote, or last
-// decided on without writing (about the file's size), and an index of its
-// origin lines, so that the next call, finding those very bytes in the
-// file (or them with more after them), checks and searches them no more;
-// any other bytes are parsed afresh.
+// atomically. It is safe for concurrent use. It keeps in memory only the text
+// it last wrote or decided on (about the file's size) and an index of its
+// origin lines, which spare the next call a parse of those very bytes (or of
+// them with more after them); any other bytes are parsed afresh.
 //
-// [Store.Mutate] runs any batch of Doc operations in one write, fn once under
+// [Store.Mutate] runs a batch of Doc operations in one write, fn once under
 // the lock; with [Store.MutateProbed] a batch that writes nothing (a replayed
 // close, ids already done, a missing ledger) needs no lock, so it succeeds
-// even where the lock cannot be taken. [Store.Append]
-// (which also creates a missing directory) and [Store.Archive] (which writes
-// two files) do the same for appending and archiving. A Store whose lock
-// lives under a state root that cannot be derived fails every write with an
-// *fs.PathError naming the ledger, whose message says what to set (see
-// [BmadLoopStateRoot]).
-//
-// As in the engine: ctx bounds the wait for the lock and nothing else (a done
-// ctx on a free lock still runs the operation; on a busy one it fails at
-// once); a lock file deleted or replaced while held makes a write publish
-// nothing and fail with an error matching lock.ErrLockLost; and a ledger or
-// archive path that holds anything but a regular file (a named pipe, a
-// directory) is refused without blocking, with an error wrapping
-// atomicfile.ErrNotRegular.
+// even where the lock cannot be taken. [Store.Append] (which also creates a
+// missing directory) and [Store.Archive] (which writes two files) do the same
+// for appending and archiving. If the lock's state root cannot be derived,
+// every write fails with an *fs.PathError naming the ledger whose message
+// says what to set ([BmadLoopStateRoot]). As in the engine, ctx bounds only
+// the wait for the lock (a done ctx still takes a free one), a lock file
+// deleted or replaced while held makes a write publish nothing (an error
+// matching lock.ErrLockLost), and a path that is not a regular file is
+// refused without blocking (an error wrapping atomicfile.ErrNotRegular).
 type Store struct {
 	path    string
 	archive string
