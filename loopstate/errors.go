@@ -7,33 +7,24 @@ import (
 
 // Errors returned by this package, matched with errors.Is. An operation
 // refused because of the loop's status is a [*GuardError] that unwraps to
-// ErrStatus. The rest of the package's errors are the module's own
-// vocabulary:
+// ErrStatus. The others are the module's own vocabulary:
 //
-//   - an argument refused before any I/O (a loop name that does not match
-//     ^[a-z0-9][a-z0-9-]{0,62}$ or, for Create, is a Windows device name
-//     such as nul, a negative or non-finite threshold, a text
-//     field longer than 4096 bytes, an unknown trigger, a nil harness)
-//     matches filetxn.ErrInvalidArgument, and its message names the
-//     operation, the argument and the value; nothing is read or written,
-//     and no lock is taken;
-//   - a loop that is not there (its directory has no state file, or the
-//     loop was deleted, and perhaps created again, while the caller waited
-//     for its lock) matches filetxn.ErrNotFound, and the message names the
-//     loop and its state file (a loop whose lock file alone is missing gets
-//     it back);
+//   - an argument refused before any I/O, taking no lock (a loop name not
+//     matching ^[a-z0-9][a-z0-9-]{0,62}$, or for Create a Windows device name
+//     such as nul; a negative or non-finite threshold; a text field over 4096
+//     bytes; an unknown trigger; a nil harness) matches
+//     filetxn.ErrInvalidArgument, naming the operation, argument and value;
+//   - a loop that is not there (no state file, or deleted, perhaps created
+//     again, while the caller waited) matches filetxn.ErrNotFound, naming the
+//     loop and its state file (a lock file missing alone is made again);
 //   - Create of a name that is taken matches fs.ErrExist;
-//   - a state this package will not read or write is a *filetxn.FormatError
-//     whose Key is the JSON key at fault ("gates.max_ticks"), inside an
-//     *fs.PathError naming the state file: a file that is not UTF-8 JSON,
-//     has a key missing, unknown or repeated, a value of the wrong type, an
-//     unknown schema major or a broken invariant of the format; a Doc that
-//     a change left so; and a change that would take a counter
-//     (tick_count, failures_total, consecutive_failures, resumed_count) or
-//     a sum in spent past the largest value the format holds. Such a file
-//     is never rewritten, and nothing is written for such a change;
-//   - a lock that stays busy past the caller's context is the lock
-//     package's *lock.BusyError, naming the lock file and its holder.
+//   - a state not to be read or written (not UTF-8 JSON; a key missing,
+//     unknown or repeated; a wrong type; an unknown schema major; a broken
+//     invariant, also one a change left; a counter or spent sum past the
+//     format's largest value) is a *filetxn.FormatError whose Key is the JSON
+//     key ("gates.max_ticks"), in an *fs.PathError naming the state file; such
+//     a file is never rewritten, and such a change never written;
+//   - a lock busy past ctx is a *lock.BusyError naming the file and holder.
 var (
 	// ErrTickInProgress is returned by Tick when it runs inside the harness of
 	// a tick of the same loop (it holds a lock borrowed from the runner):
@@ -41,7 +32,8 @@ var (
 	// returned too, together with lock.ErrWouldBlock, when a manual tick
 	// gets the loop's lock while the marked tick's runner still runs: the
 	// runner's lock file was replaced or removed under it, and the runner's
-	// tick is not abandoned; try again once it has ended. Every other change
+	// tick is not abandoned; try again once it has ended. (A scheduled tick
+	// logs skipped/busy instead.) Every other change
 	// of such a loop (Mutate, the transitions, Delete) is refused the same
 	// way, with an error matching ErrTickInProgress and lock.ErrLockLost
 	// that names the runner's pid and tick.

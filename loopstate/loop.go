@@ -23,25 +23,22 @@ import (
 // A Loop is one loop of a Root: its directory, state file, lock file and tick
 // log. It keeps none of the loop's state in memory (every call reads the
 // files anew) and is safe for concurrent use. Get one from Root.Create,
-// Root.Open or Root.List.
-// Concurrent calls of one operation (two Pauses, eight Mutates) on one Loop
-// share a write, as calls of one filetxn.Store do: keep the Loop rather
-// than opening it again for each call. Calls of different operations, or
-// through different Loop values, never share one.
+// Root.Open or Root.List. Concurrent calls of one operation (two Pauses,
+// eight Mutates) on one Loop share a write, as calls of one filetxn.Store
+// do: keep the Loop rather than opening it again for each call. Calls of
+// different operations, or through different Loop values, never share one.
 //
 // Every method that changes the state takes the loop's lock (waiting as long
 // as ctx allows), reads the state, checks its guard on what it read, writes
 // the state atomically if it changed, and releases the lock. A loop deleted
 // meanwhile (and perhaps created again) gives an error matching
-// filetxn.ErrNotFound. While a tick whose runner lost its lock file still
-// runs, each of them refuses with an error matching lock.ErrLockLost (see
-// Mutate).
-// A wait ended by ctx returns a *lock.BusyError naming the lock file and
-// its holder; a ctx that is already done tries the lock once. A method that
-// would change the state, called from inside a Mutate callback on the same
-// loop, returns an error matching lock.ErrReentrant instead of
-// deadlocking; CheckGate and SetSchedule, when they change nothing, answer
-// from the file as last written.
+// filetxn.ErrNotFound; while a tick whose runner lost its lock file still
+// runs, one matching lock.ErrLockLost (see Mutate). A wait ended by ctx
+// returns a *lock.BusyError naming the lock file and its holder; a done ctx
+// tries the lock once. Such a method called from inside a Mutate callback on
+// the same loop returns an error matching lock.ErrReentrant; CheckGate and
+// SetSchedule, when they change nothing, answer from the file as last
+// written.
 type Loop struct {
 	root  *Root
 	name  string

@@ -63,33 +63,22 @@ func (r *Root) loop(name string) *Loop {
 
 // Create creates the loop name and returns it. Its state starts running,
 // with counters at zero, no gates, the schedule off and the gate window
-// opened now; fn, unless nil, sets what the loop starts with, as in Mutate:
-// Template, Gates, Schedule, or Status Paused with a Paused record to
-// create it paused (so that no scheduled tick runs before the pause). The
-// name is claimed atomically: the loop's directory is filled under a
-// hidden temporary name (state, empty lock file, empty tick log) and
-// renamed to <name> only if that name is free, so of two concurrent creates
-// exactly one succeeds, the other gets an error matching fs.ErrExist, and
-// nobody ever sees a loop without its state. No lock is taken: there is
-// nothing to lock yet. A Create killed before its rename leaves that hidden
-// staging directory (".<name>.tmp-<random>" in the loops directory):
-// nothing reads it, Create and List pass over it, and, since a live Create
-// holds nothing by which another process could tell it from a dead one,
-// nothing removes it either; remove it by hand.
-//
-// A name Windows reserves for a device (con, prn, aux, nul, com0 to com9,
-// lpt0 to lpt9) is refused as invalid on every system, so that a loop made
-// on one can be used on another; Open and List still accept such a loop.
-//
-// An invalid name, an error from fn (returned unchanged) and a state that fn
-// leaves invalid (an error matching filetxn.ErrInvalidArgument, which names
-// the key at fault) create nothing, before any
-// I/O. If only the fsync of the loops directory after the rename fails,
-// the loop is created (a power loss may still undo it): Create returns the
-// error, which says that the directory was not synced, and a retry finds the
-// loop there. Create does not block; ctx is checked once. Once the loop is
-// created it removes the tombstones that Deletes killed before their
-// removal left in the root (see Loop.Delete).
+// opened now; fn, unless nil, sets what the loop starts with, as in Mutate
+// (Template, Gates, Schedule; Status Paused with a Paused record to create
+// it paused, so that no scheduled tick runs first). The name is claimed
+// atomically: of two concurrent Creates exactly one succeeds, the other gets
+// an error matching fs.ErrExist, and nobody sees a loop without its state.
+// No lock is taken; Create does not block, and checks ctx once. A name
+// Windows reserves for a device (con, prn, aux, nul, com0 to com9, lpt0 to
+// lpt9) is refused on every system, so that a loop can move between them;
+// Open and List still accept one. An invalid name, an error from fn
+// (returned unchanged) and a state fn leaves invalid (ErrInvalidArgument,
+// naming the key) create nothing, before any I/O. If only the fsync of the
+// loops directory fails, the loop exists (a power loss may undo it), the
+// error says so and a retry finds it. A Create killed before its rename
+// leaves a hidden staging directory, ".<name>.tmp-<random>" in the loops
+// directory, that nothing reads or removes: remove it by hand. Once the loop
+// is created, Create removes the tombstones killed Deletes left (Loop.Delete).
 func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*Loop, error) {
 	_, data, err := initial(name, r.now(), fn)
 	if err != nil {

@@ -49,80 +49,26 @@ type Result struct {
 	Note     string // a short summary; the log keeps its first 500 bytes
 }
 
-// Tick runs one tick of the loop under the loop's
-// lock, held from before the state is read until after the log line is
-// written, harness included:
-//
-//  1. Take the lock. A TriggerSchedule tick does not wait: if the lock is
-//     busy it appends a skipped/busy line (without the lock, in one
-//     O_APPEND write) and returns it with a nil error. A TriggerManual tick
-//     waits as long as ctx allows, and no longer than WithLockTimeout if
-//     given, then returns the *lock.BusyError that names the holder,
-//     having run and recorded nothing.
-//  2. If current_tick is set, a tick was marked and never settled. If its
-//     runner still runs (a live process with its pid and, where the system
-//     tells it, its start time), this tick holds the lock
-//     only because the runner's lock file was replaced or removed under it:
-//     a TriggerManual tick returns an error matching ErrTickInProgress,
-//     lock.ErrLockLost and lock.ErrWouldBlock that names the runner, a
-//     TriggerSchedule one logs skipped/busy, and neither changes the state.
-//     A runner in this process is gone once this process no longer runs
-//     that tick. If the runner is gone, the tick is
-//     settled: counted as completed and failed and logged abandoned, or,
-//     when its line is in the log already (its runner died after logging
-//     it), counted as that line says, without a second line.
-//  3. If the loop is not running, or the trigger is the schedule and the
-//     schedule is disabled, log a skipped line and return it (nil error).
-//  4. Evaluate the gates; if any trips, halt, log skipped/gate and return
-//     the record (nil error).
-//  5. Check that the tick log can take the tick's line: a log that is not
-//     a regular file, or is read-only, fails the tick here, before the
-//     harness runs, with an error naming it that matches
-//     atomicfile.ErrNotRegular or fs.ErrPermission, and nothing is
-//     written. Set current_tick (with this process's pid and start token)
-//     and write the state (atomically, but without the directory fsync
-//     that would make it survive a power loss: see the package's Caveats).
-//  6. Run fn with ctx bounded by gates.tick_timeout_s (WithLockTimeout does
-//     not bound it); past it the outcome is timeout.
-//  7. Re-read the state (a harness that was handed the lock may have changed
-//     it), count the tick, add its cost, update the failure counters, clear
-//     current_tick.
-//  8. Evaluate the gates in-process, as CheckGate does; halt if any trips.
-//  9. Append the tick's line (without fsync), then write the state (durably
-//     unless WithoutSync). The line goes first so that a tick is never
-//     counted without its line: a runner that dies between the two leaves
-//     both its line and its current_tick, and step 2 of the next tick
-//     counts the tick once.
-//
-// Every write of a tick is checked before it is published: once the
-// loop's lock file is no longer the one the tick locked (removed, or
-// replaced by another file), nothing more is published under that lock.
-// Before the harness runs, Tick then returns an error matching
-// lock.ErrLockLost that names the lock file, having run nothing. After it,
-// the tick is not dropped: Tick takes the lock again on the file now at
-// the path (waiting for it, whatever ctx says, up to 30 seconds), and
-// records the tick as steps 7 to 9 say, its note starting "lock lost
-// during the tick"; meanwhile every other change of the loop is refused
-// (see Loop.Mutate), so the tick is logged once and never also counted
-// abandoned. Only if the lock cannot be had again does Tick return the
-// lost-lock error, the tick left marked for a later tick to settle. A counter or a
-// sum of spent that would overflow fails the tick, before anything that
-// would hold it is written, with a *filetxn.FormatError naming the counter
-// inside an *fs.PathError naming the state file.
-//
-// Tick returns the tick's log record and a nil error whenever it recorded
-// the tick, whatever the outcome: a halt is a normal outcome, not an error.
-// A tick that halted the loop (a gate before or after its harness, or the
-// harness itself through check-gate) has StatusAfter Halted and
-// StatusBefore not, and GatesTripped lists the gates that tripped (empty
-// when the harness halted it); a tick skipped because the loop was halted
-// already has SkipReason "halted". With an error Tick returns the zero
-// TickRecord: the tick's result was not recorded. If fn panics, the lock is
-// released and the panic propagates; current_tick stays set, and the next
-// tick logs the tick as abandoned, as after a crash (a runner that is this
-// process is gone for the next tick: that tick holds the loop's lock). A
-// Tick run from inside a harness of the same loop (with the lock borrowed)
-// is refused with ErrTickInProgress.
+// Tick runs one tick of the loop under its lock, held from before the state
+// is read until after the tick's line is logged; trigger says how it waits
+// (see TriggerSchedule, TriggerManual). It settles a tick left marked in
+// current_tick (a runner gone, or in this process and no longer running it:
+// counted failed and logged abandoned, or as its logged line says; a runner
+// still running: see ErrTickInProgress); logs a skipped line if the loop is
+// not running, a scheduled tick finds the schedule off, or a gate trips and
+// halts it; if the log cannot take the line, fails with an error matching
+// atomicfile.ErrNotRegular or fs.ErrPermission, writing nothing; marks
+// current_tick (see Caveats); runs fn, ctx bounded by gates.tick_timeout_s
+// (past it the outcome is timeout); re-reads the state, counts the tick and
+// its cost, evaluates the gates; appends the line, then writes the state
+// (durably unless WithoutSync). With a nil error the record is the tick's
+// line, a halt included; with an error it is zero and nothing was recorded:
+// a counter or sum that would overflow (a *filetxn.FormatError in an
+// *fs.PathError), a Tick inside a harness of the same loop
+// (ErrTickInProgress), a lock lost before the harness (lock.ErrLockLost). A
+// lock lost after it is taken again, up to 30 seconds whatever ctx, to log
+// the tick noted "lock lost during the tick"; failing that, the tick is left
+// marked. A panic in fn releases the lock, propagates, leaves the tick marked.
 func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...TickOption) (TickRecord, error) {
 	if trigger != TriggerSchedule && trigger != TriggerManual {
 		return TickRecord{}, fmt.Errorf("loopstate: Tick: trigger %q: want %q or %q: %w", trigger, TriggerSchedule, TriggerManual, filetxn.ErrInvalidArgument)

@@ -14,10 +14,14 @@ type Trigger string
 // The triggers of a tick.
 const (
 	// TriggerSchedule is an automatic trigger (cron, a systemd timer): it runs only
-	// when schedule.enabled is true, and never waits for a busy lock.
+	// when schedule.enabled is true, and never waits for a busy lock: it then
+	// logs a skipped/busy line (one O_APPEND write, without the lock) and
+	// returns it with a nil error.
 	TriggerSchedule Trigger = "schedule"
 	// TriggerManual is a person's trigger: it ignores schedule.enabled and waits
-	// for the lock as long as its context allows.
+	// for the lock as long as its context allows, and no longer than
+	// WithLockTimeout if given, then returns the *lock.BusyError that names
+	// the holder, having run and recorded nothing.
 	TriggerManual Trigger = "manual"
 )
 
@@ -48,7 +52,11 @@ const maxNote = 500
 
 // TickRecord is one line of the tick log, ticks.jsonl. Every tick writes
 // exactly one: when it ends, when it is skipped, or (as abandoned) when the
-// next tick finds that its runner died.
+// next tick finds that its runner died. A tick that halted the loop (a gate
+// before or after its harness, or the harness itself through check-gate)
+// has StatusAfter Halted and StatusBefore not, and GatesTripped lists the
+// gates that tripped (empty when the harness halted it); a tick skipped
+// because the loop was halted already has SkipReason "halted".
 type TickRecord struct {
 	N            int64     // "n": tick_count after this tick; a skipped tick repeats the last n
 	StartedAt    time.Time // "started_at"

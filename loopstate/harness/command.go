@@ -39,28 +39,16 @@ const (
 // The child is started in its own process group (Unix), in the loop's
 // directory unless Dir says otherwise, with the loop's lock handed over (see
 // lock.Handle.HandOver): when the child, or a program it runs, asks for the
-// loop's lock (say, to run check-gate or pause on the same loop) it borrows
-// the runner's lock at once instead of waiting for its own parent. No other
-// descriptor that this process opened is inherited (Go opens files
-// close-on-exec); one that this process itself inherited without
-// close-on-exec, from whatever started it, passes on, as through any exec.
+// loop's lock (check-gate or pause on the same loop) it borrows the runner's
+// at once. No other descriptor this process opened is inherited; one that
+// it itself inherited without close-on-exec passes on, as through any exec.
 //
 // When the tick's context ends (the gates.tick_timeout_s wall timeout) the
 // whole process group gets SIGTERM, then SIGKILL after KillGrace. When the
 // child exits, whatever it left running in its group is killed too (Linux),
-// since such a process still holds the lock's descriptor. On Linux the child
-// also gets SIGKILL if the runner dies (PR_SET_PDEATHSIG), so that a killed
-// runner does not leave its lock held by an orphaned harness.
-//
-// The child reports its cost as its last line on standard output, a JSON
-// object {"cost": {"usd": 0.09, "tokens": 21000, "seconds": 63.0}} with an
-// optional "note"; each key of "cost" is optional, and a missing "seconds"
-// is the child's wall time. Without such a line the cost is zero and its
-// seconds are the wall time. A last line that names "cost" but is not such
-// an object (not JSON, "cost" not an object, a negative, fractional or
-// non-finite value) counts as no cost and is reported: the tick's note
-// starts with "malformed cost line". Exit code 0 is an ok tick, anything
-// else a failed one.
+// since it still holds the lock's descriptor. On Linux the child also gets
+// SIGKILL if the runner dies (PR_SET_PDEATHSIG), so that a killed runner
+// leaves no orphaned harness holding its lock.
 //
 // A Command may be shared by concurrent ticks; it is not modified.
 type Command struct {
@@ -81,6 +69,16 @@ const maxLine = 64 << 10
 // an error matching filetxn.ErrInvalidArgument, a working directory that is
 // missing or not a directory with an error naming it); a child that exits
 // non-zero, is killed or times out gives a Result with Failed set.
+//
+// The child reports its cost as its last line on standard output, a JSON
+// object {"cost": {"usd": 0.09, "tokens": 21000, "seconds": 63.0}} with an
+// optional "note"; each key of "cost" is optional, and a missing "seconds"
+// is the child's wall time. Without such a line the cost is zero and its
+// seconds are the wall time. A last line that names "cost" but is not such
+// an object (not JSON, "cost" not an object, a negative, fractional or
+// non-finite value) counts as no cost and is reported: the tick's note
+// starts with "malformed cost line". Exit code 0 is an ok tick, anything
+// else a failed one.
 func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 	if c.Path == "" {
 		return loopstate.Result{}, fmt.Errorf("harness: Run: Command without a Path: %w", filetxn.ErrInvalidArgument)
