@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/staletemp"
+	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -204,4 +206,71 @@ func TestALostWritersTemporaryFileIsNoLaterHoldersName(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "3\n", string(got), "%s after the stopped writer resumed", path)
 	require.Empty(t, temps(t, dir), "temporary files left in %s", dir)
+}
+
+// TestALostWriterLeavesTheNewHoldersTemporaryFile: writer A holds the lock
+// and is inside its fn when its lock file is replaced; writer B takes the
+// lock on the new file and stops right before its lock check, its
+// temporary file staged under the first of the new lock file's names, and
+// a dead writer's file has the second. A then writes: both names are
+// taken, but A's lock is lost, so A must not remove the first to stage
+// there itself. B, let go while A waits at its own check, publishes its
+// own bytes, and A publishes nothing. Ablation (run): stageLocked removing
+// the first name without asking whether the lock is still held (as
+// before) has A replace B's staged file with its own, and B's rename then
+// publishes A's 101 under a lock A had lost.
+func TestALostWriterLeavesTheNewHoldersTemporaryFile(t *testing.T) {
+	if c := proctest.Child(t); c != nil {
+		s := must(NewStore(filepath.Join(c.Dir, "count.txt"), counterCodec{}))
+		switch c.Args {
+		case "A":
+			ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Check: func() {
+				c.Mark("a-check")
+				proctest.WaitFor(c.T, filepath.Join(c.Dir, "a-resume"))
+			}})
+			_, err := s.Mutate(ctx, func(d *counter) error {
+				c.Mark("a-inside")
+				proctest.WaitFor(c.T, filepath.Join(c.Dir, "a-write"))
+				d.n += 100
+				return nil
+			})
+			require.ErrorIs(c.T, err, lock.ErrLockLost, "A's Mutate = %v, want ErrLockLost", err)
+		case "B":
+			ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Check: func() {
+				c.Mark("b-check")
+				proctest.WaitFor(c.T, filepath.Join(c.Dir, "b-resume"))
+			}})
+			cm, err := s.Mutate(ctx, func(d *counter) error { d.n = 7; return nil })
+			require.True(c.T, err == nil && cm.Written, "B's Mutate = %+v, %v, want written", cm, err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "count.txt")
+	require.NoError(t, os.WriteFile(path, []byte("1\n"), 0o644))
+	a := proctest.StartWith(t, 1, dir, proctest.Options{Args: "A"})
+	a.WaitMark("a-inside")
+	loseLock(t, "replaced", path+".lock")
+	b := proctest.StartWith(t, 1, dir, proctest.Options{Args: "B"})
+	b.WaitMark("b-check")
+
+	key, ok := staletemp.Key(path + ".lock")
+	require.True(t, ok, "staletemp.Key(%s.lock)", path)
+	names := staletemp.Names("count.txt", key)
+	staged, err := os.Stat(filepath.Join(dir, names[0]))
+	require.NoError(t, err, "B's temporary file %s", names[0])
+	require.NoError(t, os.WriteFile(filepath.Join(dir, names[1]), []byte("dead"), 0o644)) // a dead writer's
+
+	touch(t, filepath.Join(dir, "a-write"))
+	a.WaitMark("a-check")
+	now, err := os.Stat(filepath.Join(dir, names[0]))
+	require.NoError(t, err, "B's temporary file %s after A staged", names[0])
+	require.True(t, os.SameFile(staged, now), "%s after A, whose lock was lost, staged: another file", names[0])
+	touch(t, filepath.Join(dir, "b-resume"))
+	b.Wait()
+	touch(t, filepath.Join(dir, "a-resume"))
+	a.Wait()
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "7\n", string(got), "%s after both writers", path)
 }

@@ -11,7 +11,9 @@ type Options struct {
 	// Check, when not nil, is called by CloseAtomicallyReplace after the
 	// temporary file's fsync and right before the rename. An error from it
 	// publishes nothing (the temporary file is removed, the target is
-	// untouched) and is returned as it is.
+	// untouched) and is returned as it is. Create calls it too before it
+	// removes a file of the locked names to make room (see LockKey), and
+	// removes nothing unless it returns nil.
 	Check func() error
 
 	// LockKey, when not empty, has Create stage the temporary file under

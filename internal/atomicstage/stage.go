@@ -327,9 +327,13 @@ func (pf *PendingFile) stageOwn(dir string, perm fs.FileMode) error {
 // before it named its file, see staletemp.Key: it finds its lock lost and
 // publishes nothing). When both names are taken (two writers killed in a
 // row, the second while the first's file was still there), the first is
-// removed and made afresh; if it cannot be removed (on Windows, a file
-// still open), the write is staged under a random name instead, which a
-// kill would leave behind for good.
+// removed and made afresh, but only if the engine's check (Options.Check)
+// finds the lock still held: a writer whose lock file was replaced before it
+// named its file has the new lock file's names, and the first may be the
+// staged file of that file's live holder, whose rename would then publish
+// this writer's bytes. If the check fails, or the file cannot be removed
+// (on Windows, a file still open), the write is staged under a random name
+// instead, which a kill would leave behind for good.
 func (pf *PendingFile) stageLocked(dir string, perm fs.FileMode, names [2]string) error {
 	for i, name := range names {
 		pf.tmp = joinRaw(dir, name)
@@ -343,7 +347,7 @@ func (pf *PendingFile) stageLocked(dir string, perm fs.FileMode, names [2]string
 		}
 	}
 	pf.tmp = joinRaw(dir, names[0])
-	if removeStale(pf.tmp) {
+	if (pf.check == nil || pf.check() == nil) && removeStale(pf.tmp) {
 		f, err := osfile.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if err == nil {
 			pf.f, pf.stale = f, joinRaw(dir, names[1])
