@@ -49,13 +49,13 @@
 //   - Local file systems only. The lock is advisory, and its placement
 //     (WithStateRoot, WithLockPath, <path>.lock) must agree between writers.
 //   - Transactions nested on two files in opposite orders wait for each other
-//     until their contexts end: take locks in one order (AcquireAll).
+//     until their contexts end: take locks in one order (lock.AcquireAll).
 //   - fn must do nothing slow under the lock that the caller does not control
-//     (a subprocess, a person), unless it uses Handle.HandOver.
+//     (a subprocess, a person), unless it uses lock.Handle.HandOver.
 //   - View, and a transaction too, may see a version stale at once or not yet
 //     durable (its writer may still be fsyncing the directory); a write made
 //     on it is durable when it returns, with the version it read.
-//   - Never delete lock files: the lost-lock check misses a lock file
-//     replaced during the rename, and one lost between two writes of a
-//     Locked callback leaves the first published.
+//   - Never delete lock files: the lost-lock check misses a lock file replaced
+//     during the rename, and one lost between two writes of a Locked callback
+//     leaves the first published.
 package filetxn

@@ -66,9 +66,9 @@ type Result struct {
 // a counter or sum that would overflow (a *filetxn.FormatError in an
 // *fs.PathError), a Tick inside a harness of the same loop
 // (ErrTickInProgress), a lock lost before the harness (lock.ErrLockLost). A
-// lock lost after it is taken again, up to 30 seconds whatever ctx, to log
-// the tick noted "lock lost during the tick"; failing that, the tick is left
-// marked. A panic in fn releases the lock, propagates, leaves the tick marked.
+// lock lost after it is taken again (up to 30 seconds, whatever ctx) to log
+// the tick, noted "lock lost during the tick", else the tick is left marked,
+// as by a panic in fn, which releases the lock and propagates.
 func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...TickOption) (TickRecord, error) {
 	if trigger != TriggerSchedule && trigger != TriggerManual {
 		return TickRecord{}, fmt.Errorf("loopstate: Tick: trigger %q: want %q or %q: %w", trigger, TriggerSchedule, TriggerManual, filetxn.ErrInvalidArgument)
