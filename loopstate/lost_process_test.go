@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
@@ -205,4 +206,45 @@ func TestRunnerKilledAroundItsLogLineCountsTheTickOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestANoOpDuringATickOfARunnerThatWritesNoHolderRecordDoesNotWait: a
+// runner (a child process) that writes no holder record, as bmad-loop
+// writes none and a Root made WithLockOptions(lock.WithoutHolder()) none,
+// is inside its tick, holding its lock. A CheckGate that trips no gate,
+// with a ctx that is already done, answers from its lock-free probe at
+// once, as it did before the lost-lock refusal: the runner's marker
+// refuses a change only from a caller that holds the loop's lock.
+// Ablation (run): runnerBusy refusing a probe that finds no holder record
+// (as before this fix) makes the probe fail, and the call, not to wait,
+// returns a *lock.BusyError.
+func TestANoOpDuringATickOfARunnerThatWritesNoHolderRecordDoesNotWait(t *testing.T) {
+	if c := proctest.Child(t); c != nil {
+		l := mustOpen(t, rootIn(c.Dir, filetxn.WithLockOptions(lock.WithoutHolder())), "norecord")
+		c.Barrier()
+		// The harness runs in the runner's process: a harness process
+		// would be handed the lock, and HandOver writes a record.
+		_, err := l.Tick(ctx0, TriggerManual, func(context.Context, *Run) (Result, error) {
+			c.Mark("harness-running-1")
+			proctest.WaitFor(c.T, filepath.Join(c.Dir, "harness-release-1"))
+			return Result{Cost: &Cost{}}, nil
+		})
+		writeResult(t, c.Dir, "runner-result", err)
+		return
+	}
+	dir := t.TempDir()
+	l := mustCreate(t, rootIn(dir), "norecord", Template{})
+	runner := proctest.Start(t, 1, dir)
+	runner.Release()
+	waitTight(t, filepath.Join(dir, "harness-running-1"))
+	h, err := lock.ReadHolder(l.lock)
+	require.True(t, err == nil && h == nil, "ReadHolder(%s) while the runner holds it = %v, %v, want no record", l.lock, h, err)
+	tried, cancel := context.WithCancel(ctx0)
+	cancel()
+	err = l.CheckGate(tried)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "harness-release-1"), nil, 0o644))
+	runner.Wait()
+	require.NoError(t, err, "CheckGate (no gate) while a runner without a holder record holds its lock = %v, want nil at once", err)
+	res := readResult(t, dir, "runner-result")
+	require.Equal(t, exitOK, res.code, "the runner's Tick = %q, want nil", res.msg)
 }

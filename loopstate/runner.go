@@ -121,7 +121,10 @@ func (e *liveRunnerError) Unwrap() []error {
 // the runner's lock exactly when the holder record of the file now at the
 // path is the runner's: a lock file that the runner lost holds, if
 // anyone's, the record of whoever took it since, and a harness borrows
-// only the lock whose record the runner wrote. For a runner in this
+// only the lock whose record the runner wrote. A probe that finds no
+// record is not refused either: the runner may be one that writes none
+// (bmad-loop, a lock taken WithoutHolder) and hold its lock, and a probe
+// that would change the state decides again under the lock. For a runner in this
 // process, whose lock is still the file at the path, the caller is a probe
 // (nobody else can hold that lock); once the runner has lost it, the
 // caller is refused.
@@ -141,8 +144,12 @@ func (l *Loop) runnerBusy(op string, ct *currentTick) error {
 		if proc.Gone(ct.PID, ct.pidStart) {
 			return nil
 		}
-		if h, err := lock.ReadHolder(l.lock); err == nil && h != nil && h.PID == ct.PID {
+		h, err := lock.ReadHolder(l.lock)
+		if err == nil && h != nil && h.PID == ct.PID {
 			return nil // the runner's own lock, handed over to its harness
+		}
+		if err == nil && h == nil && !lock.Held(l.lock) {
+			return nil // a probe, while a runner that writes no record (bmad-loop) may hold its lock
 		}
 	}
 	return &liveRunnerError{op: op, loop: l.name, lock: l.lock, ct: *ct}
