@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // TestAppendThatCreatesItsLogSyncsTheDirectory: a durable Tx.Append that
@@ -38,8 +38,8 @@ func TestAppendThatCreatesItsLogSyncsTheDirectory(t *testing.T) {
 			require.NoError(t, os.Mkdir(dir, 0o755))
 			log := filepath.Join(dir, "ticks.jsonl")
 			synced := 0
-			fault.Set(t, func(step fault.Step, path string) error {
-				if step == fault.SyncDir && path == dir {
+			seam.Set(t, func(step seam.Point, path string) error {
+				if step == seam.SyncDir && path == dir {
 					synced++
 				}
 				return nil
@@ -70,8 +70,8 @@ func TestRestoreRemovalWhoseDirectorySyncFailsReportsIt(t *testing.T) {
 	owned, ok := c.Digest()
 	require.True(t, ok, "Commit.Digest() of a write = _, false, want true")
 	dir := filepath.Dir(s.path)
-	fault.Set(t, func(step fault.Step, path string) error {
-		if step == fault.SyncDir && path == dir {
+	seam.Set(t, func(step seam.Point, path string) error {
+		if step == seam.SyncDir && path == dir {
 			return syscall.EIO
 		}
 		return nil

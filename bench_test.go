@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // seed writes a 100-line file of about 100 bytes a line.
@@ -69,7 +69,13 @@ func BenchmarkGroup(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			s := must(NewStore[*lines](seed(b), linesCodec{}))
 			var n, writes atomic.Int64
-			ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Replaced: func() { writes.Add(1) }})
+			seam.Set(b, func(p seam.Point, path string) error {
+				if p == seam.Replaced && path == s.path {
+					writes.Add(1)
+				}
+				return nil
+			})
+			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
 				var wg sync.WaitGroup

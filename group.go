@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/internal/goroutine"
-	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -146,7 +146,9 @@ const (
 // now at its path locked by the caller's goroutine, c would still join
 // this batch and be answered with it, as is every call of a batch whose
 // lock was lost (a write is refused): it waits for nobody.)
-func (g *group[D]) enqueue(c *call[D], mustProbe, checked bool) joined {
+//
+// path is the store's data file, for the seam.Queued point.
+func (g *group[D]) enqueue(c *call[D], path string, mustProbe, checked bool) joined {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if c.ctx.Err() != nil || (!checked && !g.open) {
@@ -163,10 +165,7 @@ func (g *group[D]) enqueue(c *call[D], mustProbe, checked bool) joined {
 		c.done = make(chan struct{}, 1)
 	}
 	g.queue = append(g.queue, c)
-	if testHookQueued != nil {
-		testHookQueued()
-	}
-	txhook.From(c.ctx).Call(txhook.Queued)
+	_ = seam.At(seam.Queued, path) // under mu: a hook must not block
 	return queued
 }
 
@@ -256,22 +255,6 @@ func (g *group[D]) yield() {
 	}
 }
 
-// testHookQueued, set by this package's tests, is called (under the group's
-// mutex) each time a call joins a queue, so that a test can tell when its
-// followers are all waiting behind a leader that it holds. Tests of other
-// packages put a txhook.Queued hook in the ctx of their calls instead.
-var testHookQueued func()
-
-// testHookOpen and testHookChecked, set by this package's tests, are called
-// when a leader that holds the lock is about to yield and take the queue,
-// and when a caller checks that it may wait (mayQueue).
-var testHookOpen, testHookChecked func()
-
-// testHookTaken, set by this package's tests, is called when a caller whose
-// ctx has ended finds its call gone from the queue (taken into a batch, or
-// promoted) and waits for its answer.
-var testHookTaken func()
-
 // mutate is Mutate, and MutateProbed when probed: it leads a batch, or
 // joins the queue behind the leader.
 func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (Commit, error) {
@@ -299,7 +282,7 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 			}
 			mustProbe = false
 		}
-		switch s.g.enqueue(c, mustProbe, checked) {
+		switch s.g.enqueue(c, s.path, mustProbe, checked) {
 		case leads:
 			return s.lead(c)
 		case check:
@@ -321,9 +304,7 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 			if s.g.leave(c) {
 				return s.giveUp(ctx, c, start)
 			}
-			if testHookTaken != nil {
-				testHookTaken()
-			}
+			_ = seam.At(seam.Taken, s.path)
 			<-c.done // a leader took c (or promoted it) meanwhile: its answer is on the way
 		}
 		if b := c.turn; b != nil {
@@ -364,9 +345,7 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 // and asks the kernel for no lock. A done ctx never waits: it gets the
 // lock's busy error, since a leader has or is about to take the lock.
 func (s *Store[D]) mayQueue(ctx context.Context) error {
-	if testHookChecked != nil {
-		testHookChecked()
-	}
+	_ = seam.At(seam.MayQueue, s.path)
 	lockPath, err := s.LockPath()
 	if err != nil {
 		return err
@@ -487,12 +466,10 @@ func (s *Store[D]) lead(c *call[D]) (commit Commit, err error) {
 	if grouped {
 		s.g.held()
 	}
-	_ = s.holding(c.ctx, h, func(tx *Tx) error {
+	_ = s.holding(h, func(tx *Tx) error {
 		b = &batch[D]{s: s, tx: tx, calls: []*call[D]{c}}
 		if grouped {
-			if testHookOpen != nil {
-				testHookOpen()
-			}
+			_ = seam.At(seam.Gather, s.path)
 			s.g.yield()
 			b.calls = s.g.take(b.calls)
 		}

@@ -15,18 +15,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/filetxn/filetxn/internal/goroutine"
 	"github.com/filetxn/filetxn/internal/proctest"
-	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
 // The tests of group commit hold a leader inside its fn, so that the calls
 // started meanwhile queue behind it in a known order; when it is released it
 // publishes alone and hands the lead to the first of them, whose batch is
-// then all of them. testHookQueued tells a test when a call has joined the
-// queue, so nothing here sleeps and hopes.
+// then all of them. The seam.Queued point tells a test when a call has
+// joined the queue, so nothing here sleeps and hopes.
 
 // outcome is what one Mutate gave its caller.
 type outcome struct {
@@ -37,15 +36,36 @@ type outcome struct {
 }
 
 // groupStore returns a kv store on a file holding "{}\n" (so that an
-// unchanged empty document writes nothing), and a context whose
-// transactions count their renames in writes.
+// unchanged empty document writes nothing), a context for its calls, and
+// the count of the renames of that file until the test ends.
 func groupStore(t *testing.T, opts ...Option) (*Store[*kv], context.Context, *atomic.Int64) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kv.json")
 	require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o644))
+	return must(NewStore[*kv](path, kvCodec{}, opts...)), context.Background(), countRenames(t, path)
+}
+
+// countRenames counts the engine's renames over path until the test ends.
+func countRenames(t testing.TB, path string) *atomic.Int64 {
 	var writes atomic.Int64
-	ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Replaced: func() { writes.Add(1) }})
-	return must(NewStore[*kv](path, kvCodec{}, opts...)), ctx, &writes
+	seam.Set(t, func(p seam.Point, at string) error {
+		if p == seam.Replaced && at == path {
+			writes.Add(1)
+		}
+		return nil
+	})
+	return &writes
+}
+
+// onPoint calls fn each time the code passes point, on any path, until the
+// test ends.
+func onPoint(t testing.TB, point seam.Point, fn func()) {
+	seam.Set(t, func(p seam.Point, _ string) error {
+		if p == point {
+			fn()
+		}
+		return nil
+	})
 }
 
 // watchQueue makes every call that joins a group's queue send on the
@@ -53,8 +73,7 @@ func groupStore(t *testing.T, opts ...Option) (*Store[*kv], context.Context, *at
 func watchQueue(t *testing.T) <-chan struct{} {
 	t.Helper()
 	queued := make(chan struct{}, 1024) // the hook runs under the group's mutex: it must not block
-	testHookQueued = func() { queued <- struct{}{} }
-	t.Cleanup(func() { testHookQueued = nil })
+	onPoint(t, seam.Queued, func() { queued <- struct{}{} })
 	return queued
 }
 
@@ -181,8 +200,8 @@ func TestMutateGroupLosesNoUpdate(t *testing.T) {
 	const goroutines, each = 8, 50
 	s := newCounter(t, WithoutSync())
 	other := must(NewStore[*counter](s.path, counterCodec{}, WithoutSync()))
-	var writes atomic.Int64
-	ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Replaced: func() { writes.Add(1) }})
+	writes := countRenames(t, s.path)
+	ctx := context.Background()
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		st := s
@@ -512,11 +531,10 @@ func TestMutateGroupJoinsAnOpenBatchWithoutTheReentryCheck(t *testing.T) {
 	s, ctx, writes := groupStore(t)
 	queued := watchQueue(t)
 	var checks atomic.Int64
-	testHookChecked = func() { checks.Add(1) }
+	onPoint(t, seam.MayQueue, func() { checks.Add(1) })
 	opened, proceed := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	testHookOpen = func() { once.Do(func() { close(opened); <-proceed }) }
-	t.Cleanup(func() { testHookChecked, testHookOpen = nil, nil })
+	onPoint(t, seam.Gather, func() { once.Do(func() { close(opened); <-proceed }) })
 	var runs sync.Map
 	leader := start(s, ctx, set(&runs, "leader"))
 	within(t, opened, "the leader to hold the lock before taking the queue")
@@ -542,7 +560,7 @@ func TestMutateGroupJoinsAnOpenBatchWithoutTheReentryCheck(t *testing.T) {
 // (mayQueue), made while the leader is in its attempt at the lock, asks the
 // lock package for no lock, so the leader, whose ctx is already done and
 // which therefore makes one attempt, finds the lock free and runs its
-// transaction, as documented. The fault hook pauses the leader in its
+// transaction, as documented. The seam.Lock hook pauses the leader in its
 // attempt, before it takes anything, until the follower has checked and
 // queued, and counts every lock attempt on the store's lock file.
 // Ablation: mayQueue back to its TryAcquire and Release of the lock (which
@@ -556,16 +574,15 @@ func TestMutateGroupReentryCheckTakesNoLock(t *testing.T) {
 	require.NoError(t, err, "LockPath()")
 	trying, proceed := make(chan struct{}), make(chan struct{})
 	var attempts atomic.Int64
-	fault.Set(t, func(step fault.Step, path string) error {
-		if step == fault.Lock && path == lockPath && attempts.Add(1) == 1 {
+	seam.Set(t, func(step seam.Point, path string) error {
+		if step == seam.Lock && path == lockPath && attempts.Add(1) == 1 {
 			close(trying)
 			<-proceed
 		}
 		return nil
 	})
 	checked := make(chan struct{}, 16)
-	testHookChecked = func() { checked <- struct{}{} }
-	t.Cleanup(func() { testHookChecked = nil })
+	onPoint(t, seam.MayQueue, func() { checked <- struct{}{} })
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 	var runs sync.Map
@@ -633,15 +650,14 @@ func TestMutateGroupCancelledCallOfAPanickedBatchWaitsForNoLock(t *testing.T) {
 	release, first := hold(t, s, ctx, nil)
 	var opens atomic.Int32
 	nextLeads, proceed := make(chan struct{}), make(chan struct{})
-	testHookOpen = func() {
+	onPoint(t, seam.Gather, func() {
 		if opens.Add(1) == 2 { // the batch after the panicked one
 			close(nextLeads)
 			<-proceed
 		}
-	}
+	})
 	taken := make(chan struct{}, 1)
-	testHookTaken = func() { taken <- struct{}{} }
-	t.Cleanup(func() { testHookOpen, testHookTaken = nil, nil })
+	onPoint(t, seam.Taken, func() { taken <- struct{}{} })
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := follow(t, s, ctx, queued, func(d *kv) error {
@@ -861,8 +877,8 @@ func TestMutateGroupCountsAcrossProcesses(t *testing.T) {
 	const processes, goroutines, each = 4, 4, 50
 	if c := proctest.Child(t); c != nil {
 		s := must(NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{}))
-		var writes atomic.Int64
-		ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Replaced: func() { writes.Add(1) }})
+		writes := countRenames(c.T, s.path)
+		ctx := context.Background()
 		c.Barrier()
 		var wg sync.WaitGroup
 		for range goroutines {

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/internal/proctest"
-	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -42,18 +42,21 @@ func loseLock(t testing.TB, how, path string) {
 	require.NoError(t, err, "lock file %s: %v", how, err)
 }
 
-// stopAtCheck returns a context whose transaction stops, the first time it
-// is about to re-check its lock before publishing, until the parent touches
+// stopAtCheck makes the child's transaction stop, the first time it is
+// about to re-check its lock before publishing, until the parent touches
 // "resume": it marks "inside" first, so that the parent knows it is there.
-func stopAtCheck(c *proctest.C) context.Context {
+// The child makes no other transaction, so the first check is its.
+func stopAtCheck(c *proctest.C) {
 	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			c.Mark("inside")
-			proctest.WaitFor(c.T, filepath.Join(c.Dir, "resume"))
-		})
-	}
-	return txhook.With(context.Background(), txhook.Hooks{txhook.Check: stop})
+	seam.Set(c.T, func(p seam.Point, _ string) error {
+		if p == seam.Check {
+			once.Do(func() {
+				c.Mark("inside")
+				proctest.WaitFor(c.T, filepath.Join(c.Dir, "resume"))
+			})
+		}
+		return nil
+	})
 }
 
 // TestLostLockPublishesNothing: a holder process stopped inside its
@@ -67,7 +70,7 @@ func stopAtCheck(c *proctest.C) context.Context {
 // two files (the lost lock writes neither), Tx.Append, and Restore's removal
 // of the file.
 //
-// Ablation: with Tx.checkLock returning nil right after its hook, every case
+// Ablation: with Tx.checkLock returning nil right after its seam, every case
 // goes red in the holder: its error is nil and it publishes (a Commit
 // written over the second writer's, a second Tx.Write that succeeds, an
 // append, a removal).
@@ -128,7 +131,8 @@ func lostHolder(c *proctest.C, op string) {
 	t := c.T
 	path := filepath.Join(c.Dir, "count.txt")
 	s := must(NewStore[*counter](path, counterCodec{}))
-	ctx := stopAtCheck(c)
+	stopAtCheck(c)
+	ctx := context.Background()
 	var err error
 	var commit Commit
 	switch op {

@@ -12,15 +12,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/fault"
-	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
 // The durable write of a Mutate is pipelined: under the lock it writes and
 // fsyncs the temporary file, checks the lock and renames; then it releases
 // the lock, fsyncs the directory, and only then answers its callers. The
-// tests below hold a batch inside that directory fsync (osfile.OnSyncDir)
+// tests below hold a batch inside that directory fsync (at seam.SyncDir)
 // to look at the lock and the callers from there.
 
 // quiet is how long a caller must stay unanswered before a test believes
@@ -76,7 +75,10 @@ func TestMutateGroupSyncsTheDirectoryBetweenTheLockAndTheAnswers(t *testing.T) {
 	seen := make(chan inSync, 1)
 	var once sync.Once
 	outs, run := groupOfThree(t, s, ctx)
-	osfile.OnSyncDir = func(string) {
+	seam.Set(t, func(p seam.Point, _ string) error {
+		if p != seam.SyncDir {
+			return nil
+		}
 		once.Do(func() {
 			var v inSync
 			got := make(chan error, 1)
@@ -94,8 +96,8 @@ func TestMutateGroupSyncsTheDirectoryBetweenTheLockAndTheAnswers(t *testing.T) {
 			}
 			seen <- v
 		})
-	}
-	t.Cleanup(func() { osfile.OnSyncDir = nil })
+		return nil
+	})
 	run()
 
 	v := within(t, seen, "the batch's directory fsync")
@@ -122,8 +124,8 @@ func TestMutateGroupSyncsTheDirectoryBetweenTheLockAndTheAnswers(t *testing.T) {
 func TestMutateGroupDirSyncFailureReachesEveryCaller(t *testing.T) {
 	s, ctx, _ := groupStore(t)
 	var failed int
-	fault.Set(t, func(step fault.Step, path string) error {
-		if step == fault.SyncDir && failed == 0 {
+	seam.Set(t, func(step seam.Point, path string) error {
+		if step == seam.SyncDir && failed == 0 {
 			failed++
 			return syscall.EIO
 		}
@@ -156,7 +158,10 @@ func TestLockedWriteSyncsTheDirectoryUnderTheLock(t *testing.T) {
 	require.NoError(t, err)
 	var lockErr error
 	fired := false
-	osfile.OnSyncDir = func(string) {
+	remove := seam.Set(t, func(p seam.Point, _ string) error {
+		if p != seam.SyncDir {
+			return nil
+		}
 		fired = true
 		got := make(chan error, 1)
 		go func() {
@@ -167,8 +172,8 @@ func TestLockedWriteSyncsTheDirectoryUnderTheLock(t *testing.T) {
 			got <- err
 		}()
 		lockErr = <-got
-	}
-	t.Cleanup(func() { osfile.OnSyncDir = nil })
+		return nil
+	})
 	err = s.Locked(ctx, func(tx *Tx) error {
 		_, err := tx.Write(s.path, []byte(`{"x":"1"}`+"\n"))
 		return err
@@ -177,9 +182,9 @@ func TestLockedWriteSyncsTheDirectoryUnderTheLock(t *testing.T) {
 	require.True(t, fired, "Tx.Write fsynced no directory")
 	require.ErrorIs(t, lockErr, lock.ErrWouldBlock, "TryAcquire(%s) during Tx.Write's directory fsync = %v, want lock.ErrWouldBlock", lockPath, lockErr)
 
-	osfile.OnSyncDir = nil
-	fault.Set(t, func(step fault.Step, path string) error {
-		if step == fault.SyncDir {
+	remove()
+	seam.Set(t, func(step seam.Point, path string) error {
+		if step == seam.SyncDir {
 			return syscall.EIO
 		}
 		return nil
@@ -199,7 +204,7 @@ func TestLockedWriteSyncsTheDirectoryUnderTheLock(t *testing.T) {
 
 // TestWriteNoticesALockLostDuringTheTempFsync: the lost-lock check of a
 // write comes after the temporary file's fsync, so a lock file removed
-// while that fsync runs (here: at its fault seam, right before it) is
+// while that fsync runs (here: at its seam, right before it) is
 // noticed, and nothing is published. Ablation: atomicfile's publish
 // calling check before the fsync instead of after it publishes the write
 // over the lost lock, and the test goes red.
@@ -214,14 +219,14 @@ func TestWriteNoticesALockLostDuringTheTempFsync(t *testing.T) {
 			before, err := os.ReadFile(s.path)
 			require.NoError(t, err)
 			writes.Store(0)
-			fault.Set(t, func(step fault.Step, path string) error {
-				if step == fault.Sync && filepath.Base(path) == filepath.Base(s.path) {
+			remove := seam.Set(t, func(step seam.Point, path string) error {
+				if step == seam.Sync && filepath.Base(path) == filepath.Base(s.path) {
 					loseLock(t, how, lockPath)
 				}
 				return nil
 			})
 			_, err = s.Mutate(ctx, set(new(sync.Map), "lost"))
-			fault.Set(t, func(fault.Step, string) error { return nil })
+			remove()
 			require.ErrorIs(t, err, lock.ErrLockLost, "Mutate with the lock %s during the fsync = %v, want lock.ErrLockLost", how, err)
 			require.Zero(t, writes.Load(), "renames after the lock was %s = %d, want 0", how, writes.Load())
 			after, err := os.ReadFile(s.path)
@@ -247,11 +252,11 @@ func TestWriteNoticesALockLostDuringTheTempFsync(t *testing.T) {
 // call with a nil error, and this test goes red.
 func TestMutateGroupWriteFailureReachesTheCallsThatSawItsChanges(t *testing.T) {
 	for _, tt := range []struct {
-		step     fault.Step
+		step     seam.Point
 		replaced bool // the rename happened: the file holds the change
 	}{
-		{fault.Rename, false},
-		{fault.SyncDir, true},
+		{seam.Rename, false},
+		{seam.SyncDir, true},
 	} {
 		t.Run(string(tt.step), func(t *testing.T) {
 			s, ctx, _ := groupStore(t)
@@ -261,7 +266,7 @@ func TestMutateGroupWriteFailureReachesTheCallsThatSawItsChanges(t *testing.T) {
 			changer := follow(t, s, ctx, queued, set(&runs, "a"))
 			again := follow(t, s, ctx, queued, set(&runs, "a")) // already set by the call before it
 			var failed atomic.Int64
-			fault.Set(t, func(step fault.Step, path string) error {
+			seam.Set(t, func(step seam.Point, path string) error {
 				if step == tt.step && failed.Add(1) == 2 { // the first is the leader's own write
 					return syscall.EIO
 				}

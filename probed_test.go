@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -19,8 +19,8 @@ import (
 func countReads(t *testing.T, path string) *atomic.Int64 {
 	t.Helper()
 	var reads atomic.Int64
-	fault.Set(t, func(step fault.Step, p string) error {
-		if step == fault.Read && p == path {
+	seam.Set(t, func(step seam.Point, p string) error {
+		if step == seam.Read && p == path {
 			reads.Add(1)
 		}
 		return nil
@@ -151,8 +151,8 @@ func TestMutateProbedQueuedBeforeABusyLockIsSentBackToProbe(t *testing.T) {
 	// The leader's first try for the lock waits until the no-op has queued.
 	var tries atomic.Int64
 	trying := make(chan struct{})
-	fault.Set(t, func(step fault.Step, p string) error {
-		if step == fault.Lock && tries.Add(1) == 1 {
+	seam.Set(t, func(step seam.Point, p string) error {
+		if step == seam.Lock && tries.Add(1) == 1 {
 			close(trying)
 			await(t, queued, "the no-op to queue")
 		}
@@ -164,7 +164,7 @@ func TestMutateProbedQueuedBeforeABusyLockIsSentBackToProbe(t *testing.T) {
 // TestMutateProbedArrivingAsTheLeaderFindsTheLockBusyProbes: a MutateProbed
 // that checks on the leader just before the leader finds the lock busy, and
 // queues just after, is not left waiting behind it: changing nothing, it
-// returns while the other holder still has the lock. The fault hook orders
+// returns while the other holder still has the lock. The seam hooks order
 // the steps: the leader's try for the lock waits until the probed call is
 // between its look at the group and its queueing (in its re-entry check,
 // which asks the lock for nothing), which in turn waits until the leader,
@@ -176,8 +176,8 @@ func TestMutateProbedArrivingAsTheLeaderFindsTheLockBusyProbes(t *testing.T) {
 	s, h := busyCounter(t)
 	var tries atomic.Int64
 	leaderTries, probedTries, leaderWaits := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	fault.Set(t, func(step fault.Step, p string) error {
-		if step != fault.Lock {
+	seam.Set(t, func(step seam.Point, p string) error {
+		if step != seam.Lock {
 			return nil
 		}
 		switch tries.Add(1) {
@@ -190,13 +190,12 @@ func TestMutateProbedArrivingAsTheLeaderFindsTheLockBusyProbes(t *testing.T) {
 		return nil
 	})
 	var checks atomic.Int64
-	testHookChecked = func() { // the probed call's check, after its look, before it queues
+	onPoint(t, seam.MayQueue, func() { // the probed call's check, after its look, before it queues
 		if checks.Add(1) == 1 {
 			close(probedTries)
 			await(t, leaderWaits, "the leader to wait for the lock")
 		}
-	}
-	t.Cleanup(func() { testHookChecked = nil })
+	})
 	noOpBesideAWaitingChange(t, s, h, leaderTries, "arriving as the leader finds the lock busy")
 }
 

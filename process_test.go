@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/internal/proctest"
-	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -94,15 +94,15 @@ func TestKilledWriterLeavesOldOrNewFile(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			if c := proctest.Child(t); c != nil {
 				stop := func() { c.Mark("reached"); time.Sleep(time.Hour) }
-				h := txhook.Hooks{}
-				switch p.name {
-				case "temp-written":
-					h[txhook.TempWritten] = stop
-				case "replaced":
-					h[txhook.Replaced] = stop
-				}
+				at := map[string]seam.Point{"temp-written": seam.TempWritten, "replaced": seam.Replaced}[p.name]
+				seam.Set(c.T, func(sp seam.Point, _ string) error {
+					if at != "" && sp == at {
+						stop()
+					}
+					return nil
+				})
 				s := must(NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{}))
-				s.Mutate(txhook.With(context.Background(), h), func(d *counter) error {
+				s.Mutate(context.Background(), func(d *counter) error {
 					d.n++
 					if p.name == "in-fn" {
 						stop()

@@ -15,8 +15,8 @@ import (
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/internal/atomicstage"
 	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/staletemp"
-	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -308,7 +308,7 @@ func (s *Store[D]) locked(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	return s.holding(ctx, h, fn)
+	return s.holding(h, fn)
 }
 
 // acquire takes the store's lock: waiting for it, bounded by ctx, or, for a
@@ -325,9 +325,9 @@ func (s *Store[D]) acquire(ctx context.Context) (*lock.Handle, error) {
 }
 
 // holding runs fn with h held, and releases h.
-func (s *Store[D]) holding(ctx context.Context, h *lock.Handle, fn func(tx *Tx) error) error {
+func (s *Store[D]) holding(h *lock.Handle, fn func(tx *Tx) error) error {
 	defer h.Release()
-	tx := &Tx{o: &s.o, lock: h, hooks: txhook.From(ctx)}
+	tx := &Tx{o: &s.o, lock: h}
 	defer tx.done.Store(true)
 	return fn(tx)
 }
@@ -336,12 +336,11 @@ func (s *Store[D]) holding(ctx context.Context, h *lock.Handle, fn func(tx *Tx) 
 // atomic writes made while the store's lock is held. It is valid only until
 // the callback returns, and is meant for the goroutine that runs it.
 type Tx struct {
-	o     *options
-	lock  *lock.Handle
-	hooks txhook.Hooks          // tests only
-	done  atomic.Bool           // the callback has returned: every method panics
-	lost  error                 // the lock was found lost: every later write fails with this
-	pub   atomicstage.Published // what the last write's rename left to do (see write)
+	o    *options
+	lock *lock.Handle
+	done atomic.Bool           // the callback has returned: every method panics
+	lost error                 // the lock was found lost: every later write fails with this
+	pub  atomicstage.Published // what the last write's rename left to do (see write)
 }
 
 // Lock returns the held lock, for example to hand it over to a child process
@@ -403,14 +402,14 @@ func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit,
 	if _, err := pf.Write(data); err != nil {
 		return Commit{}, nil, err
 	}
-	tx.hooks.Call(txhook.TempWritten)
+	_ = seam.At(seam.TempWritten, path)
 	// The check comes after the temporary file's fsync, right before the
 	// rename: a lock lost during the rename itself goes unnoticed. No check
 	// can close that window: only a lock file that nobody deletes can.
 	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return Commit{}, nil, err // the temporary file is gone
 	}
-	tx.hooks.Call(txhook.Replaced)
+	_ = seam.At(seam.Replaced, path)
 	return Commit{Written: true, published: data}, tx.pub.SyncDir, nil
 }
 
@@ -508,7 +507,7 @@ const readRoom = 4<<10 + 1
 // file cannot be examined) fails too: publishing is safe only when the lock
 // is known to be current.
 func (tx *Tx) checkLock(path, op string) error {
-	tx.hooks.Call(txhook.Check)
+	_ = seam.At(seam.Check, path)
 	if tx.lost != nil {
 		return &fs.PathError{Op: op, Path: path, Err: tx.lost}
 	}

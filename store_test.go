@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -620,10 +620,14 @@ func TestRestoreRemovalSyncsTheDirectory(t *testing.T) {
 			c, err := s.Mutate(ctx, func(c *counter) error { c.n = 1; return nil })
 			require.NoError(t, err)
 			var synced []string
-			osfile.OnSyncDir = func(dir string) { synced = append(synced, dir) }
-			t.Cleanup(func() { osfile.OnSyncDir = nil })
+			remove := seam.Set(t, func(p seam.Point, dir string) error {
+				if p == seam.SyncDir {
+					synced = append(synced, dir)
+				}
+				return nil
+			})
 			c, err = s.Restore(ctx, nil, sum(c))
-			osfile.OnSyncDir = nil
+			remove()
 			require.NoError(t, err, "Restore(nil)")
 			require.True(t, c.Written, "Restore(nil).Written = false, want true")
 			_, err = os.Stat(s.path)

@@ -49,7 +49,8 @@ func TestWriteLeavesANeighboursTemporaryFile(t *testing.T) {
 		t.Run(pair[0]+"-"+pair[1], func(t *testing.T) {
 			if c := proctest.Child(t); c != nil {
 				s := must(NewStore(filepath.Join(c.Dir, pair[1]), counterCodec{}))
-				cm, err := s.Mutate(stopAtCheck(c), func(d *counter) error { d.n = 7; return nil })
+				stopAtCheck(c)
+				cm, err := s.Mutate(context.Background(), func(d *counter) error { d.n = 7; return nil })
 				require.True(c.T, err == nil && cm.Written, "the neighbour's Mutate(%s) = %+v, %v, want written", pair[1], cm, err)
 				return
 			}
@@ -98,7 +99,8 @@ func TestWriteLeavesANeighboursTemporaryFile(t *testing.T) {
 func TestTxWriteLeavesAnotherLocksTemporaryFiles(t *testing.T) {
 	if c := proctest.Child(t); c != nil {
 		s := must(NewStore(filepath.Join(c.Dir, "p.txt"), counterCodec{}))
-		cm, err := s.Mutate(stopAtCheck(c), func(d *counter) error { d.n = 42; return nil })
+		stopAtCheck(c)
+		cm, err := s.Mutate(context.Background(), func(d *counter) error { d.n = 42; return nil })
 		require.True(c.T, err == nil && cm.Written, "p.txt's own writer: Mutate = %+v, %v, want written", cm, err)
 		return
 	}
@@ -136,7 +138,8 @@ func TestAKilledWritersTemporaryFileGoesAtTheNextWrite(t *testing.T) {
 		t.Run(strings.Repeat("kill", kills), func(t *testing.T) {
 			if c := proctest.Child(t); c != nil {
 				s := must(NewStore(filepath.Join(c.Dir, "count.txt"), counterCodec{}))
-				_, err := s.Mutate(stopAtCheck(c), func(d *counter) error { d.n += 100; return nil })
+				stopAtCheck(c)
+				_, err := s.Mutate(context.Background(), func(d *counter) error { d.n += 100; return nil })
 				c.T.Fatalf("Mutate returned %v, want to be killed before", err)
 				return
 			}
@@ -176,7 +179,8 @@ func TestAKilledWritersTemporaryFileGoesAtTheNextWrite(t *testing.T) {
 func TestALostWritersTemporaryFileIsNoLaterHoldersName(t *testing.T) {
 	if c := proctest.Child(t); c != nil {
 		s := must(NewStore(filepath.Join(c.Dir, "count.txt"), counterCodec{}))
-		cm, err := s.Mutate(stopAtCheck(c), func(d *counter) error { d.n += 100; return nil })
+		stopAtCheck(c)
+		cm, err := s.Mutate(context.Background(), func(d *counter) error { d.n += 100; return nil })
 		require.ErrorIs(c.T, err, lock.ErrLockLost, "the stopped writer's Mutate = %+v, %v, want ErrLockLost", cm, err)
 		return
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // readFile returns the contents of path, failing the test if it cannot.
@@ -213,11 +213,11 @@ func TestSyncOptions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			var synced [2]int // files, directories
-			fault.Set(t, func(step fault.Step, path string) error {
+			seam.Set(t, func(step seam.Point, path string) error {
 				switch {
-				case step == fault.Sync && filepath.Dir(path) == dir:
+				case step == seam.Sync && filepath.Dir(path) == dir:
 					synced[0]++
-				case step == fault.SyncDir && path == dir:
+				case step == seam.SyncDir && path == dir:
 					synced[1]++
 				}
 				return nil
@@ -248,10 +248,10 @@ func TestAppendFileThatCreatesItsLogSyncsTheDirectory(t *testing.T) {
 	log := filepath.Join(dir, "ticks.jsonl")
 	var steps []string
 	var fail error
-	fault.Set(t, func(step fault.Step, path string) error {
-		if step == fault.Sync || step == fault.SyncDir {
+	seam.Set(t, func(step seam.Point, path string) error {
+		if step == seam.Sync || step == seam.SyncDir {
 			steps = append(steps, string(step)+" "+path)
-			if step == fault.SyncDir {
+			if step == seam.SyncDir {
 				return fail
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/internal/proctest"
-	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -27,7 +27,7 @@ const lostBoard = "development_status:\n  epic-1: backlog\n  1-1-a: backlog\n  1
 // the second move.
 //
 // Ablation: with the engine's Tx.checkLock returning nil right after its
-// hook, the holder's Advance succeeds and 1-2-b is back in backlog; the test
+// seam, the holder's Advance succeeds and 1-2-b is back in backlog; the test
 // goes red in the holder and in the parent.
 func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 	for _, how := range []string{"removed", "replaced"} {
@@ -39,9 +39,13 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 			}
 			if c := proctest.Child(t); c != nil {
 				var once sync.Once
-				ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Check: func() {
-					once.Do(func() { c.Mark("inside"); proctest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
-				}})
+				seam.Set(t, func(p seam.Point, _ string) error { // the child's one transaction
+					if p == seam.Check {
+						once.Do(func() { c.Mark("inside"); proctest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
+					}
+					return nil
+				})
+				ctx := context.Background()
 				got, err := open(c.Dir).Advance(ctx, "1-1-a", "in-progress")
 				require.ErrorIs(t, err, lock.ErrLockLost, "holder's Advance after its lock file was lost = %q, %v, want ErrLockLost", got, err)
 				return

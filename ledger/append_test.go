@@ -17,8 +17,8 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/testwait"
-	"github.com/filetxn/filetxn/internal/txhook"
 )
 
 // batchSeed is an open-less ledger whose DW-1 is done and carries the
@@ -254,10 +254,17 @@ func TestConcurrentAppendsShareOneWrite(t *testing.T) {
 	s := newStore(t, "# Deferred Work\n")
 	var writes atomic.Int64
 	queued := make(chan struct{}, 16) // the hook runs under the group's mutex: it must not block
-	ctx := txhook.With(context.Background(), txhook.Hooks{
-		txhook.Replaced: func() { writes.Add(1) },
-		txhook.Queued:   func() { queued <- struct{}{} },
+	seam.Set(t, func(p seam.Point, path string) error {
+		switch {
+		case path != s.path:
+		case p == seam.Replaced:
+			writes.Add(1)
+		case p == seam.Queued:
+			queued <- struct{}{}
+		}
+		return nil
 	})
+	ctx := context.Background()
 	spec := func(name string) Spec {
 		return Spec{Title: name, Origin: "origin of " + name, SourceSpec: "s.md", Reason: "r"}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/internal/proctest"
-	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -25,16 +25,20 @@ import (
 // of "holder A", where before both printed DW-1 and "second B" was lost.
 //
 // Ablation: with the engine's Tx.checkLock returning nil right after its
-// hook, the holder's Append succeeds with DW-1 and the ledger loses "second
+// seam, the holder's Append succeeds with DW-1 and the ledger loses "second
 // B"; the test goes red in the holder and in the parent.
 func TestAppendWithLostLockPublishesNothing(t *testing.T) {
 	for _, how := range []string{"removed", "replaced"} {
 		t.Run(how, func(t *testing.T) {
 			if c := proctest.Child(t); c != nil {
 				var once sync.Once
-				ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Check: func() {
-					once.Do(func() { c.Mark("inside"); proctest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
-				}})
+				seam.Set(t, func(p seam.Point, _ string) error { // the child's one transaction
+					if p == seam.Check {
+						once.Do(func() { c.Mark("inside"); proctest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
+					}
+					return nil
+				})
+				ctx := context.Background()
 				ids, err := openShared(c.Dir).Append(ctx, Spec{Title: "holder A", Origin: "oA", SourceSpec: "sA", Reason: "r"})
 				require.ErrorIs(t, err, lock.ErrLockLost, "holder's Append after its lock file was lost = %v, %v, want ErrLockLost", ids, err)
 				return

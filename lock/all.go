@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // AcquireAll acquires the locks on the files at paths, in one global order,
@@ -88,9 +90,10 @@ func orderByID(paths []string, o *options) ([]ordered, error) {
 func acquireInOrder(ctx context.Context, paths []string, order []ordered, opts []Option) ([]*Handle, error) {
 	hs := make([]*Handle, len(paths))
 	for k, it := range order {
-		if hookAcquireAll != nil {
-			hookAcquireAll(k, paths[it.i])
+		if k == 0 {
+			_ = seam.At(seam.Ordered, paths[it.i])
 		}
+		_ = seam.At(seam.Acquiring, paths[it.i])
 		h, err := acquireAs(ctx, paths[it.i], &it.id, true, opts)
 		if err != nil {
 			for _, held := range hs {
@@ -107,8 +110,3 @@ func acquireInOrder(ctx context.Context, paths []string, order []ordered, opts [
 	}
 	return hs, nil
 }
-
-// hookAcquireAll, nil except in tests, runs in AcquireAll before it acquires
-// the k-th lock of its order (k from 0), on path, in every round: a test
-// replaces a lock file there, after the order is fixed.
-var hookAcquireAll func(k int, path string)

@@ -76,7 +76,7 @@ func acquireAllAcrossAReplacement(c *proctest.C, replace string) {
 	paths := []string{one, two}
 	if c.Index == 0 {
 		calls := 0
-		lock.SetHookAcquireAll(c.T, func(k int, path string) {
+		onAcquireAll(c.T, func(k int, path string) {
 			calls++
 			switch calls {
 			case 1: // the order is fixed, nothing is held
@@ -92,7 +92,7 @@ func acquireAllAcrossAReplacement(c *proctest.C, replace string) {
 	} else {
 		paths = []string{two, one}
 		proctest.WaitFor(c.T, mark("replaced"))
-		lock.SetHookAcquireAll(c.T, func(k int, path string) {
+		onAcquireAll(c.T, func(k int, path string) {
 			if k == 1 {
 				c.Mark("second-holds-one")
 				proctest.WaitFor(c.T, mark("first-goes-on"))
@@ -150,7 +150,7 @@ func TestAcquireAllStartsAgainUntilCtxEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rounds := 0
-	lock.SetHookAcquireAll(t, func(k int, path string) {
+	onAcquireAll(t, func(k int, path string) {
 		if k != 0 {
 			return
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -132,7 +133,7 @@ func TestAcquireWaitingOnAReplacedLockFileTakesTheFileAtThePath(t *testing.T) {
 	defer old.Close()
 	require.NoError(t, unix.Flock(int(old.Fd()), unix.LOCK_EX), "flock(%s)", path)
 	pulled := false
-	lock.SetHookBeforeInherited(t, func(string) {
+	onPoint(t, seam.Inherited, func(string) {
 		if pulled {
 			return
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -214,7 +215,7 @@ func TestChildOwnsAHandedOverLockReleasedBeforeItLooks(t *testing.T) {
 	if c := proctest.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		var once sync.Once
-		lock.SetHookBeforeInherited(t, func(string) {
+		onPoint(t, seam.Inherited, func(string) {
 			once.Do(func() {
 				c.Mark("tried-own")
 				waitFile(t, filepath.Join(c.Dir, "released"))

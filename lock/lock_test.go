@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -334,7 +335,7 @@ func TestCurrentIsFalseOnceReleased(t *testing.T) {
 	entered, resume := make(chan struct{}), make(chan struct{})
 	var once, resumeOnce sync.Once
 	goOn := func() { resumeOnce.Do(func() { close(resume) }) }
-	lock.SetHookReleaseIO(t, func(p string) {
+	onPoint(t, seam.Unlock, func(p string) {
 		if p == path {
 			once.Do(func() { close(entered); <-resume })
 		}

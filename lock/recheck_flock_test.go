@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -74,7 +75,7 @@ func TestAcquireGrantedOnAPulledFileLocksTheFileAtThePath(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "x.lock")
 			require.NoError(t, os.WriteFile(path, nil, 0o600))
-			lock.SetHookBeforeLock(t, pull(t, how, path))
+			onPoint(t, seam.Opened, pull(t, how, path))
 			h := mustAcquire(t, path)
 			ok, err := h.Current()
 			require.NoError(t, err)
@@ -97,7 +98,7 @@ func TestAcquireGrantedOnAPulledFileLocksTheFileAtThePath(t *testing.T) {
 func TestAcquireWithoutCreateOnAPulledFileFailsNotExist(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.lock")
 	require.NoError(t, os.WriteFile(path, nil, 0o600))
-	lock.SetHookBeforeLock(t, pull(t, "deleted", path))
+	onPoint(t, seam.Opened, pull(t, "deleted", path))
 	h, err := lock.Acquire(context.Background(), path, lock.WithoutCreate())
 	if h != nil {
 		h.Release()
@@ -203,7 +204,7 @@ func TestLockFilePulledFromUnderAHolderProcess(t *testing.T) {
 func TestProcessGrantedADeletedFileHoldsTheFileAtThePath(t *testing.T) {
 	if c := proctest.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
-		lock.SetHookBeforeLock(t, pull(t, "deleted", path))
+		onPoint(t, seam.Opened, pull(t, "deleted", path))
 		h := childAcquire(c, path, lock.WithPurpose("granted a deleted file"))
 		c.Mark("held")
 		waitFile(t, filepath.Join(c.Dir, "done"))

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/filetxn/filetxn/internal/goroutine"
 	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // fileID is a lock file's identity: device and inode on Unix, volume serial
@@ -211,24 +211,6 @@ func unlock(f *os.File) {
 	}
 }
 
-// Test hooks, nil except in tests, which set them before starting the
-// goroutines that call them.
-var (
-	// hookBeforeLock runs in acquire after the lock file is open (or found
-	// in the table) and before the lock is asked for or joined, and in
-	// acquireCached before its lock is asked for (so possibly twice in one
-	// Acquire): a test deletes or replaces the file there, so that the lock
-	// is granted on a file no longer at the path.
-	hookBeforeLock func(path string)
-	// hookBeforeInherited runs in lockOS between the failed non-blocking
-	// attempt on the process's own descriptor and the check of a descriptor
-	// inherited through HandOver: a test lets the parent release there.
-	hookBeforeInherited func(path string)
-	// hookReleaseIO runs in release before the I/O that lets the OS-level
-	// lock go: a test blocks there, as a stalled file system would.
-	hookReleaseIO func(path string)
-)
-
 // lookup returns the entry for the lock file at path, creating the file (and
 // its directories) when it does not exist unless o.NoCreate, with a
 // reference taken. It refuses a file on a file system where flock may not
@@ -308,7 +290,7 @@ func openLockFile(path string, noCreate bool) (*os.File, error) {
 	}
 	f, _, err := osfile.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := fault.At(fault.Mkdir, filepath.Dir(path)); err != nil {
+		if err := seam.At(seam.Mkdir, filepath.Dir(path)); err != nil {
 			return nil, err
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -356,7 +338,7 @@ var errReordered = errors.New("lock: lock file replaced since its order was fixe
 func acquireAs(ctx context.Context, path string, want *fileID, block bool, opts []Option) (*Handle, error) {
 	o := collect(opts)
 	me := goroutine.ID()
-	if err := fault.At(fault.Lock, path); err != nil {
+	if err := seam.At(seam.Lock, path); err != nil {
 		return nil, pathError("Acquire", path, err)
 	}
 	var clock waitClock
@@ -368,9 +350,7 @@ func acquireAs(ctx context.Context, path string, want *fileID, block bool, opts 
 	if err != nil {
 		return nil, err
 	}
-	if hookBeforeLock != nil {
-		hookBeforeLock(path)
-	}
+	_ = seam.At(seam.Opened, path)
 	for {
 		table.mu.Lock()
 		if e.retired {
@@ -521,9 +501,7 @@ func lockOS(ctx context.Context, e *entry, path string, me int64, o *options, bl
 		err = lockFD(e.f.Fd(), false)
 	}
 	if err != nil && isWouldBlock(err) {
-		if hookBeforeInherited != nil {
-			hookBeforeInherited(path)
-		}
+		_ = seam.At(seam.Inherited, path)
 		fd, proof, ok, freed, herr := inherited(e)
 		if ok {
 			if m, merr := movedFrom(e, path); merr != nil || m {
@@ -644,9 +622,7 @@ func acquireCached(ctx context.Context, path string, me int64, want *fileID, o *
 	e.ref()
 	e.state = osPending
 	table.mu.Unlock()
-	if hookBeforeLock != nil {
-		hookBeforeLock(path)
-	}
+	_ = seam.At(seam.Opened, path)
 	lerr := lockFD(e.f.Fd(), false)
 	if lerr != nil && !isWouldBlock(lerr) {
 		table.mu.Lock()
@@ -738,9 +714,7 @@ func release(h *Handle) error {
 
 	var err error
 	if !borrowed {
-		if hookReleaseIO != nil {
-			hookReleaseIO(h.path)
-		}
+		_ = seam.At(seam.Unlock, h.path)
 		if h.holder {
 			e.f.WriteAt(clearedRecord, recordOffset)
 		}

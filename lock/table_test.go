@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -27,7 +28,7 @@ func TestStalledReleaseStallsOnlyItsLock(t *testing.T) {
 	var once, resumeOnce sync.Once
 	goOn := func() { resumeOnce.Do(func() { close(resume) }) }
 	t.Cleanup(goOn)
-	lock.SetHookReleaseIO(t, func(path string) {
+	onPoint(t, seam.Unlock, func(path string) {
 		if path == stalled {
 			once.Do(func() { close(entered); <-resume })
 		}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/proc"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/testwait"
-	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
@@ -313,12 +313,15 @@ func TestDeleteWhoseLockFileWasReplacedPublishesNothing(t *testing.T) {
 	}
 	r, _ := newTestRoot(t)
 	l := mustCreate(t, r, "x", Template{})
-	ctx := txhook.With(ctx0, txhook.Hooks{txhook.Check: func() {
-		other := filepath.Join(l.dir, "other.lock")
-		require.NoError(t, os.WriteFile(other, nil, 0o600))
-		require.NoError(t, os.Rename(other, l.lock))
-	}})
-	err := l.Delete(ctx)
+	seam.Set(t, func(p seam.Point, path string) error {
+		if p == seam.Check && path == l.state {
+			other := filepath.Join(l.dir, "other.lock")
+			require.NoError(t, os.WriteFile(other, nil, 0o600))
+			require.NoError(t, os.Rename(other, l.lock))
+		}
+		return nil
+	})
+	err := l.Delete(ctx0)
 	require.ErrorIs(t, err, lock.ErrLockLost, "Delete() with its lock file replaced = %v, want ErrLockLost", err)
 	require.ErrorContains(t, err, l.lock, "Delete() = %v, want it to name %s", err, l.lock)
 	require.Equal(t, Running, mustView(t, l).Status, "the loop after the refused Delete, want it still there")
@@ -444,7 +447,7 @@ func TestANoOpDuringATickOfThisProcessDoesNotWait(t *testing.T) {
 
 // TestALockLostBetweenTheLineAndTheStateCountsTheLineOnce: the loop's lock
 // file is removed just before the tick's last write, the state's, after its
-// line was appended under the lock (a txhook at the engine's check before
+// line was appended under the lock (a seam at the engine's check before
 // each publish picks the moment). The state write publishes nothing; the
 // runner takes the lock again, finds its line in the log and counts it as
 // it says, without a second line.
@@ -457,15 +460,19 @@ func TestALockLostBetweenTheLineAndTheStateCountsTheLineOnce(t *testing.T) {
 	r, _ := newTestRoot(t)
 	l := mustCreate(t, r, "between", Template{})
 	checks := 0
-	ctx := txhook.With(ctx0, txhook.Hooks{txhook.Check: func() {
+	seam.Set(t, func(p seam.Point, _ string) error {
 		// 1 the marker, 2 the line, 3 the state
+		if p != seam.Check {
+			return nil
+		}
 		if checks++; checks == 3 {
 			if err := os.Remove(l.lock); err != nil {
 				t.Error(err)
 			}
 		}
-	}})
-	rec, err := l.Tick(ctx, TriggerManual, okHarness(Cost{USD: 0.75}))
+		return nil
+	})
+	rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{USD: 0.75}))
 	require.NoError(t, err, "Tick whose lock file went before its state write = %+v, %v, want nil", rec, err)
 	recs := mustTicks(t, l)
 	require.Len(t, recs, 1, "tick log = %+v, want the tick's one line", recs)

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/testwait"
-	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,10 +24,17 @@ func TestConcurrentMutatesOfOneLoopShareAWrite(t *testing.T) {
 	l := mustCreate(t, r, "g", Template{})
 	var writes atomic.Int64
 	queued := make(chan struct{}, 16) // the hook runs under the group's mutex: it must not block
-	ctx := txhook.With(context.Background(), txhook.Hooks{
-		txhook.Replaced: func() { writes.Add(1) },
-		txhook.Queued:   func() { queued <- struct{}{} },
+	seam.Set(t, func(p seam.Point, path string) error {
+		switch {
+		case path != l.state:
+		case p == seam.Replaced:
+			writes.Add(1)
+		case p == seam.Queued:
+			queued <- struct{}{}
+		}
+		return nil
 	})
+	ctx := context.Background()
 	inside, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	leader := make(chan error, 1)

@@ -16,7 +16,7 @@ import (
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/atomicdir"
 	"github.com/filetxn/filetxn/internal/osfile"
-	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -543,7 +543,7 @@ func (l *Loop) Delete(ctx context.Context) error {
 		// The rename is this package's one write under the lock that is not
 		// the engine's: check, as the engine does before it publishes, that
 		// the lock held is still the loop's.
-		txhook.From(ctx).Call(txhook.Check)
+		_ = seam.At(seam.Check, l.state)
 		if current, err := tx.Lock().Current(); err != nil {
 			return err
 		} else if !current {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/proctest"
-	"github.com/filetxn/filetxn/internal/txhook"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 )
@@ -146,7 +146,7 @@ func TestTickThatLostItsLockFileIsRecordedOnceAndRefusesEveryChange(t *testing.T
 // TestRunnerKilledAroundItsLogLineCountsTheTickOnce: a runner (a child
 // process) is SIGKILLed inside its tick's last step, just before it appends
 // the tick's line, or after the line and before the state that counts it
-// (a txhook at the engine's check before each publish picks the moment).
+// (a seam at the engine's check before each publish picks the moment).
 // The next tick counts the killed tick exactly once: abandoned when its line
 // was never written, as its line says (ok, with its cost) when it was; the
 // log has one counted line per counted tick either way.
@@ -168,14 +168,18 @@ func TestRunnerKilledAroundItsLogLineCountsTheTickOnce(t *testing.T) {
 				l := mustOpen(t, rootIn(c.Dir), "k")
 				c.Barrier()
 				checks := 0
-				ctx := txhook.With(ctx0, txhook.Hooks{txhook.Check: func() {
+				seam.Set(t, func(p seam.Point, _ string) error { // the child's one Tick
+					if p != seam.Check {
+						return nil
+					}
 					if checks++; checks == tc.killAt {
 						c.Mark("dying")
 						syscall.Kill(os.Getpid(), syscall.SIGKILL)
 						select {} // the signal is on its way
 					}
-				}})
-				l.Tick(ctx, TriggerManual, okHarness(Cost{USD: 0.25, Tokens: 10, Seconds: 1}))
+					return nil
+				})
+				l.Tick(ctx0, TriggerManual, okHarness(Cost{USD: 0.25, Tokens: 10, Seconds: 1}))
 				t.Fatalf("the runner survived its tick")
 				return
 			}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/atomicdir"
-	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/stretchr/testify/require"
 )
 
@@ -130,8 +130,8 @@ func TestCreateAndDeleteWhoseDirectorySyncFailsSayTheRenameHappened(t *testing.T
 	r, _ := newTestRoot(t)
 	loops := filepath.Join(r.dir, loopsDir)
 	failing := true
-	fault.Set(t, func(step fault.Step, path string) error {
-		if failing && step == fault.SyncDir && path == loops {
+	seam.Set(t, func(step seam.Point, path string) error {
+		if failing && step == seam.SyncDir && path == loops {
 			return syscall.EIO
 		}
 		return nil

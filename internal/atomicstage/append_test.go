@@ -10,15 +10,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
-// recordSteps sets a fault hook that records every step on a path under dir,
-// as "step path", and fails the steps fail names with its error.
-func recordSteps(t *testing.T, fail map[fault.Step]error) *[]string {
+// recordSteps sets a seam hook that records every file-system step, as
+// "step path", and fails the steps fail names with its error.
+func recordSteps(t *testing.T, fail map[seam.Point]error) *[]string {
 	t.Helper()
 	var steps []string
-	fault.Set(t, func(step fault.Step, path string) error {
+	seam.Set(t, func(step seam.Point, path string) error {
+		if !step.Fails() {
+			return nil
+		}
 		steps = append(steps, fmt.Sprintf("%s %s", step, path))
 		return fail[step]
 	})
@@ -70,7 +73,7 @@ func TestAppendThatCreatesTheLogSyncsItsDirectory(t *testing.T) {
 // errno and names the log, and the record is in the log.
 func TestAppendWhoseDirectorySyncFailsSaysTheRecordIsThere(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "ticks.jsonl")
-	recordSteps(t, map[fault.Step]error{fault.SyncDir: syscall.EIO})
+	recordSteps(t, map[seam.Point]error{seam.SyncDir: syscall.EIO})
 	err := Append("AppendFile", log, []byte("a\n"), 0o644, Options{})
 	require.ErrorIs(t, err, syscall.EIO, "Append(new log, directory fsync failing) = %v, want EIO", err)
 	var pe *fs.PathError

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/filetxn/filetxn/internal/fault"
 	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/staletemp"
 )
 
@@ -90,7 +90,7 @@ func Create(op, path string, perm fs.FileMode, o Options) (*PendingFile, error) 
 	if fi != nil {
 		createPerm = tempPerm(fi)
 	}
-	err = fault.At(fault.Create, target)
+	err = seam.At(seam.Create, target)
 	if err == nil && o.LockKey != "" {
 		err = pf.stageLocked(dir, createPerm, staletemp.Names(filepath.Base(target), o.LockKey))
 	} else if err == nil {
@@ -169,7 +169,7 @@ func (pf *PendingFile) Write(p []byte) (int, error) {
 	if pf.err != nil {
 		return 0, pf.err
 	}
-	n, err := 0, fault.At(fault.Write, pf.target)
+	n, err := 0, seam.At(seam.Write, pf.target)
 	if err == nil {
 		n, err = pf.f.Write(p)
 	}
@@ -382,7 +382,7 @@ func (pf *PendingFile) rename() error {
 	if err := pf.f.Close(); err != nil {
 		return err
 	}
-	if err := fault.At(fault.Rename, pf.target); err != nil {
+	if err := seam.At(seam.Rename, pf.target); err != nil {
 		return err
 	}
 	return replace(pf.tmp, pf.target, pf.dsync)
@@ -414,7 +414,7 @@ func (e *resolvedError) Unwrap() error { return e.err }
 
 // syncFile fsyncs f ([os.File.Sync]: EINTR retried, F_FULLFSYNC on Darwin).
 func syncFile(f *os.File, target string) error {
-	if err := fault.At(fault.Sync, target); err != nil {
+	if err := seam.At(seam.Sync, target); err != nil {
 		return err
 	}
 	return f.Sync()

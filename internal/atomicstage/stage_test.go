@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // The tests of this file are those of the PendingFile's own steps; what
@@ -300,8 +300,8 @@ func TestPublishedLeavesTheDirectoryFsyncToTheCaller(t *testing.T) {
 		dir := t.TempDir()
 		path := oldFile(t, dir)
 		dirSyncs := 0
-		fault.Set(t, func(step fault.Step, p string) error {
-			if step == fault.SyncDir && p == dir {
+		seam.Set(t, func(step seam.Point, p string) error {
+			if step == seam.SyncDir && p == dir {
 				dirSyncs++
 			}
 			return nil

@@ -26,7 +26,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // ErrNotRegular is returned, wrapped in an *fs.PathError that names the path
@@ -151,7 +151,7 @@ func readFileOS(path string, buf []byte, spare int) ([]byte, error) {
 // otherwise an *fs.PathError with Op op naming path (wrapping ErrNotRegular
 // for a file that is not a regular one).
 func ReadState(path, op string, buf []byte, spare int) ([]byte, error) {
-	if err := fault.At(fault.Read, path); err != nil {
+	if err := seam.At(seam.Read, path); err != nil {
 		return nil, &fs.PathError{Op: op, Path: path, Err: err}
 	}
 	data, err := ReadFileInto(path, buf, spare)
@@ -172,18 +172,12 @@ func ReadState(path, op string, buf []byte, spare int) ([]byte, error) {
 	}
 }
 
-// OnSyncDir, set by tests, is called with the directory before each SyncDir.
-var OnSyncDir func(dir string)
-
 // SyncDir fsyncs the directory dir, which makes a rename or a removal inside
-// it durable (see syncDir for each system). It is the fault.SyncDir step of
-// every publish, so that tests can fail it.
+// it durable (see syncDir for each system). It is the seam.SyncDir step of
+// every publish, so that tests can fail it or act there.
 func SyncDir(dir string) error {
-	if err := fault.At(fault.SyncDir, dir); err != nil {
+	if err := seam.At(seam.SyncDir, dir); err != nil {
 		return err
-	}
-	if OnSyncDir != nil {
-		OnSyncDir(dir)
 	}
 	return syncDir(dir)
 }

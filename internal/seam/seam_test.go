@@ -1,4 +1,4 @@
-package fault_test
+package seam_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/board"
-	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/ledger"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
@@ -87,14 +87,14 @@ var faultStores = []faultStore{
 // engine returns before CloseAtomicallyReplace, which cleans up on its own
 // failures) and the test fails for every store.
 func TestInjectedFaultsLoseNothing(t *testing.T) {
-	steps := []fault.Step{fault.Create, fault.Write, fault.Sync, fault.Rename, fault.SyncDir, fault.Read, fault.Lock, fault.Mkdir}
+	steps := []seam.Point{seam.Create, seam.Write, seam.Sync, seam.Rename, seam.SyncDir, seam.Read, seam.Lock, seam.Mkdir}
 	for _, st := range faultStores {
 		for _, step := range steps {
 			for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO} {
 				t.Run(fmt.Sprintf("%s/%s/%s", st.name, step, errno), func(t *testing.T) {
 					dir, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
 					data, lockFile, write := st.open(t, dir, state)
-					if step == fault.Mkdir {
+					if step == seam.Mkdir {
 						require.NoError(t, os.RemoveAll(state)) // the state root's lock directory must be made again
 					} else {
 						require.NoError(t, write(0)) // the lock file exists
@@ -104,7 +104,7 @@ func TestInjectedFaultsLoseNothing(t *testing.T) {
 					entries := names(t, filepath.Dir(data))
 
 					hit := 0
-					fault.Set(t, func(s fault.Step, path string) error {
+					remove := seam.Set(t, func(s seam.Point, path string) error {
 						if s != step {
 							return nil
 						}
@@ -112,7 +112,7 @@ func TestInjectedFaultsLoseNothing(t *testing.T) {
 						return errno
 					})
 					err = write(1)
-					fault.Set(t, func(fault.Step, string) error { return nil })
+					remove()
 					if hit == 0 {
 						t.Skipf("%s makes no %s step", st.name, step)
 					}
@@ -120,14 +120,14 @@ func TestInjectedFaultsLoseNothing(t *testing.T) {
 					require.Error(t, err, "%s with %s failing = nil, want an error", st.name, step)
 					require.ErrorIs(t, err, errno, "%s with %s failing = %v, want it to match %v", st.name, step, err, errno)
 					named := data
-					if step == fault.Lock || step == fault.Mkdir {
+					if step == seam.Lock || step == seam.Mkdir {
 						named = lockFile
 					}
 					require.Contains(t, err.Error(), filepath.Base(named), "%s with %s failing = %v, want it to name %s", st.name, step, err, named)
 
 					after, rerr := os.ReadFile(data)
 					require.NoError(t, rerr)
-					if step != fault.SyncDir {
+					if step != seam.SyncDir {
 						require.Equal(t, string(before), string(after), "%s after %s failed: the data file changed", st.name, step)
 					}
 					require.Equal(t, entries, names(t, filepath.Dir(data)), "%s after %s failed: files beside the data", st.name, step)
@@ -170,8 +170,8 @@ func TestAFileRemovedBetweenTheProbeAndTheLock(t *testing.T) {
 			data, lockFile, write := st.open(t, dir, state)
 			require.NoError(t, write(0))
 			removed := false
-			fault.Set(t, func(s fault.Step, path string) error {
-				if s == fault.Lock && !removed {
+			seam.Set(t, func(s seam.Point, path string) error {
+				if s == seam.Lock && !removed {
 					removed = true
 					require.NoError(t, os.Remove(data))
 				}

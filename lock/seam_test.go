@@ -1,0 +1,35 @@
+package lock_test
+
+import (
+	"testing"
+
+	"github.com/filetxn/filetxn/internal/seam"
+)
+
+// onPoint calls fn with the lock file's path each time any acquisition or
+// release of the process passes point, until t ends. Call it before
+// starting the goroutines that may pass there.
+func onPoint(t testing.TB, point seam.Point, fn func(path string)) {
+	seam.Set(t, func(p seam.Point, path string) error {
+		if p == point {
+			fn(path)
+		}
+		return nil
+	})
+}
+
+// onAcquireAll calls fn before AcquireAll acquires the k-th lock of its
+// order (k from 0), on path, in every round, until t ends.
+func onAcquireAll(t testing.TB, fn func(k int, path string)) {
+	k := -1
+	seam.Set(t, func(p seam.Point, path string) error {
+		switch p {
+		case seam.Ordered:
+			k = -1
+		case seam.Acquiring:
+			k++
+			fn(k, path)
+		}
+		return nil
+	})
+}
