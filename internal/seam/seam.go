@@ -102,16 +102,20 @@ func change(edit func([]*hook) []*hook) {
 // At calls the tests' hooks at point p on path, and returns the first error
 // one of them gives, or nil. Where no hook is set, it costs one atomic load.
 func At(p Point, path string) error {
-	if hs := hooks.Load(); hs != nil {
-		return call(*hs, p, path)
+	if hooks.Load() == nil {
+		return nil
 	}
-	return nil
+	return call(p, path)
 }
 
-// call calls each of hs, and returns the first error.
-func call(hs []*hook, p Point, path string) error {
+// call calls each hook, and returns the first error.
+func call(p Point, path string) error {
+	hs := hooks.Load()
+	if hs == nil {
+		return nil // the last hook was removed meanwhile
+	}
 	var first error
-	for _, h := range hs {
+	for _, h := range *hs {
 		if err := (*h)(p, path); err != nil && first == nil {
 			first = err
 		}
