@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/staletemp"
-	"github.com/filetxn/filetxn/internal/txhook"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -228,10 +228,14 @@ func TestALostWriterLeavesTheNewHoldersTemporaryFile(t *testing.T) {
 		s := must(NewStore(filepath.Join(c.Dir, "count.txt"), counterCodec{}))
 		switch c.Args {
 		case "A":
-			ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Check: func() {
-				c.Mark("a-check")
-				proctest.WaitFor(c.T, filepath.Join(c.Dir, "a-resume"))
-			}})
+			seam.Set(c.T, func(p seam.Point, _ string) error { // the child's one transaction
+				if p == seam.Check {
+					c.Mark("a-check")
+					proctest.WaitFor(c.T, filepath.Join(c.Dir, "a-resume"))
+				}
+				return nil
+			})
+			ctx := context.Background()
 			_, err := s.Mutate(ctx, func(d *counter) error {
 				c.Mark("a-inside")
 				proctest.WaitFor(c.T, filepath.Join(c.Dir, "a-write"))
@@ -240,10 +244,14 @@ func TestALostWriterLeavesTheNewHoldersTemporaryFile(t *testing.T) {
 			})
 			require.ErrorIs(c.T, err, lock.ErrLockLost, "A's Mutate = %v, want ErrLockLost", err)
 		case "B":
-			ctx := txhook.With(context.Background(), txhook.Hooks{txhook.Check: func() {
-				c.Mark("b-check")
-				proctest.WaitFor(c.T, filepath.Join(c.Dir, "b-resume"))
-			}})
+			seam.Set(c.T, func(p seam.Point, _ string) error { // the child's one transaction
+				if p == seam.Check {
+					c.Mark("b-check")
+					proctest.WaitFor(c.T, filepath.Join(c.Dir, "b-resume"))
+				}
+				return nil
+			})
+			ctx := context.Background()
 			cm, err := s.Mutate(ctx, func(d *counter) error { d.n = 7; return nil })
 			require.True(c.T, err == nil && cm.Written, "B's Mutate = %+v, %v, want written", cm, err)
 		}
