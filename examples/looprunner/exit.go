@@ -193,13 +193,15 @@ func (c *cli) explain(err error) string {
 	if strings.HasPrefix(c.name, "loop ") && errors.Is(err, filetxn.ErrNotFound) && len(c.pos) > 0 && c.flag("root") != "" {
 		return fmt.Sprintf("no loop %s in %s", c.pos[0], c.flag("root"))
 	}
-	msg := err.Error()
+	// The package names go first: once an operation is dropped, the path
+	// after it could be taken for one ("Decode board: " of a file named
+	// board).
+	msg := libraryPrefix.ReplaceAllString(err.Error(), "$1")
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if pe, ok := e.(*fs.PathError); ok && pe.Op != "" && pe.Path != "" {
 			msg = strings.ReplaceAll(msg, pe.Op+" "+pe.Path+": ", pe.Path+": ")
 		}
 	}
-	msg = libraryPrefix.ReplaceAllString(msg, "$1")
 	for _, sentinel := range []error{fs.ErrExist, filetxn.ErrNotFound, filetxn.ErrInvalidArgument} {
 		said := strings.TrimPrefix(sentinel.Error(), "filetxn: ")
 		if errors.Is(err, sentinel) && strings.HasSuffix(msg, ": "+said) {

@@ -53,3 +53,18 @@ func TestLibraryErrorsAreSaidInTheCommandLinesWords(t *testing.T) {
 		require.Equal(t, float64(tt.code), doc["exit_code"], "looprunner -json %q: exit_code = %v, want %d", tt.args, doc["exit_code"], tt.code)
 	}
 }
+
+// TestAFileNamedAsAPackageIsStillNamed: a file whose name is a package's
+// ("board", "ledger") is named in the message all the same: the package
+// names are dropped from the library's text before the Go operation is,
+// so the path that follows "Decode " is never taken for one. Ablation
+// (run): dropping the operations first (as before this fix) leaves
+// "board: line 1: ..." whose "board: " then goes as the package's, and the
+// message names no file.
+func TestAFileNamedAsAPackageIsStillNamed(t *testing.T) {
+	e := newEnv(t)
+	e.write("board", "garbage: [\n")
+	r := e.want(exitDataError, "board", "show", "-file", "board")
+	require.Equal(t, "board show: board: line 1: not valid YAML: did not find expected node content\n", r.stderr,
+		"looprunner board show -file board: stderr = %q, want it to name the file", r.stderr)
+}
