@@ -13,6 +13,7 @@ import (
 	"github.com/filetxn/filetxn"
 
 	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -183,10 +184,13 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	ctx := context.Background()
 	if c := proctest.Child(t); c != nil {
 		s := openShared(c.Dir)
-		s.afterArchiveWrite = func() {
-			c.Mark("between-writes")
-			select {} // wait here to be killed
-		}
+		seam.Set(c.T, func(p seam.Point, path string) error {
+			if p == seam.ArchiveWritten && path == s.path {
+				c.Mark("between-writes")
+				select {} // wait here to be killed
+			}
+			return nil
+		})
 		c.Barrier()
 		s.Archive(ctx, "", "2026-08-24")
 		t.Fatal("Archive returned; it should have been killed between its writes")

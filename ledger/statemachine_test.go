@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/seam"
 
 	"pgregory.net/rapid"
 )
@@ -704,13 +705,19 @@ func (s *storeTarget) Archive(before, stamp string) ([]string, error) {
 type crash struct{}
 
 func (s *storeTarget) CrashArchive(t *rapid.T, before, stamp string) {
+	ledger := s.s.path
+	remove := seam.Set(t, func(p seam.Point, path string) error {
+		if p == seam.ArchiveWritten && path == ledger {
+			panic(crash{})
+		}
+		return nil
+	})
 	defer func() {
-		s.s.afterArchiveWrite = nil
+		remove()
 		if r := recover(); r != nil && r != (crash{}) {
 			panic(r)
 		}
 	}()
-	s.s.afterArchiveWrite = func() { panic(crash{}) }
 	if _, err := s.s.Archive(s.ctx, before, stamp); err != nil {
 		t.Fatal(err)
 	}

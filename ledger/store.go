@@ -11,6 +11,7 @@ import (
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/atomicstage"
 	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // Store is a ledger file, with its archive sibling, shared between goroutines
@@ -38,19 +39,11 @@ type Store struct {
 	archive string
 	eng     *filetxn.Store[*Doc]
 	rootErr error // the lock's state root could not be derived: writes fail with this
-
-	afterArchiveWrite func()       // tests: called between the archive and the ledger write
-	probeFault        func() error // tests: a non-nil error fails the next lock-free read
 }
 
 // probe is the lock-free read that lets an operation that writes nothing
 // skip the lock. Its failure decides nothing: the caller goes to the lock.
 func (s *Store) probe(ctx context.Context) ([]byte, error) {
-	if s.probeFault != nil {
-		if err := s.probeFault(); err != nil {
-			return nil, err
-		}
-	}
 	return osfile.ReadState(s.path, "Read", nil, 1)
 }
 
@@ -275,9 +268,7 @@ func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, er
 				return err
 			}
 		}
-		if s.afterArchiveWrite != nil {
-			s.afterArchiveWrite()
-		}
+		_ = seam.At(seam.ArchiveWritten, s.path)
 		if _, err := tx.Write(s.path, d.Bytes()); err != nil {
 			return fmt.Errorf("ledger: archive %s written, ledger not: %w", s.archive, err)
 		}

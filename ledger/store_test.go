@@ -15,6 +15,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/bmadloop"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -545,7 +546,10 @@ func TestArchiveWritesBothFilesUnderOneHold(t *testing.T) {
 	s := newStore(t, ledgerFixture)
 	lp, _ := s.LockPath()
 	var checked bool
-	s.afterArchiveWrite = func() {
+	seam.Set(t, func(p seam.Point, path string) error {
+		if p != seam.ArchiveWritten || path != s.path {
+			return nil
+		}
 		checked = true
 		errc := make(chan error)
 		go func() {
@@ -564,7 +568,8 @@ func TestArchiveWritesBothFilesUnderOneHold(t *testing.T) {
 		if string(readOrNil(t, s.path)) != ledgerFixture {
 			t.Errorf("the ledger was written before the archive")
 		}
-	}
+		return nil
+	})
 	ids, err := s.Archive(ctx, "", "2026-08-24")
 	if err != nil || !slices.Equal(ids, []string{"DW-2"}) || !checked {
 		t.Fatalf("Archive = %v, %v (hook ran: %v)", ids, err, checked)
@@ -640,21 +645,22 @@ func TestLockPathFollowsSymlinkedDirectories(t *testing.T) {
 // answers its no-op without writing (bmad-loop's
 // test_a_failing_probe_read_falls_through_to_the_locked_path). Archive is the
 // operation with a probe of its own; Append and Mutate use the engine's
-// MutateProbed, whose tests check the same. Ablation: ignoring probeFault in
-// Store.probe turns it red (the probe answers, and no lock is taken).
+// MutateProbed, whose tests check the same. Ablation: a Store.probe that
+// reads past the seam (os.ReadFile) turns it red (the probe answers, and no
+// lock is taken).
 func TestAFailingProbeReadFallsThroughToTheLock(t *testing.T) {
 	archived := mustParse(t, ledgerFixture)
 	archived.ArchiveInto(mustParse(t, ""), "", "2026-08-24")
 	s := newStore(t, archived.textString())
 	lp, _ := s.LockPath()
 	faults := 1
-	s.probeFault = func() error {
-		if faults > 0 {
+	seam.Set(t, func(p seam.Point, path string) error { // the first read of the ledger is the probe's
+		if p == seam.Read && path == s.path && faults > 0 {
 			faults--
 			return os.ErrPermission
 		}
 		return nil
-	}
+	})
 	before := readOrNil(t, s.path)
 	ids, err := s.Archive(context.Background(), "", "")
 	if err != nil || len(ids) != 0 {

@@ -43,6 +43,11 @@ const (
 	Taken       Point = "taken"       // a Mutate whose ctx ended finds its call taken into a batch, or promoted, and waits for its answer (path: the data file)
 )
 
+// A typed store's points: a hook's error is ignored.
+const (
+	ArchiveWritten Point = "archivewritten" // a ledger's Archive has written the archive (or found it holding the bodies) and is about to write the ledger, the lock held (path: the ledger)
+)
+
 // Package lock's points: a hook's error is ignored. The path is a lock
 // file's.
 const (
