@@ -1,14 +1,15 @@
 package board
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/filetxn/filetxn/internal/seam"
+)
 
 // codec decodes and encodes boards for the filetxn engine (a filetxn.Codec[*Doc]).
 // The zero codec works; newCodec adds a cache.
 type codec struct {
 	cache *lastParse // nil: parse every time
-
-	onDecode func() // tests only: called at the start of every Decode of existing bytes
-	onParse  func() // tests only: called when Decode parses (the cache did not answer)
 }
 
 // newCodec returns a codec that remembers the last two boards it
@@ -25,15 +26,11 @@ func (c codec) Decode(data []byte) (*Doc, error) {
 	if data == nil {
 		return Parse(nil)
 	}
-	if c.onDecode != nil {
-		c.onDecode()
-	}
+	_ = seam.At(seam.BoardDecode, "")
 	if d := c.cache.get(data); d != nil {
 		return d, nil
 	}
-	if c.onParse != nil {
-		c.onParse()
-	}
+	_ = seam.At(seam.BoardParse, "")
 	d, err := Parse(data)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // TestCodecCacheHandsOutCopies checks that a cached parse is handed out as a copy: a
@@ -120,7 +122,7 @@ func TestCodecCacheMatchesParsing(t *testing.T) {
 	}
 	c := newCodec()
 	parses := 0
-	c.onParse = func() { parses++ }
+	onPoint(t, seam.BoardParse, func() { parses++ })
 	data := []byte(b.String())
 	for i := range 100 {
 		key, target := keys[i*7%len(keys)], AwaitingOperator

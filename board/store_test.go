@@ -15,6 +15,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/bmadloop"
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/wine"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
@@ -191,7 +192,8 @@ func TestStoreRefusesAMalformedBoardFromUnderTheLock(t *testing.T) {
 	s := mustOpenWith(path, codec{}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
 	touchLock(t, lp) // the lock file exists: a probed call on a missing one probes first, to create nothing
-	s = mustOpenWith(path, codec{onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	onPoint(t, seam.BoardDecode, func() { decodes = append(decodes, lockHeld(t, lp)) })
+	s = mustOpenWith(path, codec{}, filetxn.WithStateRoot(state))
 	_, err := s.Advance(context.Background(), "1-1-a", Done)
 	var pe *fs.PathError
 	var fe *filetxn.FormatError
@@ -248,7 +250,8 @@ func TestStoreDecidesUnderTheLock(t *testing.T) {
 	s := mustOpenWith(path, codec{}, filetxn.WithStateRoot(state))
 	lp, _ := s.LockPath()
 	touchLock(t, lp) // the lock file exists: a probed call on a missing one probes first, to create nothing
-	s = mustOpenWith(path, codec{onDecode: func() { decodes = append(decodes, lockHeld(t, lp)) }}, filetxn.WithStateRoot(state))
+	onPoint(t, seam.BoardDecode, func() { decodes = append(decodes, lockHeld(t, lp)) })
+	s = mustOpenWith(path, codec{}, filetxn.WithStateRoot(state))
 	if got, err := s.Advance(context.Background(), "3-2-digest-delivery", InProgress); got != InProgress || err != nil {
 		t.Fatalf("Advance = %q, %v", got, err)
 	}
@@ -285,12 +288,13 @@ func rivalAtProbe(t *testing.T, path, state string, rival func()) *Store {
 	}
 	t.Cleanup(func() { h.Release() })
 	n := 0
-	return mustOpenWith(path, codec{onDecode: func() {
+	onPoint(t, seam.BoardDecode, func() { // the first Decode of the process after this: the probe's
 		if n++; n == 1 {
 			h.Release()
 			rival()
 		}
-	}}, filetxn.WithStateRoot(state))
+	})
+	return mustOpenWith(path, codec{}, filetxn.WithStateRoot(state))
 }
 
 // TestStoreKeepsARivalsFlip: a rival moves 4-1-thing from review to done between our
@@ -580,7 +584,7 @@ func TestStoreSteadyStateAdvanceParsesNothing(t *testing.T) {
 	path, state := newBoard(t, "development_status:\n  epic-1: in-progress\n  1-1-a: done\n  1-2-b: done\n")
 	parses := 0
 	c := newCodec()
-	c.onParse = func() { parses++ }
+	onPoint(t, seam.BoardParse, func() { parses++ })
 	s := mustOpenWith(path, c, filetxn.WithStateRoot(state))
 	ctx := context.Background()
 	advance := func(key string, target Status) {
@@ -741,4 +745,15 @@ func TestOpenPlacesTheLockWhereBmadLoopDoes(t *testing.T) {
 	if b := readString(t, path); b != sprint {
 		t.Errorf("board changed by a refused Advance")
 	}
+}
+
+// onPoint calls fn each time a board codec of the process (or any code)
+// passes point, until t ends.
+func onPoint(t testing.TB, point seam.Point, fn func()) {
+	seam.Set(t, func(p seam.Point, _ string) error {
+		if p == point {
+			fn()
+		}
+		return nil
+	})
 }
