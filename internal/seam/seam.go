@@ -16,7 +16,7 @@ const (
 	Sync    Point = "sync"    // atomicfile fsyncs the temporary file (path: the target)
 	Rename  Point = "rename"  // atomicfile renames the temporary file over the target
 	SyncDir Point = "syncdir" // atomicfile, or the engine's removal of a file, fsyncs a directory (path: the directory)
-	Read    Point = "read"    // the engine reads a data file
+	Read    Point = "read"    // the engine, or a typed store's lock-free probe, reads a data file
 	Lock    Point = "lock"    // package lock takes a lock (path: the lock file)
 	Mkdir   Point = "mkdir"   // package lock creates a lock file's directory
 )
