@@ -482,3 +482,47 @@ func TestALockLostBetweenTheLineAndTheStateCountsTheLineOnce(t *testing.T) {
 	require.Equal(t, 0.75, d.Spent.USD, "spent = %+v, want the tick's cost", d.Spent)
 	require.Nil(t, d.current, "current_tick = %+v, want nil", d.current)
 }
+
+// TestATickWhoseRecordAfterALostLockPanicsIsNotLeftRunning: the harness
+// removes the loop's lock file, so the tick's record finds the lock lost
+// and the tick is recorded again under the lock brought back; that record
+// panics (a seam hook at its line's lock check). The panic propagates, and
+// this process no longer counts the tick as its own running one: a Pause
+// then succeeds and the next tick settles the tick as left unfinished.
+// Ablation (run): Tick forgetting the tick only after recordLost returns
+// (not deferred) leaves it in the registry for good, and the Pause, and
+// every later change of the loop in this process, is refused with
+// lock.ErrLockLost.
+func TestATickWhoseRecordAfterALostLockPanicsIsNotLeftRunning(t *testing.T) {
+	r, _ := newTestRoot(t)
+	l := mustCreate(t, r, "panics", Template{})
+	checks := 0
+	remove := seam.Set(t, func(p seam.Point, path string) error {
+		// 1 the marker, 2 the line (the lock file is gone: lost), 3 the
+		// line of the record made again
+		if p == seam.Check {
+			if checks++; checks == 3 {
+				panic("the record made again")
+			}
+		}
+		return nil
+	})
+	func() {
+		defer func() {
+			require.Equal(t, "the record made again", recover(), "Tick's panic")
+		}()
+		l.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) {
+			return Result{Cost: &Cost{}}, os.Remove(l.lock)
+		})
+	}()
+	remove()
+	require.NotNil(t, mustView(t, l).current, "current_tick after the panic, want the tick's marker")
+	err := l.Pause(ctx0, "ops", "")
+	require.NoError(t, err, "Pause after the tick's record panicked = %v, want nil", err)
+	require.NoError(t, l.Resume(ctx0))
+	rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+	require.NoError(t, err, "Tick after the panicked one = %+v, %v, want nil", rec, err)
+	recs := mustTicks(t, l)
+	require.Len(t, recs, 2, "tick log = %+v, want abandoned 1 then ok 2", recs)
+	require.Equal(t, Abandoned, recs[0].Outcome, "tick log = %+v, want abandoned 1 then ok 2", recs)
+}

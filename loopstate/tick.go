@@ -102,8 +102,8 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 		return err
 	})
 	if lost != nil {
+		defer forget() // after the record, even one that panics
 		rec, err = l.recordLost(ctx, lost, err)
-		forget()
 	}
 	var busy *lock.BusyError
 	if noWait && lost == nil && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
