@@ -19,7 +19,7 @@ import (
 // says, so that a power loss cannot take away the new log with the record
 // Append acknowledged; appending to the log it made syncs no directory, and
 // neither atomicfile.WithoutDirSync nor a WithoutSync store syncs one.
-// Ablation (run): atomicstage.Append without its directory fsync after a
+// Ablation (run): fsys.Append without its directory fsync after a
 // creation syncs no directory for the new log.
 func TestAppendThatCreatesItsLogSyncsTheDirectory(t *testing.T) {
 	for _, tc := range []struct {

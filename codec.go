@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"io/fs"
 
-	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/fsys"
 )
 
 // decode decodes data, and returns the document with its encoding as
@@ -59,7 +59,7 @@ func (s *Store[D]) readDoc(op string, room bool) ([]byte, error) {
 	if buf == nil {
 		buf = new([]byte)
 	}
-	raw, err := osfile.ReadState(s.path, op, (*buf)[:0], 1)
+	raw, err := fsys.ReadState(s.path, op, (*buf)[:0], 1)
 	if cap(raw) > cap(*buf) {
 		*buf = raw[:0] // the scratch buffer grew with the file
 	}

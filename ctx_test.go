@@ -12,8 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/proctest"
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -107,18 +106,18 @@ func TestDoneContextRunsOnAFreeLock(t *testing.T) {
 // check, as it was) leaves a goroutine blocked in flock, and the goroutine
 // count goes red; View's early ctx.Err() return, put back, fails View.
 func TestDoneContextFailsAtOnceOnABusyLock(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		h, err := lock.Acquire(context.Background(), filepath.Join(c.Dir, "count.txt.lock"), lock.WithPurpose("holding for the test"))
 		require.NoError(t, err)
 		defer h.Release()
 		c.Mark("held")
-		proctest.WaitFor(t, filepath.Join(c.Dir, "release"))
+		testkit.WaitFor(t, filepath.Join(c.Dir, "release"))
 		return
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "count.txt")
 	require.NoError(t, os.WriteFile(path, []byte("41\n"), 0o644))
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.WaitMark("held")
 	defer g.Wait()
 	defer touch(t, filepath.Join(dir, "release"))
@@ -157,7 +156,7 @@ func TestDoneContextFailsAtOnceOnABusyLock(t *testing.T) {
 // Wine (Wine's own descriptors), not this program's handles.
 func openFDs(t *testing.T) int {
 	t.Helper()
-	if wine.Detected() {
+	if testkit.Detected() {
 		return -1
 	}
 	entries, err := os.ReadDir("/proc/self/fd")

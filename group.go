@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/filetxn/filetxn/internal/goroutine"
+	"github.com/filetxn/filetxn/internal/proc"
 	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -57,7 +57,7 @@ type call[D any] struct {
 	err       error
 	answered  bool // answered by a batch (see group.waking): the caller counts its waking
 
-	loan goroutine.Loan // while fn runs in a batch: the caller's goroutine acts for the leader's
+	loan proc.Loan // while fn runs in a batch: the caller's goroutine acts for the leader's
 }
 
 // signal wakes the caller, which waits for one signal at a time: done has
@@ -524,7 +524,7 @@ func (b *batch[D]) run() {
 	b.next = 1
 	b.step(b.calls[0])
 	if len(b.calls) > 1 {
-		b.holder, b.back = goroutine.ID(), make(chan struct{}, 1)
+		b.holder, b.back = proc.ID(), make(chan struct{}, 1)
 		b.pass()
 		<-b.back
 	}
@@ -548,7 +548,7 @@ func (b *batch[D]) pass() {
 }
 
 // follow is c's turn in b, on c's caller's goroutine: it runs c's fn (step),
-// its goroutine acting for the leader's meanwhile (see goroutine.Loan), so
+// its goroutine acting for the leader's meanwhile (see proc.Loan), so
 // that a lock the leader holds (this file's, or another's) is re-entry for
 // fn, as it would be on the leader's goroutine, not a wait for a leader
 // that waits for fn. It passes the document on whatever fn does: if fn

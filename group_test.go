@@ -15,9 +15,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/goroutine"
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/proc"
 	"github.com/filetxn/filetxn/internal/seam"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -442,7 +442,7 @@ func TestMutateGroupRunsFnOnItsCallersGoroutine(t *testing.T) {
 	type ids struct{ caller, fn int64 }
 	seen := func(k string, got chan<- ids) func(*kv) error {
 		return func(d *kv) error {
-			got <- ids{fn: goroutine.ID()}
+			got <- ids{fn: proc.ID()}
 			d.m[k] = "1"
 			return nil
 		}
@@ -451,7 +451,7 @@ func TestMutateGroupRunsFnOnItsCallersGoroutine(t *testing.T) {
 	// goroutine's id, then fn's.
 	each := func(k string, got chan ids) <-chan outcome {
 		return goMutate(func() (Commit, error) {
-			got <- ids{caller: goroutine.ID()}
+			got <- ids{caller: proc.ID()}
 			return s.Mutate(ctx, seen(k, got))
 		})
 	}
@@ -875,7 +875,7 @@ func TestRestoreRefusesASharedWrite(t *testing.T) {
 // its leader took the lock loses increments, and this test goes red.
 func TestMutateGroupCountsAcrossProcesses(t *testing.T) {
 	const processes, goroutines, each = 4, 4, 50
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		s := must(NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{}))
 		writes := countRenames(c.T, s.path)
 		ctx := context.Background()
@@ -896,7 +896,7 @@ func TestMutateGroupCountsAcrossProcesses(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	g := proctest.Start(t, processes, dir)
+	g := testkit.Start(t, processes, dir)
 	g.Release()
 	g.Wait()
 	require.Equal(t, fmt.Sprintf("%d\n", processes*goroutines*each), readCount(t, filepath.Join(dir, "count.txt")),

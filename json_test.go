@@ -15,7 +15,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/filetxntest"
-	"github.com/filetxn/filetxn/internal/testwait"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // handFormatted is a queue file as a person might write it: tabs, keys out
@@ -440,6 +440,6 @@ func TestJSONCodecIsSafeForConcurrentUse(t *testing.T) {
 	}
 	close(begin)
 	for range workers {
-		require.NoError(t, testwait.Recv(t, errs, "a worker's rounds"), "a worker decoding and encoding through the shared codec")
+		require.NoError(t, testkit.Recv(t, errs, "a worker's rounds"), "a worker decoding and encoding through the shared codec")
 	}
 }

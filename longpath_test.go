@@ -15,7 +15,7 @@ import (
 // state root, creates, changes and reads it as with a short path. On Windows
 // the raw MoveFileEx of the replace failed there with "The system cannot find
 // the path specified" where os succeeds; the module's own Win32 calls now
-// give a long path the \\?\ prefix (osfile.LongPath). The ablation it is
+// give a long path the \\?\ prefix (fsys.LongPath). The ablation it is
 // there to catch, on Windows without long paths enabled: replace without the
 // prefix. Under Wine, which has no MAX_PATH limit (wine.NoMaxPath), it passes
 // either way, as on Linux: there it checks that long paths work end to end.

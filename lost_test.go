@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/seam"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -46,13 +46,13 @@ func loseLock(t testing.TB, how, path string) {
 // about to re-check its lock before publishing, until the parent touches
 // "resume": it marks "inside" first, so that the parent knows it is there.
 // The child makes no other transaction, so the first check is its.
-func stopAtCheck(c *proctest.C) {
+func stopAtCheck(c *testkit.C) {
 	var once sync.Once
 	seam.Set(c.T, func(p seam.Point, _ string) error {
 		if p == seam.Check {
 			once.Do(func() {
 				c.Mark("inside")
-				proctest.WaitFor(c.T, filepath.Join(c.Dir, "resume"))
+				testkit.WaitFor(c.T, filepath.Join(c.Dir, "resume"))
 			})
 		}
 		return nil
@@ -78,20 +78,20 @@ func TestLostLockPublishesNothing(t *testing.T) {
 	for _, op := range []string{"mutate", "locked-two-files", "append", "restore-remove"} {
 		for _, how := range []string{"removed", "replaced"} {
 			t.Run(op+"/"+how, func(t *testing.T) {
-				if c := proctest.Child(t); c != nil {
+				if c := testkit.Child(t); c != nil {
 					lostHolder(c, op)
 					return
 				}
 				dir := t.TempDir()
 				path := filepath.Join(dir, "count.txt")
 				require.NoError(t, os.WriteFile(path, []byte("41\n"), 0o644))
-				g := proctest.Start(t, 1, dir)
+				g := testkit.Start(t, 1, dir)
 				g.WaitMark("inside")
 				loseLock(t, how, path+".lock")
 
 				// The second writer: it locks the file now at the lock path.
 				s := must(NewStore[*counter](path, counterCodec{}))
-				ctx, cancel := context.WithTimeout(context.Background(), proctest.Timeout)
+				ctx, cancel := context.WithTimeout(context.Background(), testkit.Timeout)
 				defer cancel()
 				if op == "append" {
 					err := s.Locked(ctx, func(tx *Tx) error { return tx.Append(filepath.Join(dir, "log"), []byte("second\n")) })
@@ -127,7 +127,7 @@ func TestLostLockPublishesNothing(t *testing.T) {
 
 // lostHolder is the holder of TestLostLockPublishesNothing: it runs op,
 // stopping before it publishes, and checks that it published nothing.
-func lostHolder(c *proctest.C, op string) {
+func lostHolder(c *testkit.C, op string) {
 	t := c.T
 	path := filepath.Join(c.Dir, "count.txt")
 	s := must(NewStore[*counter](path, counterCodec{}))

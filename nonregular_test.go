@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/oddfile"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // TestEntryPointsRefuseNonRegularFiles puts a named pipe nobody writes to, a
@@ -19,10 +19,10 @@ import (
 // can make): every entry point that reads it returns at once an
 // *fs.PathError naming the path and wrapping atomicfile.ErrNotRegular, and
 // the file is left as it was (the same kind of file, not replaced). fn is
-// never called. Ablation: reading with a blocking open (osfile without
+// never called. Ablation: reading with a blocking open (fsys without
 // O_NONBLOCK) hangs every entry point on the pipe, and the guard fails the
-// test; dropping osfile's fstat check has the pipe and the device read as
-// empty files, so Mutate writes over them. Tx.Append, with atomicstage's
+// test; dropping fsys's fstat check has the pipe and the device read as
+// empty files, so Mutate writes over them. Tx.Append, with fsys's
 // Append opening by os.OpenFile as it did, hangs on the pipe waiting for a
 // reader and writes its record to the device.
 func TestEntryPointsRefuseNonRegularFiles(t *testing.T) {
@@ -40,13 +40,13 @@ func TestEntryPointsRefuseNonRegularFiles(t *testing.T) {
 			return s.Locked(ctx, func(tx *Tx) error { return tx.Append(s.path, []byte("7\n")) })
 		},
 	}
-	for kind, path := range oddfile.Make(t) {
+	for kind, path := range testkit.Make(t) {
 		before, err := os.Lstat(path)
 		require.NoError(t, err)
 		for name, call := range calls {
 			t.Run(kind+"/"+name, func(t *testing.T) {
 				s := must(NewStore[*counter](path, counterCodec{}))
-				err := oddfile.Within(t, func() error { return call(s) })
+				err := testkit.Within(t, func() error { return call(s) })
 				var pe *fs.PathError
 				require.ErrorIs(t, err, atomicfile.ErrNotRegular, "%s(%s) = %v, want an error wrapping atomicfile.ErrNotRegular", name, kind, err)
 				require.True(t, errors.As(err, &pe) && pe.Path == path, "%s(%s) = %v, want an *fs.PathError naming %s", name, kind, err, path)
@@ -70,7 +70,7 @@ func TestEntryPointsRefuseNonRegularFiles(t *testing.T) {
 // or ENXIO.
 func TestLockFileThatIsNotRegularIsRefused(t *testing.T) {
 	ctx := context.Background()
-	for kind, lockPath := range oddfile.Make(t) {
+	for kind, lockPath := range testkit.Make(t) {
 		t.Run(kind, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "data")
 			s := must(NewStore[*counter](path, counterCodec{}, WithLockPath(lockPath)))
@@ -84,7 +84,7 @@ func TestLockFileThatIsNotRegularIsRefused(t *testing.T) {
 			}
 			for name, call := range calls {
 				ran = false
-				err := oddfile.Within(t, call)
+				err := testkit.Within(t, call)
 				require.ErrorIs(t, err, atomicfile.ErrNotRegular, "%s(lock file: %s) = %v, want an error wrapping atomicfile.ErrNotRegular", name, kind, err)
 				var pe *fs.PathError
 				require.True(t, errors.As(err, &pe) && pe.Path == lockPath, "%s(lock file: %s) = %v, want an *fs.PathError naming %s", name, kind, err, lockPath)
@@ -92,7 +92,7 @@ func TestLockFileThatIsNotRegularIsRefused(t *testing.T) {
 				_, err = os.Lstat(path)
 				require.ErrorIs(t, err, fs.ErrNotExist, "%s(lock file: %s): Lstat(data) = %v, want the data file not created", name, kind, err)
 			}
-			c, err := oddfile.Within(t, func() commitResult {
+			c, err := testkit.Within(t, func() commitResult {
 				c, err := s.MutateProbed(ctx, func(*counter) error { return nil })
 				return commitResult{c, err}
 			}).get()

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/seam"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -25,7 +25,7 @@ const (
 // tolerate, a failed increment is skipped rather than fatal: without a
 // shared lock, a rival may remove a temporary file it takes for a dead
 // writer's, and the failed write is one more lost update.
-func incrementAll(c *proctest.C, s *Store[*counter], tolerate bool) {
+func incrementAll(c *testkit.C, s *Store[*counter], tolerate bool) {
 	c.Barrier()
 	for i := range rounds {
 		if _, err := s.Mutate(context.Background(), func(d *counter) error { d.n++; return nil }); err != nil && !tolerate {
@@ -39,12 +39,12 @@ func incrementAll(c *proctest.C, s *Store[*counter], tolerate bool) {
 // file before taking the lock, or not taking the lock at all (see
 // TestMutateWithoutSharedLockLosesUpdates, which runs exactly that).
 func TestMutateCountsAcrossProcesses(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		incrementAll(c, must(NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{})), false)
 		return
 	}
 	dir := t.TempDir()
-	g := proctest.Start(t, procs, dir)
+	g := testkit.Start(t, procs, dir)
 	g.Release()
 	g.Wait()
 	if got, want := readCount(t, filepath.Join(dir, "count.txt")), fmt.Sprintf("%d\n", procs*rounds); got != want {
@@ -57,13 +57,13 @@ func TestMutateCountsAcrossProcesses(t *testing.T) {
 // exclude nothing, and the same workload must lose updates. It proves the
 // counting test can see a race on this machine.
 func TestMutateWithoutSharedLockLosesUpdates(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		own := filepath.Join(c.Dir, fmt.Sprintf("own-%d.lock", c.Index))
 		incrementAll(c, must(NewStore[*counter](filepath.Join(c.Dir, "count.txt"), counterCodec{}, WithLockPath(own), WithoutSync())), true)
 		return
 	}
 	dir := t.TempDir()
-	g := proctest.Start(t, procs, dir)
+	g := testkit.Start(t, procs, dir)
 	g.Release()
 	g.Wait()
 	got, err := strconv.Atoi(strings.TrimSpace(readCount(t, filepath.Join(dir, "count.txt"))))
@@ -92,7 +92,7 @@ func TestKilledWriterLeavesOldOrNewFile(t *testing.T) {
 	}
 	for _, p := range points {
 		t.Run(p.name, func(t *testing.T) {
-			if c := proctest.Child(t); c != nil {
+			if c := testkit.Child(t); c != nil {
 				stop := func() { c.Mark("reached"); time.Sleep(time.Hour) }
 				at := map[string]seam.Point{"temp-written": seam.TempWritten, "replaced": seam.Replaced}[p.name]
 				seam.Set(c.T, func(sp seam.Point, _ string) error {
@@ -117,7 +117,7 @@ func TestKilledWriterLeavesOldOrNewFile(t *testing.T) {
 			if err := os.WriteFile(path, []byte("41\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			g := proctest.Start(t, 1, dir)
+			g := testkit.Start(t, 1, dir)
 			g.WaitMark("reached")
 			lp := path + ".lock"
 			if _, err := lock.TryAcquire(lp); !errors.Is(err, lock.ErrWouldBlock) {

@@ -54,7 +54,7 @@ func dirReads(t *testing.T, dir string) func() int {
 // removes that file and never reads the directory: its cost does not grow
 // with what the directory holds. The watch must see a plain os.ReadDir,
 // or the test cannot tell. Ablation: an os.ReadDir of the directory in
-// atomicstage's stageLocked (the sweep before this version read it with
+// fsys's stageLocked (the sweep before this version read it with
 // getdents(2) after every write) is seen, and the test fails.
 func TestWriteReadsNoDirectory(t *testing.T) {
 	dir := t.TempDir()

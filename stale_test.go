@@ -10,9 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/atomicstage"
-	"github.com/filetxn/filetxn/internal/staletemp"
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/fsys"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // abandon stages a replacement of target the way a write under the lock
@@ -26,10 +25,10 @@ func abandon(t *testing.T, target, lockPath string) string {
 	lf, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o600)
 	require.NoError(t, err)
 	require.NoError(t, lf.Close())
-	key, ok := staletemp.Key(lockPath)
-	require.True(t, ok, "staletemp.Key(%s)", lockPath)
-	pf, err := atomicstage.Create("Write", target, 0o644, atomicstage.Options{LockKey: key})
-	require.NoError(t, err, "atomicstage.Create(%q)", target)
+	key, ok := fsys.Key(lockPath)
+	require.True(t, ok, "fsys.Key(%s)", lockPath)
+	pf, err := fsys.Create("Write", target, 0o644, fsys.Options{LockKey: key})
+	require.NoError(t, err, "fsys.Create(%q)", target)
 	tmp := pf.TempPath()
 	// What a killed writer leaves is the file without its descriptor: the
 	// same name is made again after Cleanup, so no descriptor stays open
@@ -46,7 +45,7 @@ func abandon(t *testing.T, target, lockPath string) string {
 // file's under another lock, not a backup stamped with a date, not a
 // temporary file of the naming before this version (left, see the
 // CHANGELOG), not an editor's. Ablations: without the removal of the other
-// name after the rename (removeStale(pf.stale) in atomicstage's publish),
+// name after the rename (removeStale(pf.stale) in fsys's publish),
 // the second stale file stays and the test fails. (The engine before this
 // version would have removed ".state.txt4982630124857716", by its sweep of
 // "." + name + 13 digits or more: kept now, by decision.)
@@ -97,7 +96,7 @@ func TestWriteThroughALinkRemovesTheTemporaryFilesBesideItsTarget(t *testing.T) 
 	target := filepath.Join(real, "state.txt")
 	require.NoError(t, os.WriteFile(target, []byte("1\n"), 0o644))
 	link := filepath.Join(links, "state.txt")
-	wine.Skip(t, wine.NoSymlinks)
+	testkit.Skip(t, testkit.NoSymlinks)
 	if err := os.Symlink(target, link); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}

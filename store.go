@@ -13,10 +13,8 @@ import (
 	"sync/atomic"
 
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/atomicstage"
-	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/seam"
-	"github.com/filetxn/filetxn/internal/staletemp"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -338,9 +336,9 @@ func (s *Store[D]) holding(h *lock.Handle, fn func(tx *Tx) error) error {
 type Tx struct {
 	o    *options
 	lock *lock.Handle
-	done atomic.Bool           // the callback has returned: every method panics
-	lost error                 // the lock was found lost: every later write fails with this
-	pub  atomicstage.Published // what the last write's rename left to do (see write)
+	done atomic.Bool    // the callback has returned: every method panics
+	lost error          // the lock was found lost: every later write fails with this
+	pub  fsys.Published // what the last write's rename left to do (see write)
 }
 
 // Lock returns the held lock, for example to hand it over to a child process
@@ -382,19 +380,19 @@ func (tx *Tx) Write(path string, data []byte, opts ...atomicfile.Option) (Commit
 // none), which Write makes at once and a grouped Mutate makes after
 // releasing the lock.
 func (tx *Tx) write(path string, data []byte, opts []atomicfile.Option) (Commit, func() error, error) {
-	// The engine stages the write itself (see package atomicstage) for the
+	// The engine stages the write itself (see package fsys) for the
 	// three steps it adds to atomicfile.WriteFile's: a temporary file named
 	// for path and this lock, so that a dead writer's is found by its name
 	// and removed after the rename, with no read of the directory (see
 	// docs/design.md, "Temporary files"); the lock check between the fsync
 	// and the rename; and the directory fsync left to the caller.
-	o := atomicstage.Collect(tx.o.writeOptions(opts))
-	if key, ok := staletemp.Key(tx.lock.Path()); ok {
+	o := fsys.Collect(tx.o.writeOptions(opts))
+	if key, ok := fsys.Key(tx.lock.Path()); ok {
 		o.LockKey = key // else the lock file is gone: the check will publish nothing
 	}
 	o.Check = func() error { return tx.checkLock(path, "Write") }
 	o.Published = &tx.pub
-	pf, err := atomicstage.Create("Write", path, filePerm, o)
+	pf, err := fsys.Create("Write", path, filePerm, o)
 	if err != nil {
 		return Commit{}, nil, err
 	}
@@ -440,7 +438,7 @@ func (tx *Tx) Append(path string, data []byte, opts ...atomicfile.Option) error 
 	if err := tx.checkLock(path, "Append"); err != nil {
 		return err
 	}
-	return atomicstage.Append("AppendFile", path, data, filePerm, atomicstage.Collect(tx.o.writeOptions(opts)))
+	return fsys.Append("AppendFile", path, data, filePerm, fsys.Collect(tx.o.writeOptions(opts)))
 }
 
 // live panics if the callback that got tx has returned: a Tx kept beyond it
@@ -467,7 +465,7 @@ func (tx *Tx) remove(path, op string) (removed bool, err error) {
 	if err := tx.checkLock(path, op); err != nil {
 		return false, err
 	}
-	target, dir, err := atomicstage.Target(path)
+	target, dir, err := fsys.Target(path)
 	if err != nil {
 		return false, &fs.PathError{Op: op, Path: path, Err: err}
 	}
@@ -480,7 +478,7 @@ func (tx *Tx) remove(path, op string) (removed bool, err error) {
 	if tx.o.noSync {
 		return true, nil
 	}
-	if err := osfile.SyncDir(dir); err != nil {
+	if err := fsys.SyncDir(dir); err != nil {
 		return true, &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("removed, but the directory was not synced: %w", underlying(err))}
 	}
 	return true, nil
@@ -490,7 +488,7 @@ func (tx *Tx) remove(path, op string) (removed bool, err error) {
 // (readRoom), which the caller may keep: nil for a missing file, a non-nil
 // empty slice for an empty one.
 func readState(path, op string) ([]byte, error) {
-	return osfile.ReadState(path, op, nil, readRoom)
+	return fsys.ReadState(path, op, nil, readRoom)
 }
 
 // readRoom is the capacity that a read leaves after the bytes of a file

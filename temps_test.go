@@ -10,14 +10,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/seam"
-	"github.com/filetxn/filetxn/internal/staletemp"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
 // temps returns the names in dir that end in ".tmp", sorted: the engine's
-// temporary files (see internal/staletemp).
+// temporary files (see internal/fsys).
 func temps(t *testing.T, dir string) []string {
 	t.Helper()
 	es, err := os.ReadDir(dir)
@@ -47,7 +47,7 @@ func temps(t *testing.T, dir string) []string {
 func TestWriteLeavesANeighboursTemporaryFile(t *testing.T) {
 	for _, pair := range [][2]string{{"log", "log2"}, {"b.yaml", "b.yaml1"}} {
 		t.Run(pair[0]+"-"+pair[1], func(t *testing.T) {
-			if c := proctest.Child(t); c != nil {
+			if c := testkit.Child(t); c != nil {
 				s := must(NewStore(filepath.Join(c.Dir, pair[1]), counterCodec{}))
 				stopAtCheck(c)
 				cm, err := s.Mutate(context.Background(), func(d *counter) error { d.n = 7; return nil })
@@ -57,7 +57,7 @@ func TestWriteLeavesANeighboursTemporaryFile(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, pair[0])
 			require.NoError(t, os.WriteFile(path, []byte("1\n"), 0o644))
-			g := proctest.Start(t, 1, dir)
+			g := testkit.Start(t, 1, dir)
 			g.WaitMark("inside")
 			es, err := os.ReadDir(dir)
 			require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestWriteLeavesANeighboursTemporaryFile(t *testing.T) {
 // directory after the callback's write and removed the other writer's
 // temporary file, and that writer's rename failed.
 func TestTxWriteLeavesAnotherLocksTemporaryFiles(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		s := must(NewStore(filepath.Join(c.Dir, "p.txt"), counterCodec{}))
 		stopAtCheck(c)
 		cm, err := s.Mutate(context.Background(), func(d *counter) error { d.n = 42; return nil })
@@ -107,7 +107,7 @@ func TestTxWriteLeavesAnotherLocksTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "p.txt")
 	require.NoError(t, os.WriteFile(p, []byte("1\n"), 0o644))
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.WaitMark("inside")
 
 	q := must(NewStore(filepath.Join(dir, "q.txt"), counterCodec{}))
@@ -131,12 +131,12 @@ func TestTxWriteLeavesAnotherLocksTemporaryFiles(t *testing.T) {
 // (the second writer stages under the other name, the first's file being
 // there), the next write under the lock publishes and leaves no temporary
 // file behind. Ablation (run): without the removal of the other name after
-// the rename (removeStale(pf.stale) in atomicstage's publish), the dead
+// the rename (removeStale(pf.stale) in fsys's publish), the dead
 // writers' files stay and both cases fail.
 func TestAKilledWritersTemporaryFileGoesAtTheNextWrite(t *testing.T) {
 	for _, kills := range []int{1, 2} {
 		t.Run(strings.Repeat("kill", kills), func(t *testing.T) {
-			if c := proctest.Child(t); c != nil {
+			if c := testkit.Child(t); c != nil {
 				s := must(NewStore(filepath.Join(c.Dir, "count.txt"), counterCodec{}))
 				stopAtCheck(c)
 				_, err := s.Mutate(context.Background(), func(d *counter) error { d.n += 100; return nil })
@@ -147,7 +147,7 @@ func TestAKilledWritersTemporaryFileGoesAtTheNextWrite(t *testing.T) {
 			path := filepath.Join(dir, "count.txt")
 			require.NoError(t, os.WriteFile(path, []byte("1\n"), 0o644))
 			for k := range kills {
-				g := proctest.Start(t, 1, dir)
+				g := testkit.Start(t, 1, dir)
 				g.WaitMark("inside")
 				g.Kill(0)
 				require.NoError(t, os.Remove(filepath.Join(dir, "inside")))
@@ -173,11 +173,11 @@ func TestAKilledWritersTemporaryFileGoesAtTheNextWrite(t *testing.T) {
 // still the one it made, and no later writer ever makes a file of its name
 // that its rename could publish half-written. Resumed, the writer finds
 // its lock lost, publishes nothing and removes its file. Ablation (run):
-// keying the names by the lock's path (filepath.Abs in staletemp.Key), the
+// keying the names by the lock's path (filepath.Abs in fsys.Key), the
 // first later write removes the stopped writer's file and the second makes
 // one of that name afresh, and the test fails.
 func TestALostWritersTemporaryFileIsNoLaterHoldersName(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		s := must(NewStore(filepath.Join(c.Dir, "count.txt"), counterCodec{}))
 		stopAtCheck(c)
 		cm, err := s.Mutate(context.Background(), func(d *counter) error { d.n += 100; return nil })
@@ -187,7 +187,7 @@ func TestALostWritersTemporaryFileIsNoLaterHoldersName(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "count.txt")
 	require.NoError(t, os.WriteFile(path, []byte("1\n"), 0o644))
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.WaitMark("inside")
 	staged := temps(t, dir)
 	require.Len(t, staged, 1, "the stopped writer's temporary file")
@@ -224,21 +224,21 @@ func TestALostWritersTemporaryFileIsNoLaterHoldersName(t *testing.T) {
 // before) has A replace B's staged file with its own, and B's rename then
 // publishes A's 101 under a lock A had lost.
 func TestALostWriterLeavesTheNewHoldersTemporaryFile(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		s := must(NewStore(filepath.Join(c.Dir, "count.txt"), counterCodec{}))
 		switch c.Args {
 		case "A":
 			seam.Set(c.T, func(p seam.Point, _ string) error { // the child's one transaction
 				if p == seam.Check {
 					c.Mark("a-check")
-					proctest.WaitFor(c.T, filepath.Join(c.Dir, "a-resume"))
+					testkit.WaitFor(c.T, filepath.Join(c.Dir, "a-resume"))
 				}
 				return nil
 			})
 			ctx := context.Background()
 			_, err := s.Mutate(ctx, func(d *counter) error {
 				c.Mark("a-inside")
-				proctest.WaitFor(c.T, filepath.Join(c.Dir, "a-write"))
+				testkit.WaitFor(c.T, filepath.Join(c.Dir, "a-write"))
 				d.n += 100
 				return nil
 			})
@@ -247,7 +247,7 @@ func TestALostWriterLeavesTheNewHoldersTemporaryFile(t *testing.T) {
 			seam.Set(c.T, func(p seam.Point, _ string) error { // the child's one transaction
 				if p == seam.Check {
 					c.Mark("b-check")
-					proctest.WaitFor(c.T, filepath.Join(c.Dir, "b-resume"))
+					testkit.WaitFor(c.T, filepath.Join(c.Dir, "b-resume"))
 				}
 				return nil
 			})
@@ -260,15 +260,15 @@ func TestALostWriterLeavesTheNewHoldersTemporaryFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "count.txt")
 	require.NoError(t, os.WriteFile(path, []byte("1\n"), 0o644))
-	a := proctest.StartWith(t, 1, dir, proctest.Options{Args: "A"})
+	a := testkit.StartWith(t, 1, dir, testkit.Options{Args: "A"})
 	a.WaitMark("a-inside")
 	loseLock(t, "replaced", path+".lock")
-	b := proctest.StartWith(t, 1, dir, proctest.Options{Args: "B"})
+	b := testkit.StartWith(t, 1, dir, testkit.Options{Args: "B"})
 	b.WaitMark("b-check")
 
-	key, ok := staletemp.Key(path + ".lock")
-	require.True(t, ok, "staletemp.Key(%s.lock)", path)
-	names := staletemp.Names("count.txt", key)
+	key, ok := fsys.Key(path + ".lock")
+	require.True(t, ok, "fsys.Key(%s.lock)", path)
+	names := fsys.Names("count.txt", key)
 	staged, err := os.Stat(filepath.Join(dir, names[0]))
 	require.NoError(t, err, "B's temporary file %s", names[0])
 	require.NoError(t, os.WriteFile(filepath.Join(dir, names[1]), []byte("dead"), 0o644)) // a dead writer's

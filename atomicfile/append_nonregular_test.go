@@ -10,8 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/oddfile"
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // TestAppendFileRefusesNonRegularFiles puts a named pipe nobody reads, a
@@ -23,12 +22,12 @@ import (
 // the guard fails the test), writes the record to the device and gives the
 // directory's EISDIR instead of ErrNotRegular.
 func TestAppendFileRefusesNonRegularFiles(t *testing.T) {
-	for kind, path := range oddfile.Make(t) {
+	for kind, path := range testkit.Make(t) {
 		t.Run(kind, func(t *testing.T) {
 			before, err := os.Lstat(path)
 			require.NoError(t, err)
 			fds := openFDs()
-			err = oddfile.Within(t, func() error { return atomicfile.AppendFile(path, []byte("x\n"), 0o644) })
+			err = testkit.Within(t, func() error { return atomicfile.AppendFile(path, []byte("x\n"), 0o644) })
 			require.ErrorIs(t, err, atomicfile.ErrNotRegular, "AppendFile(%s) = %v, want an error wrapping ErrNotRegular", kind, err)
 			var pe *fs.PathError
 			require.True(t, errors.As(err, &pe) && pe.Op == "AppendFile" && pe.Path == path,
@@ -44,7 +43,7 @@ func TestAppendFileRefusesNonRegularFiles(t *testing.T) {
 // openFDs counts this process's open descriptors where /proc/self/fd lists
 // them (Linux), and is 0 elsewhere.
 func openFDs() int {
-	if wine.Detected() {
+	if testkit.Detected() {
 		return 0 // /proc/self/fd is the Linux side of Wine, not this program's handles
 	}
 	ents, err := os.ReadDir("/proc/self/fd")

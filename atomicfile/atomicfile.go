@@ -3,7 +3,7 @@ package atomicfile
 import (
 	"io/fs"
 
-	"github.com/filetxn/filetxn/internal/atomicstage"
+	"github.com/filetxn/filetxn/internal/fsys"
 )
 
 // WriteFile atomically replaces the file at path with data: afterwards path holds
@@ -27,7 +27,7 @@ import (
 // leave a whole file, and the last rename wins; a read-modify-write needs a
 // lock around all three.
 func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error {
-	pf, err := atomicstage.Create("WriteFile", path, perm, atomicstage.Collect(opts))
+	pf, err := fsys.Create("WriteFile", path, perm, fsys.Collect(opts))
 	if err != nil {
 		return err
 	}
@@ -58,5 +58,5 @@ func WriteFile(path string, data []byte, perm fs.FileMode, opts ...Option) error
 // refused as well), with an error wrapping [fs.ErrPermission]. Errors are
 // [*fs.PathError] with Op "AppendFile" and Path path.
 func AppendFile(path string, data []byte, perm fs.FileMode, opts ...Option) error {
-	return atomicstage.Append("AppendFile", path, data, perm, atomicstage.Collect(opts))
+	return fsys.Append("AppendFile", path, data, perm, fsys.Collect(opts))
 }

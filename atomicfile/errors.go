@@ -1,6 +1,6 @@
 package atomicfile
 
-import "github.com/filetxn/filetxn/internal/osfile"
+import "github.com/filetxn/filetxn/internal/fsys"
 
 // ErrNotRegular is returned when the target exists and is not a regular file (a
 // directory, a named pipe, a socket, a device) after symbolic links are followed.
@@ -10,4 +10,4 @@ import "github.com/filetxn/filetxn/internal/osfile"
 // It is also the error of every read of the filetxn engine and the typed stores
 // that finds something other than a regular file at a data path: such a file is
 // refused without being read, so a read never waits on a named pipe.
-var ErrNotRegular = osfile.ErrNotRegular
+var ErrNotRegular = fsys.ErrNotRegular

@@ -1,6 +1,6 @@
 package atomicfile
 
-import "github.com/filetxn/filetxn/internal/atomicstage"
+import "github.com/filetxn/filetxn/internal/fsys"
 
 // An Option changes how [WriteFile] and [AppendFile] work (and, given to the
 // filetxn engine's writes, how those work). No options means the safe
@@ -10,7 +10,7 @@ type Option func(*options)
 
 // options is the resolved configuration of one call. It is the engine's too,
 // so that the options a caller gives its writes mean the same there.
-type options = atomicstage.Options
+type options = fsys.Options
 
 // WithoutSync skips the fsync of the temporary file and of the directory (and,
 // on Windows, asks MoveFileEx for no write-through). The replace stays atomic for

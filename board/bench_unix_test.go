@@ -6,7 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/fsys"
 	"os"
 	"path/filepath"
 	"slices"
@@ -441,7 +441,7 @@ func BenchmarkAdvanceBreakdown(b *testing.B) {
 // lock-free read reuses, as Advance's probe reuses one.
 func engineTx(b *testing.B, s *filetxn.Store[*[]byte], path string, buf *[]byte) {
 	ctx := context.Background()
-	data, err := osfile.ReadState(path, "Read", *buf, 1)
+	data, err := fsys.ReadState(path, "Read", *buf, 1)
 	if err != nil {
 		b.Fatalf("ReadState = %v", err)
 	}

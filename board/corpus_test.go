@@ -10,12 +10,12 @@ import (
 	"testing"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/corpus"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // corpusDir is the shared corpus's folder of boards (see package corpus); the
 // tests skip when it is absent.
-func corpusDir(t *testing.T) string { return corpus.Dir(t, "boards") }
+func corpusDir(t *testing.T) string { return testkit.Dir(t, "boards") }
 
 // corpusBoards says, for every board of the corpus, whether it loads or is refused, and why.
 var corpusBoards = []struct {

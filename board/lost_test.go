@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/seam"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -37,11 +37,11 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 				require.NoError(t, err)
 				return s
 			}
-			if c := proctest.Child(t); c != nil {
+			if c := testkit.Child(t); c != nil {
 				var once sync.Once
 				seam.Set(t, func(p seam.Point, _ string) error { // the child's one transaction
 					if p == seam.Check {
-						once.Do(func() { c.Mark("inside"); proctest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
+						once.Do(func() { c.Mark("inside"); testkit.WaitFor(t, filepath.Join(c.Dir, "resume")) })
 					}
 					return nil
 				})
@@ -55,7 +55,7 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 			require.NoError(t, os.WriteFile(s.path, []byte(lostBoard), 0o644))
 			lockPath, err := s.LockPath()
 			require.NoError(t, err)
-			g := proctest.Start(t, 1, dir)
+			g := testkit.Start(t, 1, dir)
 			g.WaitMark("inside")
 			switch how {
 			case "removed":
@@ -68,7 +68,7 @@ func TestAdvanceWithLostLockPublishesNothing(t *testing.T) {
 				t.Skipf("the lock file cannot be %s while held open here: %v", how, err) // a sharing violation
 			}
 			require.NoError(t, err, "lock file %s: %v", how, err)
-			ctx, cancel := context.WithTimeout(context.Background(), proctest.Timeout)
+			ctx, cancel := context.WithTimeout(context.Background(), testkit.Timeout)
 			defer cancel()
 			got, err := s.Advance(ctx, "1-2-b", "review")
 			require.True(t, err == nil && got == "review", "second Advance(1-2-b, review) = %q, %v, want review", got, err)

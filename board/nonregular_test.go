@@ -12,7 +12,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/oddfile"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // TestStoreRefusesNonRegularFiles puts a named pipe nobody writes to, a
@@ -20,7 +20,7 @@ import (
 // board's path: Advance, Mutate, View and Status return at once an
 // *fs.PathError naming the path and wrapping atomicfile.ErrNotRegular, and
 // leave it as it was. Before, a pipe hung "board show" and "board advance"
-// forever. Ablation: osfile opening without O_NONBLOCK hangs the pipe cases
+// forever. Ablation: fsys opening without O_NONBLOCK hangs the pipe cases
 // (the guard fails the test); without its fstat check every case goes red
 // (the pipe and the device read as an empty file, which is refused as "no
 // YAML document", the directory gives EISDIR, the socket ENXIO).
@@ -32,14 +32,14 @@ func TestStoreRefusesNonRegularFiles(t *testing.T) {
 		"View":    func(s *Store) error { _, err := s.View(ctx); return err },
 		"Status":  func(s *Store) error { _, _, err := storeStatus(ctx, s, "1-1-a"); return err },
 	}
-	for kind, path := range oddfile.Make(t) {
+	for kind, path := range testkit.Make(t) {
 		before, err := os.Lstat(path)
 		require.NoError(t, err)
 		for name, op := range ops {
 			t.Run(kind+"/"+name, func(t *testing.T) {
 				s, err := Open(path, filetxn.WithLockPath(filepath.Join(t.TempDir(), "l.lock")))
 				require.NoError(t, err)
-				err = oddfile.Within(t, func() error { return op(s) })
+				err = testkit.Within(t, func() error { return op(s) })
 				var pe *fs.PathError
 				require.ErrorIs(t, err, atomicfile.ErrNotRegular, "%s(%s) = %v, want an error wrapping atomicfile.ErrNotRegular", name, kind, err)
 				require.True(t, errors.As(err, &pe) && pe.Path == path, "%s(%s) = %v, want an *fs.PathError naming %s", name, kind, err, path)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 const (
@@ -47,7 +47,7 @@ func procKey(e, s int) string { return fmt.Sprintf("%d-%d-story-%d-%d", e, s, e,
 // to each child) flips are lost and this goes red; so does a Store.Advance that decides on
 // its lock-free read and publishes those bytes under the lock.
 func TestStoreAdvanceAcrossProcesses(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "sprint-status.yaml")
 		s, err := Open(path, filetxn.WithStateRoot(filepath.Join(c.Dir, "state")))
 		if err != nil {
@@ -86,7 +86,7 @@ func TestStoreAdvanceAcrossProcesses(t *testing.T) {
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := proctest.Start(t, procWorkers+procDoners, dir)
+	g := testkit.Start(t, procWorkers+procDoners, dir)
 	g.Release()
 	g.Wait()
 

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/bmadloop"
+	"github.com/filetxn/filetxn/internal/fsys"
 )
 
 // Store is a sprint-status board on disk, read and written through the filetxn engine:
@@ -54,7 +54,7 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	if lp, _ := s.s.LockPath(); lp != unplaced {
 		return s, nil
 	}
-	root, err := bmadloop.StateRoot()
+	root, err := fsys.StateRoot()
 	if err != nil {
 		s.rootErr = &fs.PathError{Op: "Lock", Path: path, Err: err}
 		return s, nil

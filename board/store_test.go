@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/bmadloop"
+	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/seam"
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 )
@@ -368,7 +368,7 @@ func TestStoreRefusesAReadOnlyBoard(t *testing.T) {
 func TestStoreKeepsASymlinkedBoard(t *testing.T) {
 	path, state := newBoard(t, sprint)
 	link := filepath.Join(t.TempDir(), "link.yaml")
-	wine.Skip(t, wine.NoSymlinks)
+	testkit.Skip(t, testkit.NoSymlinks)
 	if err := os.Symlink(path, link); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
@@ -732,15 +732,15 @@ func TestOpenPlacesTheLockWhereBmadLoopDoes(t *testing.T) {
 
 	t.Setenv("BMAD_LOOP_STATE_DIR", "relative")
 	s := open(t, path)
-	if _, err := s.LockPath(); !errors.Is(err, bmadloop.ErrNoStateRoot) || !strings.Contains(err.Error(), "set it to an absolute path") {
-		t.Errorf("LockPath() without a state root = %v, want bmadloop.ErrNoStateRoot saying what to set", err)
+	if _, err := s.LockPath(); !errors.Is(err, fsys.ErrNoStateRoot) || !strings.Contains(err.Error(), "set it to an absolute path") {
+		t.Errorf("LockPath() without a state root = %v, want fsys.ErrNoStateRoot saying what to set", err)
 	}
 	if got, err := s.Advance(ctx, "3-1-login", Review); got != Done || err != nil {
 		t.Errorf("Advance(no-op) without a state root = %q, %v, want %q, nil", got, err, Done)
 	}
 	var pe *fs.PathError
-	if _, err := s.Advance(ctx, "3-2-digest-delivery", InProgress); !errors.Is(err, bmadloop.ErrNoStateRoot) || !errors.As(err, &pe) || pe.Path != path {
-		t.Errorf("Advance(write) without a state root = %v, want bmadloop.ErrNoStateRoot naming %s", err, path)
+	if _, err := s.Advance(ctx, "3-2-digest-delivery", InProgress); !errors.Is(err, fsys.ErrNoStateRoot) || !errors.As(err, &pe) || pe.Path != path {
+		t.Errorf("Advance(write) without a state root = %v, want fsys.ErrNoStateRoot naming %s", err, path)
 	}
 	if b := readString(t, path); b != sprint {
 		t.Errorf("board changed by a refused Advance")

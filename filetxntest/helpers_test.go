@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // fakeTB records the failures reported to it instead of failing the test, so
@@ -44,7 +44,7 @@ func (f *fakeTB) record(msg string) {
 // harness fn gets t itself, so that what goes wrong there fails the child.
 func failures(t *testing.T, fn func(tb testing.TB)) string {
 	t.Helper()
-	if proctest.Child(t) != nil {
+	if testkit.Child(t) != nil {
 		fn(t)
 		return ""
 	}

@@ -8,13 +8,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // Timeout bounds every wait of the harness: a child that runs longer, or
 // that the others wait for at the barrier longer, fails the test rather than
 // hang it.
-const Timeout = proctest.Timeout
+const Timeout = testkit.Timeout
 
 // C is a child process's view of its run, given to the fn of [Run].
 type C struct {
@@ -45,7 +45,7 @@ type C struct {
 //	}
 func Run[R any](t testing.TB, n int, dir string, fn func(c *C) R) []R {
 	t.Helper()
-	if pc := proctest.Child(t); pc != nil {
+	if pc := testkit.Child(t); pc != nil {
 		pc.Barrier()
 		c := &C{T: pc.T, Index: pc.Index, Dir: pc.Dir}
 		r := fn(c)
@@ -58,7 +58,7 @@ func Run[R any](t testing.TB, n int, dir string, fn func(c *C) R) []R {
 		}
 		t.SkipNow()
 	}
-	g := proctest.Start(t, n, dir)
+	g := testkit.Start(t, n, dir)
 	g.Release()
 	g.Wait()
 	results := make([]R, n)
@@ -132,7 +132,7 @@ func CheckRace(t testing.TB, r Race) {
 		t.Fatalf("filetxntest: CheckRace needs a Step and an Invariant")
 	}
 	var dir string
-	if proctest.Child(t) == nil {
+	if testkit.Child(t) == nil {
 		dir = t.TempDir()
 		if r.Setup != nil {
 			if err := r.Setup(dir); err != nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/filetxntest"
-	"github.com/filetxn/filetxn/internal/osfile"
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/fsys"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // TestRunCollectsEveryChildsResult checks that Run runs fn in n distinct
@@ -43,11 +43,11 @@ func TestRunCollectsEveryChildsResult(t *testing.T) {
 // child counts the others' "up" files, written just before Run's barrier
 // (in a child, Run's first act). Ablation: releasing the children as soon as
 // they are started, without waiting for their ready files
-// (proctest.Group.Release touching the go file first), makes it red.
+// (testkit.Group.Release touching the go file first), makes it red.
 func TestRunStartsNoChildBeforeAllAreReady(t *testing.T) {
 	const n = 4
 	dir := t.TempDir()
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		c.Mark(fmt.Sprintf("up-%d", c.Index))
 	}
 	seen := filetxntest.Run(t, n, dir, func(c *filetxntest.C) int {
@@ -62,7 +62,7 @@ func TestRunStartsNoChildBeforeAllAreReady(t *testing.T) {
 
 // TestRunFailsWhenAChildFails checks that a failure inside a child fails the
 // parent's test, with the child's output logged. Ablation:
-// proctest.Group.Wait ignoring a child's exit status makes it red.
+// testkit.Group.Wait ignoring a child's exit status makes it red.
 func TestRunFailsWhenAChildFails(t *testing.T) {
 	msg := failures(t, func(tb testing.TB) {
 		filetxntest.Run(tb, 2, t.TempDir(), func(c *filetxntest.C) int {
@@ -72,7 +72,7 @@ func TestRunFailsWhenAChildFails(t *testing.T) {
 			return 0
 		})
 	})
-	if proctest.Child(t) != nil {
+	if testkit.Child(t) != nil {
 		return
 	}
 	require.Contains(t, msg, "child 1", "Run with a failing child 1 reported %q, want a failure naming child 1", msg)
@@ -145,13 +145,13 @@ type perProcessCounter struct {
 }
 
 // add increments the counter, calling between after reading it. It reads
-// as the engine's lock-free read does (internal/osfile), which on Windows waits out another
+// as the engine's lock-free read does (internal/fsys), which on Windows waits out another
 // process's replace of the file (os.ReadFile fails there with a sharing
 // violation), so that the only fault is the broken lock.
 func (s *perProcessCounter) add(between func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	data, err := osfile.ReadState(s.path, "Read", nil, 1)
+	data, err := fsys.ReadState(s.path, "Read", nil, 1)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func TestCheckRaceCatchesLostUpdates(t *testing.T) {
 						return err
 					}
 					for i := range procs {
-						proctest.WaitFor(tb, filepath.Join(dir, fmt.Sprintf("read-%d", i)))
+						testkit.WaitFor(tb, filepath.Join(dir, fmt.Sprintf("read-%d", i)))
 					}
 					return nil
 				})
@@ -200,7 +200,7 @@ func TestCheckRaceCatchesLostUpdates(t *testing.T) {
 			Invariant: countIs,
 		})
 	})
-	if proctest.Child(t) != nil {
+	if testkit.Child(t) != nil {
 		return
 	}
 	require.Contains(t, msg, "updates lost", "CheckRace(a store that locks per process) reported %q, want lost updates", msg)

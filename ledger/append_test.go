@@ -16,9 +16,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/seam"
-	"github.com/filetxn/filetxn/internal/testwait"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // batchSeed is an open-less ledger whose DW-1 is done and carries the
@@ -282,7 +281,7 @@ func TestConcurrentAppendsShareOneWrite(t *testing.T) {
 		})
 		leader <- err
 	}()
-	testwait.Recv(t, inside, "the leader to hold the lock")
+	testkit.Recv(t, inside, "the leader to hold the lock")
 	type result struct {
 		ids []string
 		err error
@@ -293,13 +292,13 @@ func TestConcurrentAppendsShareOneWrite(t *testing.T) {
 			ids, err := s.Append(ctx, spec(fmt.Sprintf("follower %d", i)))
 			results <- result{ids, err}
 		}()
-		testwait.Recv(t, queued, "an Append to queue")
+		testkit.Recv(t, queued, "an Append to queue")
 	}
 	close(release)
-	require.NoError(t, testwait.Recv(t, leader, "the leader"), "leader's Mutate = got, want nil")
+	require.NoError(t, testkit.Recv(t, leader, "the leader"), "leader's Mutate = got, want nil")
 	seen := map[string]bool{"DW-1": true}
 	for range 7 {
-		r := testwait.Recv(t, results, "an Append")
+		r := testkit.Recv(t, results, "an Append")
 		require.NoError(t, r.err, "Append = %v, want nil", r.err)
 		require.Len(t, r.ids, 1, "Append = %q, want one id", r.ids)
 		require.False(t, seen[r.ids[0]], "Append = %q, want an id nobody else got (seen %v)", r.ids, seen)
@@ -356,7 +355,7 @@ func TestGroupedAppendsAcrossProcesses(t *testing.T) {
 		return must(Open(filepath.Join(dir, "deferred-work.md"), filetxn.WithStateRoot(filepath.Join(dir, crossProcState)), filetxn.WithoutSync()))
 	}
 	origin := func(p, g, j int) string { return fmt.Sprintf("process %d goroutine %d item %d", p, g, j) }
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		s := open(c.Dir)
 		ids := make([][]string, goroutines)
 		var wg sync.WaitGroup
@@ -381,7 +380,7 @@ func TestGroupedAppendsAcrossProcesses(t *testing.T) {
 	}
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "deferred-work.md"), []byte("# Deferred Work\n"), 0o644))
-	grp := proctest.Start(t, procs, dir)
+	grp := testkit.Start(t, procs, dir)
 	grp.Release()
 	grp.Wait()
 

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/filetxn/filetxn/internal/corpus"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // corpusDir is the shared corpus's folder of ledgers (see package corpus); the
 // tests skip when it is absent.
-func corpusDir(t *testing.T) string { return corpus.Dir(t, "ledgers") }
+func corpusDir(t *testing.T) string { return testkit.Dir(t, "ledgers") }
 
 // corpusFacts are what Python's own regexes say about each corpus file
 // (HEADING_RE matches, open status lines, next_seq), computed once with

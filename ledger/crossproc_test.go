@@ -12,8 +12,8 @@ import (
 
 	"github.com/filetxn/filetxn"
 
-	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/seam"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -57,7 +57,7 @@ func readLines(t testing.TB, path string) []string {
 // red on the entry count and the duplicate ids.
 func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 	ctx := context.Background()
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		s := openShared(c.Dir)
 		c.Barrier()
 		if c.Index < appenders {
@@ -115,7 +115,7 @@ func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "deferred-work.md"), []byte(ledgerFixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := proctest.Start(t, appenders+closers, dir)
+	g := testkit.Start(t, appenders+closers, dir)
 	g.Release()
 	g.Wait()
 
@@ -182,7 +182,7 @@ func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 // appends the body twice (red on "the retry appended").
 func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	ctx := context.Background()
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		s := openShared(c.Dir)
 		seam.Set(c.T, func(p seam.Point, path string) error {
 			if p == seam.ArchiveWritten && path == s.path {
@@ -201,7 +201,7 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	if err := os.WriteFile(s.path, []byte(ledgerFixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.Release()
 	g.WaitMark("between-writes")
 	g.Kill(0)

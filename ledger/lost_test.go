@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/seam"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -30,11 +30,11 @@ import (
 func TestAppendWithLostLockPublishesNothing(t *testing.T) {
 	for _, how := range []string{"removed", "replaced"} {
 		t.Run(how, func(t *testing.T) {
-			if c := proctest.Child(t); c != nil {
+			if c := testkit.Child(t); c != nil {
 				var once sync.Once
 				seam.Set(t, func(p seam.Point, _ string) error { // the child's one transaction
 					if p == seam.Check {
-						once.Do(func() { c.Mark("inside"); proctest.WaitFor(t, filepath.Join(c.Dir, "resume")) })
+						once.Do(func() { c.Mark("inside"); testkit.WaitFor(t, filepath.Join(c.Dir, "resume")) })
 					}
 					return nil
 				})
@@ -47,7 +47,7 @@ func TestAppendWithLostLockPublishesNothing(t *testing.T) {
 			s := openShared(dir)
 			lockPath, err := s.LockPath()
 			require.NoError(t, err)
-			g := proctest.Start(t, 1, dir)
+			g := testkit.Start(t, 1, dir)
 			g.WaitMark("inside")
 			switch how {
 			case "removed":
@@ -60,7 +60,7 @@ func TestAppendWithLostLockPublishesNothing(t *testing.T) {
 				t.Skipf("the lock file cannot be %s while held open here: %v", how, err) // a sharing violation
 			}
 			require.NoError(t, err, "lock file %s: %v", how, err)
-			ctx, cancel := context.WithTimeout(context.Background(), proctest.Timeout)
+			ctx, cancel := context.WithTimeout(context.Background(), testkit.Timeout)
 			defer cancel()
 			ids, err := s.Append(ctx, Spec{Title: "second B", Origin: "oB", SourceSpec: "sB", Reason: "r"})
 			require.True(t, err == nil && len(ids) == 1 && ids[0] == "DW-1", "second Append = %v, %v, want [DW-1]", ids, err)

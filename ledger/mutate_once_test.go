@@ -12,8 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/proctest"
-	"github.com/filetxn/filetxn/internal/testwait"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -27,19 +26,19 @@ func TestMutateRunsFnOnceWhileAnotherProcessHoldsTheLock(t *testing.T) {
 	open := func(dir string, opts ...filetxn.Option) *Store {
 		return must(Open(filepath.Join(dir, "deferred-work.md"), append([]filetxn.Option{filetxn.WithStateRoot(filepath.Join(dir, "state"))}, opts...)...))
 	}
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		lp, err := open(c.Dir).LockPath()
 		require.NoError(t, err)
 		h, err := lock.Acquire(context.Background(), lp)
 		require.NoError(t, err, "child: Acquire(%s)", lp)
 		c.Mark("held")
-		proctest.WaitFor(t, filepath.Join(c.Dir, "release"))
+		testkit.WaitFor(t, filepath.Join(c.Dir, "release"))
 		h.Release()
 		return
 	}
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "deferred-work.md"), []byte(ledgerFixture), 0o644))
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.WaitMark("held")
 
 	var runs atomic.Int32
@@ -54,9 +53,9 @@ func TestMutateRunsFnOnceWhileAnotherProcessHoldsTheLock(t *testing.T) {
 		})
 		done <- err
 	}()
-	before := testwait.Recv(t, waiting, "Mutate to wait for the child's lock")
+	before := testkit.Recv(t, waiting, "Mutate to wait for the child's lock")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), nil, 0o644))
-	require.NoError(t, testwait.Recv(t, done, "Mutate"), "Mutate(append) after the child let go = got, want nil")
+	require.NoError(t, testkit.Recv(t, done, "Mutate"), "Mutate(append) after the child let go = got, want nil")
 	g.Wait()
 
 	require.Equal(t, int32(1), runs.Load(), "fn runs = %d, want 1", runs.Load())

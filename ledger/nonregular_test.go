@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/oddfile"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // TestStoreRefusesNonRegularFiles puts a named pipe nobody writes to, a
@@ -21,7 +21,7 @@ import (
 // ledger's path, and separately at the archive's: every operation that reads
 // it returns at once an *fs.PathError naming that path and wrapping
 // atomicfile.ErrNotRegular, and leaves it as it was. Before, a pipe hung
-// every command forever. Ablation: osfile opening without O_NONBLOCK hangs
+// every command forever. Ablation: fsys opening without O_NONBLOCK hangs
 // the pipe cases (the guard fails the test); without its fstat check the
 // pipe and the device read as an empty ledger and View, Mutate (a close) and
 // Archive go red (an Append, and the archive's write, are still refused by
@@ -41,7 +41,7 @@ func TestStoreRefusesNonRegularFiles(t *testing.T) {
 		"Archive": func(s *Store) error { _, err := s.Archive(ctx, "", "2026-06-02"); return err },
 	}
 	const closed = "# Deferred Work\n\n### DW-1: t\norigin: o\nlocation: n/a\nsource_spec: `s`\nreason: r\nstatus: done 2026-06-01\n"
-	for kind, odd := range oddfile.Make(t) {
+	for kind, odd := range testkit.Make(t) {
 		for _, at := range []string{"ledger", "archive"} {
 			path := odd
 			if at == "archive" {
@@ -62,7 +62,7 @@ func TestStoreRefusesNonRegularFiles(t *testing.T) {
 				}
 				t.Run(kind+"/"+at+"/"+name, func(t *testing.T) {
 					s := must(Open(odd, filetxn.WithLockPath(filepath.Join(t.TempDir(), "l.lock"))))
-					err := oddfile.Within(t, func() error { return op(s) })
+					err := testkit.Within(t, func() error { return op(s) })
 					var pe *fs.PathError
 					require.ErrorIs(t, err, atomicfile.ErrNotRegular, "%s(%s at the %s) = %v, want an error wrapping atomicfile.ErrNotRegular", name, kind, at, err)
 					require.True(t, errors.As(err, &pe) && pe.Path == path, "%s(%s at the %s) = %v, want an *fs.PathError naming %s", name, kind, at, err, path)

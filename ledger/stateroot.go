@@ -1,6 +1,6 @@
 package ledger
 
-import "github.com/filetxn/filetxn/internal/bmadloop"
+import "github.com/filetxn/filetxn/internal/fsys"
 
 // BmadLoopStateRoot returns the state root bmad-loop derives (its
 // runs.state_root), under whose locks/ directory it keeps the sidecar lock of
@@ -18,4 +18,4 @@ import "github.com/filetxn/filetxn/internal/bmadloop"
 // When no candidate is left, or $BMAD_LOOP_STATE_DIR is relative, the error
 // says which variable to set to an absolute path. BmadLoopStateRoot reads
 // only the environment; it creates nothing.
-func BmadLoopStateRoot() (string, error) { return bmadloop.StateRoot() }
+func BmadLoopStateRoot() (string, error) { return fsys.StateRoot() }

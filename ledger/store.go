@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/atomicstage"
-	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/seam"
 )
 
@@ -44,7 +43,7 @@ type Store struct {
 // probe is the lock-free read that lets an operation that writes nothing
 // skip the lock. Its failure decides nothing: the caller goes to the lock.
 func (s *Store) probe(ctx context.Context) ([]byte, error) {
-	return osfile.ReadState(s.path, "Read", nil, 1)
+	return fsys.ReadState(s.path, "Read", nil, 1)
 }
 
 // unplaced is the lock path that Open puts first to learn whether the
@@ -260,7 +259,7 @@ func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, er
 		// The ledger is replaced second: a ledger the write would refuse
 		// (read-only, not a regular file) fails the call before the
 		// archive is touched, not between the two writes.
-		if err := atomicstage.Check("Archive", s.path); err != nil {
+		if err := fsys.Check("Archive", s.path); err != nil {
 			return err
 		}
 		if a.changed() {

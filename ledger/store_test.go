@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/bmadloop"
+	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/seam"
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -295,7 +295,7 @@ func equalAny(a, b any) bool {
 
 // TestNoStateRoot: without a derivable bmad-loop state root (the default lock
 // placement), MutateProbed's no-ops still succeed, a real write fails with
-// bmadloop.ErrNoStateRoot, writing nothing, and Mutate, which needs the lock, fails
+// fsys.ErrNoStateRoot, writing nothing, and Mutate, which needs the lock, fails
 // without running fn.
 func TestNoStateRoot(t *testing.T) {
 	ctx := context.Background()
@@ -305,8 +305,8 @@ func TestNoStateRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := must(Open(path))
-	if _, err := s.LockPath(); !errors.Is(err, bmadloop.ErrNoStateRoot) {
-		t.Errorf("LockPath() = %v, want bmadloop.ErrNoStateRoot", err)
+	if _, err := s.LockPath(); !errors.Is(err, fsys.ErrNoStateRoot) {
+		t.Errorf("LockPath() = %v, want fsys.ErrNoStateRoot", err)
 	}
 	closeID := func(id string) error {
 		_, err := s.MutateProbed(ctx, func(d *Doc) error { _, err := d.MarkDone([]string{id}, "2026-06-11", "n"); return err })
@@ -318,18 +318,18 @@ func TestNoStateRoot(t *testing.T) {
 	if got, err := s.Archive(ctx, "2026-01-01", ""); err != nil || len(got) != 0 {
 		t.Errorf("no-op Archive = %v, %v", got, err)
 	}
-	if err := closeID("DW-1"); !errors.Is(err, bmadloop.ErrNoStateRoot) {
-		t.Errorf("MutateProbed(close DW-1) = %v, want bmadloop.ErrNoStateRoot", err)
+	if err := closeID("DW-1"); !errors.Is(err, fsys.ErrNoStateRoot) {
+		t.Errorf("MutateProbed(close DW-1) = %v, want fsys.ErrNoStateRoot", err)
 	}
-	if _, err := s.Archive(ctx, "", ""); !errors.Is(err, bmadloop.ErrNoStateRoot) {
-		t.Errorf("Archive = %v, want bmadloop.ErrNoStateRoot", err)
+	if _, err := s.Archive(ctx, "", ""); !errors.Is(err, fsys.ErrNoStateRoot) {
+		t.Errorf("Archive = %v, want fsys.ErrNoStateRoot", err)
 	}
 	if _, err := s.MutateProbed(ctx, func(*Doc) error { return nil }); err != nil {
 		t.Errorf("MutateProbed(no change) = %v, want nil", err)
 	}
 	runs := 0
-	if _, err := s.Mutate(ctx, func(*Doc) error { runs++; return nil }); !errors.Is(err, bmadloop.ErrNoStateRoot) || runs != 0 {
-		t.Errorf("Mutate(no change) = %v after %d runs of fn, want bmadloop.ErrNoStateRoot and none", err, runs)
+	if _, err := s.Mutate(ctx, func(*Doc) error { runs++; return nil }); !errors.Is(err, fsys.ErrNoStateRoot) || runs != 0 {
+		t.Errorf("Mutate(no change) = %v after %d runs of fn, want fsys.ErrNoStateRoot and none", err, runs)
 	}
 	if got := string(readOrNil(t, path)); got != ledgerFixture {
 		t.Errorf("the ledger changed")
@@ -361,8 +361,8 @@ func TestBmadLoopStateRoot(t *testing.T) {
 			}
 			got, err := BmadLoopStateRoot()
 			if tc.fail {
-				if !errors.Is(err, bmadloop.ErrNoStateRoot) {
-					t.Errorf("BmadLoopStateRoot() = %q, %v; want bmadloop.ErrNoStateRoot", got, err)
+				if !errors.Is(err, fsys.ErrNoStateRoot) {
+					t.Errorf("BmadLoopStateRoot() = %q, %v; want fsys.ErrNoStateRoot", got, err)
 				}
 				return
 			}
@@ -624,7 +624,7 @@ func TestLockPathFollowsSymlinkedDirectories(t *testing.T) {
 	if err := os.MkdirAll(real, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	wine.Skip(t, wine.NoSymlinks)
+	testkit.Skip(t, testkit.NoSymlinks)
 	if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}

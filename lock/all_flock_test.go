@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -49,13 +49,13 @@ func TestAcquireAllKeepsItsOrderWhenALockFileIsReplaced(t *testing.T) {
 		{"second sorts first", [3]string{"spare", "one.lock", "two.lock"}, "two.lock"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if c := proctest.Child(t); c != nil {
+			if c := testkit.Child(t); c != nil {
 				acquireAllAcrossAReplacement(c, tc.replace)
 				return
 			}
 			dir := t.TempDir()
 			ranked(t, dir, tc.ranks)
-			proctest.Start(t, 2, dir).Wait()
+			testkit.Start(t, 2, dir).Wait()
 			for _, name := range []string{"one.lock", "two.lock"} {
 				p := filepath.Join(dir, name)
 				h, err := lock.TryAcquire(p)
@@ -70,7 +70,7 @@ func TestAcquireAllKeepsItsOrderWhenALockFileIsReplaced(t *testing.T) {
 // TestAcquireAllKeepsItsOrderWhenALockFileIsReplaced: child 0 takes (one,
 // two) and replaces the file at replace after ordering, child 1 takes (two,
 // one) after that replacement.
-func acquireAllAcrossAReplacement(c *proctest.C, replace string) {
+func acquireAllAcrossAReplacement(c *testkit.C, replace string) {
 	one, two := filepath.Join(c.Dir, "one.lock"), filepath.Join(c.Dir, "two.lock")
 	mark := func(name string) string { return filepath.Join(c.Dir, name) }
 	paths := []string{one, two}
@@ -84,18 +84,18 @@ func acquireAllAcrossAReplacement(c *proctest.C, replace string) {
 					c.T.Fatalf("child 0: replacing %s: %v", replace, err)
 				}
 				c.Mark("replaced")
-				proctest.WaitFor(c.T, mark("second-holds-one"))
+				testkit.WaitFor(c.T, mark("second-holds-one"))
 			case 2: // the next acquisition, of this round or of a new one
 				c.Mark("first-goes-on")
 			}
 		})
 	} else {
 		paths = []string{two, one}
-		proctest.WaitFor(c.T, mark("replaced"))
+		testkit.WaitFor(c.T, mark("replaced"))
 		onAcquireAll(c.T, func(k int, path string) {
 			if k == 1 {
 				c.Mark("second-holds-one")
-				proctest.WaitFor(c.T, mark("first-goes-on"))
+				testkit.WaitFor(c.T, mark("first-goes-on"))
 			}
 		})
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -67,8 +67,8 @@ func TestAcquireAllRefusesOneFileTwice(t *testing.T) {
 	sep := string(filepath.Separator)
 	dotdot := filepath.Join(dir, "sub") + sep + ".." + sep + "a.lock" // not cleaned
 	paths := [][]string{{a, a}, {a, dotdot}}
-	// Under Wine os.Symlink returns nil and makes nothing (wine.NoSymlinks).
-	if err := os.Symlink(a, link); err == nil && !wine.Detected() {
+	// Under Wine os.Symlink returns nil and makes nothing (testkit.NoSymlinks).
+	if err := os.Symlink(a, link); err == nil && !testkit.Detected() {
 		paths = append(paths, []string{a, link})
 	}
 	if err := os.Link(a, hard); err == nil {

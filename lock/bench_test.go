@@ -185,7 +185,7 @@ func BenchmarkRawFlockHeldFD(b *testing.B) {
 }
 
 // The hand-off benchmark's waiter is a helper process: the test binary run
-// with -test.run=^TestHandoffWaiter$ and handoffEnv set. (proctest derives a
+// with -test.run=^TestHandoffWaiter$ and handoffEnv set. (testkit derives a
 // child's -test.run pattern from the caller's name, which for a benchmark
 // selects nothing, so the benchmark starts its helper itself.) The two
 // sequence their rounds over the helper's stdin and stdout, one byte per

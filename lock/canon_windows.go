@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/fsys"
 )
 
 // The flags of GetFinalPathNameByHandle that Python's _getfinalpathname
@@ -34,7 +34,7 @@ const (
 // cannot be opened or named. path is opened without asking for any access
 // to its contents, sharing everything, as a file or a directory.
 func recorded(path string) (string, bool) {
-	p, err := windows.UTF16PtrFromString(osfile.LongPath(path))
+	p, err := windows.UTF16PtrFromString(fsys.LongPath(path))
 	if err != nil {
 		return "", false
 	}

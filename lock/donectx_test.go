@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -27,7 +27,7 @@ import (
 // flock(2) until the other process lets go, and the goroutine count is one
 // higher.
 func TestAcquireWithADoneContextNeverWaits(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		childAcquire(c, filepath.Join(c.Dir, "x.lock"), lock.WithPurpose("holder"))
 		c.Mark("held")
 		waitToBeKilled(c)
@@ -35,7 +35,7 @@ func TestAcquireWithADoneContextNeverWaits(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.lock")
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.WaitMark("held")
 	// The first failed attempt opens the descriptor that the package then
 	// keeps (doc.go: up to 16); that cache is not a leak.

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -46,7 +46,7 @@ func TestHandOverSurvivesLaterChangesToExtraFiles(t *testing.T) {
 		{"replaced", false},
 		{"replaced by a fresh open of the lock file", false},
 	}
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		tc := cases[c.Index]
 		h, err := lock.TryAcquire(path)
@@ -84,7 +84,7 @@ func TestHandOverSurvivesLaterChangesToExtraFiles(t *testing.T) {
 		t.Fatalf("Acquire(%q) = %v", path, err)
 	}
 	defer h.Release()
-	g := proctest.StartWith(t, len(cases), dir, proctest.Options{
+	g := testkit.StartWith(t, len(cases), dir, testkit.Options{
 		Prepare: func(i int, cmd *exec.Cmd) error {
 			before := make([]*os.File, 0, 4)
 			cmd.ExtraFiles = before

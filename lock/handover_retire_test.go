@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -21,10 +21,10 @@ import (
 // inherited, the child's check succeeds and it "borrows" a lock the parent
 // holds for itself: this test goes red.
 func TestHandedOverDescriptorIsRetired(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		c.Mark("started")
-		proctest.WaitFor(c.T, filepath.Join(c.Dir, "relocked"))
+		testkit.WaitFor(c.T, filepath.Join(c.Dir, "relocked"))
 		h, err := lock.TryAcquire(path)
 		if err == nil {
 			h.Release()
@@ -41,7 +41,7 @@ func TestHandedOverDescriptorIsRetired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := proctest.StartWith(t, 1, dir, proctest.Options{Prepare: func(i int, cmd *exec.Cmd) error { return h1.HandOver(cmd) }})
+	g := testkit.StartWith(t, 1, dir, testkit.Options{Prepare: func(i int, cmd *exec.Cmd) error { return h1.HandOver(cmd) }})
 	g.WaitMark("started")
 	if err := h1.Release(); err != nil {
 		t.Fatal(err)

@@ -17,8 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/seam"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -38,7 +38,7 @@ import (
 // handle passing e.f (the child's own, unlocked description) instead of a
 // dup of the inherited descriptor: the grandchild waits into its deadline.
 func TestHandOverLendsTheLockToAChild(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		link := filepath.Join(c.Dir, "link.lock")
 		switch c.Args {
@@ -57,7 +57,7 @@ func TestHandOverLendsTheLockToAChild(t *testing.T) {
 			if rec, err := lock.ReadHolder(path); err != nil || rec == nil || rec.PID != os.Getppid() {
 				t.Fatalf("child: ReadHolder(%q) while borrowing = %+v, %v, want the parent's pid %d", path, rec, err, os.Getppid())
 			}
-			g := proctest.StartWith(t, 1, c.Dir, proctest.Options{
+			g := testkit.StartWith(t, 1, c.Dir, testkit.Options{
 				Args:    "grandchild",
 				Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
 			})
@@ -99,16 +99,16 @@ func TestHandOverLendsTheLockToAChild(t *testing.T) {
 		t.Fatalf("Acquire(%q) = %v", path, err)
 	}
 	defer h.Release()
-	g := proctest.StartWith(t, 1, dir, proctest.Options{
+	g := testkit.StartWith(t, 1, dir, testkit.Options{
 		Args:    "child",
 		Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
 	})
 	g.Wait()
-	proctest.StartWith(t, 1, dir, proctest.Options{Args: "probe-held"}).Wait()
+	testkit.StartWith(t, 1, dir, testkit.Options{Args: "probe-held"}).Wait()
 	if err := h.Release(); err != nil {
 		t.Fatalf("Release() = %v", err)
 	}
-	proctest.StartWith(t, 1, dir, proctest.Options{Args: "probe-free"}).Wait()
+	testkit.StartWith(t, 1, dir, testkit.Options{Args: "probe-free"}).Wait()
 }
 
 // TestHandoverEnvAloneGrantsNothing is the security property of HandOver: a
@@ -130,7 +130,7 @@ func TestHandOverLendsTheLockToAChild(t *testing.T) {
 // once from TryAcquire.
 func TestHandoverEnvAloneGrantsNothing(t *testing.T) {
 	forgeries := []string{"env-only", "env-and-fresh-open", "own-open"}
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		forgery := forgeries[c.Index]
 		if forgery == "own-open" {
@@ -161,7 +161,7 @@ func TestHandoverEnvAloneGrantsNothing(t *testing.T) {
 		t.Fatalf("Acquire(%q) = %v", path, err)
 	}
 	defer h.Release()
-	g := proctest.StartWith(t, len(forgeries), dir, proctest.Options{
+	g := testkit.StartWith(t, len(forgeries), dir, testkit.Options{
 		Env: []string{fmt.Sprintf("%s=3:%s:%d:forged", lock.HandoverEnv, devIno(t, path), os.Getpid())},
 		Prepare: func(i int, cmd *exec.Cmd) error {
 			if forgeries[i] != "env-and-fresh-open" {
@@ -212,7 +212,7 @@ func devIno(t *testing.T, path string) string {
 // Release unlocks nothing, and the parent's TryAcquire stays busy until the
 // child exits.
 func TestChildOwnsAHandedOverLockReleasedBeforeItLooks(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		var once sync.Once
 		onPoint(t, seam.Inherited, func(string) {
@@ -233,7 +233,7 @@ func TestChildOwnsAHandedOverLockReleasedBeforeItLooks(t *testing.T) {
 	path := filepath.Join(dir, "x.lock")
 	h, err := lock.Acquire(context.Background(), path, lock.WithPurpose("lend, then let go"))
 	require.NoError(t, err, "Acquire(%q)", path)
-	g := proctest.StartWith(t, 1, dir, proctest.Options{
+	g := testkit.StartWith(t, 1, dir, testkit.Options{
 		Args:    "child",
 		Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
 	})
@@ -252,7 +252,7 @@ func TestChildOwnsAHandedOverLockReleasedBeforeItLooks(t *testing.T) {
 // still be handed over (HandOver writes the record that carries the proof),
 // and the parent's Release clears that record again.
 func TestHandOverOfALockWithoutHolderRecord(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		h, err := lock.TryAcquire(path)
 		require.NoError(t, err, "child: TryAcquire(%q)", path)
@@ -264,7 +264,7 @@ func TestHandOverOfALockWithoutHolderRecord(t *testing.T) {
 	path := filepath.Join(dir, "x.lock")
 	h, err := lock.Acquire(context.Background(), path, lock.WithoutHolder())
 	require.NoError(t, err, "Acquire(%q, WithoutHolder)", path)
-	proctest.StartWith(t, 1, dir, proctest.Options{
+	testkit.StartWith(t, 1, dir, testkit.Options{
 		Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
 	}).Wait()
 	require.NoError(t, h.Release())
@@ -279,7 +279,7 @@ func TestHandOverOfALockWithoutHolderRecord(t *testing.T) {
 // length makes it red: the child could not read the record, took the lock
 // for not handed over, and TryAcquire answered ErrWouldBlock.
 func TestHandOverWithALongPurpose(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		h, err := lock.TryAcquire(path)
 		if err != nil || !h.Borrowed() {
@@ -295,7 +295,7 @@ func TestHandOverWithALongPurpose(t *testing.T) {
 		t.Fatalf("Acquire(%q) = %v", path, err)
 	}
 	defer h.Release()
-	proctest.StartWith(t, 1, dir, proctest.Options{
+	testkit.StartWith(t, 1, dir, testkit.Options{
 		Prepare: func(i int, cmd *exec.Cmd) error { return h.HandOver(cmd) },
 	}).Wait()
 }

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/fsys"
 )
 
 // Holder says who holds a lock. An exclusive holder writes it into the lock
@@ -174,7 +174,7 @@ var clearedRecord = []byte{'\n'}
 // such as bmad-loop). A record can outlive its holder when the holder was
 // killed; a caller that needs certainty pairs it with TryAcquire.
 func ReadHolder(path string) (*Holder, error) {
-	f, _, err := osfile.OpenRegular(path, os.O_RDONLY, 0)
+	f, _, err := fsys.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/filetxn/filetxn/internal/goroutine"
+	"github.com/filetxn/filetxn/internal/proc"
 )
 
 // An Option configures Acquire and TryAcquire.
@@ -248,7 +248,7 @@ func TryAcquire(path string, opts ...Option) (*Handle, error) {
 // look at the process's lock table, and a stat when the goroutine holds
 // some lock that path does not name by the spelling it was taken by.
 func Held(path string) bool {
-	return heldAt(path, goroutine.ID())
+	return heldAt(path, proc.ID())
 }
 
 func pathError(op, path string, err error) error {

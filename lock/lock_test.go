@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/internal/seam"
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -128,7 +128,7 @@ func TestSpellingsOfOneFileAreOneLock(t *testing.T) {
 	excludes(filepath.Join(dir, "a", "..", "x.lock"))
 	excludes(filepath.Join("..", "x.lock"))
 
-	wine.Skip(t, wine.NoSymlinks)
+	testkit.Skip(t, testkit.NoSymlinks)
 	link := filepath.Join(dir, "link.lock")
 	if err := os.Symlink(path, link); err != nil {
 		t.Skipf("symlinks unavailable: %v", err)
@@ -292,7 +292,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // countFDs counts this process's open descriptors (Linux); elsewhere 0.
 func countFDs(t *testing.T) int {
 	t.Helper()
-	if wine.Detected() {
+	if testkit.Detected() {
 		return 0 // /proc/self/fd is the Linux side of Wine, not this program's handles
 	}
 	ents, err := os.ReadDir("/proc/self/fd")

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/oddfile"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -49,7 +49,7 @@ func TestAcquireRefusesALockFileThatIsNotRegular(t *testing.T) {
 			return err
 		},
 	}
-	for kind, path := range oddfile.Make(t) {
+	for kind, path := range testkit.Make(t) {
 		before, err := os.Lstat(path)
 		require.NoError(t, err)
 		for name, call := range calls {
@@ -60,7 +60,7 @@ func TestAcquireRefusesALockFileThatIsNotRegular(t *testing.T) {
 				}
 				t.Run(kind+"/"+label, func(t *testing.T) {
 					fds := countFDs(t)
-					err := oddfile.Within(t, func() error { return call(path, opts...) })
+					err := testkit.Within(t, func() error { return call(path, opts...) })
 					require.ErrorIs(t, err, atomicfile.ErrNotRegular, "%s(%s) = %v, want an error wrapping atomicfile.ErrNotRegular", label, kind, err)
 					var pe *fs.PathError
 					require.True(t, errors.As(err, &pe) && pe.Path == path, "%s(%s) = %v, want an *fs.PathError naming %s", label, kind, err, path)

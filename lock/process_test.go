@@ -12,24 +12,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
 // The tests in this file check the lock across real processes: the test
 // binary re-executes itself (filetxntest), each child runs the branch of
-// the test that proctest.Child selects, and the parent checks the result.
+// the test that testkit.Child selects, and the parent checks the result.
 
 // waitToBeKilled blocks a child until the parent kills it, and fails the
 // child if that never happens within the harness's bound.
-func waitToBeKilled(c *proctest.C) {
+func waitToBeKilled(c *testkit.C) {
 	c.T.Helper()
-	time.Sleep(proctest.Timeout)
-	c.T.Fatalf("child %d: not killed within %v", c.Index, proctest.Timeout)
+	time.Sleep(testkit.Timeout)
+	c.T.Fatalf("child %d: not killed within %v", c.Index, testkit.Timeout)
 }
 
 // childAcquire is Acquire in a child process, failing the child on error.
-func childAcquire(c *proctest.C, path string, opts ...lock.Option) *lock.Handle {
+func childAcquire(c *testkit.C, path string, opts ...lock.Option) *lock.Handle {
 	c.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
@@ -53,7 +53,7 @@ func childAcquire(c *proctest.C, path string, opts ...lock.Option) *lock.Handle 
 // fails on the dead child's stale record.
 func TestAnotherProcessHoldsUntilKilled(t *testing.T) {
 	const purpose = "child holds until killed"
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		h := childAcquire(c, filepath.Join(c.Dir, "x.lock"), lock.WithPurpose(purpose))
 		c.Mark("held")
 		waitToBeKilled(c)
@@ -62,7 +62,7 @@ func TestAnotherProcessHoldsUntilKilled(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.lock")
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.WaitMark("held")
 
 	_, err := lock.TryAcquire(path)
@@ -118,7 +118,7 @@ func TestAnotherProcessHoldsUntilKilled(t *testing.T) {
 // skipping unlockFD once the kernel grants it the lock: the probe process's
 // TryAcquire gets ErrWouldBlock.
 func TestAcquireDeadlineAcrossProcessesLeaksNothing(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		if c.Args == "probe" {
 			h, err := lock.TryAcquire(path)
@@ -142,7 +142,7 @@ func TestAcquireDeadlineAcrossProcessesLeaksNothing(t *testing.T) {
 	h.Release()
 	fds, goroutines := countFDs(t), runtime.NumGoroutine()
 
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.WaitMark("held")
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -170,7 +170,7 @@ func TestAcquireDeadlineAcrossProcessesLeaksNothing(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 
-	probe := proctest.StartWith(t, 1, dir, proctest.Options{Args: "probe"})
+	probe := testkit.StartWith(t, 1, dir, testkit.Options{Args: "probe"})
 	probe.Wait()
 }
 
@@ -185,7 +185,7 @@ const (
 // lock.Acquire of lockName(child index). It returns the final count.
 func runCounter(t *testing.T, lockName func(i int) string) int {
 	t.Helper()
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		counter := filepath.Join(c.Dir, "counter")
 		lockPath := filepath.Join(c.Dir, lockName(c.Index))
 		shared := lockName(0) == lockName(1)
@@ -211,7 +211,7 @@ func runCounter(t *testing.T, lockName func(i int) string) int {
 	if err := os.WriteFile(counter, []byte("0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := proctest.Start(t, counterProcs, dir)
+	g := testkit.Start(t, counterProcs, dir)
 	g.Release()
 	g.Wait()
 	return readCounter(t, counter, lockName(0) == lockName(1))

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/oddfile"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -22,14 +22,14 @@ import (
 // forever: the guard fails the test), reads the device as a free lock, and
 // gives a bare EISDIR or ENXIO for the directory and the socket.
 func TestReadHolderRefusesNonRegularFilesAtOnce(t *testing.T) {
-	for kind, path := range oddfile.Make(t) {
+	for kind, path := range testkit.Make(t) {
 		t.Run(kind, func(t *testing.T) {
 			fds := countFDs(t)
 			type result struct {
 				h   *lock.Holder
 				err error
 			}
-			r := oddfile.Within(t, func() result { h, err := lock.ReadHolder(path); return result{h, err} })
+			r := testkit.Within(t, func() result { h, err := lock.ReadHolder(path); return result{h, err} })
 			require.ErrorIs(t, r.err, atomicfile.ErrNotRegular, "ReadHolder(%s) = %v, %v, want an error wrapping atomicfile.ErrNotRegular", kind, r.h, r.err)
 			var pe *fs.PathError
 			require.True(t, errors.As(r.err, &pe) && pe.Path == path, "ReadHolder(%s) = %v, want an *fs.PathError naming %s", kind, r.err, path)

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/seam"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -160,7 +160,7 @@ func TestGateWaiterOfADeletedFileQueuesOnTheNewOne(t *testing.T) {
 func TestLockFilePulledFromUnderAHolderProcess(t *testing.T) {
 	for _, how := range []string{"deleted", "replaced"} {
 		t.Run(how, func(t *testing.T) {
-			if c := proctest.Child(t); c != nil {
+			if c := testkit.Child(t); c != nil {
 				path := filepath.Join(c.Dir, "x.lock")
 				if c.Args == "second" {
 					h, err := lock.TryAcquire(path)
@@ -180,13 +180,13 @@ func TestLockFilePulledFromUnderAHolderProcess(t *testing.T) {
 			}
 			dir := t.TempDir()
 			path := filepath.Join(dir, "x.lock")
-			g := proctest.Start(t, 1, dir)
+			g := testkit.Start(t, 1, dir)
 			g.WaitMark("held")
 			if _, err := lock.TryAcquire(path); !errors.Is(err, lock.ErrWouldBlock) {
 				t.Fatalf("TryAcquire(%q) while the holder holds = %v, want ErrWouldBlock", path, err)
 			}
 			pull(t, how, path)(path)
-			proctest.StartWith(t, 1, dir, proctest.Options{Args: "second"}).Wait()
+			testkit.StartWith(t, 1, dir, testkit.Options{Args: "second"}).Wait()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "check"), nil, 0o644))
 			g.Wait()
 		})
@@ -202,7 +202,7 @@ func TestLockFilePulledFromUnderAHolderProcess(t *testing.T) {
 // child holds the deleted file, and the parent's TryAcquire creates and
 // takes the one at the path.
 func TestProcessGrantedADeletedFileHoldsTheFileAtThePath(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		path := filepath.Join(c.Dir, "x.lock")
 		onPoint(t, seam.Opened, pull(t, "deleted", path))
 		h := childAcquire(c, path, lock.WithPurpose("granted a deleted file"))
@@ -214,7 +214,7 @@ func TestProcessGrantedADeletedFileHoldsTheFileAtThePath(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.lock")
 	require.NoError(t, os.WriteFile(path, nil, 0o600))
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.WaitMark("held")
 	h, err := lock.TryAcquire(path)
 	if h != nil {
@@ -287,7 +287,7 @@ func TestRelativePathAfterChdirLocksTheFileItNamesNow(t *testing.T) {
 }
 
 // waitFile waits (at most bound) until a file exists at path. Unlike
-// proctest.WaitFor it gives up after bound, so that a child stuck because of a
+// testkit.WaitFor it gives up after bound, so that a child stuck because of a
 // broken lock fails in seconds rather than minutes.
 func waitFile(t *testing.T, path string) {
 	t.Helper()

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -72,7 +72,7 @@ func TestSidecarPathIsOneForEveryCaseOfAName(t *testing.T) {
 // path as spelled (as before) gives the two processes two lock files, and
 // the TryAcquire succeeds (red under Wine).
 func TestSidecarSpellingsInTwoCasesExcludeAcrossProcesses(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		p, err := lock.SidecarPath(filepath.Join(c.Dir, "state"), filepath.Join(c.Dir, "proj", "x.md"))
 		if err != nil {
 			c.T.Fatalf("child: SidecarPath = %v", err)
@@ -85,7 +85,7 @@ func TestSidecarSpellingsInTwoCasesExcludeAcrossProcesses(t *testing.T) {
 	}
 	dir := realTempDir(t)
 	file := caseFiles(t, dir)
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.WaitMark("held")
 	p, err := lock.SidecarPath(filepath.Join(dir, "state"), file)
 	if err != nil {

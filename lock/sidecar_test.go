@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -57,7 +57,7 @@ func writeFiles(t *testing.T, files ...string) {
 
 func symlink(t *testing.T, target, link string) {
 	t.Helper()
-	wine.Skip(t, wine.NoSymlinks)
+	testkit.Skip(t, testkit.NoSymlinks)
 	if err := os.Symlink(target, link); err != nil {
 		if runtime.GOOS == "windows" {
 			t.Skipf("symlinks unavailable: %v", err)
@@ -80,7 +80,7 @@ func TestSidecarPathNamesTheResolvedTarget(t *testing.T) {
 	mkdirs(t, arts, filepath.Join(proj, "other"))
 	ledger := filepath.Join(arts, "deferred-work.md")
 	writeFiles(t, ledger)
-	if !wine.Detected() { // else the cases through a link skip, naming why
+	if !testkit.Detected() { // else the cases through a link skip, naming why
 		symlink(t, arts, filepath.Join(base, "arts-link"))
 		symlink(t, ledger, filepath.Join(base, "ledger-link.md"))
 		symlink(t, filepath.Join(arts, "yet-to-come.md"), filepath.Join(base, "dangling.md"))
@@ -105,7 +105,7 @@ func TestSidecarPathNamesTheResolvedTarget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.link {
-				wine.Skip(t, wine.NoSymlinks)
+				testkit.Skip(t, testkit.NoSymlinks)
 			}
 			got, err := lock.SidecarPath(root, tc.target)
 			if want := sidecarOf(root, tc.resolved); err != nil || got != want {

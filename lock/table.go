@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/filetxn/filetxn/internal/goroutine"
-	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/fsys"
+	"github.com/filetxn/filetxn/internal/proc"
 	"github.com/filetxn/filetxn/internal/seam"
 )
 
@@ -281,14 +281,14 @@ func found(e *entry, path string, o *options, f *os.File) (*entry, error) {
 // directories 0700, both under the umask. Anything but a regular file at
 // path (a named pipe, a directory, a socket, a device) is refused with an
 // error wrapping atomicfile.ErrNotRegular, without waiting and before
-// anything is locked or written (see osfile.OpenRegular): a device would
+// anything is locked or written (see fsys.OpenRegular): a device would
 // get the holder record written into it.
 func openLockFile(path string, noCreate bool) (*os.File, error) {
 	if noCreate {
-		f, _, err := osfile.OpenRegular(path, os.O_RDWR, 0)
+		f, _, err := fsys.OpenRegular(path, os.O_RDWR, 0)
 		return f, err
 	}
-	f, _, err := osfile.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, _, err := fsys.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := seam.At(seam.Mkdir, filepath.Dir(path)); err != nil {
 			return nil, err
@@ -296,7 +296,7 @@ func openLockFile(path string, noCreate bool) (*os.File, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, err
 		}
-		f, _, err = osfile.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
+		f, _, err = fsys.OpenRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
 	}
 	return f, err
 }
@@ -337,7 +337,7 @@ var errReordered = errors.New("lock: lock file replaced since its order was fixe
 // locks that come before in the order, could deadlock.
 func acquireAs(ctx context.Context, path string, want *fileID, block bool, opts []Option) (*Handle, error) {
 	o := collect(opts)
-	me := goroutine.ID()
+	me := proc.ID()
 	if err := seam.At(seam.Lock, path); err != nil {
 		return nil, pathError("Acquire", path, err)
 	}
@@ -409,9 +409,9 @@ func acquireAs(ctx context.Context, path string, want *fileID, block bool, opts 
 }
 
 // heldBy reports whether goroutine me holds e, itself or as a goroutine it
-// acts for (see goroutine.Loan). table.mu must be held.
+// acts for (see proc.Loan). table.mu must be held.
 func (e *entry) heldBy(me int64) bool {
-	return goroutine.Any(me, func(g int64) bool { return e.owners[g] > 0 })
+	return proc.Any(me, func(g int64) bool { return e.owners[g] > 0 })
 }
 
 // heldAt reports whether goroutine me holds the lock on the file at path (see

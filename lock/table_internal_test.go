@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/goroutine"
+	"github.com/filetxn/filetxn/internal/proc"
 )
 
 // TestTableForgetsThePathsOfEvictedEntries: after more lock files than the
@@ -111,7 +111,7 @@ func TestHeldAnswersFromTheTable(t *testing.T) {
 }
 
 // TestLoanMakesItsBorrowerAHolder: a goroutine that acts for the holder of
-// a lock (a goroutine.Loan, as the engine's group commit begins for a
+// a lock (a proc.Loan, as the engine's group commit begins for a
 // follower's fn) is told ErrReentrant by Acquire and TryAcquire at once and
 // is Held, also for a lock the holder took by another spelling, and also
 // through a chain of two loans; once the loan ends it waits as any other
@@ -124,7 +124,7 @@ func TestLoanMakesItsBorrowerAHolder(t *testing.T) {
 	h, err := Acquire(context.Background(), path)
 	require.NoError(t, err, "Acquire(%q)", path)
 	defer h.Release()
-	holder := goroutine.ID()
+	holder := proc.ID()
 	type result struct {
 		who                 string
 		acquire, tryAcquire error
@@ -150,14 +150,14 @@ func TestLoanMakesItsBorrowerAHolder(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var l goroutine.Loan
+		var l proc.Loan
 		l.Begin(holder)
 		check("a borrower", 10*time.Second)
-		middle := goroutine.ID()
+		middle := proc.ID()
 		inner := make(chan struct{})
 		go func() {
 			defer close(inner)
-			var l goroutine.Loan
+			var l proc.Loan
 			l.Begin(middle)
 			check("a borrower from a borrower", 10*time.Second)
 			l.End()

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/testwait"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 )
@@ -79,7 +79,7 @@ func TestReadsDoNotWaitForTheLock(t *testing.T) {
 	} {
 		res := make(chan error, 1)
 		go func() { res <- op() }()
-		err := testwait.Recv(t, res, name+" with the lock held elsewhere")
+		err := testkit.Recv(t, res, name+" with the lock held elsewhere")
 		require.NoError(t, err, "%s() with the lock held elsewhere = %v, want an answer", name, err)
 	}
 }

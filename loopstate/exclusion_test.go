@@ -15,8 +15,7 @@ import (
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/proc"
 	"github.com/filetxn/filetxn/internal/seam"
-	"github.com/filetxn/filetxn/internal/testwait"
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 )
@@ -54,7 +53,7 @@ func parentPid(t *testing.T) int {
 	t.Helper()
 	ppid := os.Getppid()
 	if ppid == 0 {
-		wine.Skip(t, "a program started from Linux has no Windows parent process (os.Getppid() is 0)")
+		testkit.Skip(t, "a program started from Linux has no Windows parent process (os.Getppid() is 0)")
 	}
 	require.NotZero(t, ppid, "os.Getppid() = 0, want the parent's pid")
 	return ppid
@@ -393,7 +392,7 @@ func TestATickOfThisProcessThatLostItsLockIsNotAbandoned(t *testing.T) {
 		})
 		done <- result{rec, err}
 	}()
-	testwait.Recv(t, inside, "the harness to remove the lock file")
+	testkit.Recv(t, inside, "the harness to remove the lock file")
 	state := readFile(t, l.state)
 
 	_, err := l.Tick(ctx0, TriggerManual, mustNotRun(t))
@@ -404,7 +403,7 @@ func TestATickOfThisProcessThatLostItsLockIsNotAbandoned(t *testing.T) {
 	require.Empty(t, mustTicks(t, l), "tick log while the tick runs, want empty")
 
 	close(release)
-	res := testwait.Recv(t, done, "the tick")
+	res := testkit.Recv(t, done, "the tick")
 	require.NoError(t, res.err, "Tick whose lock file was removed = %v, want nil (recorded)", res.err)
 	require.Equal(t, OK, res.rec.Outcome, "Tick = %+v, want ok", res.rec)
 	recs := mustTicks(t, l)
@@ -436,13 +435,13 @@ func TestANoOpDuringATickOfThisProcessDoesNotWait(t *testing.T) {
 		})
 		done <- err
 	}()
-	testwait.Recv(t, inside, "the harness to run")
+	testkit.Recv(t, inside, "the harness to run")
 	ctx, cancel := context.WithCancel(ctx0)
 	cancel()
 	err := l.CheckGate(ctx)
 	close(release)
 	require.NoError(t, err, "CheckGate (no gate) during this process's tick = %v, want nil at once", err)
-	require.NoError(t, testwait.Recv(t, done, "the tick"), "Tick = got, want nil")
+	require.NoError(t, testkit.Recv(t, done, "the tick"), "Tick = got, want nil")
 }
 
 // TestALockLostBetweenTheLineAndTheStateCountsTheLineOnce: the loop's lock

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/testwait"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -19,7 +19,7 @@ import (
 // return an error wrapping atomicfile.ErrNotRegular that names the path,
 // within a bound, instead of blocking forever in open(2); the pipe is left
 // alone. A FIFO at ticks.jsonl likewise for Ticks.
-// Ablation (run, in a copy of the tree): osfile opening without O_NONBLOCK
+// Ablation (run, in a copy of the tree): fsys opening without O_NONBLOCK
 // hangs every operation (the bound fails them).
 func TestFIFOAtTheStateFileIsRefusedAtOnce(t *testing.T) {
 	r, _ := newTestRoot(t)
@@ -61,7 +61,7 @@ func TestFIFOAtTheStateFileIsRefusedAtOnce(t *testing.T) {
 // the lock) return an error wrapping atomicfile.ErrNotRegular that names
 // the log, within a bound, instead of blocking forever in open(2) with the
 // loop's lock held; the pipe and the state are left as they were.
-// Ablation (run): atomicstage.Append opening with os.OpenFile (as it did)
+// Ablation (run): fsys.Append opening with os.OpenFile (as it did)
 // hangs both ticks (the bound fails them).
 func TestFIFOAtTheTickLogIsRefusedAtOnce(t *testing.T) {
 	r, _ := newTestRoot(t)
@@ -85,7 +85,7 @@ func TestFIFOAtTheTickLogIsRefusedAtOnce(t *testing.T) {
 		state := readFile(t, op.l.state)
 		done := make(chan error, 1)
 		go func() { _, err := op.l.Tick(ctx0, op.trigger, mustNotRun(t)); done <- err }()
-		err := testwait.Recv(t, done, op.name+" with a FIFO at "+op.l.log)
+		err := testkit.Recv(t, done, op.name+" with a FIFO at "+op.l.log)
 		require.ErrorIs(t, err, atomicfile.ErrNotRegular, "%s with a FIFO at %s = %v, want ErrNotRegular", op.name, op.l.log, err)
 		require.ErrorContains(t, err, op.l.log, "%s = %v, want it to name %s", op.name, err, op.l.log)
 		fi, err := os.Lstat(op.l.log)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/filetxn/filetxn/internal/seam"
-	"github.com/filetxn/filetxn/internal/testwait"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,19 +47,19 @@ func TestConcurrentMutatesOfOneLoopShareAWrite(t *testing.T) {
 		})
 		leader <- err
 	}()
-	testwait.Recv(t, inside, "the leader to hold the lock")
+	testkit.Recv(t, inside, "the leader to hold the lock")
 	results := make(chan error, 7)
 	for range 7 {
 		go func() {
 			_, err := l.Mutate(ctx, func(d *Doc) error { d.Template += "f"; return nil })
 			results <- err
 		}()
-		testwait.Recv(t, queued, "a Mutate to queue")
+		testkit.Recv(t, queued, "a Mutate to queue")
 	}
 	close(release)
-	require.NoError(t, testwait.Recv(t, leader, "the leader"), "leader's Mutate = got, want nil")
+	require.NoError(t, testkit.Recv(t, leader, "the leader"), "leader's Mutate = got, want nil")
 	for range 7 {
-		require.NoError(t, testwait.Recv(t, results, "a Mutate"), "Mutate = got, want nil")
+		require.NoError(t, testkit.Recv(t, results, "a Mutate"), "Mutate = got, want nil")
 	}
 	require.Equal(t, int64(2), writes.Load(), "renames for 8 Mutates of one Loop = %d, want 2 (the leader's, then one for the 7 queued)", writes.Load())
 	d := mustView(t, l)

@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/atomicdir"
-	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -183,14 +182,14 @@ func statDir(dir string) os.FileInfo {
 // racing one), and the error of a missing loop (l.missing) when there is
 // no loop.
 func (l *Loop) restoreLock() error {
-	data, err := osfile.ReadState(l.state, "Read", nil, 1)
+	data, err := fsys.ReadState(l.state, "Read", nil, 1)
 	if err != nil {
 		return err
 	}
 	if data == nil {
 		return l.missing()
 	}
-	f, err := osfile.OpenFile(l.lock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := fsys.OpenFile(l.lock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		return nil
@@ -253,7 +252,7 @@ func (l *Loop) tombstone() (string, error) {
 	var rnd [6]byte
 	rand.Read(rnd[:])
 	tomb := filepath.Join(filepath.Dir(l.dir), "."+l.name+".deleted-"+hex.EncodeToString(rnd[:]))
-	return tomb, atomicdir.RenameNoReplace(l.dir, tomb, true)
+	return tomb, fsys.RenameNoReplace(l.dir, tomb, true)
 }
 
 // tombstoneMark is what a tombstone's name has between the loop's name and
@@ -572,7 +571,7 @@ func (l *Loop) Delete(ctx context.Context) error {
 // loop that has no state (deleted, or never a loop) gives an error matching
 // filetxn.ErrNotFound, as View does, not an empty log.
 func (l *Loop) Ticks(ctx context.Context) ([]TickRecord, error) {
-	data, err := osfile.ReadState(l.log, "Read", nil, 1)
+	data, err := fsys.ReadState(l.log, "Read", nil, 1)
 	if err != nil {
 		return nil, err
 	}

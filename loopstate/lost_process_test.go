@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/proctest"
 	"github.com/filetxn/filetxn/internal/seam"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
 )
@@ -45,7 +45,7 @@ import (
 func TestTickThatLostItsLockFileIsRecordedOnceAndRefusesEveryChange(t *testing.T) {
 	for _, how := range []string{"replaced", "removed"} {
 		t.Run(how, func(t *testing.T) {
-			if c := proctest.Child(t); c != nil {
+			if c := testkit.Child(t); c != nil {
 				l := mustOpen(t, rootIn(c.Dir), "lost")
 				c.Barrier()
 				rec, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir))
@@ -55,7 +55,7 @@ func TestTickThatLostItsLockFileIsRecordedOnceAndRefusesEveryChange(t *testing.T
 			}
 			dir := t.TempDir()
 			l := mustCreate(t, rootIn(dir), "lost", Template{Schedule: Schedule{Enabled: true}})
-			runner := proctest.Start(t, 1, dir)
+			runner := testkit.Start(t, 1, dir)
 			runner.Release()
 			waitTight(t, filepath.Join(dir, "harness-running-1"))
 			d := mustView(t, l)
@@ -164,7 +164,7 @@ func TestRunnerKilledAroundItsLogLineCountsTheTickOnce(t *testing.T) {
 		{"between the line and the state", 3, OK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if c := proctest.Child(t); c != nil {
+			if c := testkit.Child(t); c != nil {
 				l := mustOpen(t, rootIn(c.Dir), "k")
 				c.Barrier()
 				checks := 0
@@ -185,7 +185,7 @@ func TestRunnerKilledAroundItsLogLineCountsTheTickOnce(t *testing.T) {
 			}
 			dir := t.TempDir()
 			l := mustCreate(t, rootIn(dir), "k", Template{})
-			runner := proctest.Start(t, 1, dir)
+			runner := testkit.Start(t, 1, dir)
 			runner.Release()
 			runner.WaitMark("dying")
 			runner.Kill(0) // the runner kills itself, or is killed here, where it waits in the hook
@@ -223,14 +223,14 @@ func TestRunnerKilledAroundItsLogLineCountsTheTickOnce(t *testing.T) {
 // (as before this fix) makes the probe fail, and the call, not to wait,
 // returns a *lock.BusyError.
 func TestANoOpDuringATickOfARunnerThatWritesNoHolderRecordDoesNotWait(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir, filetxn.WithLockOptions(lock.WithoutHolder())), "norecord")
 		c.Barrier()
 		// The harness runs in the runner's process: a harness process
 		// would be handed the lock, and HandOver writes a record.
 		_, err := l.Tick(ctx0, TriggerManual, func(context.Context, *Run) (Result, error) {
 			c.Mark("harness-running-1")
-			proctest.WaitFor(c.T, filepath.Join(c.Dir, "harness-release-1"))
+			testkit.WaitFor(c.T, filepath.Join(c.Dir, "harness-release-1"))
 			return Result{Cost: &Cost{}}, nil
 		})
 		writeResult(t, c.Dir, "runner-result", err)
@@ -238,7 +238,7 @@ func TestANoOpDuringATickOfARunnerThatWritesNoHolderRecordDoesNotWait(t *testing
 	}
 	dir := t.TempDir()
 	l := mustCreate(t, rootIn(dir), "norecord", Template{})
-	runner := proctest.Start(t, 1, dir)
+	runner := testkit.Start(t, 1, dir)
 	runner.Release()
 	waitTight(t, filepath.Join(dir, "harness-running-1"))
 	h, err := lock.ReadHolder(l.lock)

@@ -11,8 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/proctest"
-	"github.com/filetxn/filetxn/internal/testwait"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -24,13 +23,13 @@ import (
 // probe before the wait, then again under the lock: fn runs 2 times, and
 // the test goes red.
 func TestMutateRunsFnOnceWhileAnotherProcessHoldsTheLock(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		r := mustRoot(NewRoot(c.Dir))
 		l := mustOpen(t, r, "nightly")
 		h, err := lock.Acquire(context.Background(), l.LockPath())
 		require.NoError(t, err, "child: Acquire(%s)", l.LockPath())
 		c.Mark("held")
-		proctest.WaitFor(t, filepath.Join(c.Dir, "release"))
+		testkit.WaitFor(t, filepath.Join(c.Dir, "release"))
 		h.Release()
 		return
 	}
@@ -39,7 +38,7 @@ func TestMutateRunsFnOnceWhileAnotherProcessHoldsTheLock(t *testing.T) {
 	waiting := make(chan int32, 1) // fn's runs when Mutate is seen waiting for the lock
 	r := mustRoot(NewRoot(dir, filetxn.WithLockOptions(lock.WithWaitReport(time.Millisecond, func(*lock.BusyError) { waiting <- runs.Load() }))))
 	l := mustCreate(t, r, "nightly", Template{})
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.WaitMark("held")
 
 	done := make(chan error, 1)
@@ -51,9 +50,9 @@ func TestMutateRunsFnOnceWhileAnotherProcessHoldsTheLock(t *testing.T) {
 		})
 		done <- err
 	}()
-	before := testwait.Recv(t, waiting, "Mutate to wait for the child's lock")
+	before := testkit.Recv(t, waiting, "Mutate to wait for the child's lock")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), nil, 0o644))
-	require.NoError(t, testwait.Recv(t, done, "Mutate"), "Mutate(set template) after the child let go = got, want nil")
+	require.NoError(t, testkit.Recv(t, done, "Mutate"), "Mutate(set template) after the child let go = got, want nil")
 	g.Wait()
 
 	require.Equal(t, int32(1), runs.Load(), "fn runs = %d, want 1", runs.Load())

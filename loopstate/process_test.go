@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -67,7 +67,7 @@ func readResult(t testing.TB, dir, name string) result {
 // one go-file start within about 100µs of each other.
 func waitTight(t testing.TB, path string) {
 	t.Helper()
-	deadline := time.Now().Add(proctest.Timeout)
+	deadline := time.Now().Add(testkit.Timeout)
 	for {
 		if _, err := os.Stat(path); err == nil {
 			return
@@ -81,7 +81,7 @@ func waitTight(t testing.TB, path string) {
 
 // raceChild runs op once per round; round r starts when the parent creates
 // go-<r>, and op's outcome is recorded in res-<r>-<index>.
-func raceChild(c *proctest.C, rounds int, op func(round int) error) {
+func raceChild(c *testkit.C, rounds int, op func(round int) error) {
 	c.Barrier()
 	for r := range rounds {
 		waitTight(c.T, filepath.Join(c.Dir, fmt.Sprintf("go-%d", r)))
@@ -91,7 +91,7 @@ func raceChild(c *proctest.C, rounds int, op func(round int) error) {
 
 // raceParent drives rounds of n racing children: prepare the round, let
 // them go, collect their results, check.
-func raceParent(t *testing.T, g *proctest.Group, dir string, n, rounds int, prepare func(round int), check func(round int, res []result)) {
+func raceParent(t *testing.T, g *testkit.Group, dir string, n, rounds int, prepare func(round int), check func(round int, res []result)) {
 	t.Helper()
 	g.Release()
 	for r := range rounds {
@@ -124,7 +124,7 @@ func roundName(r int) string { return fmt.Sprintf("r%d", r) }
 // in most rounds.
 func TestConcurrentApprovesHaveOneWinner(t *testing.T) {
 	const n, rounds = 5, 40
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		raceChild(c, rounds, func(round int) error {
 			l, err := r.Open(ctx0, roundName(round))
@@ -137,7 +137,7 @@ func TestConcurrentApprovesHaveOneWinner(t *testing.T) {
 	}
 	dir := t.TempDir()
 	r := rootIn(dir)
-	g := proctest.Start(t, n, dir)
+	g := testkit.Start(t, n, dir)
 	raceParent(t, g, dir, n, rounds, func(round int) {
 		l := mustCreate(t, r, roundName(round), Template{Gates: Gates{MaxTicks: i64(0)}})
 		var ge *GuardError
@@ -171,7 +171,7 @@ func TestConcurrentApprovesHaveOneWinner(t *testing.T) {
 // pause record of the last writer.
 func TestConcurrentPausesHaveOneWinner(t *testing.T) {
 	const n, rounds = 5, 40
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		raceChild(c, rounds, func(round int) error {
 			l, err := r.Open(ctx0, roundName(round))
@@ -184,7 +184,7 @@ func TestConcurrentPausesHaveOneWinner(t *testing.T) {
 	}
 	dir := t.TempDir()
 	r := rootIn(dir)
-	g := proctest.Start(t, n, dir)
+	g := testkit.Start(t, n, dir)
 	raceParent(t, g, dir, n, rounds, func(round int) {
 		mustCreate(t, r, roundName(round), Template{})
 	}, func(round int, res []result) {
@@ -217,7 +217,7 @@ func TestConcurrentPausesHaveOneWinner(t *testing.T) {
 // by T14, where the harness itself writes.)
 func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
 	const rounds = 5
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t3")
 		c.Barrier()
 		if _, err := l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir)); err != nil {
@@ -233,7 +233,7 @@ func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
 			once.Do(func() { close(waiting) })
 		})))
 		l := mustCreate(t, r, "t3", Template{})
-		runner := proctest.Start(t, 1, dir)
+		runner := testkit.Start(t, 1, dir)
 		runner.Release()
 		waitTight(t, filepath.Join(dir, "harness-running-1"))
 		paused := make(chan error, 1)
@@ -270,7 +270,7 @@ func TestPauseDuringTickWaitsAndBothSurvive(t *testing.T) {
 // skipped/paused and tick_count is unchanged; its harness never runs.
 // Ablation (run): dropping the status guard of step 3 fails the tick.
 func TestScheduledTickAfterPauseIsSkipped(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t4")
 		c.Barrier()
 		rec, err := l.Tick(ctx0, TriggerSchedule, func(context.Context, *Run) (Result, error) {
@@ -287,7 +287,7 @@ func TestScheduledTickAfterPauseIsSkipped(t *testing.T) {
 	if err := l.Pause(ctx0, "ops", ""); err != nil {
 		t.Fatal(err)
 	}
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.Release()
 	g.Wait()
 	d := mustView(t, l)
@@ -310,7 +310,7 @@ func TestScheduledTickAfterPauseIsSkipped(t *testing.T) {
 // reset) leaves "running with max_ticks tripped" whenever check-gate wins.
 func TestCheckGateAndApproveRace(t *testing.T) {
 	const rounds = 50
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		raceChild(c, rounds, func(round int) error {
 			l, err := r.Open(ctx0, roundName(round))
@@ -326,7 +326,7 @@ func TestCheckGateAndApproveRace(t *testing.T) {
 	}
 	dir := t.TempDir()
 	r := rootIn(dir)
-	g := proctest.Start(t, 2, dir)
+	g := testkit.Start(t, 2, dir)
 	var checkFirst int
 	raceParent(t, g, dir, 2, rounds, func(round int) {
 		l := mustCreate(t, r, roundName(round), Template{Gates: Gates{MaxTicks: i64(1)}})
@@ -363,7 +363,7 @@ func TestCheckGateAndApproveRace(t *testing.T) {
 // Ablation (run): Resume's guard accepting halted releases the halt.
 func TestResumeRefusesAHalt(t *testing.T) {
 	const n, rounds = 5, 10
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		raceChild(c, rounds, func(round int) error {
 			l, err := r.Open(ctx0, roundName(round))
@@ -376,7 +376,7 @@ func TestResumeRefusesAHalt(t *testing.T) {
 	}
 	dir := t.TempDir()
 	r := rootIn(dir)
-	g := proctest.Start(t, n, dir)
+	g := testkit.Start(t, n, dir)
 	raceParent(t, g, dir, n, rounds, func(round int) {
 		l := mustCreate(t, r, roundName(round), Template{Gates: Gates{MaxTicks: i64(0)}})
 		l.CheckGate(ctx0)
@@ -401,7 +401,7 @@ func TestResumeRefusesAHalt(t *testing.T) {
 // both creates succeed, the last writer's state winning.
 func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 	const rounds = 50
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		raceChild(c, rounds, func(round int) error {
 			_, err := r.Create(ctx0, roundName(round), Template{Name: fmt.Sprintf("tpl-%d", c.Index)}.apply)
@@ -414,7 +414,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(r.dir, loopsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	g := proctest.Start(t, 2, dir)
+	g := testkit.Start(t, 2, dir)
 	raceParent(t, g, dir, 2, rounds, func(int) {}, func(round int, res []result) {
 		var winners []int
 		for i, rs := range res {
@@ -452,7 +452,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 	const rounds = 3
 	durable := func(dir string) *Root { return mustRoot(NewRoot(filepath.Join(dir, "root"))) }
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		l := mustOpen(t, durable(c.Dir), "t8")
 		c.Barrier()
 		l.Tick(ctx0, TriggerManual, testHarness(t, "block", c.Dir))
@@ -462,7 +462,7 @@ func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 	for round := range rounds {
 		dir := t.TempDir()
 		l := mustCreate(t, durable(dir), "t8", Template{})
-		runner := proctest.Start(t, 1, dir)
+		runner := testkit.Start(t, 1, dir)
 		runner.Release()
 		waitTight(t, filepath.Join(dir, "harness-running-1"))
 		harness, err := strconv.Atoi(string(readFile(t, filepath.Join(dir, "harness-pid-1"))))
@@ -519,7 +519,7 @@ func TestKilledRunnerLeavesTheLockFreeAndTheTickAbandoned(t *testing.T) {
 // Ablation (run): harness.signalGroup signalling only the harness (p.Signal), not
 // its group: the harness's child survives.
 func TestHungHarnessBusyThenTimeout(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t9")
 		c.Barrier()
 		rec, err := l.Tick(ctx0, TriggerManual, testHarness(t, "hang", c.Dir))
@@ -530,7 +530,7 @@ func TestHungHarnessBusyThenTimeout(t *testing.T) {
 	}
 	dir := t.TempDir()
 	l := mustCreate(t, rootIn(dir), "t9", Template{Gates: Gates{TickTimeout: f64(2)}})
-	runner := proctest.Start(t, 1, dir)
+	runner := testkit.Start(t, 1, dir)
 	runner.Release()
 	waitTight(t, filepath.Join(dir, "harness-running-1"))
 	short, cancel := context.WithTimeout(ctx0, 200*time.Millisecond)
@@ -567,7 +567,7 @@ func TestHungHarnessBusyThenTimeout(t *testing.T) {
 // second tick wait for the first, whose harness waits for this test, until
 // the harness gives up after its bound: the test fails.
 func TestOverlappingScheduledTicksSkipBusy(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t10")
 		c.Barrier()
 		if rec, err := l.Tick(ctx0, TriggerSchedule, testHarness(t, "block", c.Dir)); err != nil || rec.Outcome != OK {
@@ -577,7 +577,7 @@ func TestOverlappingScheduledTicksSkipBusy(t *testing.T) {
 	}
 	dir := t.TempDir()
 	l := mustCreate(t, rootIn(dir), "t10", Template{Schedule: Schedule{Enabled: true}})
-	first := proctest.Start(t, 1, dir)
+	first := testkit.Start(t, 1, dir)
 	first.Release()
 	waitTight(t, filepath.Join(dir, "harness-running-1"))
 	rec, err := l.Tick(ctx0, TriggerSchedule, okHarness(Cost{}))
@@ -608,7 +608,7 @@ func TestOverlappingScheduledTicksSkipBusy(t *testing.T) {
 // the last tick "fail" (runner cancelled); ignoring WithLockTimeout makes
 // the first tick wait for the holder until filetxntest's bound fails the test.
 func TestTickLockTimeoutBoundsOnlyTheWait(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "lt")
 		h, err := lock.Acquire(ctx0, l.lock, lock.WithPurpose("approve lt"))
 		if err != nil {
@@ -631,7 +631,7 @@ func TestTickLockTimeoutBoundsOnlyTheWait(t *testing.T) {
 	l := mustCreate(t, rootIn(dir, filetxn.WithLockOptions(report)), "lt", Template{})
 	ran := 0
 	harness := func(ctx context.Context, run *Run) (Result, error) { ran++; return Result{Cost: &Cost{}}, nil }
-	holder := proctest.Start(t, 1, dir)
+	holder := testkit.Start(t, 1, dir)
 	holder.WaitMark("holding")
 	for _, d := range []time.Duration{300 * time.Millisecond, 0} {
 		rec, err := l.Tick(ctx0, TriggerManual, harness, WithLockTimeout(d))
@@ -656,14 +656,14 @@ func TestTickLockTimeoutBoundsOnlyTheWait(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := l.Tick(ctx0, TriggerManual, harness, WithLockTimeout(proctest.Timeout))
+		_, err := l.Tick(ctx0, TriggerManual, harness, WithLockTimeout(testkit.Timeout))
 		done <- err
 	}()
 	<-waiting
 	holder.Release()
 	os.WriteFile(filepath.Join(dir, "let-go"), nil, 0o644)
 	if err := <-done; err != nil || ran != 1 {
-		t.Fatalf("Tick(WithLockTimeout(%v)) behind a holder that lets go = %v, harness runs %d, want ok, 1", proctest.Timeout, err, ran)
+		t.Fatalf("Tick(WithLockTimeout(%v)) behind a holder that lets go = %v, harness runs %d, want ok, 1", testkit.Timeout, err, ran)
 	}
 	holder.Wait()
 	const bound = time.Millisecond
@@ -690,7 +690,7 @@ func TestTickLockTimeoutBoundsOnlyTheWait(t *testing.T) {
 // NO_LOOP_LOCK is set lets the first forger pause the loop mid-tick.
 func TestForgedEnvironmentGrantsNothing(t *testing.T) {
 	forgeries := []string{"no-loop-lock", "loopstate-no-lock", "handover-fd3", "handover-own-fd"}
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t11")
 		if c.Args == "runner" {
 			c.Barrier()
@@ -715,11 +715,11 @@ func TestForgedEnvironmentGrantsNothing(t *testing.T) {
 	}
 	dir := t.TempDir()
 	l := mustCreate(t, rootIn(dir), "t11", Template{})
-	runner := proctest.StartWith(t, 1, dir, proctest.Options{Args: "runner"})
+	runner := testkit.StartWith(t, 1, dir, testkit.Options{Args: "runner"})
 	runner.Release()
 	waitTight(t, filepath.Join(dir, "harness-running-1"))
 	before := readFile(t, l.state)
-	forgers := proctest.StartWith(t, len(forgeries), dir, proctest.Options{
+	forgers := testkit.StartWith(t, len(forgeries), dir, testkit.Options{
 		Args: "forger",
 		Env:  []string{"NO_LOOP_LOCK=1", "LOOPSTATE_NO_LOCK=1"},
 		Prepare: func(i int, cmd *exec.Cmd) error {
@@ -754,7 +754,7 @@ func TestForgedEnvironmentGrantsNothing(t *testing.T) {
 // tx.Write's rename) makes readers see empty or partial documents.
 func TestReaderSeesOnlyWholeStates(t *testing.T) {
 	const writes = 1000
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		r := rootIn(c.Dir)
 		l := mustOpen(t, r, "t12")
 		c.Barrier()
@@ -797,7 +797,7 @@ func TestReaderSeesOnlyWholeStates(t *testing.T) {
 	}
 	dir := t.TempDir()
 	l := mustCreate(t, rootIn(dir), "t12", Template{})
-	g := proctest.Start(t, 3, dir)
+	g := testkit.Start(t, 3, dir)
 	g.Release()
 	g.Wait()
 	if d := mustView(t, l); d.Status != Running {
@@ -813,7 +813,7 @@ func TestReaderSeesOnlyWholeStates(t *testing.T) {
 // at the third tick after the approve.
 // Ablation (run): Approve not resetting the window makes check-gate exit 4.
 func TestApproveThenCheckGate(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t13")
 		c.Barrier()
 		writeResult(t, c.Dir, "res-approve", l.Approve(ctx0, "ops", ""))
@@ -834,7 +834,7 @@ func TestApproveThenCheckGate(t *testing.T) {
 	if d := mustView(t, l); d.Status != Halted {
 		t.Fatalf("after 3 ticks: %s", d.Status)
 	}
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.Release()
 	g.Wait()
 	if rs := readResult(t, dir, "res-approve"); rs.code != exitOK {
@@ -863,7 +863,7 @@ func TestApproveThenCheckGate(t *testing.T) {
 // record it wrote) refuses the harness's check-gate and pause with
 // lock.ErrLockLost.
 func TestHarnessRunsOperatorCommandsOnItsLoop(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		l := mustOpen(t, rootIn(c.Dir), "t14")
 		c.Barrier()
 		rec, err := l.Tick(ctx0, TriggerManual, testHarness(t, "ops", c.Dir))
@@ -874,7 +874,7 @@ func TestHarnessRunsOperatorCommandsOnItsLoop(t *testing.T) {
 	}
 	dir := t.TempDir()
 	l := mustCreate(t, rootIn(dir), "t14", Template{})
-	g := proctest.Start(t, 1, dir)
+	g := testkit.Start(t, 1, dir)
 	g.Release()
 	g.Wait()
 	ops := strings.SplitN(string(readFile(t, filepath.Join(dir, "harness-ops"))), "\n", 2)

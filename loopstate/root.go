@@ -11,8 +11,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/atomicdir"
-	"github.com/filetxn/filetxn/internal/osfile"
+	"github.com/filetxn/filetxn/internal/fsys"
 )
 
 // The files of a loop, in <root>/loops/<name>/ (docs/formats/loopstate.md
@@ -94,7 +93,7 @@ func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*L
 	exists := func() (*Loop, error) {
 		return nil, fmt.Errorf("loopstate: Create: loop %s exists (%s): %w", name, l.dir, fs.ErrExist)
 	}
-	pd, err := atomicdir.Create(l.dir, 0o755, true)
+	pd, err := fsys.CreateDir(l.dir, 0o755, true)
 	if errors.Is(err, fs.ErrExist) {
 		return exists()
 	}
@@ -133,7 +132,7 @@ func (r *Root) Open(ctx context.Context, name string) (*Loop, error) {
 		return nil, err
 	}
 	l := r.loop(name)
-	data, err := osfile.ReadState(l.state, "Read", nil, 1)
+	data, err := fsys.ReadState(l.state, "Read", nil, 1)
 	if err != nil {
 		return nil, err
 	}

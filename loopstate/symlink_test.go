@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,7 +18,7 @@ import (
 // Ablation (run): os.Lstat for os.Stat in Ticks gives the log (nil error),
 // and in List lists the loop that Open then says is not there.
 func TestADanglingLinkAtTheStateIsNoLoop(t *testing.T) {
-	wine.Skip(t, wine.NoSymlinks)
+	testkit.Skip(t, testkit.NoSymlinks)
 	r, _ := newTestRoot(t)
 	linked := mustCreate(t, r, "linked", Template{})
 	dangling := mustCreate(t, r, "dangling", Template{})

@@ -12,7 +12,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
-	"github.com/filetxn/filetxn/internal/atomicstage"
+	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/proc"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -187,7 +187,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	// it (not a regular file, read-only) fails the tick now, before the
 	// marker is written and the harness does work that could not be
 	// recorded.
-	if err := atomicstage.Check("Tick", l.log); err != nil {
+	if err := fsys.Check("Tick", l.log); err != nil {
 		return TickRecord{}, err
 	}
 	if err := d.beginTick(now, pid, self); err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/atomicdir"
+	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/stretchr/testify/require"
 )
@@ -101,7 +101,7 @@ func TestIsTombstone(t *testing.T) {
 func TestStagingOfAKilledCreateIsNoLoop(t *testing.T) {
 	r, _ := newTestRoot(t)
 	mustCreate(t, r, "y", Template{})
-	pd, err := atomicdir.Create(r.loopDir("x"), 0o755, true)
+	pd, err := fsys.CreateDir(r.loopDir("x"), 0o755, true)
 	require.NoError(t, err)
 	for _, f := range []string{stateFile, lockFile, tickLog} {
 		require.NoError(t, os.WriteFile(filepath.Join(pd.Path(), f), nil, 0o644))
@@ -125,7 +125,7 @@ func TestStagingOfAKilledCreateIsNoLoop(t *testing.T) {
 // loop is there, as Create's godoc says; Delete's says the same, and the
 // loop is gone (its tombstone goes with the next Create).
 // Ablation (run): without the "not synced" wording in
-// atomicdir.RenameNoReplace, both errors read as if nothing had happened.
+// fsys.RenameNoReplace, both errors read as if nothing had happened.
 func TestCreateAndDeleteWhoseDirectorySyncFailsSayTheRenameHappened(t *testing.T) {
 	r, _ := newTestRoot(t)
 	loops := filepath.Join(r.dir, loopsDir)

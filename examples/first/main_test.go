@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // TestFirstProgramCountsEveryRunOfEveryProcess: 4 processes run main 25
@@ -16,7 +16,7 @@ import (
 // os.ReadFile, +1, os.WriteFile) loses runs, and the count goes red.
 func TestFirstProgramCountsEveryRunOfEveryProcess(t *testing.T) {
 	const procs, each = 4, 25
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		t.Chdir(c.Dir)
 		devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		require.NoError(t, err)
@@ -29,7 +29,7 @@ func TestFirstProgramCountsEveryRunOfEveryProcess(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	g := proctest.Start(t, procs, dir)
+	g := testkit.Start(t, procs, dir)
 	g.Release()
 	g.Wait()
 	b, err := os.ReadFile(filepath.Join(dir, "state.json"))

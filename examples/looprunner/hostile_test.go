@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/testkit"
 )
 
 // An odd input is what a data file can be that a store does not expect:
@@ -72,14 +72,14 @@ func oddInputs(seed []byte, many []byte) []oddInput {
 			t.Cleanup(func() { l.Close() })
 		}},
 		{"symlink loop", func(t *testing.T, p string) {
-			wine.Skip(t, wine.NoSymlinks)
+			testkit.Skip(t, testkit.NoSymlinks)
 			if err := os.Symlink(filepath.Base(p)+".b", p); err != nil {
 				t.Skipf("no symbolic links here: %v", err)
 			}
 			require.NoError(t, os.Symlink(filepath.Base(p), p+".b"))
 		}},
 		{"dangling symlink", func(t *testing.T, p string) {
-			wine.Skip(t, wine.NoSymlinks)
+			testkit.Skip(t, testkit.NoSymlinks)
 			if err := os.Symlink("missing-"+filepath.Base(p), p); err != nil {
 				t.Skipf("no symbolic links here: %v", err)
 			}
@@ -344,7 +344,7 @@ func TestAbsurdArgumentsAreRefusedAndChangeNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.code == exitRefused && strings.Contains(tc.name, "256 bytes") {
-				wine.Skip(t, "Wine 8 reports a name longer than the file system allows as not found (ERROR_FILE_NOT_FOUND)")
+				testkit.Skip(t, "Wine 8 reports a name longer than the file system allows as not found (ERROR_FILE_NOT_FOUND)")
 			}
 			e := newEnv(t)
 			require.NoError(t, os.WriteFile(e.path("dw.md"), []byte(fuzzLedger), 0o644))

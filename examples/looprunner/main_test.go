@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/filetxn/filetxn/internal/wine"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -83,7 +83,7 @@ func runIn(t *testing.T, dir string, env []string, args ...string) result {
 		// (Wine 8 now and then fails a CreateProcess under load) is tried
 		// again, up to three times: nothing ran, so a retry changes nothing
 		// the test checks. Elsewhere a failed start fails at once.
-		if try == 3 || !wine.Detected() || !strings.Contains(err.Error(), "Internal error") {
+		if try == 3 || !testkit.Detected() || !strings.Contains(err.Error(), "Internal error") {
 			t.Fatal(err)
 		}
 		cmd = exec.Command(bin, args...)

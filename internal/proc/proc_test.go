@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/filetxn/filetxn/internal/proctest"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -51,11 +51,11 @@ func TestGoneIsFalseForNonPositivePids(t *testing.T) {
 // that takes a missing pid for a live one, ignoring both ESRCH and a
 // missing /proc/<pid>, makes it red.)
 func TestGoneAfterTheProcessExits(t *testing.T) {
-	if c := proctest.Child(t); c != nil {
+	if c := testkit.Child(t); c != nil {
 		c.Barrier() // never released: the parent kills it here
 		return
 	}
-	g := proctest.Start(t, 1, t.TempDir())
+	g := testkit.Start(t, 1, t.TempDir())
 	pid := g.Pid(0)
 	tok := Start(pid)
 	if tokens() {

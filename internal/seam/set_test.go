@@ -13,7 +13,7 @@ import (
 // the order set, and returns the first error; a hook's remove takes it
 // out at once, and the end of its test takes out what is left, so that At
 // finds no hook after it. Ablation: Set replacing the hook before it (as
-// internal/fault's did) loses the first hook's calls, and this test goes
+// internal/seam's did) loses the first hook's calls, and this test goes
 // red.
 func TestSetAddsHooksUntilRemovedOrTheTestEnds(t *testing.T) {
 	errFirst, errSecond := errors.New("first"), errors.New("second")

@@ -146,7 +146,7 @@ type call struct {
 // those microseconds can make the last two figures a little high.)
 //
 // Ablations (each seen red): without the engine's removal of a dead
-// writer's temporary file (removeStale(pf.stale) in atomicstage's publish)
+// writer's temporary file (removeStale(pf.stale) in fsys's publish)
 // the run ends with temps left; without loopstate's recovery of an abandoned tick's line
 // (settleAbandoned's recoverTick) the tick log misses lines.
 func TestTortureLosesNothingToKills(t *testing.T) {
@@ -585,7 +585,7 @@ func seen(lockFile string, pid int, files []string, start time.Time) killedAt {
 		es, _ := os.ReadDir(dir)
 		for _, e := range es {
 			// The engine's temporary names: "." + base + "." + 16 hex
-			// digits + "-0.tmp" or "-1.tmp" (internal/staletemp).
+			// digits + "-0.tmp" or "-1.tmp" (internal/fsys).
 			rest, ok := strings.CutPrefix(e.Name(), "."+base+".")
 			if !ok || len(rest) != len("0123456789abcdef-0.tmp") || !strings.HasSuffix(rest, ".tmp") {
 				continue

@@ -1,8 +1,0 @@
-//go:build !linux && !darwin && !windows
-
-package atomicdir
-
-// renameNoReplace has no kernel support here: see renameFallback.
-func renameNoReplace(oldpath, newpath string) error {
-	return renameFallback(oldpath, newpath)
-}

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package oddfile
-
-import "testing"
-
-// makeSpecial makes nothing: only directories are made on this system.
-func makeSpecial(t testing.TB, paths map[string]string) {}
