@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -176,4 +177,20 @@ func TestAcquireAllStartsAgainUntilCtxEnds(t *testing.T) {
 		require.NoError(t, err, "TryAcquire(%s) after AcquireAll gave up = %v, want it free", p, err)
 		require.NoError(t, h.Release())
 	}
+}
+
+// onAcquireAll calls fn before AcquireAll acquires the k-th lock of its
+// order (k from 0), on path, in every round, until t ends.
+func onAcquireAll(t testing.TB, fn func(k int, path string)) {
+	k := -1
+	seam.Set(t, func(p seam.Point, path string) error {
+		switch p {
+		case seam.Ordered:
+			k = -1
+		case seam.Acquiring:
+			k++
+			fn(k, path)
+		}
+		return nil
+	})
 }

@@ -17,19 +17,3 @@ func onPoint(t testing.TB, point seam.Point, fn func(path string)) {
 		return nil
 	})
 }
-
-// onAcquireAll calls fn before AcquireAll acquires the k-th lock of its
-// order (k from 0), on path, in every round, until t ends.
-func onAcquireAll(t testing.TB, fn func(k int, path string)) {
-	k := -1
-	seam.Set(t, func(p seam.Point, path string) error {
-		switch p {
-		case seam.Ordered:
-			k = -1
-		case seam.Acquiring:
-			k++
-			fn(k, path)
-		}
-		return nil
-	})
-}
