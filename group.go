@@ -622,10 +622,12 @@ func (b *batch[D]) finish() {
 			writers++
 		}
 	}
+	written := false
 	if writers > 0 && !bytes.Equal(b.cur, b.base) {
 		commit, sync, err := b.tx.write(b.s.path, b.cur, nil)
 		if commit.Written {
 			b.s.published(b.cur)
+			written = true
 		}
 		commit.shared = writers > 1
 		b.sync = sync
@@ -637,6 +639,12 @@ func (b *batch[D]) finish() {
 				c.err = err
 			}
 		}
+	}
+	if b.dirty && !written {
+		// An encoding that changed may lie in the room after the bytes
+		// read (see readDoc), and its codec may keep it: the next batch,
+		// which reads the same bytes, must not get that room again.
+		b.s.last.Store(nil)
 	}
 	if rest := b.calls[b.next:]; len(rest) > 0 {
 		b.s.g.requeue(rest)
