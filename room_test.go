@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn/internal/fault"
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // roomDoc is a log that appends in place to the bytes it was decoded from,
@@ -52,15 +52,15 @@ func TestMutateGivesTheRoomOfAnUnpublishedEncodingToNoOtherDecode(t *testing.T) 
 	require.NoError(t, err)
 
 	failRename := errors.New("injected rename failure")
-	fault.Set(t, func(step fault.Step, _ string) error {
-		if step == fault.Rename {
+	remove := seam.Set(t, func(p seam.Point, _ string) error {
+		if p == seam.Rename {
 			return failRename
 		}
 		return nil
 	})
 	_, err = s.Mutate(ctx, add("AAAA\n"))
 	require.ErrorIs(t, err, failRename, "Mutate with a failing rename = %v, want the rename's error", err)
-	fault.Set(t, func(fault.Step, string) error { return nil })
+	remove()
 
 	_, err = s.Mutate(ctx, add("BBBB\n"))
 	require.NoError(t, err)
