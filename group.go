@@ -76,6 +76,10 @@ type group[D any] struct {
 	// goroutines have not resumed yet: runnable, but not yet run. The next
 	// leader yields while there are some (see yield).
 	waking atomic.Int32
+
+	// leader is the goroutine of the leading call while it leads (0 when
+	// none): fn of its probe calling Mutate would queue behind itself.
+	leader atomic.Int64
 }
 
 // wait records that the leader found the lock busy, or not to be had, and
@@ -339,7 +343,9 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 // does not hold the lock, and its ctx is not done. A goroutine that holds
 // it (fn of a running batch calling Mutate, a follower's included, whose
 // goroutine acts for the leader's, or a Locked callback doing so) would
-// wait for itself: it gets lock.ErrReentrant, as from the lock itself,
+// wait for itself, as would the leading call's goroutine (fn of its probe,
+// which runs before it takes the lock): it gets lock.ErrReentrant, as from
+// the lock itself,
 // which judges re-entry by goroutine. The check (lock.Held) takes nothing,
 // so that it never makes the lock look busy to the leader's own attempt,
 // and asks the kernel for no lock. A done ctx never waits: it gets the
@@ -350,7 +356,7 @@ func (s *Store[D]) mayQueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if lock.Held(lockPath) {
+	if lock.Held(lockPath) || s.g.leader.Load() == proc.ID() {
 		return &fs.PathError{Op: "Acquire", Path: lockPath, Err: lock.ErrReentrant}
 	}
 	if ctx.Err() != nil {
@@ -422,9 +428,13 @@ func (s *Store[D]) lead(c *call[D]) (commit Commit, err error) {
 			commit, err = c.commit, c.err
 		}
 		if grouped {
+			s.g.leader.Store(0)
 			s.g.handOff()
 		}
 	}()
+	if grouped {
+		s.g.leader.Store(proc.ID())
+	}
 	// The lock path is resolved once for both attempts: with WithStateRoot
 	// that follows the data file's symlinks, a stat of each of its elements.
 	lockPath, pathErr := s.LockPath()
