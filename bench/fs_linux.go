@@ -44,3 +44,7 @@ func fileSystem(dir string) string {
 	}
 	return best + ", " + magic
 }
+
+// syncAll commits every file system's pending writes (sync(2)), so that
+// work left by one section is not paid by the next.
+func syncAll() { unix.Sync() }

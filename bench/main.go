@@ -9,7 +9,7 @@
 //
 // Usage, from the bench directory of the repository:
 //
-//	go run . [-rounds N] [-sections lock,txn,dirsize,group,contend,scaling] [-runs N] [-md ../BENCHMARKS.md -svg ../docs/bench]
+//	go run . [-rounds N] [-sections lock,txn,group,contend,scaling,dirsize] [-runs N] [-md ../BENCHMARKS.md -svg ../docs/bench]
 //
 // Without -md it prints the tables; with -md it writes them, the machine
 // and the command as a Markdown file, and with -svg the charts of the
@@ -47,7 +47,7 @@ type config struct {
 // new run keeps.
 const notesHeading = "## Notes"
 
-var allSections = []string{"lock", "txn", "dirsize", "group", "contend", "scaling"}
+var allSections = []string{"lock", "txn", "group", "contend", "scaling", "dirsize"}
 
 func main() {
 	if os.Getenv(childEnv) != "" {
