@@ -298,7 +298,9 @@ func TestJSONKeepsNumbersExactly(t *testing.T) {
 // a *FormatError whose line and column lie within the file, or decodes it to a
 // document whose encoding reads back to a document that encodes the same
 // (so that a no-op writes nothing and a failed fn is undone), unchanged and
-// changed, and, with KeepUnknownFields, keeps the unknown keys of the file.
+// changed, and, with KeepUnknownFields, keeps the unknown keys of the file
+// (a key that names a field of Queue in another case, such as "neXt", is
+// the field's, as encoding/json decodes it, and is written as "next").
 func FuzzJSON(f *testing.F) {
 	for _, seed := range []string{handFormatted, `{"next": 1, "jbos": []}`, `{"jobs": [{"id": 1, "taks": "x"}]}`,
 		"{\"next\": \"one\"}", "[1]", "{} {}", "{\"next\": 1,\n \"jobs\": [}", "\"\\\"\"", "{\"x\\\"y\": 1}"} {
@@ -331,6 +333,9 @@ func FuzzJSON(f *testing.F) {
 					var in, kept map[string]json.RawMessage
 					if json.Unmarshal(data, &in) == nil && json.Unmarshal(out, &kept) == nil {
 						for k := range in {
+							if strings.EqualFold(k, "next") || strings.EqualFold(k, "jobs") {
+								continue // a field of Queue, matched as encoding/json matches keys (any case), written as its own name
+							}
 							_, ok := kept[k]
 							require.True(t, ok, "Rewrite(Decode(%q)) = %q, lost the key %q", data, out, k)
 						}
