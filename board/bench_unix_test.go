@@ -245,13 +245,14 @@ func (r *rawFloor) writeRaw(b *testing.B, data []byte) {
 }
 
 // flipCodec is about the least a codec can do: the document is a copy of the bytes, and
-// Encode gives it back. The copy is needed: the benchmark's fn flips a byte of the document
-// in place, and a codec must not change the bytes Decode was given nor what Encode returned
-// (the store's baseline), or the store would see no change and write nothing.
+// Encode gives a copy of it back. Both copies are needed: the benchmark's fn flips a byte of
+// the document in place, and the Codec contract forbids changing the bytes Decode was given
+// or what Encode returned (the store's baseline): with either shared, the store would see no
+// change and write nothing.
 type flipCodec struct{}
 
 func (flipCodec) Decode(b []byte) (*[]byte, error) { c := bytes.Clone(b); return &c, nil }
-func (flipCodec) Encode(b *[]byte) ([]byte, error) { return *b, nil }
+func (flipCodec) Encode(b *[]byte) ([]byte, error) { return bytes.Clone(*b), nil }
 
 // newEngine returns an engine store for the board at path, configured as board.Open
 // configures its own (lock under stateRoot) plus opts.
