@@ -345,10 +345,9 @@ func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (C
 // goroutine acts for the leader's, or a Locked callback doing so) would
 // wait for itself, as would the leading call's goroutine (fn of its probe,
 // which runs before it takes the lock): it gets lock.ErrReentrant, as from
-// the lock itself,
-// which judges re-entry by goroutine. The check (lock.Held) takes nothing,
-// so that it never makes the lock look busy to the leader's own attempt,
-// and asks the kernel for no lock. A done ctx never waits: it gets the
+// the lock itself, which judges re-entry by goroutine. The check (lock.Held)
+// takes nothing, so that it never makes the lock look busy to the leader's
+// own attempt, and asks the kernel for no lock. A done ctx never waits: it gets the
 // lock's busy error, since a leader has or is about to take the lock.
 func (s *Store[D]) mayQueue(ctx context.Context) error {
 	_ = seam.At(seam.MayQueue, s.path)
