@@ -472,6 +472,11 @@ func (s *Store[D]) lead(c *call[D]) (commit Commit, err error) {
 			}
 		}
 	}
+	// An unfinished multi-file commit over this file is completed (or
+	// undone) before the batch reads.
+	if h, err = settle(c.ctx, h, s.o.lockOpts); err != nil {
+		return Commit{}, err
+	}
 	if grouped {
 		s.g.held()
 	}

@@ -20,6 +20,7 @@ type options struct {
 	noWait    bool
 	lockOpts  []lock.Option
 	err       error // the first invalid option, reported by NewStore
+	lockErr   error // WithNoLock: every call that needs the lock fails with this
 
 	// probeLockOpts is lockOpts and lock.WithoutCreate, set by NewStore: a
 	// MutateProbed's first attempt at the lock creates no lock file.
@@ -84,4 +85,17 @@ func WithNoWait() Option { return func(o *options) { o.noWait = true } }
 // lock.WithPurpose, or lock.WithWaitReport to report long waits.
 func WithLockOptions(opts ...lock.Option) Option {
 	return func(o *options) { o.lockOpts = append(o.lockOpts, opts...) }
+}
+
+// WithNoLock makes every call that needs the lock fail with err (inside an
+// *fs.PathError naming the data file), before any I/O, for a store whose
+// lock cannot be placed (a typed store that found no state root): View, and
+// a MutateProbed that changes nothing, still succeed. A nil err is refused.
+func WithNoLock(err error) Option {
+	return func(o *options) {
+		if err == nil {
+			o.invalid("WithNoLock(nil): no error to fail with")
+		}
+		o.lockErr = err
+	}
 }

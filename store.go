@@ -138,6 +138,8 @@ func NewStore[D any](path string, codec Codec[D], opts ...Option) (*Store[D], er
 // lock.SidecarPath); it creates nothing.
 func (s *Store[D]) LockPath() (string, error) {
 	switch {
+	case s.o.lockErr != nil:
+		return "", &fs.PathError{Op: "Lock", Path: s.path, Err: s.o.lockErr}
 	case s.o.lockPath != "":
 		return s.o.lockPath, nil
 	case s.o.stateRoot != "":
@@ -316,10 +318,16 @@ func (s *Store[D]) acquire(ctx context.Context) (*lock.Handle, error) {
 	if err != nil {
 		return nil, err
 	}
+	var h *lock.Handle
 	if s.o.noWait {
-		return lock.TryAcquire(lockPath, s.o.lockOpts...)
+		h, err = lock.TryAcquire(lockPath, s.o.lockOpts...)
+	} else {
+		h, err = lock.Acquire(ctx, lockPath, s.o.lockOpts...)
 	}
-	return lock.Acquire(ctx, lockPath, s.o.lockOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return settle(ctx, h, s.o.lockOpts)
 }
 
 // holding runs fn with h held, and releases h.

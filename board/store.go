@@ -18,10 +18,11 @@ import (
 // anything but a regular file (a named pipe, a directory) is refused without blocking,
 // with an error wrapping atomicfile.ErrNotRegular.
 type Store struct {
-	path    string
-	codec   codec
-	s       *filetxn.Store[*Doc]
-	rootErr error // the default lock's state root could not be derived: writes fail with this
+	membership // a member of filetxn.MutateAll, through s
+	path       string
+	codec      codec
+	s          *filetxn.Store[*Doc]
+	rootErr    error // the default lock's state root could not be derived: writes fail with this
 }
 
 // unplaced is the lock path that Open puts first to learn whether the caller's options
@@ -52,25 +53,42 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 		return nil, err
 	}
 	if lp, _ := s.s.LockPath(); lp != unplaced {
+		s.membership = filetxn.Join(s.s, nil, nil)
 		return s, nil
 	}
 	root, err := fsys.StateRoot()
 	if err != nil {
 		s.rootErr = &fs.PathError{Op: "Lock", Path: path, Err: err}
+		// The engine store of a board without a lock fails what needs the
+		// lock with err: MutateAll, before any lock is taken.
+		if s.s, err = filetxn.NewStore[*Doc](path, s.codec, append([]filetxn.Option{filetxn.WithLockPath(unplaced)}, append(opts, filetxn.WithNoLock(err))...)...); err != nil {
+			return nil, err
+		}
+		s.membership = filetxn.Join(s.s, nil, nil)
 		return s, nil
 	}
 	if s.s, err = filetxn.NewStore[*Doc](path, s.codec, append([]filetxn.Option{filetxn.WithStateRoot(root)}, opts...)...); err != nil {
 		return nil, err
 	}
+	s.membership = filetxn.Join(s.s, nil, nil)
 	return s, nil
 }
+
+// membership makes a Store a filetxn.Member.
+type membership = filetxn.Membership
+
+// In returns the board's Doc in m, for the fn of a filetxn.MutateAll that
+// has s among its members: read under the board's lock, changed in place
+// (Doc.Advance), published with the other members' changes or not at all.
+// It panics if s is not a member of m, or if m's fn has returned.
+func (s *Store) In(m *filetxn.Multi) *Doc { return filetxn.In(m, s.s) }
 
 func openWith(path string, codec codec, opts ...filetxn.Option) (*Store, error) {
 	eng, err := filetxn.NewStore[*Doc](path, codec, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{path: path, codec: codec, s: eng}, nil
+	return &Store{membership: filetxn.Join(eng, nil, nil), path: path, codec: codec, s: eng}, nil
 }
 
 // LockPath returns the lock file that guards the board. It creates nothing.

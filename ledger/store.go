@@ -34,10 +34,11 @@ import (
 // matching lock.ErrLockLost), and a path that is not a regular file is
 // refused without blocking (an error wrapping atomicfile.ErrNotRegular).
 type Store struct {
-	path    string
-	archive string
-	eng     *filetxn.Store[*Doc]
-	rootErr error // the lock's state root could not be derived: writes fail with this
+	membership // a member of filetxn.MutateAll, through eng
+	path       string
+	archive    string
+	eng        *filetxn.Store[*Doc]
+	rootErr    error // the lock's state root could not be derived: writes fail with this
 }
 
 // probe is the lock-free read that lets an operation that writes nothing
@@ -77,18 +78,35 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	}
 	s := &Store{path: path, archive: filepath.Join(filepath.Dir(path), archiveName), eng: eng}
 	if lp, _ := eng.LockPath(); lp != unplaced {
+		s.membership = filetxn.Join(s.eng, nil, nil)
 		return s, nil
 	}
 	root, err := BmadLoopStateRoot()
 	if err != nil {
 		s.rootErr = err
+		// The engine store of a ledger without a lock fails what needs the
+		// lock with rootErr: MutateAll, before any lock is taken.
+		if s.eng, err = filetxn.NewStore[*Doc](path, new(codec), append([]filetxn.Option{filetxn.WithLockPath(unplaced)}, append(opts, filetxn.WithNoLock(err))...)...); err != nil {
+			return nil, err
+		}
+		s.membership = filetxn.Join(s.eng, nil, nil)
 		return s, nil
 	}
 	if s.eng, err = filetxn.NewStore[*Doc](path, new(codec), append([]filetxn.Option{filetxn.WithStateRoot(root)}, opts...)...); err != nil {
 		return nil, err
 	}
+	s.membership = filetxn.Join(s.eng, nil, nil)
 	return s, nil
 }
+
+// membership makes a Store a filetxn.Member.
+type membership = filetxn.Membership
+
+// In returns the ledger's Doc in m, for the fn of a filetxn.MutateAll that
+// has s among its members: read under the ledger's lock, changed in place,
+// published with the other members' changes or not at all. It panics if s
+// is not a member of m, or if m's fn has returned.
+func (s *Store) In(m *filetxn.Multi) *Doc { return filetxn.In(m, s.eng) }
 
 // LockPath returns the path of the lock file that guards the ledger (and its
 // archive). It creates nothing.

@@ -23,6 +23,13 @@ type options struct {
 	OnWait      func(*BusyError) // WithWaitReport: called once by a long wait
 	NoCreate    bool             // WithoutCreate: a missing lock file is an error
 	AnyFS       bool             // WithAnyFileSystem: no refusal of the file system
+	ForPath     []pathOptions    // ForPath: options of AcquireAll for one of its paths
+}
+
+// pathOptions is one ForPath option: opts for the lock file at path.
+type pathOptions struct {
+	path string
+	opts []Option
 }
 
 // collect applies opts to the zero options. The options escape to the heap

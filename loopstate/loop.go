@@ -39,12 +39,13 @@ import (
 // SetSchedule, when they change nothing, answer from the file as last
 // written.
 type Loop struct {
-	root  *Root
-	name  string
-	dir   string
-	state string // dir/.state.loop
-	lock  string // dir/.state.lock
-	log   string // dir/ticks.jsonl
+	membership // a member of filetxn.MutateAll, through engine("commit")
+	root       *Root
+	name       string
+	dir        string
+	state      string // dir/.state.loop
+	lock       string // dir/.state.lock
+	log        string // dir/ticks.jsonl
 
 	mu     sync.Mutex                        // protects stores
 	stores map[storeKey]*filetxn.Store[*Doc] // the engine's stores of the state file, built on first use
@@ -60,6 +61,31 @@ type storeKey struct {
 
 // Name returns the loop's name.
 func (l *Loop) Name() string { return l.name }
+
+// membership makes a Loop a filetxn.Member.
+type membership = filetxn.Membership
+
+// commitOp is the operation, and the lock's purpose, of a loop's state in a
+// filetxn.MutateAll.
+const commitOp = "commit"
+
+// In returns the loop's state in m, for the fn of a filetxn.MutateAll that
+// has l among its members: read under the loop's lock, changed in place
+// (fields, as in Mutate), and published with the other members' changes or
+// not at all, updated_at set when it changed. As in Mutate, a loop whose
+// tick's runner still runs after losing its lock file fails the MutateAll
+// before fn runs (ErrTickInProgress), and a missing loop gives
+// filetxn.ErrNotFound. It panics if l is not a member of m, or if m's fn
+// has returned.
+func (l *Loop) In(m *filetxn.Multi) *Doc { return filetxn.In(m, l.engine(commitOp, false)) }
+
+// join returns the loop's membership: its state, refused while a tick's
+// runner that lost its lock file still runs, stamped when changed.
+func (l *Loop) join() membership {
+	return filetxn.Join(l.engine(commitOp, false),
+		func(d *Doc) error { return l.runnerBusy(commitOp, d.current) },
+		func(d *Doc) { d.UpdatedAt = l.now() })
+}
 
 // LockPath returns the path of the loop's lock file,
 // <root>/loops/<name>/.state.lock, for lock.ReadHolder or a lock the caller

@@ -56,8 +56,10 @@ func (r *Root) loopDir(name string) string { return filepath.Join(r.dir, loopsDi
 // loop returns the Loop for a valid name, without I/O.
 func (r *Root) loop(name string) *Loop {
 	dir := r.loopDir(name)
-	return &Loop{root: r, name: name, dir: dir,
+	l := &Loop{root: r, name: name, dir: dir,
 		state: filepath.Join(dir, stateFile), lock: filepath.Join(dir, lockFile), log: filepath.Join(dir, tickLog)}
+	l.membership = l.join()
+	return l
 }
 
 // Create creates the loop name and returns it. Its state starts running,

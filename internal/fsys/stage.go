@@ -391,6 +391,10 @@ func (pf *PendingFile) rename() error {
 // from Create until CloseAtomicallyReplace or Cleanup.
 func (pf *PendingFile) TempPath() string { return pf.tmp }
 
+// TargetPath returns the path that CloseAtomicallyReplace replaces: the
+// caller's path with the symbolic links of its last element followed.
+func (pf *PendingFile) TargetPath() string { return pf.target }
+
 // fail returns err as an *fs.PathError for the caller's path, with the
 // caller's Op. When the path was a symbolic link, the error also names the
 // file it resolved to.
@@ -416,4 +420,58 @@ func syncFile(f *os.File, target string) error {
 		return err
 	}
 	return f.Sync()
+}
+
+// Sync fsyncs the temporary file now (unless NoSync), so that a later
+// CloseAtomicallyReplace or Detach has no fsync left to make. A caller that
+// stages several files syncs them at once (on several goroutines), so that
+// the file system can commit them together. An error is sticky, as Write's.
+func (pf *PendingFile) Sync() error {
+	if pf.state != pending {
+		return pf.fail(fs.ErrClosed)
+	}
+	if pf.err != nil {
+		return pf.err
+	}
+	if pf.sync {
+		if err := syncFile(pf.f, pf.target); err != nil {
+			pf.err = pf.fail(UnwrapOS(err))
+			return pf.err
+		}
+		pf.sync = false
+	}
+	return nil
+}
+
+// Detach closes the temporary file, leaves it where it is and hands it over
+// to the caller, who renames it over the target itself ([Replace]) or
+// removes it: Cleanup no longer touches it. It returns the temporary file's
+// path and the target's (the caller's path with the symbolic links of its
+// last element followed). A multi-file commit detaches its staged files, so
+// that a failure after the commit point leaves them for recovery.
+func (pf *PendingFile) Detach() (tmp, target string, err error) {
+	if pf.state != pending {
+		return "", "", pf.fail(fs.ErrClosed)
+	}
+	if pf.err != nil {
+		pf.Cleanup()
+		return "", "", pf.err
+	}
+	pf.closed = true
+	if err := pf.f.Close(); err != nil {
+		pf.Cleanup()
+		return "", "", pf.fail(UnwrapOS(err))
+	}
+	pf.state = replaced
+	return pf.tmp, pf.target, nil
+}
+
+// Replace renames the file at tmp over target (no directory fsync: see
+// SyncDir), as CloseAtomicallyReplace does, for a staged file that was
+// detached. On Windows durable asks for a write-through move.
+func Replace(tmp, target string, durable bool) error {
+	if err := seam.At(seam.Rename, target); err != nil {
+		return err
+	}
+	return replace(tmp, target, durable)
 }

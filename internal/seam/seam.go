@@ -19,13 +19,15 @@ const (
 	Read    Point = "read"    // the engine, or a typed store's lock-free probe, reads a data file
 	Lock    Point = "lock"    // package lock takes a lock (path: the lock file)
 	Mkdir   Point = "mkdir"   // package lock creates a lock file's directory
+	Intent  Point = "intent"  // a multi-file commit writes, or fsyncs, its intent record (path: the record)
+	Retire  Point = "retire"  // a multi-file commit, or its recovery, removes its intent record (path: the record)
 )
 
 // Fails reports whether a hook's error at p fails the work: whether p is
 // a file-system step.
 func (p Point) Fails() bool {
 	switch p {
-	case Create, Write, Sync, Rename, SyncDir, Read, Lock, Mkdir:
+	case Create, Write, Sync, Rename, SyncDir, Read, Lock, Mkdir, Intent, Retire:
 		return true
 	}
 	return false
@@ -41,6 +43,9 @@ const (
 	Gather      Point = "gather"      // a group commit leader holds the lock and is about to yield and take the queue (path: the data file)
 	MayQueue    Point = "mayqueue"    // a Mutate checks that it may wait in the queue (path: the data file)
 	Taken       Point = "taken"       // a Mutate whose ctx ended finds its call taken into a batch, or promoted, and waits for its answer (path: the data file)
+	Committed   Point = "committed"   // a multi-file commit's staged files and intent records are durable, and its locks about to be checked (path: the intent record of its first lock)
+	Published   Point = "published"   // a multi-file commit (or its recovery) has renamed one staged file over its target (path: the target)
+	Recovering  Point = "recovering"  // a transaction found an unfinished multi-file commit and holds its locks, about to complete or undo it (path: the intent record)
 )
 
 // A typed store's points: a hook's error is ignored.

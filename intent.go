@@ -1,0 +1,607 @@
+package filetxn
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/filetxn/filetxn/internal/fsys"
+	"github.com/filetxn/filetxn/internal/seam"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// The intent record of a multi-file commit (docs/formats/commit.md): one
+// copy beside each of the commit's lock files, at the lock file's path with
+// intentSuffix after it, so that a transaction that holds any one of the
+// locks finds it with one open of a path it knows, and no directory read.
+// A copy is two lines: the record as one line of JSON, then the SHA-256 of
+// that line in hexadecimal, which tells a whole copy from a torn one.
+const intentSuffix = ".intent"
+
+// intentFormat is the record's format version; a record of another is
+// refused, never completed or removed.
+const intentFormat = 1
+
+// commitKey tells a commit's staged files from a single write's temporary
+// files in fsys.Names: a single write never removes them, and a commit never
+// takes a single write's.
+const commitKey = "\x00commit"
+
+// recoverLockOpts are the options of a lock taken only to complete or undo
+// an unfinished commit: its file exists (the commit's writer held it).
+var recoverLockOpts = []lock.Option{lock.WithPurpose("recover"), lock.WithoutCreate()}
+
+// intentPath returns the path of the copy beside the lock file at
+// lockPath: lockPath with intentSuffix, or, for a lock file whose name
+// leaves no room for the suffix within the usual 255-byte limit, the first
+// fsys.MaxTempBase bytes of the name with a hash of the whole name.
+func intentPath(lockPath string) string {
+	dir, base := filepath.Split(lockPath)
+	if len(base)+len(intentSuffix) <= 255 {
+		return lockPath + intentSuffix
+	}
+	n := fsys.MaxTempBase
+	for n > 0 && !utf8.RuneStart(base[n]) {
+		n--
+	}
+	return dir + base[:n] + "-" + digestHex([]byte(base))[:16] + intentSuffix
+}
+
+// intentRecord is the commit's decision: the files it replaces, each with
+// its staged version and the digests before and after, in the order of the
+// renames, and the locks that guard them.
+type intentRecord struct {
+	Format int          `json:"filetxn_commit"`
+	ID     string       `json:"id"`
+	Locks  []string     `json:"locks"`
+	Files  []intentFile `json:"files"`
+}
+
+type intentFile struct {
+	Path    string `json:"path"`    // the target, absolute, its last element's links followed
+	Staged  string `json:"staged"`  // the staged file, in the target's directory
+	Old     string `json:"old"`     // the SHA-256 of the bytes replaced, hex; "" for no file
+	New     string `json:"new"`     // the SHA-256 of the staged bytes, hex
+	Durable bool   `json:"durable"` // fsynced: the rename's directory is fsynced too
+}
+
+func digestHex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// encode returns a copy's bytes.
+func (r *intentRecord) encode() []byte {
+	line, err := json.Marshal(r)
+	if err != nil {
+		panic("filetxn: intent record: " + err.Error()) // strings and ints only
+	}
+	return fmt.Appendf(nil, "%s\n%s\n", line, digestHex(line))
+}
+
+// errTorn is a copy cut short: its writer died before the record was
+// durable, so the commit never reached its commit point.
+var errTorn = errors.New("torn intent record")
+
+// readIntent reads the copy at path: nil when there is none; errTorn for a
+// torn one; an error naming it for one of another format.
+func readIntent(path string) (*intentRecord, error) {
+	data, err := fsys.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, &fs.PathError{Op: "Recover", Path: path, Err: underlying(err)}
+	}
+	const magic = `{"filetxn_commit":`
+	if !bytes.HasPrefix(data, []byte(magic)) {
+		if len(data) < len(magic) && bytes.HasPrefix([]byte(magic), data) {
+			return nil, errTorn
+		}
+		return nil, &fs.PathError{Op: "Recover", Path: path, Err: &FormatError{Line: 1, Err: errors.New("not an intent record of a multi-file commit")}}
+	}
+	line, rest, ok := bytes.Cut(data, []byte("\n"))
+	if !ok || string(rest) != digestHex(line)+"\n" {
+		return nil, errTorn
+	}
+	var r intentRecord
+	if err := json.Unmarshal(line, &r); err != nil {
+		return nil, &fs.PathError{Op: "Recover", Path: path, Err: &FormatError{Line: 1, Err: fmt.Errorf("intent record: %w", err)}}
+	}
+	if r.Format != intentFormat {
+		return nil, &fs.PathError{Op: "Recover", Path: path, Err: &FormatError{Line: 1, Key: "filetxn_commit",
+			Err: fmt.Errorf("intent record of format %d, written by a newer version of filetxn: complete it with that version", r.Format)}}
+	}
+	if len(r.Files) == 0 || len(r.Locks) == 0 || r.ID == "" {
+		return nil, &fs.PathError{Op: "Recover", Path: path, Err: &FormatError{Line: 1, Err: errors.New("intent record names no file or no lock")}}
+	}
+	return &r, nil
+}
+
+// loadIntent is readIntent that removes a torn copy (the lock beside it is
+// held: nobody else writes it), and then reports none.
+func loadIntent(path string) (*intentRecord, error) {
+	r, err := readIntent(path)
+	if err == errTorn {
+		if err := removeIntent(path); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	return r, err
+}
+
+func removeIntent(path string) error {
+	err := seam.At(seam.Retire, path)
+	if err == nil {
+		err = os.Remove(path)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return stepError("Commit", path, "remove the intent record", err)
+	}
+	return nil
+}
+
+// stepError names the file and the step of a multi-file commit that failed.
+func stepError(op, path, step string, err error) error {
+	return &fs.PathError{Op: op, Path: path, Err: fsys.StepError{Step: step, Err: underlying(err)}}
+}
+
+// parallel runs tasks at once, the first on the calling goroutine, and
+// returns the first error in their order. fsyncs issued together let the
+// file system commit them in one journal transaction (ext4's jbd2 joins
+// every fsync that arrives while it commits), where one after another each
+// pays its own.
+func parallel(tasks []func() error) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	errs := make([]error, len(tasks))
+	var wg sync.WaitGroup
+	for i := 1; i < len(tasks); i++ {
+		wg.Go(func() { errs[i] = tasks[i]() })
+	}
+	errs[0] = tasks[0]()
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncDirs returns the tasks that fsync each directory of paths once.
+func syncDirs(paths []string) []func() error {
+	var dirs []string
+	for _, p := range paths {
+		if d := filepath.Dir(p); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	tasks := make([]func() error, len(dirs))
+	for i, d := range dirs {
+		tasks[i] = func() error {
+			if err := fsys.SyncDir(d); err != nil {
+				return stepError("Commit", d, "fsync the directory", err)
+			}
+			return nil
+		}
+	}
+	return tasks
+}
+
+// staged is one file of a commit, staged.
+type staged struct {
+	i       int // the part's index
+	pf      *fsys.PendingFile
+	durable bool
+	tmp     string // absolute, once detached
+	target  string
+}
+
+// publish commits the changed parts (two or more) under the held locks: it
+// stages each new version beside its target and writes the intent record
+// beside each lock, fsyncs all of them and their directories at once, checks
+// the locks, renames in order, fsyncs the targets' directories and removes
+// the records. Up to the first rename a failure undoes everything; after
+// it, the commit stands and the rest is left to recovery (errSplit).
+func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commit, error) {
+	st := make([]staged, 0, len(changed))
+	var intents []string
+	undo := func() {
+		for _, s := range st {
+			if s.tmp != "" {
+				_ = os.Remove(s.tmp)
+			} else {
+				_ = s.pf.Cleanup()
+			}
+		}
+		for _, ip := range intents {
+			_ = os.Remove(ip)
+		}
+	}
+	durable := false
+	for _, i := range changed {
+		p := c.parts[i]
+		o := fsys.Collect(p.opts().writeOptions(nil))
+		key, ok := fsys.Key(c.held[c.of[i]].Path())
+		if !ok {
+			undo()
+			return nil, c.lostError(i, nil)
+		}
+		o.LockKey = key + commitKey
+		pf, err := fsys.Create("Commit", p.path(), filePerm, o)
+		if err != nil {
+			undo()
+			return nil, err
+		}
+		st = append(st, staged{i: i, pf: pf, durable: !o.NoSync})
+		if _, err := pf.Write(outs[i]); err != nil {
+			undo()
+			return nil, err
+		}
+		durable = durable || !o.NoSync
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	rec := intentRecord{Format: intentFormat, ID: hex.EncodeToString(rnd[:]), Locks: c.locks}
+	for _, s := range st {
+		tmp, err1 := filepath.Abs(s.pf.TempPath())
+		target, err2 := filepath.Abs(s.pf.TargetPath())
+		if err := errors.Join(err1, err2); err != nil {
+			undo()
+			return nil, stepError("Commit", c.parts[s.i].path(), "name the staged file", err)
+		}
+		old := ""
+		if data := c.parts[s.i].readBytes(); data != nil {
+			old = digestHex(data)
+		}
+		rec.Files = append(rec.Files, intentFile{Path: target, Staged: tmp, Old: old, New: digestHex(outs[s.i]), Durable: s.durable})
+	}
+	record := rec.encode()
+
+	// The commit point: every staged file and every copy of the record
+	// durable, with their names. All are fsynced at once.
+	var tasks []func() error
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, lp := range c.locks {
+		ip := intentPath(lp)
+		err := seam.At(seam.Intent, ip)
+		var f *os.File
+		if err == nil {
+			f, err = fsys.OpenFile(ip, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		}
+		if err == nil {
+			intents = append(intents, ip)
+			files = append(files, f)
+			_, err = f.Write(record)
+		}
+		if err != nil {
+			undo()
+			return nil, stepError("Commit", ip, "write the intent record", err)
+		}
+		if durable {
+			tasks = append(tasks, func() error {
+				err := seam.At(seam.Intent, ip)
+				if err == nil {
+					err = f.Sync()
+				}
+				if err != nil {
+					return stepError("Commit", ip, "fsync the intent record", err)
+				}
+				return nil
+			})
+		}
+	}
+	var names []string
+	for _, s := range st {
+		tasks = append(tasks, s.pf.Sync)
+		names = append(names, s.pf.TempPath())
+	}
+	if durable {
+		tasks = append(tasks, syncDirs(append(names, intents...))...)
+	}
+	if err := parallel(tasks); err != nil {
+		undo()
+		return nil, err
+	}
+	_ = seam.At(seam.Committed, intents[0])
+
+	for k, h := range c.held {
+		if ok, err := h.Current(); !ok || err != nil {
+			undo()
+			return nil, c.lostError(slices.Index(c.of, k), err)
+		}
+	}
+	for k := range st {
+		s := &st[k]
+		tmp, target, err := s.pf.Detach()
+		if err != nil {
+			undo()
+			return nil, err
+		}
+		s.tmp, s.target = tmp, target
+	}
+	for k, s := range st {
+		if err := fsys.Replace(s.tmp, s.target, s.durable); err != nil {
+			err = stepError("Commit", c.parts[s.i].path(), "rename the staged file", err)
+			if k == 0 {
+				undo()
+				return nil, err
+			}
+			return commits, fmt.Errorf("%w: %w", errSplit, err)
+		}
+		_ = seam.At(seam.Published, s.target)
+		commits[s.i] = Commit{Written: true, published: outs[s.i]}
+	}
+	if durable {
+		var targets []string
+		for _, s := range st {
+			if s.durable {
+				targets = append(targets, s.target)
+			}
+		}
+		if err := parallel(syncDirs(targets)); err != nil {
+			return commits, fmt.Errorf("published, but not yet durable: %w", err)
+		}
+	}
+	for _, ip := range intents {
+		if err := removeIntent(ip); err != nil {
+			return commits, fmt.Errorf("published: %w", err)
+		}
+	}
+	return commits, nil
+}
+
+// settleHeld completes or undoes the unfinished commits recorded beside
+// the lock files at paths, which the caller holds (hs). A commit that names
+// a lock the caller does not hold is left alone: its locks come back in
+// need, for the caller to take them all, in order, and call again.
+func settleHeld(paths []string, hs []*lock.Handle) (need []string, err error) {
+	for _, lp := range paths {
+		ip := intentPath(lp)
+		r, err := loadIntent(ip)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			continue
+		}
+		var missing []string
+		for _, l := range r.Locks {
+			if !lock.Held(l) {
+				missing = append(missing, l)
+			}
+		}
+		if len(missing) > 0 {
+			need = append(need, missing...)
+			continue
+		}
+		if err := r.settle(ip, hs); err != nil {
+			return nil, err
+		}
+	}
+	return need, nil
+}
+
+// settle completes an unfinished commit recorded beside the lock h holds,
+// before its caller reads: it takes the commit's other locks (without
+// waiting while it holds h; if one is busy, it releases h and takes them
+// all in order), completes or undoes the commit, and releases them. It
+// returns the handle to go on with, h or one taken anew on the same lock
+// file (opts are its options); on an error it has released h. It costs one
+// failed open when there is no record.
+func settle(ctx context.Context, h *lock.Handle, opts []lock.Option) (*lock.Handle, error) {
+	for {
+		ip := intentPath(h.Path())
+		r, err := loadIntent(ip)
+		if err == nil && r == nil {
+			return h, nil
+		}
+		if err != nil {
+			h.Release()
+			return nil, err
+		}
+		_ = seam.At(seam.Recovering, ip)
+		var others []string
+		for _, l := range r.Locks {
+			if !lock.Held(l) {
+				others = append(others, l)
+			}
+		}
+		hs := []*lock.Handle{h}
+		busy := false
+		for _, l := range others {
+			o, err := lock.TryAcquire(l, recoverLockOpts...)
+			if errors.Is(err, lock.ErrWouldBlock) {
+				busy = true
+				break
+			}
+			if err != nil {
+				releaseAll(hs)
+				return nil, err
+			}
+			hs = append(hs, o)
+		}
+		if busy {
+			releaseAll(hs)
+			all := append([]string{h.Path()}, others...)
+			aopts := []lock.Option{lock.ForPath(h.Path(), opts...)}
+			for _, l := range others {
+				aopts = append(aopts, lock.ForPath(l, recoverLockOpts...))
+			}
+			if hs, err = lock.AcquireAll(ctx, all, aopts...); err != nil {
+				return nil, err
+			}
+			h = hs[0]
+			if r, err = loadIntent(ip); err != nil || r == nil {
+				releaseAll(hs[1:])
+				if err != nil {
+					h.Release()
+					return nil, err
+				}
+				continue
+			}
+		}
+		err = r.settle(ip, hs)
+		releaseAll(hs[1:])
+		if err != nil {
+			h.Release()
+			return nil, err
+		}
+	}
+}
+
+func releaseAll(hs []*lock.Handle) {
+	for _, h := range hs {
+		h.Release()
+	}
+}
+
+// settle completes the commit r (found at ip), or undoes it if it never
+// reached its commit point, under all of its locks (hs among them).
+//
+// The renames follow the record's order, and each consumes its staged file,
+// so the first file whose staged version is missing (or not the one
+// recorded) tells how far the commit got. If its target holds the new
+// version, it was renamed: the commit point was passed, and the rest is
+// renamed. If not, no file was renamed: the commit is undone, its staged
+// files removed. A target that holds neither its old nor its new version
+// where the decision needs one was written by a program that does not know
+// these records (an older filetxn, bmad-loop): then nothing is done, and
+// the error names it, wrapping ErrDiverged.
+func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
+	n := len(r.Files)
+	stagedOK := make([]bool, n)
+	target := make([]string, n)
+	for j, f := range r.Files {
+		sd, err := fileDigest(f.Staged)
+		if err != nil {
+			return err
+		}
+		stagedOK[j] = sd == f.New
+		if target[j], err = fileDigest(f.Path); err != nil {
+			return err
+		}
+	}
+	diverged := func(j int) error {
+		return &fs.PathError{Op: "Recover", Path: r.Files[j].Path, Err: fmt.Errorf(
+			"unfinished commit %s: the file was changed by a program that does not complete commits, so the commit can neither be completed nor undone: %w", ip, ErrDiverged)}
+	}
+	first := slices.Index(stagedOK, false)
+	var rename []int
+	switch {
+	case first < 0 && allOld(r, target):
+		for j := range n {
+			rename = append(rename, j)
+		}
+	case first < 0:
+		return r.undo(ip)
+	case target[first] == r.Files[first].New:
+		for j := first + 1; j < n; j++ {
+			switch f := r.Files[j]; {
+			case stagedOK[j] && target[j] == f.Old:
+				rename = append(rename, j)
+			case !stagedOK[j] && target[j] == f.New:
+			default:
+				return diverged(j)
+			}
+		}
+	case first > 0 || target[first] == r.Files[first].Old:
+		return r.undo(ip)
+	default:
+		return diverged(first)
+	}
+	for _, h := range hs {
+		if ok, err := h.Current(); !ok || err != nil {
+			if err == nil {
+				err = lock.ErrLockLost
+			}
+			return &fs.PathError{Op: "Recover", Path: ip, Err: fmt.Errorf("lock file %s: %w", h.Path(), err)}
+		}
+	}
+	var dirs []string
+	for _, j := range rename {
+		f := r.Files[j]
+		if err := fsys.Replace(f.Staged, f.Path, f.Durable); err != nil {
+			return stepError("Recover", f.Path, "rename the staged file", err)
+		}
+		_ = seam.At(seam.Published, f.Path)
+	}
+	for _, f := range r.Files {
+		if f.Durable {
+			dirs = append(dirs, f.Path)
+		}
+	}
+	if err := parallel(syncDirs(dirs)); err != nil {
+		return err
+	}
+	return r.retire()
+}
+
+func allOld(r *intentRecord, target []string) bool {
+	for j, f := range r.Files {
+		if target[j] != f.Old {
+			return false
+		}
+	}
+	return true
+}
+
+// undo removes the staged files of a commit that never reached its commit
+// point, and then its records.
+func (r *intentRecord) undo(ip string) error {
+	for _, f := range r.Files {
+		if err := os.Remove(f.Staged); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return stepError("Recover", f.Staged, "remove the staged file", err)
+		}
+	}
+	return r.retire()
+}
+
+// retire removes every copy of the record (a copy of another commit, made
+// since, is left alone).
+func (r *intentRecord) retire() error {
+	for _, lp := range r.Locks {
+		ip := intentPath(lp)
+		cp, err := readIntent(ip)
+		switch {
+		case err == errTorn: // a copy cut short: this commit's, or an older dead one's
+		case err != nil:
+			return err
+		case cp == nil || cp.ID != r.ID:
+			continue
+		}
+		if err := removeIntent(ip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fileDigest returns the SHA-256 in hex of the file at path, "" when there
+// is none.
+func fileDigest(path string) (string, error) {
+	data, err := fsys.ReadState(path, "Recover", nil, 1)
+	if err != nil || data == nil {
+		return "", err
+	}
+	return digestHex(data), nil
+}

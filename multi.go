@@ -1,0 +1,311 @@
+package filetxn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+
+	"github.com/filetxn/filetxn/lock"
+)
+
+// A Member is a store that can take part in MutateAll: a *Store[D] of any D,
+// and this module's typed stores (*ledger.Store, *board.Store,
+// *loopstate.Loop). A store type of one's own that is built on a Store[D]
+// becomes one by embedding the Membership that Join returns.
+type Member interface {
+	membership() *Membership
+}
+
+// A Membership makes the type that embeds it a Member, standing for the
+// Store[D] given to Join. The zero Membership stands for no store:
+// MutateAll refuses it.
+type Membership struct {
+	join func() part
+}
+
+func (m *Membership) membership() *Membership { return m }
+
+func (s *Store[D]) membership() *Membership {
+	return &Membership{join: func() part { return &storePart[D]{s: s} }}
+}
+
+// Join returns the Membership of a store type of one's own built on s, for
+// a type that checks or completes its documents itself (as loopstate.Loop
+// does). check, when not nil, runs on s's document as read, under the locks
+// and before fn: its error fails MutateAll, as it is, before fn runs. settle,
+// when not nil, runs on the document after fn when fn changed it (to stamp
+// the time of the change, say), before it is encoded.
+func Join[D any](s *Store[D], check func(D) error, settle func(D)) Membership {
+	if s == nil {
+		return Membership{}
+	}
+	return Membership{join: func() part { return &storePart[D]{s: s, check: check, settle: settle} }}
+}
+
+// A Multi holds the documents of one MutateAll for its fn: In (or a typed
+// store's In method) gets each. It is valid only while fn runs.
+type Multi struct {
+	parts []part
+	done  bool
+}
+
+// In returns the document of s in m, read under its lock; fn changes it in
+// place. It panics if s is not one of the members m was made for, or if
+// m's fn has returned: either is a mistake in the program, as a Tx used
+// after its callback is.
+func In[D any](m *Multi, s *Store[D]) D {
+	if m.done {
+		panic("filetxn: In called after its MutateAll's fn returned")
+	}
+	for _, p := range m.parts {
+		if sp, ok := p.(*storePart[D]); ok && sp.s == s {
+			return sp.doc
+		}
+	}
+	panic("filetxn: In: the store of " + s.path + " is not a member of this MutateAll")
+}
+
+// MutateAll runs fn once, on its caller's goroutine, over the documents of
+// several stores (In gets each) with all of their locks held, and publishes
+// every document fn changed, or none: a commit of several files that no
+// crash, full disk or lost lock splits. It returns one Commit per member.
+//
+// The locks are the members' own (single-file writers still exclude it file
+// by file), taken in one global order (lock.AcquireAll): MutateAlls over
+// overlapping stores never deadlock. One changed file costs one ordinary
+// write; more are staged, an intent record naming them is made durable
+// beside each lock file (docs/formats/commit.md), and then they are renamed.
+// The next transaction on any of the files, from any process, completes or
+// undoes a commit a crash left unfinished, before it reads. A lock-free
+// reader (View) may meanwhile see some files new and others old.
+//
+// Errors are Mutate's: fn's unchanged and nothing written; decode, encode
+// and a Join check naming the file; ctx bounds waits only; re-entry matches
+// lock.ErrReentrant; a lock lost before the renames publishes nothing. An
+// error after the first rename says the commit stands: the next transaction
+// publishes the rest. No members, two of one file or a nil fn match
+// ErrInvalidArgument.
+func MutateAll(ctx context.Context, members []Member, fn func(*Multi) error) ([]Commit, error) {
+	c, err := newMulti(members, fn)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer c.release()
+	return c.run(fn)
+}
+
+// A part is one member's share of a MutateAll: its store, and the document
+// read and changed under the locks.
+type part interface {
+	store() any // the *Store[D], to tell members apart
+	path() string
+	opts() *options
+	lockPath() (string, error)
+	read() error                   // read and decode, under the locks; then check
+	change() ([]byte, bool, error) // after fn: settle, encode; whether it changed
+	readBytes() []byte             // the bytes read (nil: no file)
+}
+
+// storePart is the part of a Store[D].
+type storePart[D any] struct {
+	s      *Store[D]
+	check  func(D) error
+	settle func(D)
+	data   []byte // the bytes read
+	doc    D
+	base   []byte // the encoding of doc as decoded
+}
+
+func (p *storePart[D]) store() any                { return p.s }
+func (p *storePart[D]) path() string              { return p.s.path }
+func (p *storePart[D]) opts() *options            { return &p.s.o }
+func (p *storePart[D]) lockPath() (string, error) { return p.s.LockPath() }
+func (p *storePart[D]) readBytes() []byte         { return p.data }
+
+func (p *storePart[D]) read() error {
+	data, err := p.s.readDoc("Read", false)
+	if err != nil {
+		return err
+	}
+	p.data = data
+	if p.doc, p.base, err = p.s.decode(data); err != nil {
+		return err
+	}
+	if p.check != nil {
+		return p.check(p.doc)
+	}
+	return nil
+}
+
+func (p *storePart[D]) change() ([]byte, bool, error) {
+	out, err := p.s.encode(p.doc, p.data)
+	if err != nil || bytes.Equal(out, p.base) {
+		return nil, false, err
+	}
+	if p.settle != nil {
+		p.settle(p.doc)
+		if out, err = p.s.encode(p.doc, p.data); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, true, nil
+}
+
+// multi is one MutateAll.
+type multi struct {
+	parts []part
+	locks []string       // the distinct lock paths, absolute, in the order of first use
+	of    []int          // of[i] is the index in locks of parts[i]'s lock
+	opts  []lock.Option  // each lock's options (lock.ForPath)
+	held  []*lock.Handle // the handles of locks, while held
+}
+
+func newMulti(members []Member, fn func(*Multi) error) (*multi, error) {
+	if fn == nil {
+		return nil, fmt.Errorf("filetxn: MutateAll: nil fn: %w", ErrInvalidArgument)
+	}
+	if len(members) == 0 {
+		return nil, fmt.Errorf("filetxn: MutateAll: no members: %w", ErrInvalidArgument)
+	}
+	c := &multi{parts: make([]part, len(members)), of: make([]int, len(members))}
+	files := make(map[string]int, len(members))
+	for i, mb := range members {
+		var ms *Membership
+		if mb != nil {
+			ms = mb.membership()
+		}
+		if ms == nil || ms.join == nil {
+			return nil, fmt.Errorf("filetxn: MutateAll: member %d stands for no store: %w", i, ErrInvalidArgument)
+		}
+		p := ms.join()
+		c.parts[i] = p
+		abs, err := filepath.Abs(p.path())
+		if err != nil {
+			return nil, &fs.PathError{Op: "MutateAll", Path: p.path(), Err: err}
+		}
+		if j, ok := files[abs]; ok {
+			return nil, fmt.Errorf("filetxn: MutateAll: members %d and %d are both %s: %w", j, i, p.path(), ErrInvalidArgument)
+		}
+		files[abs] = i
+		lp, err := p.lockPath()
+		if err != nil {
+			return nil, err
+		}
+		if lp, err = filepath.Abs(lp); err != nil {
+			return nil, &fs.PathError{Op: "MutateAll", Path: p.path(), Err: err}
+		}
+		k := slices.Index(c.locks, lp)
+		if k < 0 {
+			k = len(c.locks)
+			c.locks = append(c.locks, lp)
+			c.opts = append(c.opts, lock.ForPath(lp, p.opts().lockOpts...))
+		}
+		c.of[i] = k
+	}
+	return c, nil
+}
+
+// lock takes every lock, and then completes or undoes the unfinished
+// commits recorded beside them. A commit that names a lock the call does
+// not hold has every lock released, and all of them taken again with that
+// one, so that no lock is waited for while another is held out of order.
+func (c *multi) lock(ctx context.Context) error {
+	var extra []string
+	for {
+		paths := append(slices.Clip(c.locks), extra...)
+		opts := append([]lock.Option{lock.WithPurpose("commit")}, c.opts...)
+		for _, p := range extra {
+			opts = append(opts, lock.ForPath(p, recoverLockOpts...))
+		}
+		hs, err := lock.AcquireAll(ctx, paths, opts...)
+		if err != nil {
+			return err
+		}
+		need, err := settleHeld(paths, hs)
+		if err == nil && len(need) == 0 {
+			c.held = hs[:len(c.locks)]
+			for _, h := range hs[len(c.locks):] {
+				h.Release()
+			}
+			return nil
+		}
+		for _, h := range hs {
+			h.Release()
+		}
+		if err != nil {
+			return err
+		}
+		extra = append(extra, need...)
+	}
+}
+
+func (c *multi) release() {
+	for _, h := range c.held {
+		h.Release()
+	}
+}
+
+// run reads every file, runs fn and publishes what it changed.
+func (c *multi) run(fn func(*Multi) error) ([]Commit, error) {
+	for _, p := range c.parts {
+		if err := p.read(); err != nil {
+			return nil, err
+		}
+	}
+	m := &Multi{parts: c.parts}
+	err := func() error {
+		defer func() { m.done = true }()
+		return fn(m)
+	}()
+	if err != nil {
+		return nil, err
+	}
+	outs := make([][]byte, len(c.parts))
+	var changed []int
+	for i, p := range c.parts {
+		out, ok, err := p.change()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			outs[i] = out
+			changed = append(changed, i)
+		}
+	}
+	commits := make([]Commit, len(c.parts))
+	switch len(changed) {
+	case 0:
+		return commits, nil
+	case 1:
+		i := changed[0]
+		p := c.parts[i]
+		tx := &Tx{o: p.opts(), lock: c.held[c.of[i]]}
+		commit, err := tx.Write(p.path(), outs[i])
+		commits[i] = commit
+		return commits, err
+	}
+	return c.publish(changed, outs, commits)
+}
+
+// lostError is the error of a commit that found the lock of part i lost
+// (ok false) or could not tell (err).
+func (c *multi) lostError(i int, err error) error {
+	lp := c.held[c.of[i]].Path()
+	if err == nil {
+		err = fmt.Errorf("lock file %s: %w", lp, lock.ErrLockLost)
+	} else {
+		err = fmt.Errorf("checking lock file %s: %w", lp, err)
+	}
+	return &fs.PathError{Op: "Commit", Path: c.parts[i].path(), Err: err}
+}
+
+// errSplit reports a failure after the commit point, when some files are
+// published and the others staged: the commit stands.
+var errSplit = errors.New("committed, but not every file is published yet: the next transaction on any of the files publishes the rest")
