@@ -451,7 +451,11 @@ func settle(ctx context.Context, h *lock.Handle, opts []lock.Option) (*lock.Hand
 				return nil, err
 			}
 			h = hs[0]
-			if r, err = loadIntent(ip); err != nil || r == nil {
+			// The record may have been settled, or replaced by another,
+			// while no lock was held: start again unless it is still one
+			// whose every lock is held now.
+			r, err = loadIntent(ip)
+			if err != nil || r == nil || slices.ContainsFunc(r.Locks, func(l string) bool { return !lock.Held(l) }) {
 				releaseAll(hs[1:])
 				if err != nil {
 					h.Release()
