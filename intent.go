@@ -232,43 +232,42 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 			_ = os.Remove(ip)
 		}
 	}
+	// Each staged file's name is chosen, and every copy of the record
+	// written, before any staged file exists: a crash leaves no staged file
+	// that no whole record names.
 	durable := false
-	for _, i := range changed {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	rec := intentRecord{Format: intentFormat, ID: hex.EncodeToString(rnd[:]), Locks: c.locks}
+	opts := make([]fsys.Options, len(changed))
+	for k, i := range changed {
 		p := c.parts[i]
 		o := fsys.Collect(p.opts().writeOptions(nil))
 		key, ok := fsys.Key(c.held[c.of[i]].Path())
 		if !ok {
-			undo()
 			return nil, c.lostError(i, nil)
 		}
-		o.LockKey = key + commitKey
-		pf, err := fsys.Create("Commit", p.path(), filePerm, o)
+		target, dir, err := fsys.Target(p.path())
 		if err != nil {
-			undo()
-			return nil, err
+			return nil, stepError("Commit", p.path(), "resolve the file", err)
 		}
-		st = append(st, staged{i: i, pf: pf, durable: !o.NoSync})
-		if _, err := pf.Write(outs[i]); err != nil {
-			undo()
-			return nil, err
+		name, err := freeName(dir, fsys.Names(filepath.Base(target), key+commitKey))
+		if err != nil {
+			return nil, stepError("Commit", p.path(), "name the staged file", err)
 		}
-		durable = durable || !o.NoSync
-	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	rec := intentRecord{Format: intentFormat, ID: hex.EncodeToString(rnd[:]), Locks: c.locks}
-	for _, s := range st {
-		tmp, err1 := filepath.Abs(s.pf.TempPath())
-		target, err2 := filepath.Abs(s.pf.TargetPath())
+		tmp, err1 := filepath.Abs(filepath.Join(dir, name))
+		abs, err2 := filepath.Abs(target)
 		if err := errors.Join(err1, err2); err != nil {
-			undo()
-			return nil, stepError("Commit", c.parts[s.i].path(), "name the staged file", err)
+			return nil, stepError("Commit", p.path(), "name the staged file", err)
 		}
 		old := ""
-		if data := c.parts[s.i].readBytes(); data != nil {
+		if data := p.readBytes(); data != nil {
 			old = digestHex(data)
 		}
-		rec.Files = append(rec.Files, intentFile{Path: target, Staged: tmp, Old: old, New: digestHex(outs[s.i]), Durable: s.durable})
+		rec.Files = append(rec.Files, intentFile{Path: abs, Staged: tmp, Old: old, New: digestHex(outs[i]), Durable: !o.NoSync})
+		o.TempName = name
+		opts[k] = o
+		durable = durable || !o.NoSync
 	}
 	record := rec.encode()
 
@@ -308,6 +307,18 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 				}
 				return nil
 			})
+		}
+	}
+	for k, i := range changed {
+		pf, err := fsys.Create("Commit", c.parts[i].path(), filePerm, opts[k])
+		if err != nil {
+			undo()
+			return nil, err
+		}
+		st = append(st, staged{i: i, pf: pf, durable: !opts[k].NoSync})
+		if _, err := pf.Write(outs[i]); err != nil {
+			undo()
+			return nil, err
 		}
 	}
 	var names []string
@@ -608,4 +619,22 @@ func fileDigest(path string) (string, error) {
 		return "", err
 	}
 	return digestHex(data), nil
+}
+
+// freeName returns the first of names that no file in dir has. When both
+// are taken, the first is removed and returned: under the commit's locks,
+// with no record left unsettled, a file of these names is one that a
+// commit killed before it wrote a whole record left behind.
+func freeName(dir string, names [2]string) (string, error) {
+	for _, n := range names {
+		if _, err := os.Lstat(filepath.Join(dir, n)); errors.Is(err, fs.ErrNotExist) {
+			return n, nil
+		} else if err != nil {
+			return "", err
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, names[0])); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	return names[0], nil
 }

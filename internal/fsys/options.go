@@ -25,6 +25,13 @@ type Options struct {
 	// then a dead writer's (see Create).
 	LockKey string
 
+	// TempName, when not empty, has Create stage the temporary file under
+	// exactly this name in the target's directory, created with O_EXCL (a
+	// file there already fails the Create), and no other name removed: a
+	// multi-file commit names its staged files in its intent record before
+	// it creates them. It wins over LockKey.
+	TempName string
+
 	// Published, when not nil, has CloseAtomicallyReplace leave the
 	// directory fsync to its caller: once it has renamed, it records in
 	// Published what it renamed over and the fsync still to make, and

@@ -89,7 +89,10 @@ func Create(op, path string, perm fs.FileMode, o Options) (*PendingFile, error) 
 		createPerm = tempPerm(fi)
 	}
 	err = seam.At(seam.Create, target)
-	if err == nil && o.LockKey != "" {
+	if err == nil && o.TempName != "" {
+		pf.tmp = joinRaw(dir, o.TempName)
+		pf.f, err = OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, createPerm)
+	} else if err == nil && o.LockKey != "" {
 		err = pf.stageLocked(dir, createPerm, Names(filepath.Base(target), o.LockKey))
 	} else if err == nil {
 		err = pf.stage(dir, createPerm)
