@@ -10,6 +10,7 @@
 //	Mutate        change the document: fn once, under the lock; a write if the bytes changed
 //	MutateProbed  a Mutate whose no-op needs no lock (a replay, a read-only state root); fn may run more than once
 //	View          read one whole version without the lock; decide under Mutate, not on it
+//	MutateAll     several stores' documents, fn once under all their locks; all changed files or none
 //	Locked        several files under one lock, through a Tx; never shares a write
 //	Restore       put back bytes taken earlier, only over versions this caller published
 //
@@ -27,8 +28,9 @@
 //     panic, and a failing fn is undone alone. Nobody waits for a batch to
 //     fill. The lock is released before the directory fsync, callers answered
 //     after it: a nil error means published durably.
-//   - No silent no-op: NewStore refuses a D that fn would change a copy of (a
-//     struct) or find nil (a pointer to a pointer); calls refuse a nil fn.
+//   - No silent no-op: NewStore refuses a D whose changes fn would lose.
+//   - Several files, one commit: MutateAll publishes all it changed or none,
+//     through any crash (the next transaction completes an interrupted one).
 //   - Proof of authorship: Commit.Digest hashes only bytes the call published,
 //     so Restore puts a snapshot back only over the caller's own versions.
 //   - Re-entry is an error, not a deadlock: locking a file from inside a
@@ -38,23 +40,21 @@
 //     transaction checks that the lock file at its path is the one it locked;
 //     if not, it removes its temporary file and fails with an error matching
 //     lock.ErrLockLost that names the data file and the lock file.
-//   - Reads cannot hang: anything but a regular file is refused, unread, by an
-//     error wrapping atomicfile.ErrNotRegular that names it.
-//   - ctx bounds waiting only: a done ctx never makes a call wait nor leaves a
-//     goroutine; a free lock is taken, a busy one fails at once (ctx.Err(),
-//     with a *lock.BusyError). View reads, whatever ctx.
+//   - Reads cannot hang: a FIFO or any other non-regular file is refused,
+//     unread (atomicfile.ErrNotRegular).
+//   - ctx bounds waiting only: a done ctx takes a free lock, fails at once on
+//     a busy one (ctx.Err(), with a *lock.BusyError), and leaves no goroutine.
 //
 // # Caveats
 //
 //   - Local file systems only. The lock is advisory, and its placement
 //     (WithStateRoot, WithLockPath, <path>.lock) must agree between writers.
 //   - Transactions nested on two files in opposite orders wait for each other
-//     until their contexts end: take locks in one order (lock.AcquireAll).
+//     until their contexts end: use MutateAll, or lock.AcquireAll.
 //   - fn must do nothing slow under the lock that the caller does not control
 //     (a subprocess, a person), unless it uses lock.Handle.HandOver.
-//   - View, and a transaction too, may see a version stale at once or not yet
-//     durable (its writer may still be fsyncing the directory); a write made
-//     on it is durable when it returns, with the version it read.
+//   - A read may see a version stale at once, or whose writer is still
+//     fsyncing; a write made on it is durable, with it, when it returns.
 //   - Never delete lock files: the lost-lock check misses a lock file replaced
 //     during the rename, and one lost between two writes of a Locked callback
 //     leaves the first published.
