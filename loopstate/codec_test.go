@@ -260,7 +260,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(d.canonical()))
 	d.pause(epoch0, "a\"b", "c\nd")
 	f.Add([]byte(d.canonical()))
-	d.resume(epoch0)
+	d.Resume(epoch0)
 	d.beginTick(epoch0, 42, "linux:boot:1234")
 	f.Add([]byte(strings.Replace(d.canonical(), "\n}\n", ", \"x\": {\"k\": [1e3, \"\\u0041\"]}}", 1)))
 	f.Add([]byte(`{"schema": 2}`))

@@ -458,20 +458,21 @@ func (l *Loop) View(ctx context.Context) (*Doc, error) {
 // alone, and scheduled ticks skip until Resume. A loop that is not running
 // is refused with a *GuardError (a pause must not hide a halt). by and
 // reason are at most 4096 bytes each (else an error matching
-// filetxn.ErrInvalidArgument, before any I/O).
+// filetxn.ErrInvalidArgument, before any I/O). It is Doc.Pause under the
+// loop's lock.
 func (l *Loop) Pause(ctx context.Context, by, reason string) error {
 	if err := errors.Join(checkText("Pause", "by", by), checkText("Pause", "reason", reason)); err != nil {
 		return err
 	}
-	_, err := l.mutate(ctx, "pause", true, func(d *Doc, now time.Time) error { return d.pause(now, by, reason) })
+	_, err := l.mutate(ctx, "pause", true, func(d *Doc, now time.Time) error { return d.Pause(now, by, reason) })
 	return err
 }
 
 // Resume moves a paused loop back to running; resumed_count is unchanged.
 // A loop that is not paused is refused with a *GuardError: only Approve
-// releases a halt.
+// releases a halt. It is Doc.Resume under the loop's lock.
 func (l *Loop) Resume(ctx context.Context) error {
-	_, err := l.mutate(ctx, "resume", true, func(d *Doc, now time.Time) error { return d.resume(now) })
+	_, err := l.mutate(ctx, "resume", true, func(d *Doc, now time.Time) error { return d.Resume(now) })
 	return err
 }
 
@@ -483,11 +484,12 @@ func (l *Loop) Resume(ctx context.Context) error {
 // 4096 bytes each (else an error matching filetxn.ErrInvalidArgument, before
 // any I/O). A resumed_count at the largest value the format holds is
 // refused with a *filetxn.FormatError naming it, and nothing is written.
+// It is Doc.Approve under the loop's lock.
 func (l *Loop) Approve(ctx context.Context, by, note string) error {
 	if err := errors.Join(checkText("Approve", "by", by), checkText("Approve", "note", note)); err != nil {
 		return err
 	}
-	_, err := l.mutate(ctx, "approve", true, func(d *Doc, now time.Time) error { return d.approve(now, by, note) })
+	_, err := l.mutate(ctx, "approve", true, func(d *Doc, now time.Time) error { return d.Approve(now, by, note) })
 	return l.pathError("Encode", err)
 }
 

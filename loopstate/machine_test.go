@@ -521,7 +521,7 @@ func (dm *docMachine) Pause(t *rapid.T) {
 
 // Resume resumes.
 func (dm *docMachine) Resume(t *rapid.T) {
-	dm.apply(t, "Resume", func(d *Doc) error { return d.resume(dm.now) })
+	dm.apply(t, "Resume", func(d *Doc) error { return d.Resume(dm.now) })
 }
 
 // Approve approves.

@@ -72,7 +72,7 @@ func oracleInputs() [][]byte {
 	in := [][]byte{[]byte(specExample), []byte(specCanonical), []byte(d.canonical())}
 	d.pause(epoch0, "a\"b", "c\nd\x01")
 	in = append(in, []byte(d.canonical()))
-	d.resume(epoch0)
+	d.Resume(epoch0)
 	d.beginTick(epoch0, 42, "linux:boot:1234")
 	in = append(in,
 		[]byte(strings.Replace(d.canonical(), "\n}\n", ", \"x\": {\"k\": [1e3, \"\\u0041\"], \"k\": 2}}", 1)),

@@ -13,7 +13,9 @@ import (
 // Each takes the current time, checks its guard on d, and either changes d
 // (setting updated_at when anything changed) or returns an error and leaves
 // d exactly as it was. The Loop methods of the same names run them under
-// the loop's lock.
+// the loop's lock; Pause, Resume and Approve are exported for the fn of a
+// filetxn.MutateAll, which changes a loop's state (Loop.In) together with
+// other files.
 
 // guard returns a *GuardError for op unless d's status is want.
 func (d *Doc) guard(op string, want Status) error {
@@ -32,10 +34,22 @@ func checkText(op, what, s string) error {
 	return nil
 }
 
-// pause moves a running loop to paused, recording who paused it and why. A
-// paused or halted loop is refused with a *GuardError: a pause must not
-// hide a halt. The schedule is left alone. (Loop.Pause has checked the
-// lengths of by and reason, before any I/O.)
+// Pause moves a running loop to paused, recording who paused it and why,
+// as Loop.Pause does, in memory: status paused, pause.at (now, in whole
+// seconds, UTC), pause.by and pause.reason, and updated_at; the schedule is
+// left alone. It is for the fn of a filetxn.MutateAll (d from Loop.In) or
+// of Loop.Mutate. by or reason longer than 4096 bytes is refused with an
+// error matching filetxn.ErrInvalidArgument, and a loop that is not running
+// with a *GuardError (a pause must not hide a halt); either leaves d as it
+// was. It does no I/O and does not block.
+func (d *Doc) Pause(now time.Time, by, reason string) error {
+	if err := errors.Join(checkText("Pause", "by", by), checkText("Pause", "reason", reason)); err != nil {
+		return err
+	}
+	return d.pause(now, by, reason)
+}
+
+// pause is Pause once the lengths of by and reason are checked.
 func (d *Doc) pause(now time.Time, by, reason string) error {
 	if err := d.guard("pause", Running); err != nil {
 		return err
@@ -47,10 +61,12 @@ func (d *Doc) pause(now time.Time, by, reason string) error {
 	return nil
 }
 
-// resume moves a paused loop back to running. resumed_count is unchanged
-// (only approve counts). A running or halted loop is refused with a
-// *GuardError: only approve releases a halt.
-func (d *Doc) resume(now time.Time) error {
+// Resume moves a paused loop back to running, as Loop.Resume does, in
+// memory: pause is cleared, updated_at set to now, resumed_count unchanged
+// (only Approve counts). A loop that is not paused is refused with a
+// *GuardError and left as it was: only Approve releases a halt. It does no
+// I/O and does not block.
+func (d *Doc) Resume(now time.Time) error {
 	if err := d.guard("resume", Paused); err != nil {
 		return err
 	}
@@ -61,12 +77,23 @@ func (d *Doc) resume(now time.Time) error {
 	return nil
 }
 
-// approve releases a halted loop: it runs again, resumed_count goes up by
-// one, consecutive_failures is reset, last_approval records by, note and the
-// tick, and a new gate window opens at the current tick_count and spent, so
-// that the gate that halted the loop is not still over its threshold. A loop
-// that is not halted is refused with a *GuardError. (Loop.Approve has
-// checked the lengths of by and note, before any I/O.)
+// Approve releases a halted loop, as Loop.Approve does, in memory: it runs
+// again, resumed_count goes up by one, consecutive_failures is reset,
+// last_approval records now, by, note and the tick, and a new gate window
+// opens at the current tick_count and spent, so that the gate that halted
+// the loop is not still over its threshold. by or note longer than 4096
+// bytes is refused with an error matching filetxn.ErrInvalidArgument, a
+// loop that is not halted with a *GuardError, and a resumed_count at the
+// largest value the format holds with a *filetxn.FormatError naming it;
+// each leaves d as it was. It does no I/O and does not block.
+func (d *Doc) Approve(now time.Time, by, note string) error {
+	if err := errors.Join(checkText("Approve", "by", by), checkText("Approve", "note", note)); err != nil {
+		return err
+	}
+	return d.approve(now, by, note)
+}
+
+// approve is Approve once the lengths of by and note are checked.
 func (d *Doc) approve(now time.Time, by, note string) error {
 	if err := d.guard("approve", Halted); err != nil {
 		return err
