@@ -12,7 +12,8 @@ import (
 )
 
 // TestReadmeSnippetsAreCopiedFromExamples: every Go block of the README is
-// a verbatim part of an example file the tests compile and run, or of the
+// a verbatim part of an example file the tests compile and run (a
+// package's example_test.go, the root's example*_test.go), or of the
 // first program, examples/first/main.go (the root's first three blocks are
 // also checked by the root package's TestReadmeExampleIsCompiled).
 func TestReadmeSnippetsAreCopiedFromExamples(t *testing.T) {
@@ -21,7 +22,11 @@ func TestReadmeSnippetsAreCopiedFromExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples = append(examples, "../../example_test.go", "../../example_json_test.go", "../first/main.go")
+	root, err := filepath.Glob("../../example*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples = append(append(examples, root...), "../first/main.go")
 	var sources []string
 	for _, f := range examples {
 		sources = append(sources, readFile(t, f))
