@@ -502,7 +502,23 @@ func releaseAll(hs []*lock.Handle) {
 // where the decision needs one was written by a program that does not know
 // these records (an older filetxn, bmad-loop): then nothing is done, and
 // the error names it, wrapping ErrDiverged.
+//
+// Before all that, every copy of the record must be there. The commit point
+// is every copy durable, nothing is renamed before it (nor here, unless every
+// copy is there), and the copies are removed only once every file is
+// published; so a copy
+// missing, torn or of another commit means that the commit never reached
+// its point, or that its retirement began. Either way no rename is left to
+// do, and the commit is undone, which removes what is left of it; the
+// targets are not looked at, since a transaction on a file whose copy was
+// gone may have changed that file, and read it, meanwhile.
 func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
+	if whole, err := r.everyCopy(); err != nil || !whole {
+		if err != nil {
+			return err
+		}
+		return r.undo(ip)
+	}
 	n := len(r.Files)
 	stagedOK := make([]bool, n)
 	target := make([]string, n)
@@ -569,6 +585,22 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 		return err
 	}
 	return r.retire()
+}
+
+// everyCopy reports whether every copy of r is there, whole.
+func (r *intentRecord) everyCopy() (bool, error) {
+	for _, lp := range r.Locks {
+		cp, err := readIntent(intentPath(lp))
+		switch {
+		case err == errTorn:
+			return false, nil
+		case err != nil:
+			return false, err
+		case cp == nil || cp.ID != r.ID:
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func allOld(r *intentRecord, target []string) bool {
