@@ -1,7 +1,7 @@
 //go:build unix
 
 // Command peers is filetxn's peer benchmark: it measures the library's
-// lock, transaction, group, contention and scaling costs against the
+// lock, transaction, group, contention, scaling and multi-file commit costs against the
 // primitives and stores a user would pick instead (raw flock, gofrs/flock,
 // lockedfile, the renameio floor, SQLite, bbolt), interleaved in rounds on
 // one disk, and reports each row as a ratio to its section's reference in
@@ -9,7 +9,7 @@
 //
 // Usage, from the bench directory of the repository:
 //
-//	go run . [-rounds N] [-sections lock,txn,group,contend,scaling,dirsize] [-runs N] [-md ../BENCHMARKS.md -svg ../docs/bench]
+//	go run . [-rounds N] [-sections lock,txn,group,contend,scaling,commit,dirsize] [-runs N] [-md ../BENCHMARKS.md -svg ../docs/bench]
 //
 // Without -md it prints the tables; with -md it writes them, the machine
 // and the command as a Markdown file, and with -svg the charts of the
@@ -40,6 +40,7 @@ type config struct {
 	groupAppends      int
 	contendProcs      int
 	contendIncrements int
+	commitOps         int
 	childArgs         []string // arguments a re-executed contend child gets
 }
 
@@ -47,7 +48,7 @@ type config struct {
 // new run keeps.
 const notesHeading = "## Notes"
 
-var allSections = []string{"lock", "txn", "group", "contend", "scaling", "dirsize"}
+var allSections = []string{"lock", "txn", "group", "contend", "scaling", "commit", "dirsize"}
 
 func main() {
 	if os.Getenv(childEnv) != "" {
@@ -75,9 +76,10 @@ func run(args []string) error {
 	fs.IntVar(&cfg.groupAppends, "group-appends", 100, "durable appends per goroutine in the group section")
 	fs.IntVar(&cfg.contendProcs, "contend-procs", 4, "processes of the contend section")
 	fs.IntVar(&cfg.contendIncrements, "contend-increments", 150, "increments per process in the contend section")
+	fs.IntVar(&cfg.commitOps, "commit-ops", 50, fmt.Sprintf("steps per row and round in the commit section (at most %d)", commitEntries))
 	fs.IntVar(&runs, "runs", 1, "consecutive runs of every section (each gets its own tables)")
 	fs.StringVar(&mdPath, "md", "", "write the report as Markdown to `file` (BENCHMARKS.md)")
-	fs.StringVar(&svgDir, "svg", "", "write scaling.svg and group.svg (from the last run) into `dir`")
+	fs.StringVar(&svgDir, "svg", "", "write scaling.svg, group.svg and commit.svg (from the last run) into `dir`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -95,7 +97,7 @@ func run(args []string) error {
 		cfg.scalingSizes = append(cfg.scalingSizes, n)
 	}
 	if cfg.rounds < 1 || runs < 1 || cfg.lockOps < 1 || cfg.txnOps < 1 || cfg.scalingOps < 1 ||
-		cfg.groupGoroutines < 1 || cfg.groupAppends < 1 || cfg.contendProcs < 2 || cfg.contendIncrements < 1 {
+		cfg.groupGoroutines < 1 || cfg.groupAppends < 1 || cfg.contendProcs < 2 || cfg.contendIncrements < 1 || cfg.commitOps < 1 {
 		return fmt.Errorf("counts must be positive, and -contend-procs at least 2")
 	}
 	scratch, err := os.MkdirTemp(cfg.dir, ".peers-")
@@ -141,6 +143,11 @@ func run(args []string) error {
 				return err
 			}
 		}
+		if sec := last.section("commit"); sec != nil {
+			if err := os.WriteFile(filepath.Join(svgDir, "commit.svg"), commitSVG(sec), 0o644); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -182,6 +189,8 @@ func runOnce(cfg *config) (*report, error) {
 					break
 				}
 			}
+		case "commit":
+			err = add(runCommit(cfg))
 		case "dirsize":
 			err = add(runDirSize(cfg))
 		case "group":

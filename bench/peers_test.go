@@ -109,26 +109,35 @@ func TestRowCheckRejectsOtherBytes(t *testing.T) {
 // control take the floor's lock fails the run with "lost no update"; taking
 // the lock out of the floor's row fails it with "updates lost"), and that
 // the directory-size section and its targets are in the report (ablation:
-// without its case in runOnce the report lacks the section).
+// without its case in runOnce the report lacks the section), and so are the
+// two-file commit section, its two targets and its chart (ablation: without
+// its case in runOnce the report lacks the section and the chart is not
+// written).
 func TestEverySectionRunsAndWritesTheReport(t *testing.T) {
 	dir := t.TempDir()
 	md := filepath.Join(dir, "BENCHMARKS.md")
 	args := []string{"-dir", dir, "-rounds", "1", "-runs", "2", "-lock-ops", "20", "-txn-ops", "1",
 		"-scaling-ops", "1", "-scaling-sizes", "10,1000", "-group-goroutines", "2", "-group-appends", "3",
-		"-contend-procs", "4", "-contend-increments", "40", "-md", md, "-svg", dir}
+		"-contend-procs", "4", "-contend-increments", "40", "-commit-ops", "2", "-md", md, "-svg", dir}
 	err := withStdout(t, func() error { return run(args) })
 	require.NoError(t, err, "run(%q) = %v, want nil", args, err)
 
 	report, err := os.ReadFile(md)
 	require.NoError(t, err)
 	for _, want := range []string{"## Targets", "## Run 2 of 2", "### Lock round trip", "### One durable append, 10,000-entry ledger", "lost ", "of 160 per round (median ", "ledger.Store.Append @ 1,000", rowOpenDeep,
-		"### One durable append, 100-entry ledger, by other files in its directory", dirsizeRow(rowFiletxn, 10000), dirsizeRow(rowFloor, 10000)} {
+		"### One durable append, 100-entry ledger, by other files in its directory", dirsizeRow(rowFiletxn, 10000), dirsizeRow(rowFloor, 10000),
+		"### A durable two-file commit", rowCommitAll, rowCommitTwo, "docs/bench/commit.svg"} {
 		require.Contains(t, string(report), want, "the report lacks %q", want)
 	}
 	// The directory-size targets are measured, in both runs.
 	for _, k := range []string{"1,000", "10,000"} {
 		re := regexp.MustCompile(`\| one durable append, ` + k + ` other files in the directory \(/ none\) \| at most 1\.10 \| [0-9.]+ \([^|]*\| [0-9.]+ \(`)
 		require.Regexp(t, re, string(report), "the targets table lacks the measured %s-file row", k)
+	}
+	// The two-file commit's targets are measured, in both runs.
+	for _, want := range []string{`the two single-file transactions\) \| at most 1\.00`, `one single-file transaction, the close\) \| at most 1\.30`} {
+		re := regexp.MustCompile(`\| two-file commit, ledger close \+ board advance \(/ ` + want + ` \| [0-9.]+ \([^|]*\| [0-9.]+ \(`)
+		require.Regexp(t, re, string(report), "the targets table lacks the measured two-file commit row %q", want)
 	}
 	// A second run keeps the notes people wrote under the report.
 	notes := "## Notes\n\nwhat was tried\n"
@@ -141,7 +150,7 @@ func TestEverySectionRunsAndWritesTheReport(t *testing.T) {
 	require.True(t, strings.HasSuffix(string(report), "\n\n"+notes), "the report after a rerun ends %q, want the notes %q", report[max(0, len(report)-80):], notes)
 	require.NotContains(t, string(report), "## Run 2 of 2", "the rerun kept the old tables")
 
-	for _, name := range []string{"scaling.svg", "group.svg"} {
+	for _, name := range []string{"scaling.svg", "group.svg", "commit.svg"} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		d := xml.NewDecoder(bytes.NewReader(data))
@@ -162,7 +171,7 @@ func TestEverySectionRunsAndWritesTheReport(t *testing.T) {
 }
 
 func TestBadFlagsAreRefused(t *testing.T) {
-	for _, args := range [][]string{{"-sections", "nope"}, {"-rounds", "0"}, {"-scaling-sizes", "10,x"}, {"-contend-procs", "1"}} {
+	for _, args := range [][]string{{"-sections", "nope"}, {"-rounds", "0"}, {"-scaling-sizes", "10,x"}, {"-contend-procs", "1"}, {"-commit-ops", "0"}} {
 		err := run(append([]string{"-dir", t.TempDir()}, args...))
 		require.Error(t, err, "run(%q) = nil, want an error", args)
 	}

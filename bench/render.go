@@ -150,6 +150,8 @@ func (rep *report) targets() []target {
 		atLeast("8 goroutines x 100 appends (/ SQLite WAL pooled)", ratiosOf("group", rowFiletxnGroup), 3),
 		atLeast("8 goroutines x 100 appends (/ SQLite WAL one connection)", over("group", rowFiletxnGroup, rowSQLiteOneConn), 2),
 		atLeast("4 processes x 150 increments (/ floor; 0 lost is checked)", ratiosOf("contend", rowContendFiletxn), 0.95),
+		atMost("two-file commit, ledger close + board advance (/ the two single-file transactions)", over("commit", rowCommitAll, rowCommitTwo), 1.0),
+		atMost("two-file commit, ledger close + board advance (/ one single-file transaction, the close)", ratiosOf("commit", rowCommitAll), 1.3),
 	}
 }
 
@@ -169,18 +171,19 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 	p("Reproduce (from the repository root; the default run takes a few minutes):\n\n")
 	p("```sh\n%s\n```\n\n", m.command)
 	p("- CPUs: %d (%s)\n- Kernel: %s\n- File system of the scratch directory: %s\n- Go: %s\n- Library measured: commit %s\n", m.cpus, m.cpu, m.kernel, m.fsys, m.goVersion, m.commit)
-	p("- Rounds per section: %d (contend: %d); lock: %d round trips per row and round; txn: %d appends; scaling: %d appends per size;\n  group: %d goroutines x %d appends; contend: %d processes x %d increments\n\n",
-		cfg.rounds, cfg.rounds*contendRoundsPer, cfg.lockOps, cfg.txnOps, cfg.scalingOps, cfg.groupGoroutines, cfg.groupAppends, cfg.contendProcs, cfg.contendIncrements)
+	p("- Rounds per section: %d (contend: %d); lock: %d round trips per row and round; txn: %d appends; scaling: %d appends per size;\n  group: %d goroutines x %d appends; contend: %d processes x %d increments; commit: %d steps\n\n",
+		cfg.rounds, cfg.rounds*contendRoundsPer, cfg.lockOps, cfg.txnOps, cfg.scalingOps, cfg.groupGoroutines, cfg.groupAppends, cfg.contendProcs, cfg.contendIncrements, min(cfg.commitOps, commitEntries))
 	p("The rows:\n\n")
 	p("- *floor*: `open`+`flock` of the lock file, read the file, write a temp file in the same\n  directory, fsync, rename over the target (renameio with `WithTempDir`), fsync the directory.\n")
 	p("- *SQLite*: `modernc.org/sqlite`, `synchronous=FULL`, one `INSERT` per append (autocommit).\n")
 	p("- *bbolt*: `go.etcd.io/bbolt` defaults (a commit fsyncs); `Batch` may run its function more than once.\n")
 	p("- *contend*: each process re-executes the benchmark and increments a counter file (a number and a newline);\n  every locked row must end with exactly the bytes filetxn's `Store.Mutate` row ends with. A round is timed from\n  the common start to the last process's report that it is done (process exit is not timed).\n")
 	p("- *dirsize*: filetxn's append to a %d-entry ledger whose directory also holds %s other (empty) files, and the\n  floor's with none and with the most; the reference is filetxn's append with none, so a row is what the other\n  files cost a write (its file system's share shows in the floor's rows).\n", dirsizeEntries, dirsizeCounts())
+	p("- *commit*: a step closes entry k of a %d-entry ledger (`Doc.MarkDone`) and moves story k of a %d-story board from review\n  to done (`Doc.Advance`), durably; the two files share a directory and their locks one state root. The rows: the close\n  alone (one single-file transaction, the reference), the advance alone, the two as two single-file transactions (a\n  ledger `Mutate`, then a board `Mutate`), and the two as one `filetxn.MutateAll`. Before timing, every row must leave\n  the bytes the two single-file transactions leave, and no staged file or intent record.\n", commitEntries, commitEntries)
 	p("- *unlocked control*: the floor without the lock; it must lose updates in every round, or the run fails.\n")
 	p("- *lock*: before timing, each row must exclude a non-blocking `flock` of another descriptor while it holds the lock.\n  The deep rows take the lock %d frames below the benchmark's loop; the deep target is filetxn's deep row over\n  the raw row at the same depth, round by round, so that both pay for the descent.\n", lockDepth)
 	p("- allocs/op and B/op are the process's heap allocations during filetxn's rows (the\n  children's, in the contend section), including what the benchmark itself allocates.\n\n")
-	p("![one durable append by ledger size](docs/bench/scaling.svg)\n![group throughput](docs/bench/group.svg)\n\n")
+	p("![one durable append by ledger size](docs/bench/scaling.svg)\n![group throughput](docs/bench/group.svg)\n![a two-file commit](docs/bench/commit.svg)\n\n")
 	p("## Targets\n\n| measure | want |")
 	for i := range reps {
 		p(" run %d |", i+1)
@@ -317,6 +320,37 @@ func groupSVG(sec *section) []byte {
 		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left-8, y+bar-6, esc(r.name))
 		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", left, y, bw, bar, color)
 		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\">%.0f/s (%.2fx)</text>\n", float64(left)+bw+6, y+bar-6, v, median(r.ratios))
+	}
+	b.WriteString("</svg>\n")
+	return b.Bytes()
+}
+
+// commitSVG draws each commit row's median time per step as a horizontal
+// bar, with its ratio to the reference.
+func commitSVG(sec *section) []byte {
+	const w, left, right, top, bar, gap = 860, 430, 150, 40, 22, 10
+	h := top + len(sec.rows)*(bar+gap) + 30
+	var b bytes.Buffer
+	fmt.Fprintf(&b, svgHead, w, h, w, h)
+	fmt.Fprintf(&b, "<text x=\"10\" y=\"22\" font-size=\"14\">%s: median time per step (last run; shorter is faster)</text>\n", esc(sec.title))
+	hi := 0.0
+	for _, r := range sec.rows {
+		hi = max(hi, median(r.values))
+	}
+	for i, r := range sec.rows {
+		v := median(r.values)
+		y := top + i*(bar+gap)
+		color := "#1f77b4"
+		if r.name == rowCommitAll {
+			color = "#d62728"
+		}
+		bw := 0.0
+		if hi > 0 {
+			bw = v / hi * (w - left - right)
+		}
+		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left-8, y+bar-6, esc(r.name))
+		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", left, y, bw, bar, color)
+		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\">%s (%.2fx)</text>\n", float64(left)+bw+6, y+bar-6, sec.value(r), median(r.ratios))
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
