@@ -220,7 +220,19 @@ type staged struct {
 func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commit, error) {
 	st := make([]staged, 0, len(changed))
 	var intents []string
+	var files []*os.File // the copies of the record, open until they are fsynced
+	closeRecords := func() {
+		for _, f := range files {
+			f.Close()
+		}
+		files = nil
+	}
+	defer closeRecords()
+	// undo closes the copies before it removes them: Windows removes no
+	// file that a handle without FILE_SHARE_DELETE (os.OpenFile's) holds
+	// open.
 	undo := func() {
+		closeRecords()
 		for _, s := range st {
 			if s.tmp != "" {
 				_ = os.Remove(s.tmp)
@@ -274,12 +286,6 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	// The commit point: every staged file and every copy of the record
 	// durable, with their names. All are fsynced at once.
 	var tasks []func() error
-	var files []*os.File
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
 	for _, lp := range c.locks {
 		ip := intentPath(lp)
 		err := seam.At(seam.Intent, ip)
@@ -313,17 +319,23 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 		pf, err := fsys.Create("Commit", c.parts[i].path(), filePerm, opts[k])
 		if err != nil {
 			undo()
-			return nil, err
+			return nil, stepError("Commit", c.parts[i].path(), "create the staged file", err)
 		}
 		st = append(st, staged{i: i, pf: pf, durable: !opts[k].NoSync})
 		if _, err := pf.Write(outs[i]); err != nil {
 			undo()
-			return nil, err
+			return nil, stepError("Commit", c.parts[i].path(), "write the staged file", err)
 		}
 	}
 	var names []string
 	for _, s := range st {
-		tasks = append(tasks, s.pf.Sync)
+		pf, path := s.pf, c.parts[s.i].path()
+		tasks = append(tasks, func() error {
+			if err := pf.Sync(); err != nil {
+				return stepError("Commit", path, "fsync the staged file", err)
+			}
+			return nil
+		})
 		names = append(names, s.pf.TempPath())
 	}
 	if durable {
@@ -333,6 +345,7 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 		undo()
 		return nil, err
 	}
+	closeRecords() // before their removal, which Windows refuses while they are open
 	_ = seam.At(seam.Committed, intents[0])
 
 	for k, h := range c.held {

@@ -30,6 +30,9 @@ type Membership struct {
 func (m *Membership) membership() *Membership { return m }
 
 func (s *Store[D]) membership() *Membership {
+	if s == nil {
+		return &Membership{}
+	}
 	return &Membership{join: func() part { return &storePart[D]{s: s} }}
 }
 
