@@ -98,22 +98,36 @@ func boardAdvance(c *cli, args []string) error {
 
 // checkBoardArgs refuses, before any file is read and in the command
 // line's words, the KEY, STATUS or -now that the board refuses as an
-// argument (it names its Go API: Advance, Stamp). Each is tried alone on
-// an empty board, where Advance checks its arguments and does no I/O.
+// argument (it names its Go API: Advance, Stamp).
 func checkBoardArgs(key string, target board.Status, now string) error {
+	switch boardArgRefused(key, target, now) {
+	case "key":
+		return usagef("KEY %q: want a non-empty UTF-8 key", key)
+	case "status":
+		return usagef("STATUS %q: cannot be written as a plain YAML string", target)
+	case "now":
+		return usagef("-now %q: cannot be written as a plain YAML value for last_updated", now)
+	}
+	return nil
+}
+
+// boardArgRefused returns which of key, target and now ("key", "status",
+// "now") the board refuses as an argument, "" for none. Each is tried alone
+// on an empty board, where Advance checks its arguments and does no I/O.
+func boardArgRefused(key string, target board.Status, now string) string {
 	refused := func(key string, target board.Status, opts ...board.AdvanceOption) bool {
 		_, err := new(board.Doc).Advance(key, target, opts...)
 		return errors.Is(err, filetxn.ErrInvalidArgument)
 	}
 	switch {
 	case refused(key, board.Done):
-		return usagef("KEY %q: want a non-empty UTF-8 key", key)
+		return "key"
 	case refused("k", target, board.AllowUnordered()):
-		return usagef("STATUS %q: cannot be written as a plain YAML string", target)
+		return "status"
 	case now != "" && refused("k", board.Done, board.Stamp(now)):
-		return usagef("-now %q: cannot be written as a plain YAML value for last_updated", now)
+		return "now"
 	}
-	return nil
+	return ""
 }
 
 // storyJSON is one story of board show -json, in file order.

@@ -148,7 +148,7 @@ func TestUsageErrorsSpeakTheCommandLine(t *testing.T) {
 		args []string
 		line string
 	}{
-		{[]string{"legder", "list"}, `looprunner: unknown command "legder"; did you mean "ledger"? (want ledger, board, loop, lock, demo, version, help)`},
+		{[]string{"legder", "list"}, `looprunner: unknown command "legder"; did you mean "ledger"? (want ledger, board, loop, lock, batch, demo, version, help)`},
 		{[]string{"ledger", "clsoe"}, `looprunner: ledger: unknown command "clsoe"; did you mean "close"? (want add, archive, close, decide, list, reopen)`},
 		{[]string{"loop", "chek-gate"}, `looprunner: loop: unknown command "chek-gate"; did you mean "check-gate"? (want approve, check-gate, create, delete, disable-schedule, enable-schedule, list, pause, resume, show, tick)`},
 		{[]string{"ledger"}, `looprunner: ledger: missing command (want add, archive, close, decide, list, reopen); see 'looprunner ledger -h'`},

@@ -145,6 +145,10 @@ func (c *cli) fail(err error) int {
 // explain). A busy lock names the lock file, its holder and how long the
 // command waited.
 func (c *cli) message(err error) string {
+	var be *batchError
+	if errors.As(err, &be) {
+		return be.message() // a batch's line, rendered as its command would
+	}
 	var lbusy *lock.BusyError
 	if errors.As(err, &lbusy) {
 		s := fmt.Sprintf("lock %s busy, held by %s", lbusy.Path, lbusy.Holder.String())

@@ -94,7 +94,7 @@ func (c *cli) mainUsage(w io.Writer) {
 ledger, a sprint-status board and the state of long-running loops.
 
 usage: looprunner [-state-dir DIR] [-lock-timeout DURATION] [-json] AREA COMMAND [flags] [args]
-       looprunner demo | version | help [AREA [COMMAND]]
+       looprunner batch < OPERATIONS | demo | version | help [AREA [COMMAND]]
 
 `)
 	// One column for every group, so the groups are aligned alike.

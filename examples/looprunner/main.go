@@ -4,6 +4,7 @@
 //
 //	looprunner [-state-dir DIR] [-lock-timeout DURATION] [-json] AREA COMMAND [flags] [args]
 //
+//	looprunner batch < OPERATIONS (JSON lines: {"op":"ledger.close","file":F,"ids":[ID],...})
 //	looprunner demo [-procs N] [-n M] [-dir DIR]
 //	looprunner version
 //	looprunner ledger add     -file FILE -title TITLE -origin WHERE -source-spec SPEC -reason WHY [-location WHERE] [-severity SEVERITY]
@@ -136,6 +137,7 @@ var commands = map[string]map[string]command{
 // topLevel lists the commands outside any area. "help" is run apart, as
 // it looks the others up.
 var topLevel = map[string]command{
+	"batch":   {batchCmd, "", "apply operations read as JSON lines on stdin in one all-or-nothing commit", batchDetails},
 	"demo":    {demo, "", "race worker processes on a ledger, a board and a loop, and check that nothing was lost", ""},
 	"version": {version, "", "print the module version this binary was built from", ""},
 }

@@ -64,10 +64,17 @@ func (r result) String() string {
 // hanging it.
 func runIn(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
+	return runInput(t, dir, env, "", args...)
+}
+
+// runInput is runIn with stdin as the command's standard input.
+func runInput(t *testing.T, dir string, env []string, stdin string, args ...string) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, args...)
 	for try := 1; ; try++ {
 		cmd.Dir = dir
+		cmd.Stdin = strings.NewReader(stdin)
 		cmd.Env = append(os.Environ(), env...)
 		if raceEnabled {
 			// A race-enabled binary sleeps a second at exit by default, to let
