@@ -522,7 +522,7 @@ func releaseAll(hs []*lock.Handle) {
 // published; so a copy
 // missing, torn or of another commit means that the commit never reached
 // its point, or that its retirement began. Either way no rename is left to
-// do, and the commit is undone, which removes what is left of it; the
+// do, and the commit is undone (undoUnsure says which staged files go); the
 // targets are not looked at, since a transaction on a file whose copy was
 // gone may have changed that file, and read it, meanwhile.
 func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
@@ -530,7 +530,7 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 		if err != nil {
 			return err
 		}
-		return r.undo(ip)
+		return r.undoUnsure()
 	}
 	n := len(r.Files)
 	stagedOK := make([]bool, n)
@@ -629,6 +629,27 @@ func allOld(r *intentRecord, target []string) bool {
 // point, and then its records.
 func (r *intentRecord) undo(ip string) error {
 	for _, f := range r.Files {
+		if err := os.Remove(f.Staged); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return stepError("Recover", f.Staged, "remove the staged file", err)
+		}
+	}
+	return r.retire()
+}
+
+// undoUnsure undoes a commit some of whose copies are gone. Most often
+// there is no staged file left: a commit writes every copy before it
+// creates one, and retires its copies only once every staged file is
+// renamed. But after a power cut during the commit's fsyncs a staged file
+// may have reached the disk while a copy did not, and is then removed; and
+// after a retirement that was cut short, another commit over a file whose
+// copy was gone may have staged a file of the same name since, which must
+// stay. So a staged file is removed only if it holds the version this
+// record names.
+func (r *intentRecord) undoUnsure() error {
+	for _, f := range r.Files {
+		if d, err := fileDigest(f.Staged); err != nil || d != f.New {
+			continue
+		}
 		if err := os.Remove(f.Staged); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return stepError("Recover", f.Staged, "remove the staged file", err)
 		}
