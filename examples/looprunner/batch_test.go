@@ -516,10 +516,7 @@ func TestBatchAndCommandsLoseNothing(t *testing.T) {
 	e.write(batchBoard, board.String())
 	e.batch(0, setup)
 
-	type outcome struct {
-		r  result
-		id []string // the ids it minted
-	}
+	type outcome struct{ r result }
 	var mu sync.Mutex
 	var outs []outcome
 	var wg sync.WaitGroup
