@@ -135,7 +135,8 @@ func NewStore[D any](path string, codec Codec[D], opts ...Option) (*Store[D], er
 
 // LockPath returns the path of the lock file that guards the data file. With
 // WithStateRoot it resolves symlinks in the data file's path (see
-// lock.SidecarPath); it creates nothing.
+// lock.SidecarPath); it creates nothing. A store made WithNoLock returns its
+// error, in an *fs.PathError naming the data file.
 func (s *Store[D]) LockPath() (string, error) {
 	switch {
 	case s.o.lockErr != nil:
@@ -295,7 +296,8 @@ func (s *Store[D]) Restore(ctx context.Context, snapshot []byte, owned ...Digest
 // write and every later one of the transaction publish nothing and return an
 // error matching lock.ErrLockLost. So a lock lost before the first write of
 // fn writes none of its files; one lost between two writes leaves the first
-// published and refuses the rest, as a crash there would.
+// published and refuses the rest, as a crash there would (MutateAll
+// publishes several files all or nothing).
 func (s *Store[D]) Locked(ctx context.Context, fn func(tx *Tx) error) error {
 	if fn == nil {
 		return s.nilFn("Locked")
