@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -517,4 +518,259 @@ func xpNext(t *testing.T, f *xpFiles, next string, wantNew bool) {
 	require.Equal(t, pair, []int{f.view(t, 0), f.view(t, 1)}, "the pair after a change of each file = got, want as after the next transaction")
 	xpNoLeftovers(t, f)
 	xpLocksFree(t, f)
+}
+
+// xpQuiet is how long a process must stay blocked before a test believes it
+// is blocked. It is no timing assertion: a slow machine only makes the test
+// slower.
+const xpQuiet = 100 * time.Millisecond
+
+// xpWriteSeen and xpReadSeen pass the state a child's fn read to the parent.
+func xpWriteSeen(c *testkit.C, seen int) {
+	c.T.Helper()
+	require.NoError(c.T, os.WriteFile(filepath.Join(c.Dir, fmt.Sprintf("seen-%d", c.Index)), []byte(strconv.Itoa(seen)), 0o644))
+}
+
+func xpReadSeen(t testing.TB, root string, i int) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, fmt.Sprintf("seen-%d", i)))
+	require.NoError(t, err)
+	n, err := strconv.Atoi(string(data))
+	require.NoError(t, err)
+	return n
+}
+
+// TestMutateAllRecoveryWaitsForTheCommitsOtherLocks: a child is killed at
+// the commit point of a MutateAll over a and b (nothing renamed).
+//
+// behind-a-busy-lock: the parent holds b's lock (a plain lock.Acquire);
+// another child runs a Mutate of a. It must neither read a before the
+// commit over a and b is settled, nor wait for b while it holds a out of
+// order: it gets as far as AcquireAll's wait for b, and stays there; once
+// b is released it completes the commit and its fn reads a new. Ablation
+// seen red: Mutate's leader without its settle (group.go's lead) reads a
+// old at once.
+//
+// two-recoveries-at-once: two children run a Mutate, one of a and one of
+// b, and each finds the record holding its own lock while the other holds
+// the other one. Both must end (within their ctx) having read the commit
+// completed. Ablation seen red: settle waiting for the other lock with its
+// own held (lock.Acquire in place of lock.TryAcquire) deadlocks the two
+// until their ctx ends.
+func TestMutateAllRecoveryWaitsForTheCommitsOtherLocks(t *testing.T) {
+	xpSkipKills(t)
+	t.Run("behind-a-busy-lock", func(t *testing.T) {
+		if c := testkit.Child(t); c != nil {
+			if c.Args != "waiter" {
+				xpRunStep(c, xpJSON)
+				return
+			}
+			f := xpJSON.open(c.T, c.Dir)
+			seam.Set(c.T, func(p seam.Point, path string) error {
+				if p == seam.Acquiring && path == f.locks[1] {
+					c.Mark("waiting")
+					c.Mark("progress")
+				}
+				return nil
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), testkit.Timeout)
+			defer cancel()
+			seen, err := f.mutate(c.T, ctx, 0, true)
+			require.NoError(c.T, err)
+			xpWriteSeen(c, seen)
+			c.Mark("done")
+			c.Mark("progress")
+			return
+		}
+		root := t.TempDir()
+		xpJSON.prepare(t, root)
+		g := testkit.StartWith(t, 1, root, testkit.Options{Args: xpStep{role: "commit", point: seam.Committed, n: 1}.args(0)})
+		g.WaitMark("reached-0")
+		g.Kill(0)
+		f := xpJSON.open(t, root)
+		h, err := lock.Acquire(context.Background(), f.locks[1])
+		require.NoError(t, err)
+		defer h.Release()
+		w := testkit.StartWith(t, 1, root, testkit.Options{Args: "waiter"})
+		w.WaitMark("progress")
+		require.False(t, xpExists(root, "done"), "Mutate(a) with b's lock held by another process = returned, want it to wait for the commit over a and b to be settled")
+		time.Sleep(xpQuiet)
+		require.False(t, xpExists(root, "done"), "Mutate(a) with b's lock held by another process = returned after a while, want it still waiting")
+		require.NoError(t, h.Release())
+		w.Wait()
+		require.Equal(t, 1, xpReadSeen(t, root, 0), "the state Mutate(a)'s fn read once b was released = got, want the commit completed")
+		require.Equal(t, []int{1, 1}, []int{f.view(t, 0), f.view(t, 1)}, "the pair after the recovery = got, want all new")
+		xpNoLeftovers(t, f)
+		xpLocksFree(t, f)
+	})
+	t.Run("two-recoveries-at-once", func(t *testing.T) {
+		if c := testkit.Child(t); c != nil {
+			if c.Args != "racer" {
+				xpRunStep(c, xpJSON)
+				return
+			}
+			f := xpJSON.open(c.T, c.Dir)
+			var once atomic.Bool
+			seam.Set(c.T, func(p seam.Point, path string) error {
+				if p == seam.Recovering && once.CompareAndSwap(false, true) {
+					// Holding its own lock, about to try the other's: it
+					// goes on once the other process is at the same point.
+					c.Mark(fmt.Sprintf("recovering-%d", c.Index))
+					testkit.WaitFor(c.T, filepath.Join(c.Dir, fmt.Sprintf("recovering-%d", 1-c.Index)))
+				}
+				return nil
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			seen, err := f.mutate(c.T, ctx, c.Index, true)
+			require.NoError(c.T, err, "Mutate of pair[%d] beside a recovery from the other file", c.Index)
+			xpWriteSeen(c, seen)
+			return
+		}
+		root := t.TempDir()
+		xpJSON.prepare(t, root)
+		g := testkit.StartWith(t, 1, root, testkit.Options{Args: xpStep{role: "commit", point: seam.Committed, n: 1}.args(0)})
+		g.WaitMark("reached-0")
+		g.Kill(0)
+		r := testkit.StartWith(t, 2, root, testkit.Options{Args: "racer"})
+		r.Wait()
+		f := xpJSON.open(t, root)
+		for i := range 2 {
+			require.Equal(t, 1, xpReadSeen(t, root, i), "the state Mutate of pair[%d] read = got, want the commit completed", i)
+		}
+		require.Equal(t, []int{1, 1}, []int{f.view(t, 0), f.view(t, 1)}, "the pair after the recoveries = got, want all new")
+		xpNoLeftovers(t, f)
+		xpLocksFree(t, f)
+	})
+}
+
+// The workload of TestMutateAllsInOppositeOrdersBesideSingleWritersLoseNothing.
+const (
+	xpPairWriters = 4 // MutateAll over the pair: the first half as {a, b}, the others as {b, a}
+	xpIterations  = 20
+)
+
+// TestMutateAllsInOppositeOrdersBesideSingleWritersLoseNothing: four
+// processes commit over a and b (two as {a, b}, two as {b, a}) while two
+// more run single-file Mutates, one of a and one of b, 20 times each, every
+// call within one ctx. Each call adds 1 to N of each file it changes; a
+// MutateAll adds 1 to Pair of both, a Mutate 1 to Extra of its file, and
+// every MutateAll's fn finds a.Pair == b.Pair. At the end each N is the
+// number of calls that changed its file (100), each Pair 80, each Extra 20,
+// and no process failed: no deadlock, nothing lost. Ablation seen red:
+// lock.AcquireAll taking the locks in the callers' order (no sort) deadlocks
+// {a, b} against {b, a}, and the children fail at their ctx.
+func TestMutateAllsInOppositeOrdersBesideSingleWritersLoseNothing(t *testing.T) {
+	root := t.TempDir()
+	open := func(t testing.TB, root string) (a, b *filetxn.Store[*xpDoc]) {
+		return xpStore(t, filepath.Join(root, "a", "a.json"), filetxn.WithoutSync()), xpStore(t, filepath.Join(root, "b", "b.json"), filetxn.WithoutSync())
+	}
+	if c := testkit.Child(t); c != nil {
+		a, b := open(c.T, c.Dir)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c.Barrier()
+		for k := range xpIterations {
+			var err error
+			switch i := c.Index; {
+			case i < xpPairWriters:
+				members := []filetxn.Member{a, b}
+				if i >= xpPairWriters/2 {
+					members = []filetxn.Member{b, a}
+				}
+				_, err = filetxn.MutateAll(ctx, members, func(m *filetxn.Multi) error {
+					da, db := filetxn.In(m, a), filetxn.In(m, b)
+					if da.Pair != db.Pair {
+						return fmt.Errorf("a.Pair = %d, b.Pair = %d under both locks, want them equal", da.Pair, db.Pair)
+					}
+					da.N++
+					db.N++
+					da.Pair++
+					db.Pair++
+					return nil
+				})
+			default:
+				s := []*filetxn.Store[*xpDoc]{a, b}[i-xpPairWriters]
+				_, err = s.Mutate(ctx, func(d *xpDoc) error { d.N++; d.Extra++; return nil })
+			}
+			require.NoError(c.T, err, "call %d of process %d", k, c.Index)
+		}
+		return
+	}
+	g := testkit.Start(t, xpPairWriters+2, root)
+	g.Release()
+	g.Wait()
+	a, b := open(t, root)
+	for _, s := range []*filetxn.Store[*xpDoc]{a, b} {
+		d, err := s.View(context.Background())
+		require.NoError(t, err)
+		want := xpDoc{N: (xpPairWriters + 1) * xpIterations, Pair: xpPairWriters * xpIterations, Extra: xpIterations}
+		require.Equal(t, want, *d, "a file after the run = got, want want")
+	}
+}
+
+// xpCommits is the number of commits TestViewDuringMutateAllsNeverSeesATornFile
+// makes while its reader reads.
+const xpCommits = 200
+
+// TestViewDuringMutateAllsNeverSeesATornFile: one process commits over a
+// and b 200 times (each commit adds 1 to N of both, a renamed first) while
+// another reads the pair with View in a loop, a then b, without a lock.
+// Every View returns a whole document: the reader never sees a torn file.
+// What it may see is documented here, not asserted: a pair mixed during a
+// commit's publish window, a.N == b.N+1 (a renamed, b not yet), since a
+// lock-free reader is not excluded by the commit (read in the other order,
+// b then a, a mix is indistinguishable from a commit between the two
+// reads). The test logs how many mixed pairs it saw. Ablation seen red:
+// publishing a multi-file commit by writing each target in place (truncated,
+// then written a byte per write, as a large file is written in many) instead
+// of renaming its staged file makes View fail on a cut file. Written in
+// place in one write, the window is too narrow for 200 commits to hit.
+func TestViewDuringMutateAllsNeverSeesATornFile(t *testing.T) {
+	testkit.Skip(t, testkit.NoPOSIXRename)
+	root := t.TempDir()
+	open := func(t testing.TB, root string) (a, b *filetxn.Store[*xpDoc]) {
+		return xpStore(t, filepath.Join(root, "a", "a.json"), filetxn.WithoutSync()), xpStore(t, filepath.Join(root, "b", "b.json"), filetxn.WithoutSync())
+	}
+	if c := testkit.Child(t); c != nil {
+		a, b := open(c.T, c.Dir)
+		ctx := context.Background()
+		c.Barrier()
+		if c.Index == 0 {
+			for k := range xpCommits {
+				_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error {
+					filetxn.In(m, a).N++
+					filetxn.In(m, b).N++
+					return nil
+				})
+				require.NoError(c.T, err, "commit %d", k)
+			}
+			c.Mark("writer-done")
+			return
+		}
+		views, mixed := 0, 0
+		for !xpExists(c.Dir, "writer-done") {
+			da, err := a.View(ctx)
+			require.NoError(c.T, err, "View(a) during the commits = got, want a whole document")
+			db, err := b.View(ctx)
+			require.NoError(c.T, err, "View(b) during the commits = got, want a whole document")
+			views++
+			if da.N > db.N {
+				mixed++
+			}
+		}
+		require.NoError(c.T, os.WriteFile(filepath.Join(c.Dir, "reader-counts"), fmt.Appendf(nil, "%d %d", views, mixed), 0o644))
+		return
+	}
+	xpWrite(t, filepath.Join(root, "a", "a.json"), "{\"N\": 0}\n")
+	xpWrite(t, filepath.Join(root, "b", "b.json"), "{\"N\": 0}\n")
+	g := testkit.Start(t, 2, root)
+	g.Release()
+	g.Wait()
+	var views, mixed int
+	data, err := os.ReadFile(filepath.Join(root, "reader-counts"))
+	require.NoError(t, err)
+	_, err = fmt.Sscanf(string(data), "%d %d", &views, &mixed)
+	require.NoError(t, err)
+	t.Logf("the lock-free reader read the pair %d times during %d commits; %d of its reads saw the pair mixed (a new, b old)", views, xpCommits, mixed)
 }
