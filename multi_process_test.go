@@ -540,6 +540,19 @@ func xpReadSeen(t testing.TB, root string, i int) int {
 	return n
 }
 
+// xpKilledAtTheCommitPoint returns a directory of xpJSON's files in which a
+// child was killed at the commit point of a MutateAll over the pair
+// (xpRunStep runs it, in the calling test's children).
+func xpKilledAtTheCommitPoint(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	xpJSON.prepare(t, root)
+	g := testkit.StartWith(t, 1, root, testkit.Options{Args: xpStep{role: "commit", point: seam.Committed, n: 1}.args(0)})
+	g.WaitMark("reached-0")
+	g.Kill(0)
+	return root
+}
+
 // TestMutateAllRecoveryWaitsForTheCommitsOtherLocks: a child is killed at
 // the commit point of a MutateAll over a and b (nothing renamed).
 //
@@ -582,11 +595,7 @@ func TestMutateAllRecoveryWaitsForTheCommitsOtherLocks(t *testing.T) {
 			c.Mark("progress")
 			return
 		}
-		root := t.TempDir()
-		xpJSON.prepare(t, root)
-		g := testkit.StartWith(t, 1, root, testkit.Options{Args: xpStep{role: "commit", point: seam.Committed, n: 1}.args(0)})
-		g.WaitMark("reached-0")
-		g.Kill(0)
+		root := xpKilledAtTheCommitPoint(t)
 		f := xpJSON.open(t, root)
 		h, err := lock.Acquire(context.Background(), f.locks[1])
 		require.NoError(t, err)
@@ -627,11 +636,7 @@ func TestMutateAllRecoveryWaitsForTheCommitsOtherLocks(t *testing.T) {
 			xpWriteSeen(c, seen)
 			return
 		}
-		root := t.TempDir()
-		xpJSON.prepare(t, root)
-		g := testkit.StartWith(t, 1, root, testkit.Options{Args: xpStep{role: "commit", point: seam.Committed, n: 1}.args(0)})
-		g.WaitMark("reached-0")
-		g.Kill(0)
+		root := xpKilledAtTheCommitPoint(t)
 		r := testkit.StartWith(t, 2, root, testkit.Options{Args: "racer"})
 		r.Wait()
 		f := xpJSON.open(t, root)
