@@ -86,12 +86,11 @@ func In[D any](m *Multi, s *Store[D]) D {
 // undoes a commit a crash left unfinished, before it reads. A lock-free
 // reader (View) may meanwhile see some files new and others old.
 //
-// Errors are Mutate's: fn's unchanged and nothing written; decode, encode
-// and a Join check naming the file; ctx bounds waits only; re-entry matches
-// lock.ErrReentrant; a lock lost before the renames publishes nothing. An
-// error after the first rename says the commit stands: the next transaction
-// publishes the rest. No members, two of one file or a nil fn match
-// ErrInvalidArgument.
+// Errors are Mutate's: fn's unchanged, nothing written; decode, encode and
+// Join check errors name the file; ctx alone bounds waits (not WithNoWait);
+// re-entry matches lock.ErrReentrant; a lock lost before the renames
+// publishes nothing. An error after the first rename says the commit
+// stands. No members, two of one file or a nil fn: ErrInvalidArgument.
 func MutateAll(ctx context.Context, members []Member, fn func(*Multi) error) ([]Commit, error) {
 	c, err := newMulti(members, fn)
 	if err != nil {
