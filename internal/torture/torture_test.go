@@ -31,7 +31,14 @@ import (
 // several times slower to start), or the one $FILETXN_LOOPRUNNER_BIN names.
 var bin string
 
+// multiChildEnv puts the test binary in the part of a worker of the
+// multi-file run (multi_unix_test.go), the worker's number its value.
+const multiChildEnv = "FILETXN_TORTURE_MULTI_CHILD"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(multiChildEnv) != "" { // a worker of the multi-file run: it needs no looprunner
+		os.Exit(m.Run())
+	}
 	if bin = os.Getenv("FILETXN_LOOPRUNNER_BIN"); bin != "" {
 		os.Exit(m.Run())
 	}
