@@ -340,6 +340,15 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	}
 	if durable {
 		tasks = append(tasks, syncDirs(append(names, intents...))...)
+		// Every file's writeback started before any fsync, so that the
+		// fsyncs find all of their allocations in one journal transaction
+		// (fsys.StartSync).
+		for _, f := range files {
+			fsys.StartSync(f)
+		}
+		for _, s := range st {
+			s.pf.StartSync()
+		}
 	}
 	if err := parallel(tasks); err != nil {
 		undo()

@@ -446,6 +446,19 @@ func (pf *PendingFile) Sync() error {
 	return nil
 }
 
+// StartSync starts writing the temporary file's data back without waiting
+// (unless NoSync), so that a Sync made at once with other files' finds the
+// file system's work for it under way; on Linux it is sync_file_range(2),
+// elsewhere nothing. It makes nothing durable and never fails: Sync does.
+func (pf *PendingFile) StartSync() {
+	if pf.state == pending && pf.err == nil && pf.sync {
+		startWriteback(pf.f)
+	}
+}
+
+// StartSync is PendingFile.StartSync for a file of one's own.
+func StartSync(f *os.File) { startWriteback(f) }
+
 // Detach closes the temporary file, leaves it where it is and hands it over
 // to the caller, who renames it over the target itself ([Replace]) or
 // removes it: Cleanup no longer touches it. It returns the temporary file's

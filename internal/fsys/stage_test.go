@@ -356,3 +356,28 @@ func TestCheckRefusesWhatCreateRefusesAndCreatesNothing(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"rw", "ro", "sub"}, names, "files after Check, want no temporary file")
 }
+
+// TestStartSyncChangesNothingButWhenTheWorkIsDone: StartSync between two
+// Writes leaves the file as if it had not been called (the later Write is
+// published too), and on a file already published or cleaned up it does
+// nothing, without panicking. Its effect (one journal commit for the
+// fsyncs of a multi-file commit) is a matter of timing, measured in
+// BENCHMARKS.md. Ablation: a StartSync that detaches or closes the file
+// makes it red.
+func TestStartSyncChangesNothingButWhenTheWorkIsDone(t *testing.T) {
+	for _, o := range []Options{{}, {NoSync: true}} {
+		t.Run(map[bool]string{false: "durable", true: "without sync"}[o.NoSync], func(t *testing.T) {
+			dir := t.TempDir()
+			pf := create(t, oldFile(t, dir), o)
+			_, err := pf.Write([]byte("ne"))
+			require.NoError(t, err, "Write")
+			pf.StartSync()
+			_, err = pf.Write([]byte("w"))
+			require.NoError(t, err, "Write after StartSync")
+			require.NoError(t, pf.Sync(), "Sync after StartSync")
+			require.NoError(t, pf.CloseAtomicallyReplace(), "CloseAtomicallyReplace after StartSync")
+			pf.StartSync()
+			requireFiles(t, dir, "new", "f")
+		})
+	}
+}
