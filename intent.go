@@ -286,12 +286,20 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	// The commit point: every staged file and every copy of the record
 	// durable, with their names. All are fsynced at once.
 	var tasks []func() error
-	for _, lp := range c.locks {
+	for k, lp := range c.locks {
 		ip := intentPath(lp)
 		err := seam.At(seam.Intent, ip)
 		var f *os.File
 		if err == nil {
-			f, err = fsys.OpenFile(ip, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			// Exclusive: under the lock, with every record beside it
+			// settled, a copy there is another commit's, made since by the
+			// holder of a lock file that replaced this one. It is left
+			// alone, and this commit publishes nothing.
+			f, err = fsys.OpenFile(ip, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if errors.Is(err, fs.ErrExist) {
+				undo()
+				return nil, c.lostError(slices.Index(c.of, k), nil)
+			}
 		}
 		if err == nil {
 			intents = append(intents, ip)

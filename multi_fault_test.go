@@ -844,3 +844,78 @@ func sha256Hex(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
+
+// TestACommitWhoseLockWasReplacedLeavesAnotherCommitsRecordAlone: commit X
+// over a and b has a's lock file replaced just before it writes its
+// records; commit Y over a and c takes the new lock file, writes its
+// records and stops before its renames. X then writes the record beside
+// a's lock, where Y's is, finds its lock lost and undoes itself. Y goes
+// on, renames a, and crashes. The next transaction must complete Y (a and
+// c new) from its records: X must have left Y's record beside a's lock as
+// it was, neither overwritten nor removed. X publishes nothing and fails
+// with an error matching lock.ErrLockLost.
+//
+// Ablation seen red (the bug this test found): X's copies opened with
+// O_TRUNC instead of O_EXCL (X overwrites Y's copy and its undo removes
+// it; the recovery then finds one copy of Y's record and undoes Y,
+// whose first file was renamed already: a new, c old, for good).
+func TestACommitWhoseLockWasReplacedLeavesAnotherCommitsRecordAlone(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows replaces no lock file held open, and a crash simulated in-process leaves files open")
+	}
+	f := multiLayout{"three files", []multiFile{{"a.json", "", true}, {"b.json", "", true}, {"c.json", "", true}}}.make(t)
+	a, b, c := f.stores[0], f.stores[1], f.stores[2]
+	la := f.locks[0]
+	type crashed struct{}
+	var (
+		mu       sync.Mutex // protects phase
+		phase    int        // 0: X before its first record; 1: Y runs; 2: Y waits at its commit point; 3: Y may crash; 4: after
+		yWaiting = make(chan struct{})
+		yGo      = make(chan struct{})
+		yDone    = make(chan any, 1)
+		yCommits []filetxn.Commit
+		yErr     error
+		getPhase = func() int { mu.Lock(); defer mu.Unlock(); return phase }
+		setPhase = func(p int) { mu.Lock(); phase = p; mu.Unlock() }
+	)
+	seam.Set(t, func(p seam.Point, path string) error {
+		switch {
+		case p == seam.Intent && path == la+".intent" && getPhase() == 0: // X, about to write its first record
+			setPhase(1)
+			replaceLock(t, la)
+			go func() {
+				defer func() { yDone <- recover() }()
+				yCommits, yErr = filetxn.MutateAll(context.Background(), []filetxn.Member{a, c}, func(m *filetxn.Multi) error {
+					filetxn.In(m, a).N = 50
+					filetxn.In(m, c).N = 50
+					return nil
+				})
+			}()
+			<-yWaiting
+		case p == seam.Committed && getPhase() == 1: // Y, its records durable
+			setPhase(2)
+			close(yWaiting)
+			<-yGo
+		case p == seam.Published && getPhase() == 3: // Y, a renamed
+			setPhase(4)
+			panic(crashed{})
+		}
+		return nil
+	})
+	cs, err := filetxn.MutateAll(context.Background(), []filetxn.Member{a, b}, func(m *filetxn.Multi) error {
+		filetxn.In(m, a).N = 20
+		filetxn.In(m, b).N = 20
+		return nil
+	})
+	require.ErrorIs(t, err, lock.ErrLockLost, "X, whose lock file was replaced = %v", err)
+	require.Nil(t, cs)
+	setPhase(3)
+	close(yGo)
+	require.Equal(t, crashed{}, <-yDone, "Y did not crash after its first rename (Commits %v, error %v)", yCommits, yErr)
+	require.Equal(t, []int{50, 1, 1}, f.values(t), "after Y's crash")
+
+	_, err = c.Mutate(context.Background(), func(*counter) error { return nil })
+	require.NoError(t, err)
+	require.Equal(t, []int{50, 1, 50}, f.values(t), "after Y's recovery: Y all new, X nothing")
+	require.Empty(t, f.leftovers(t))
+}
