@@ -87,10 +87,11 @@ func In[D any](m *Multi, s *Store[D]) D {
 // reader (View) may meanwhile see some files new and others old.
 //
 // Errors are Mutate's: fn's unchanged, nothing written; decode, encode and
-// Join check errors name the file; ctx alone bounds waits (not WithNoWait);
-// re-entry matches lock.ErrReentrant; a lock lost before the renames
-// publishes nothing. An error after the first rename says the commit
-// stands. No members, two of one file or a nil fn: ErrInvalidArgument.
+// Join check errors name the file; ctx bounds waits, and a member made
+// WithNoWait fails a busy lock at once (lock.ErrWouldBlock); re-entry
+// matches lock.ErrReentrant; a lock lost before the renames publishes
+// nothing. An error after the first rename says the commit stands. No
+// members, two of one file or a nil fn: ErrInvalidArgument.
 func MutateAll(ctx context.Context, members []Member, fn func(*Multi) error) ([]Commit, error) {
 	c, err := newMulti(members, fn)
 	if err != nil {
@@ -167,6 +168,9 @@ type multi struct {
 	of    []int          // of[i] is the index in locks of parts[i]'s lock
 	opts  []lock.Option  // each lock's options (lock.ForPath)
 	held  []*lock.Handle // the handles of locks, while held
+	// noWait: a member was made WithNoWait, so a busy lock fails the call
+	// at once with an error matching lock.ErrWouldBlock.
+	noWait bool
 }
 
 func newMulti(members []Member, fn func(*Multi) error) (*multi, error) {
@@ -210,15 +214,35 @@ func newMulti(members []Member, fn func(*Multi) error) (*multi, error) {
 			c.opts = append(c.opts, lock.ForPath(lp, p.opts().lockOpts...))
 		}
 		c.of[i] = k
+		c.noWait = c.noWait || p.opts().noWait
 	}
 	return c, nil
 }
 
 // lock takes every lock, and then completes or undoes the unfinished
-// commits recorded beside them. A commit that names a lock the call does
-// not hold has every lock released, and all of them taken again with that
-// one, so that no lock is waited for while another is held out of order.
+// commits recorded beside them (lockWith); with noWait, without waiting
+// for a busy one.
 func (c *multi) lock(ctx context.Context) error {
+	if c.noWait {
+		// A done ctx takes the free locks and fails at once on a busy one,
+		// with a *lock.BusyError that says ErrWouldBlock, as TryAcquire's.
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		err := c.lockWith(done)
+		if be := (*lock.BusyError)(nil); errors.As(err, &be) && be.Err == context.Canceled && ctx.Err() == nil {
+			be.Err = lock.ErrWouldBlock
+		}
+		return err
+	}
+	return c.lockWith(ctx)
+}
+
+// lockWith takes every lock, waiting as ctx lets it, and then completes or
+// undoes the unfinished commits recorded beside them. A commit that names a
+// lock the call does not hold has every lock released, and all of them
+// taken again with that one, so that no lock is waited for while another is
+// held out of order.
+func (c *multi) lockWith(ctx context.Context) error {
 	var extra []string
 	for {
 		paths := append(slices.Clip(c.locks), extra...)

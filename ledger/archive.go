@@ -87,8 +87,9 @@ func closeDate(e *entry) string {
 // Each moved body is appended to archive verbatim with "archived: <stamp>"
 // inserted under its status line, unless archive already holds a block for the
 // id with the same close date and the same body apart from its archived: lines
-// (a run that crashed between its two writes): then the body is not appended
-// again and the stub takes that block's stamp. In the ledger each moved entry
+// (left by a run of bmad-loop's archiver, or of an older version of this
+// package, that crashed between its two writes): then the body is not
+// appended again and the stub takes that block's stamp. In the ledger each moved entry
 // is replaced by a stub: heading, blank line, status, the adjacent reopenable
 // resolution lines if any, every live gate:, origin: and source_spec: line,
 // and "archived: <stamp>", then a blank line. This is the stub bmad-loop's
@@ -96,8 +97,9 @@ func closeDate(e *entry) string {
 // this package wrote before, is still read as a stub and never archived again.
 // A stub's severity is in its archived body, not in the stub.
 //
-// The caller writes archive before the ledger, so that a crash in between
-// leaves every body in at least one file. stamp must be a real date.
+// A caller that writes the two files one after the other writes archive
+// first, so that a crash in between leaves every body in at least one file
+// ([Store.Archive] publishes both in one commit). stamp must be a real date.
 func (d *Doc) ArchiveInto(archive *Doc, before, stamp string) ([]string, error) {
 	if err := checkArchiveArgs("ArchiveInto", before, stamp); err != nil {
 		return nil, err

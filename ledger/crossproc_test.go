@@ -173,27 +173,30 @@ func TestConcurrentAppendsAndClosesAcrossProcesses(t *testing.T) {
 	t.Logf("%d entries, %d closed concurrently", len(entries), len(closedBy))
 }
 
-// TestArchiveCrashBetweenWritesRecovers kills a process with SIGKILL after it
-// wrote the archive and before it wrote the ledger. The ledger is unchanged,
-// the lock is free, and the next run completes the stubs without appending the
-// bodies again, stamping them with the crashed run's date.
-// Ablation: writing the ledger before the archive leaves stubs whose bodies
-// are nowhere (red on "the ledger changed"); dropping the archive twin check
-// appends the body twice (red on "the retry appended").
+// TestArchiveCrashBetweenWritesRecovers kills a process with SIGKILL in its
+// Archive after the archive's rename and before the ledger's (at
+// seam.Published). The lock is free, the archive has the bodies, the ledger
+// is as it was and the commit's intent record is beside the lock; the
+// parent's next transaction, an Append, publishes the crashed run's stubs
+// (stamped with its date) before it appends, and leaves no staged file or
+// record behind. A second Archive moves nothing.
+// Ablation: going back to two writes (the archive, then the ledger, under
+// Locked, with the kill between them) leaves the ledger without its stub
+// after the Append (red on "the next transaction did not complete").
 func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	ctx := context.Background()
 	if c := testkit.Child(t); c != nil {
 		s := openShared(c.Dir)
 		seam.Set(c.T, func(p seam.Point, path string) error {
-			if p == seam.ArchiveWritten && path == s.path {
-				c.Mark("between-writes")
+			if p == seam.Published && path == s.archive {
+				c.Mark("between-renames")
 				select {} // wait here to be killed
 			}
 			return nil
 		})
 		c.Barrier()
 		s.Archive(ctx, "", "2026-08-24")
-		t.Fatal("Archive returned; it should have been killed between its writes")
+		t.Fatal("Archive returned; it should have been killed between its renames")
 		return
 	}
 	dir := t.TempDir()
@@ -203,35 +206,49 @@ func TestArchiveCrashBetweenWritesRecovers(t *testing.T) {
 	}
 	g := testkit.Start(t, 1, dir)
 	g.Release()
-	g.WaitMark("between-writes")
+	g.WaitMark("between-renames")
 	g.Kill(0)
 
 	if got := string(readOrNil(t, s.path)); got != ledgerFixture {
-		t.Fatalf("the ledger changed before the archive was safe: %q", got)
+		t.Fatalf("the ledger was published before the archive: %q", got)
 	}
 	crashed := string(readOrNil(t, s.archive))
 	if !strings.Contains(crashed, "status: done 2026-05-25\narchived: 2026-08-24\n") {
 		t.Fatalf("archive after the crash = %q", crashed)
 	}
 	lp, _ := s.LockPath()
+	if readOrNil(t, lp+".intent") == nil {
+		t.Fatalf("no intent record beside the lock after the crash")
+	}
 	h, err := lock.TryAcquire(lp)
 	if err != nil {
 		t.Fatalf("the killed process left the lock held: %v", err)
 	}
 	h.Release()
 
-	ids, err := s.Archive(ctx, "", "2026-08-30")
-	if err != nil || !slices.Equal(ids, []string{"DW-2"}) {
-		t.Fatalf("retry Archive = %v, %v", ids, err)
-	}
-	if got := string(readOrNil(t, s.archive)); got != crashed {
-		t.Errorf("the retry appended to the archive: %q", got[len(crashed):])
+	ids, err := s.Append(ctx, Spec{Title: "later", Origin: "o-later", SourceSpec: "s.md", Reason: "r"})
+	if err != nil || !slices.Equal(ids, []string{"DW-4"}) {
+		t.Fatalf("the next Append = %v, %v", ids, err)
 	}
 	ledger := string(readOrNil(t, s.path))
 	if !strings.Contains(ledger, "### DW-2: Old closed item\n\nstatus: done 2026-05-25\norigin: code review of spec-1-1.md, 2026-05-20\narchived: 2026-08-24\n\n") {
-		t.Errorf("stub after recovery: %q", ledger)
+		t.Errorf("the next transaction did not complete the crashed commit: ledger = %q", ledger)
 	}
-	if again, _ := s.Archive(ctx, "", "2026-08-31"); len(again) != 0 {
-		t.Errorf("third run = %v", again)
+	if !strings.Contains(ledger, "### DW-4: later") {
+		t.Errorf("the Append is not in the ledger: %q", ledger)
+	}
+	if got := string(readOrNil(t, s.archive)); got != crashed {
+		t.Errorf("the next transaction changed the archive: %q", got)
+	}
+	for _, d := range []string{dir, filepath.Dir(lp)} {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if n := e.Name(); strings.HasSuffix(n, ".intent") || strings.HasSuffix(n, ".tmp") {
+				t.Errorf("left behind: %s", filepath.Join(d, n))
+			}
+		}
+	}
+	if again, err := s.Archive(ctx, "", "2026-08-31"); err != nil || len(again) != 0 {
+		t.Errorf("Archive after recovery = %v, %v, want nothing", again, err)
 	}
 }

@@ -35,8 +35,9 @@
 //     atomically, so no update is lost across processes. A batch that writes
 //     nothing needs no lock, so it succeeds where the lock cannot be taken (a
 //     read-only or missing state root); a real write there fails. Archive
-//     writes the archive, then the ledger, under one hold; a crash in between
-//     copies no body twice.
+//     publishes the archive and the ledger as one commit, both or neither;
+//     the next transaction completes one a crash cut short, and the bodies
+//     an older version left in the archive are not copied twice.
 //   - A refused argument is an error wrapping [filetxn.ErrInvalidArgument]
 //     whose message names the operation, the argument and its value,
 //     returned before the text is touched (before any I/O by Store.Append and

@@ -418,6 +418,37 @@ func (m *ledgerMachine) ArchiveAfterCrash(t *rapid.T) {
 	}
 }
 
+// ArchiveCrashInCommit crashes an Archive between its two renames (a Doc
+// target archives whole): the archive holds the bodies, the ledger is still
+// whole, and the next transaction publishes the stubs.
+func (m *ledgerMachine) ArchiveCrashInCommit(t *rapid.T) {
+	before := rapid.SampledFrom(append([]string{""}, smDates...)).Draw(t, "commit crash before")
+	stamp := rapid.SampledFrom(smDates).Draw(t, "commit crash stamp")
+	old := m.tgt.Ledger(t).textString()
+	want, archive := mustParse(t, old), mustParse(t, m.tgt.ArchiveText(t))
+	ids, err := want.ArchiveInto(archive, before, stamp)
+	if err != nil {
+		t.Fatalf("ArchiveInto: %v", err)
+	}
+	if crashed := m.tgt.CrashArchiveCommit(t, before, stamp); crashed {
+		if got := m.tgt.Ledger(t).textString(); got != old {
+			t.Fatalf("ledger after a crash between the renames = %q, want it whole %q", got, old)
+		}
+	}
+	if got := m.tgt.ArchiveText(t); got != archive.textString() {
+		t.Fatalf("archive after a crash between the renames = %q, want %q", got, archive.textString())
+	}
+	m.tgt.Settle(t)
+	if got := m.tgt.Ledger(t).textString(); got != want.textString() {
+		t.Fatalf("ledger after the next transaction = %q, want the crashed commit's %q", got, want.textString())
+	}
+	for _, id := range ids {
+		e := m.byID[id]
+		e.archived, e.seen = true, map[string]bool{}
+		m.touched[id] = true
+	}
+}
+
 // Reopen drops every in-memory value and reads the ledger again (for a Doc:
 // encode it and decode the bytes).
 func (m *ledgerMachine) Reopen(t *rapid.T) {
@@ -544,7 +575,11 @@ type target interface {
 	MarkSeenAgain(ids []string, date, note string) ([]string, error)
 	Archivable(before string) ([]string, error)
 	Archive(before, stamp string) ([]string, error)
-	CrashArchive(t *rapid.T, before, stamp string) // an archive whose ledger write is lost
+	CrashArchive(t *rapid.T, before, stamp string) // an older version's archive whose ledger write was lost
+	// CrashArchiveCommit is an archive whose process dies between its two
+	// renames; crashed reports that it did die there.
+	CrashArchiveCommit(t *rapid.T, before, stamp string) (crashed bool)
+	Settle(t *rapid.T) // the next transaction on the ledger, which changes nothing itself
 	Reopen(t *rapid.T)
 }
 
@@ -622,6 +657,13 @@ func (d *docTarget) CrashArchive(t *rapid.T, before, stamp string) {
 		t.Fatal(err)
 	}
 }
+func (d *docTarget) CrashArchiveCommit(t *rapid.T, before, stamp string) bool {
+	if _, err := d.Doc.ArchiveInto(d.archive, before, stamp); err != nil {
+		t.Fatal(err)
+	}
+	return false
+}
+func (d *docTarget) Settle(*rapid.T) {}
 func (d *docTarget) Reopen(t *rapid.T) {
 	doc, err := Parse(d.Doc.Bytes())
 	if err != nil {
@@ -704,22 +746,48 @@ func (s *storeTarget) Archive(before, stamp string) ([]string, error) {
 
 type crash struct{}
 
+// CrashArchive leaves what an older version's Archive left when it died
+// between its two writes: the archive written, the ledger not.
 func (s *storeTarget) CrashArchive(t *rapid.T, before, stamp string) {
-	ledger := s.s.path
+	lost, archive := s.Ledger(t), mustParse(t, s.ArchiveText(t))
+	if _, err := lost.ArchiveInto(archive, before, stamp); err != nil {
+		t.Fatal(err)
+	}
+	if archive.changed() {
+		if err := os.WriteFile(s.s.archive, archive.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// CrashArchiveCommit panics out of an Archive right after its first rename
+// (the archive's): the lock is released, the intent record and the
+// ledger's staged file are left, as a crash there leaves them.
+func (s *storeTarget) CrashArchiveCommit(t *rapid.T, before, stamp string) (crashed bool) {
 	remove := seam.Set(t, func(p seam.Point, path string) error {
-		if p == seam.ArchiveWritten && path == ledger {
+		if p == seam.Published && path == s.s.archive {
 			panic(crash{})
 		}
 		return nil
 	})
 	defer func() {
 		remove()
-		if r := recover(); r != nil && r != (crash{}) {
-			panic(r)
+		if r := recover(); r != nil {
+			if r != (crash{}) {
+				panic(r)
+			}
+			crashed = true
 		}
 	}()
 	if _, err := s.s.Archive(s.ctx, before, stamp); err != nil {
 		t.Fatal(err)
+	}
+	return false
+}
+
+func (s *storeTarget) Settle(t *rapid.T) {
+	if c, err := s.s.Mutate(s.ctx, func(*Doc) error { return nil }); err != nil || c.Written {
+		t.Fatalf("Mutate(nothing) = %+v, %v", c, err)
 	}
 }
 func (s *storeTarget) Reopen(*rapid.T) {

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/fsys"
-	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // Store is a ledger file, with its archive sibling, shared between goroutines
@@ -25,7 +25,7 @@ import (
 // the lock; with [Store.MutateProbed] a batch that writes nothing (a replayed
 // close, ids already done, a missing ledger) needs no lock, so it succeeds
 // even where the lock cannot be taken. [Store.Append] (which also creates a
-// missing directory) and [Store.Archive] (which writes two files) do the same
+// missing directory) and [Store.Archive] (which commits two files as one) do the same
 // for appending and archiving. If the lock's state root cannot be derived,
 // every write fails with an *fs.PathError naming the ledger whose message
 // says what to set ([BmadLoopStateRoot]). As in the engine, ctx bounds only
@@ -38,7 +38,8 @@ type Store struct {
 	path       string
 	archive    string
 	eng        *filetxn.Store[*Doc]
-	rootErr    error // the lock's state root could not be derived: writes fail with this
+	opts       []filetxn.Option // eng's options, for the archive's store
+	rootErr    error            // the lock's state root could not be derived: writes fail with this
 }
 
 // probe is the lock-free read that lets an operation that writes nothing
@@ -78,7 +79,7 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	}
 	s := &Store{path: path, archive: filepath.Join(filepath.Dir(path), archiveName), eng: eng}
 	if lp, _ := eng.LockPath(); lp != unplaced {
-		s.membership = filetxn.Join(s.eng, nil, nil)
+		s.membership, s.opts = filetxn.Join(s.eng, nil, nil), opts
 		return s, nil
 	}
 	root, err := BmadLoopStateRoot()
@@ -92,7 +93,8 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 		s.membership = filetxn.Join(s.eng, nil, nil)
 		return s, nil
 	}
-	if s.eng, err = filetxn.NewStore[*Doc](path, new(codec), append([]filetxn.Option{filetxn.WithStateRoot(root)}, opts...)...); err != nil {
+	s.opts = append([]filetxn.Option{filetxn.WithStateRoot(root)}, opts...)
+	if s.eng, err = filetxn.NewStore[*Doc](path, new(codec), s.opts...); err != nil {
 		return nil, err
 	}
 	s.membership = filetxn.Join(s.eng, nil, nil)
@@ -221,14 +223,25 @@ func (s *Store) Restore(ctx context.Context, snapshot []byte, owned ...filetxn.D
 // without moving it, call [Doc.Archivable] on [Store.View]'s Doc: that takes
 // no lock and writes nothing.
 //
-// Both files are written under one hold of the ledger's lock, the archive
-// first: a crash between the two writes leaves the ledger as it was and the
-// bodies in the archive, and the next run completes the stubs without
-// appending those bodies again. When nothing is eligible (or the ledger is
-// missing) Archive returns without taking the lock. An eligible entry whose
-// id several entries carry fails the call, writing nothing, with an
-// *fs.PathError naming the ledger around a *filetxn.FormatError keyed by
-// the id.
+// The archive and the ledger are one commit (filetxn.MutateAll) under the
+// ledger's lock, which guards both files: both are published or neither,
+// across a crash at any instant, a full disk or a lost lock. A lock-free
+// reader may see the archive new and the ledger old for the instant between
+// the two renames (every body is then in at least one file), and so may
+// anyone after a crash there, until the next transaction on the ledger or
+// the archive, from any process, completes the commit before it reads. An
+// error after the commit point (the archive renamed, the ledger not yet)
+// comes with the ids: the move stands, and that next transaction publishes
+// the stubs. An archive that already holds the bodies of the entries to move
+// (written by bmad-loop's archiver, or by an older version of this package,
+// which wrote the two files one after the other, with a crash in between) is
+// not appended to again: the stubs take its stamps.
+//
+// When nothing is eligible (or the ledger is missing) Archive returns without
+// taking the lock. An eligible entry whose id several entries carry fails the
+// call, writing nothing, with an *fs.PathError naming the ledger around a
+// *filetxn.FormatError keyed by the id. A ledger that a write would refuse
+// (read-only, not a regular file) fails the call before anything is staged.
 func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, error) {
 	if err := checkArchiveArgs("Archive", before, stamp); err != nil {
 		return nil, err
@@ -249,24 +262,15 @@ func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, er
 	if stamp == "" {
 		stamp = time.Now().Format(time.DateOnly)
 	}
+	arch, err := s.archiveStore()
+	if err != nil {
+		return nil, err
+	}
 	var moved []string
-	err := s.eng.Locked(ctx, func(tx *filetxn.Tx) error {
-		data, err := tx.Read(s.path)
-		if err != nil || data == nil {
-			return err
-		}
-		d, err := Parse(data)
-		if err != nil {
-			return &fs.PathError{Op: "Decode", Path: s.path, Err: err}
-		}
-		adata, err := tx.Read(s.archive)
-		if err != nil {
-			return err
-		}
-		a, err := Parse(adata)
-		if err != nil {
-			return &fs.PathError{Op: "Decode", Path: s.archive, Err: err}
-		}
+	// The archive is renamed first: a reader between the renames finds
+	// every body in the archive, or in the ledger, or in both.
+	commits, err := filetxn.MutateAll(ctx, []filetxn.Member{arch, s}, func(m *filetxn.Multi) error {
+		d, a := s.In(m), filetxn.In(m, arch)
 		ids, err := d.ArchiveInto(a, before, stamp)
 		if err != nil {
 			return &fs.PathError{Op: "Archive", Path: s.path, Err: err}
@@ -274,23 +278,30 @@ func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, er
 		if len(ids) == 0 {
 			return nil
 		}
-		// The ledger is replaced second: a ledger the write would refuse
-		// (read-only, not a regular file) fails the call before the
-		// archive is touched, not between the two writes.
+		// A ledger a write would refuse fails the call here, named as
+		// Archive's, before anything is staged.
 		if err := fsys.Check("Archive", s.path); err != nil {
 			return err
-		}
-		if a.changed() {
-			if _, err := tx.Write(s.archive, a.Bytes()); err != nil {
-				return err
-			}
-		}
-		_ = seam.At(seam.ArchiveWritten, s.path)
-		if _, err := tx.Write(s.path, d.Bytes()); err != nil {
-			return fmt.Errorf("ledger: archive %s written, ledger not: %w", s.archive, err)
 		}
 		moved = ids
 		return nil
 	})
-	return moved, err
+	if err != nil {
+		if commits != nil && (commits[0].Written || commits[1].Written) {
+			return moved, fmt.Errorf("ledger: archive of %s into %s: %w", s.path, s.archive, err)
+		}
+		return nil, err
+	}
+	return moved, nil
+}
+
+// archiveStore returns an engine store of the archive under the ledger's
+// lock, taken with the ledger's options, so that MutateAll takes that one
+// lock for both files.
+func (s *Store) archiveStore() (*filetxn.Store[*Doc], error) {
+	lp, err := s.eng.LockPath()
+	if err != nil {
+		return nil, err
+	}
+	return filetxn.NewStore[*Doc](s.archive, new(codec), append(slices.Clip(s.opts), filetxn.WithLockPath(lp))...)
 }

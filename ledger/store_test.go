@@ -180,7 +180,8 @@ func TestStoreWritesWhatTheDocOperationWrites(t *testing.T) {
 // disabled, every write path fails with ErrWouldBlock and leaves both files
 // as they were (bmad-loop's test_lock_acquisition_failure_raises_and_writes_nothing).
 // Ablation: making Store.MutateProbed write without the lock when its probe
-// would write turned every row but Archive red (Archive goes through Locked).
+// would write turned every row but Archive red (Archive goes through
+// MutateAll).
 func TestEveryWriteNeedsTheLock(t *testing.T) {
 	ctx := context.Background()
 	for _, m := range mutators(t) {
@@ -465,8 +466,10 @@ func TestArchiveOfADuplicatedIDNamesTheLedger(t *testing.T) {
 // TestArchiveOfAReadOnlyLedgerWritesNeitherFile: a ledger the write would
 // refuse (read-only) fails Archive before the archive is written, with an
 // error wrapping fs.ErrPermission that names the ledger; both files stay as
-// they were. (Ablation: without the check before the archive's write, the
-// archive gets the bodies and the call fails between the two writes.)
+// they were. (Ablation: two writes, the archive's first, without the check
+// before them: the archive gets the bodies and the call fails between the
+// writes. Within the one commit the check only names the step: without it,
+// the ledger's staging refuses the file before anything is published.)
 func TestArchiveOfAReadOnlyLedgerWritesNeitherFile(t *testing.T) {
 	text := "### DW-1: a\nstatus: done 2026-01-01\n"
 	s := newStore(t, text)
@@ -537,17 +540,18 @@ func newStoreAt(t *testing.T, s *Store) *Store {
 	return must(Open(s.path, filetxn.WithLockPath(lp)))
 }
 
-// TestArchiveWritesBothFilesUnderOneHold: between the archive write and the
-// ledger write the lock is held, the archive already has the bodies and the
-// ledger is still whole (bmad-loop's lock-enter, write-archive,
-// write-ledger, lock-exit).
+// TestArchiveWritesBothFilesUnderOneHold: between the archive's rename
+// and the ledger's the lock is held, the archive already has the bodies,
+// the ledger is still whole and the commit's intent record is beside the
+// lock (bmad-loop's lock-enter, write-archive, write-ledger, lock-exit, made
+// one commit); afterwards the record is gone.
 func TestArchiveWritesBothFilesUnderOneHold(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, ledgerFixture)
 	lp, _ := s.LockPath()
 	var checked bool
 	seam.Set(t, func(p seam.Point, path string) error {
-		if p != seam.ArchiveWritten || path != s.path {
+		if p != seam.Published || path != s.archive {
 			return nil
 		}
 		checked = true
@@ -560,13 +564,16 @@ func TestArchiveWritesBothFilesUnderOneHold(t *testing.T) {
 			errc <- err
 		}()
 		if err := <-errc; !errors.Is(err, lock.ErrWouldBlock) {
-			t.Errorf("between the writes, TryAcquire = %v; want ErrWouldBlock", err)
+			t.Errorf("between the renames, TryAcquire = %v; want ErrWouldBlock", err)
 		}
 		if !strings.Contains(string(readOrNil(t, s.archive)), "archived: 2026-08-24") {
-			t.Errorf("the archive was not written first")
+			t.Errorf("the archive was not published first")
 		}
 		if string(readOrNil(t, s.path)) != ledgerFixture {
-			t.Errorf("the ledger was written before the archive")
+			t.Errorf("the ledger was published before the archive")
+		}
+		if readOrNil(t, lp+".intent") == nil {
+			t.Errorf("no intent record beside the lock between the renames")
 		}
 		return nil
 	})
@@ -576,6 +583,9 @@ func TestArchiveWritesBothFilesUnderOneHold(t *testing.T) {
 	}
 	if !strings.Contains(string(readOrNil(t, s.path)), "### DW-2: Old closed item\n\nstatus: done 2026-05-25\n") {
 		t.Errorf("no stub in the ledger")
+	}
+	if readOrNil(t, lp+".intent") != nil {
+		t.Errorf("the intent record outlived the commit")
 	}
 	// An eligible preview reports and writes nothing.
 	s2 := newStore(t, ledgerFixture)

@@ -50,9 +50,8 @@ const (
 
 // A typed store's points: a hook's error is ignored.
 const (
-	ArchiveWritten Point = "archivewritten" // a ledger's Archive has written the archive (or found it holding the bodies) and is about to write the ledger, the lock held (path: the ledger)
-	BoardDecode    Point = "boarddecode"    // a board codec's Decode of existing bytes begins (path: none, "")
-	BoardParse     Point = "boardparse"     // a board codec's Decode parses, its cache not answering (path: none, "")
+	BoardDecode Point = "boarddecode" // a board codec's Decode of existing bytes begins (path: none, "")
+	BoardParse  Point = "boardparse"  // a board codec's Decode parses, its cache not answering (path: none, "")
 )
 
 // Package lock's points: a hook's error is ignored. The path is a lock
