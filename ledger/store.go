@@ -219,29 +219,22 @@ func (s *Store) Restore(ctx context.Context, snapshot []byte, owned ...filetxn.D
 // Archive moves the ledger's closed entries, closed before before ("" for
 // all), into the archive file and leaves stubs (see [Doc.ArchiveInto]), and
 // returns the ids moved in ledger order. stamp is the date written on the
-// stubs and blocks; "" means today in local time. To see what it would move
-// without moving it, call [Doc.Archivable] on [Store.View]'s Doc: that takes
-// no lock and writes nothing.
+// stubs and blocks; "" means today in local time. [Doc.Archivable] on
+// [Store.View]'s Doc previews it without a lock.
 //
-// The archive and the ledger are one commit (filetxn.MutateAll) under the
-// ledger's lock, which guards both files: both are published or neither,
-// across a crash at any instant, a full disk or a lost lock. A lock-free
-// reader may see the archive new and the ledger old for the instant between
-// the two renames (every body is then in at least one file), and so may
-// anyone after a crash there, until the next transaction on the ledger or
-// the archive, from any process, completes the commit before it reads. An
-// error after the commit point (the archive renamed, the ledger not yet)
-// comes with the ids: the move stands, and that next transaction publishes
-// the stubs. An archive that already holds the bodies of the entries to move
-// (written by bmad-loop's archiver, or by an older version of this package,
-// which wrote the two files one after the other, with a crash in between) is
-// not appended to again: the stubs take its stamps.
+// The two files are one commit (filetxn.MutateAll) under the ledger's lock:
+// both published or neither, whatever the crash, full disk or lost lock. A
+// lock-free reader may see the archive new and the ledger old between the
+// two renames, and after a crash there until the next transaction on either
+// file completes the commit. An error after the commit point comes with the
+// ids: the move stands. Bodies the archive already holds (an older version's
+// or bmad-loop's crash between its two writes) are not appended again.
 //
-// When nothing is eligible (or the ledger is missing) Archive returns without
-// taking the lock. An eligible entry whose id several entries carry fails the
-// call, writing nothing, with an *fs.PathError naming the ledger around a
-// *filetxn.FormatError keyed by the id. A ledger that a write would refuse
-// (read-only, not a regular file) fails the call before anything is staged.
+// With nothing eligible (or no ledger) Archive takes no lock. An eligible
+// entry whose id several entries carry fails the call, writing nothing, with
+// an *fs.PathError naming the ledger around a *filetxn.FormatError keyed by
+// the id. A ledger a write would refuse (read-only, not a regular file)
+// fails it too, before anything is staged.
 func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, error) {
 	if err := checkArchiveArgs("Archive", before, stamp); err != nil {
 		return nil, err
