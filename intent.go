@@ -272,6 +272,12 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, stepError("Commit", p.path(), "name the staged file", err)
 		}
+		// Two members whose paths differ may name one file through a
+		// symbolic link: both renames would publish, the second over the
+		// first, and a recovery between them would find the file diverged.
+		if j := slices.IndexFunc(rec.Files, func(f intentFile) bool { return f.Path == abs }); j >= 0 {
+			return nil, fmt.Errorf("filetxn: MutateAll: %s and %s are one file, %s: %w", c.parts[changed[j]].path(), p.path(), abs, ErrInvalidArgument)
+		}
 		old := ""
 		if data := p.readBytes(); data != nil {
 			old = digestHex(data)
