@@ -474,7 +474,7 @@ func (s *Store[D]) lead(c *call[D]) (commit Commit, err error) {
 	}
 	// An unfinished multi-file commit over this file is completed (or
 	// undone) before the batch reads.
-	if h, err = settle(c.ctx, h, s.o.lockOpts); err != nil {
+	if h, err = settle(c.ctx, h, s.o.lockOpts, s.o.noWait); err != nil {
 		return Commit{}, err
 	}
 	if grouped {

@@ -40,7 +40,7 @@ const commitKey = "\x00commit"
 
 // recoverLockOpts are the options of a lock taken only to complete or undo
 // an unfinished commit: its file exists (the commit's writer held it).
-var recoverLockOpts = []lock.Option{lock.WithPurpose("recover"), lock.WithoutCreate()}
+var recoverLockOpts = []lock.Option{lock.WithPurpose("recover")}
 
 // intentPath returns the path of the copy beside the lock file at
 // lockPath: lockPath with intentSuffix, or, for a lock file whose name
@@ -231,8 +231,20 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	// undo closes the copies before it removes them: Windows removes no
 	// file that a handle without FILE_SHARE_DELETE (os.OpenFile's) holds
 	// open.
+	// committed: the commit point was reached (every staged file and copy
+	// durable), so an undo must make the copies' removal durable before it
+	// removes a staged file: else a power cut could bring the copies back
+	// with every staged file, and the next transaction would complete a
+	// commit whose caller was told that nothing was published.
+	committed := false
 	undo := func() {
 		closeRecords()
+		if committed {
+			for _, ip := range intents {
+				_ = os.Remove(ip)
+			}
+			_ = parallel(syncDirs(intents))
+		}
 		for _, s := range st {
 			if s.tmp != "" {
 				_ = os.Remove(s.tmp)
@@ -368,6 +380,7 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 		undo()
 		return nil, err
 	}
+	committed = durable
 	closeRecords() // before their removal, which Windows refuses while they are open
 	_ = seam.At(seam.Committed, intents[0])
 
@@ -455,7 +468,7 @@ func settleHeld(paths []string, hs []*lock.Handle) (need []string, err error) {
 // returns the handle to go on with, h or one taken anew on the same lock
 // file (opts are its options); on an error it has released h. It costs one
 // failed open when there is no record.
-func settle(ctx context.Context, h *lock.Handle, opts []lock.Option) (*lock.Handle, error) {
+func settle(ctx context.Context, h *lock.Handle, opts []lock.Option, noWait bool) (*lock.Handle, error) {
 	for {
 		ip := intentPath(h.Path())
 		r, err := loadIntent(ip)
@@ -477,6 +490,10 @@ func settle(ctx context.Context, h *lock.Handle, opts []lock.Option) (*lock.Hand
 		busy := false
 		for _, l := range others {
 			o, err := lock.TryAcquire(l, recoverLockOpts...)
+			if errors.Is(err, lock.ErrWouldBlock) && noWait {
+				releaseAll(hs)
+				return nil, err
+			}
 			if errors.Is(err, lock.ErrWouldBlock) {
 				busy = true
 				break
@@ -529,25 +546,22 @@ func releaseAll(hs []*lock.Handle) {
 // settle completes the commit r (found at ip), or undoes it if it never
 // reached its commit point, under all of its locks (hs among them).
 //
-// The renames follow the record's order, and each consumes its staged file,
-// so the first file whose staged version is missing (or not the one
-// recorded) tells how far the commit got. If its target holds the new
-// version, it was renamed: the commit point was passed, and the rest is
-// renamed. If not, no file was renamed: the commit is undone, its staged
-// files removed. A target that holds neither its old nor its new version
-// where the decision needs one was written by a program that does not know
-// these records (an older filetxn, bmad-loop): then nothing is done, and
-// the error names it, wrapping ErrDiverged.
+// Every copy of the record must be there first. The commit point is every
+// copy durable, nothing is renamed before it (nor here, unless every copy is
+// there), and the copies are removed only once every file is published; so a
+// copy missing, torn or of another commit means that the commit never
+// reached its point, or that its retirement began. Either way no rename is
+// left to do, and the commit is undone (undoUnsure says which staged files
+// go); the targets are not looked at, since a transaction on a file whose
+// copy was gone may have changed that file, and read it, meanwhile.
 //
-// Before all that, every copy of the record must be there. The commit point
-// is every copy durable, nothing is renamed before it (nor here, unless every
-// copy is there), and the copies are removed only once every file is
-// published; so a copy
-// missing, torn or of another commit means that the commit never reached
-// its point, or that its retirement began. Either way no rename is left to
-// do, and the commit is undone (undoUnsure says which staged files go); the
-// targets are not looked at, since a transaction on a file whose copy was
-// gone may have changed that file, and read it, meanwhile.
+// Then each rename consumes its staged file, so a file whose staged
+// version is gone and whose target holds the new one was renamed: the
+// commit point was passed, and every file still staged whose target is old
+// is renamed (see the switch for the rest). A target that holds neither
+// version where the decision needs one was written by a program that does
+// not know these records (an older filetxn, bmad-loop): then nothing is
+// done, and the error names it, wrapping ErrDiverged.
 func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 	if whole, err := r.everyCopy(); err != nil || !whole {
 		if err != nil {
@@ -572,18 +586,38 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 		return &fs.PathError{Op: "Recover", Path: r.Files[j].Path, Err: fmt.Errorf(
 			"unfinished commit %s: the file was changed by a program that does not complete commits, so the commit can neither be completed nor undone: %w", ip, ErrDiverged)}
 	}
-	first := slices.Index(stagedOK, false)
+	// A file whose staged version is gone and whose target holds the new
+	// one was renamed, so the commit point was passed. The renames need not
+	// reach the disk in their order (no directory fsync runs between them),
+	// so a power cut may keep a later one and lose an earlier one, whose
+	// staged file is then back: the decision looks at every file.
+	renamed, missingOld := false, true
+	for j, f := range r.Files {
+		if !stagedOK[j] {
+			renamed = renamed || target[j] == f.New
+			missingOld = missingOld && target[j] == f.Old
+		}
+	}
 	var rename []int
-	switch {
-	case first < 0 && allOld(r, target):
+	switch whole := !slices.Contains(stagedOK, false); {
+	case whole && allOld(r, target):
 		for j := range n {
 			rename = append(rename, j)
 		}
-	case first < 0:
-		return r.undo(ip)
-	case target[first] == r.Files[first].New:
-		for j := first + 1; j < n; j++ {
-			switch f := r.Files[j]; {
+	case whole:
+		return r.undo(false) // nothing renamed; a target was written meanwhile
+	case !slices.Contains(stagedOK, true):
+		// No staged file is whole: either the commit never reached its
+		// point (its targets are old), or it was completed and the
+		// removal of its copies was lost to a power cut (its targets have
+		// been written since): nothing to rename either way.
+		if allOld(r, target) {
+			return r.undo(false)
+		}
+		return r.retire()
+	case renamed:
+		for j, f := range r.Files {
+			switch {
 			case stagedOK[j] && target[j] == f.Old:
 				rename = append(rename, j)
 			case !stagedOK[j] && target[j] == f.New:
@@ -591,10 +625,14 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 				return diverged(j)
 			}
 		}
-	case first > 0 || target[first] == r.Files[first].Old:
-		return r.undo(ip)
+	case missingOld:
+		return r.undo(false) // a staged file missing, never renamed: no commit point
 	default:
-		return diverged(first)
+		for j, f := range r.Files {
+			if !stagedOK[j] && target[j] != f.Old {
+				return diverged(j) // gone, and neither old nor new
+			}
+		}
 	}
 	for _, h := range hs {
 		if ok, err := h.Current(); !ok || err != nil {
@@ -649,9 +687,30 @@ func allOld(r *intentRecord, target []string) bool {
 }
 
 // undo removes the staged files of a commit that never reached its commit
-// point, and then its records.
-func (r *intentRecord) undo(ip string) error {
+// point (or whose point cannot have been reached), and then its records. A
+// staged file that another commit's copy beside one of the locks names is
+// left alone: after a retirement cut short, a later commit over one of the
+// files may have staged a file of the same name. With onlyMine, a staged
+// file is removed only if it holds the version this record names (see
+// undoUnsure).
+func (r *intentRecord) undo(onlyMine bool) error {
+	var theirs []string
+	for _, lp := range r.Locks {
+		if cp, err := readIntent(intentPath(lp)); err == nil && cp != nil && cp.ID != r.ID {
+			for _, f := range cp.Files {
+				theirs = append(theirs, f.Staged)
+			}
+		}
+	}
 	for _, f := range r.Files {
+		if slices.Contains(theirs, f.Staged) {
+			continue
+		}
+		if onlyMine {
+			if d, err := fileDigest(f.Staged); err != nil || d != f.New {
+				continue
+			}
+		}
 		if err := os.Remove(f.Staged); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return stepError("Recover", f.Staged, "remove the staged file", err)
 		}
@@ -666,19 +725,8 @@ func (r *intentRecord) undo(ip string) error {
 // may have reached the disk while a copy did not, and is then removed; and
 // after a retirement that was cut short, another commit over a file whose
 // copy was gone may have staged a file of the same name since, which must
-// stay. So a staged file is removed only if it holds the version this
-// record names.
-func (r *intentRecord) undoUnsure() error {
-	for _, f := range r.Files {
-		if d, err := fileDigest(f.Staged); err != nil || d != f.New {
-			continue
-		}
-		if err := os.Remove(f.Staged); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return stepError("Recover", f.Staged, "remove the staged file", err)
-		}
-	}
-	return r.retire()
-}
+// stay (its own copies name it, or, once they are gone, its bytes differ).
+func (r *intentRecord) undoUnsure() error { return r.undo(true) }
 
 // retire removes every copy of the record (a copy of another commit, made
 // since, is left alone).

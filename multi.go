@@ -39,14 +39,14 @@ func (s *Store[D]) membership() *Membership {
 // Join returns the Membership of a store type of one's own built on s, for
 // a type that checks or completes its documents itself (as loopstate.Loop
 // does). check, when not nil, runs on s's document as read, under the locks
-// and before fn: its error fails MutateAll, as it is, before fn runs. settle,
-// when not nil, runs on the document after fn when fn changed it (to stamp
+// and before fn: its error fails MutateAll, as it is, before fn runs. stamp,
+// when not nil, runs on the document after fn when fn changed it (to record
 // the time of the change, say), before it is encoded.
-func Join[D any](s *Store[D], check func(D) error, settle func(D)) Membership {
+func Join[D any](s *Store[D], check func(D) error, stamp func(D)) Membership {
 	if s == nil {
 		return Membership{}
 	}
-	return Membership{join: func() part { return &storePart[D]{s: s, check: check, settle: settle} }}
+	return Membership{join: func() part { return &storePart[D]{s: s, check: check, stamp: stamp} }}
 }
 
 // A Multi holds the documents of one MutateAll for its fn: In (or a typed
@@ -87,11 +87,11 @@ func In[D any](m *Multi, s *Store[D]) D {
 // reader (View) may meanwhile see some files new and others old.
 //
 // Errors are Mutate's: fn's unchanged, nothing written; decode, encode and
-// Join check errors name the file; ctx bounds waits, and a member made
-// WithNoWait fails a busy lock at once (lock.ErrWouldBlock); re-entry
-// matches lock.ErrReentrant; a lock lost before the renames publishes
-// nothing. An error after the first rename says the commit stands. No
-// members, two of one file or a nil fn: ErrInvalidArgument.
+// Join check errors name the file; ctx bounds waits (WithNoWait: none);
+// re-entry matches lock.ErrReentrant; a lock lost before the renames
+// publishes nothing. After the first rename an error says the commit stands
+// (the Commits report Written). No members, two of one file, a nil fn:
+// ErrInvalidArgument.
 func MutateAll(ctx context.Context, members []Member, fn func(*Multi) error) ([]Commit, error) {
 	c, err := newMulti(members, fn)
 	if err != nil {
@@ -112,18 +112,18 @@ type part interface {
 	opts() *options
 	lockPath() (string, error)
 	read() error                   // read and decode, under the locks; then check
-	change() ([]byte, bool, error) // after fn: settle, encode; whether it changed
+	change() ([]byte, bool, error) // after fn: stamp, encode; whether it changed
 	readBytes() []byte             // the bytes read (nil: no file)
 }
 
 // storePart is the part of a Store[D].
 type storePart[D any] struct {
-	s      *Store[D]
-	check  func(D) error
-	settle func(D)
-	data   []byte // the bytes read
-	doc    D
-	base   []byte // the encoding of doc as decoded
+	s     *Store[D]
+	check func(D) error
+	stamp func(D)
+	data  []byte // the bytes read
+	doc   D
+	base  []byte // the encoding of doc as decoded
 }
 
 func (p *storePart[D]) store() any                { return p.s }
@@ -152,8 +152,15 @@ func (p *storePart[D]) change() ([]byte, bool, error) {
 	if err != nil || bytes.Equal(out, p.base) {
 		return nil, false, err
 	}
-	if p.settle != nil {
-		p.settle(p.doc)
+	// A change back to the bytes on disk (from a codec whose encoding of
+	// what it decoded differs from them) has nothing to publish, and a
+	// staged version equal to the old one would leave recovery unable to
+	// tell whether it was renamed.
+	if p.data != nil && bytes.Equal(out, p.data) {
+		return nil, false, nil
+	}
+	if p.stamp != nil {
+		p.stamp(p.doc)
 		if out, err = p.s.encode(p.doc, p.data); err != nil {
 			return nil, false, err
 		}
@@ -268,7 +275,11 @@ func (c *multi) lockWith(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		extra = append(extra, need...)
+		for _, l := range need {
+			if !slices.Contains(paths, l) && !slices.Contains(extra, l) {
+				extra = append(extra, l)
+			}
+		}
 	}
 }
 

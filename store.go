@@ -329,7 +329,7 @@ func (s *Store[D]) acquire(ctx context.Context) (*lock.Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return settle(ctx, h, s.o.lockOpts)
+	return settle(ctx, h, s.o.lockOpts, s.o.noWait)
 }
 
 // holding runs fn with h held, and releases h.

@@ -45,7 +45,7 @@ const (
 	Taken       Point = "taken"       // a Mutate whose ctx ended finds its call taken into a batch, or promoted, and waits for its answer (path: the data file)
 	Committed   Point = "committed"   // a multi-file commit's staged files and intent records are durable, and its locks about to be checked (path: the intent record of its first lock)
 	Published   Point = "published"   // a multi-file commit (or its recovery) has renamed one staged file over its target (path: the target)
-	Recovering  Point = "recovering"  // a transaction found an unfinished multi-file commit and holds its locks, about to complete or undo it (path: the intent record)
+	Recovering  Point = "recovering"  // a single-file transaction found an unfinished multi-file commit beside its lock, and is about to take the commit's other locks (path: the intent record); MutateAll's own settling has no such point
 )
 
 // A typed store's points: a hook's error is ignored.

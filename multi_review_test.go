@@ -1,0 +1,213 @@
+package filetxn_test
+
+// Cases a review of the multi-file commit found, each a failure that the
+// recovery rules of docs/formats/commit.md must handle.
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/seam"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// openCounter opens the counter store name in dir.
+func openCounter(t *testing.T, dir, name string, opts ...filetxn.Option) *filetxn.Store[*counter] {
+	s, err := filetxn.NewStore[*counter](filepath.Join(dir, name), filetxn.JSON[counter](), opts...)
+	require.NoError(t, err)
+	return s
+}
+
+// failAt fails the step p at path with EIO until the returned remove.
+func failAt(t *testing.T, p seam.Point, path string) func() {
+	return seam.Set(t, func(q seam.Point, at string) error {
+		if q == p && at == path {
+			return syscall.EIO
+		}
+		return nil
+	})
+}
+
+// setN sets N of each store's document in m.
+func setN(m *filetxn.Multi, n int, ss ...*filetxn.Store[*counter]) {
+	for _, s := range ss {
+		filetxn.In(m, s).N = n
+	}
+}
+
+// TestAMutateAllAfterACommitOverMoreLocksTakesEachLockOnce: a commit over
+// a, b and d left unfinished leaves copies beside a's and b's locks that both
+// name d's; a MutateAll over a and b must take d's lock once to settle them.
+// Ablation: the extra locks appended without removing duplicates (lockWith)
+// fails it with a false lock.ErrReentrant.
+func TestAMutateAllAfterACommitOverMoreLocksTakesEachLockOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b, d := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json"), openCounter(t, dir, "d.json")
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b, d}, func(m *filetxn.Multi) error { setN(m, 9, a, b, d); return nil })
+	require.NoError(t, err)
+	tb, _ := filepath.EvalSymlinks(filepath.Join(dir, "b.json"))
+	rm := failAt(t, seam.Rename, tb)
+	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b, d}, func(m *filetxn.Multi) error { setN(m, 1, a, b, d); return nil })
+	require.Error(t, err)
+	rm()
+	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
+	require.NoError(t, err, "MutateAll(a, b) after a crashed commit over a, b, d")
+}
+
+// TestRecoveryCompletesACommitWhoseLaterRenameSurvivedAnEarlierOne: a
+// power cut on a file system that does not keep the renames' order can keep
+// b's rename and lose a's (whose staged file is then back). Recovery must
+// rename a too. Ablation: deciding from the first file whose staged version
+// is gone (renaming only the files after it) leaves a old for good.
+func TestRecoveryCompletesACommitWhoseLaterRenameSurvivedAnEarlierOne(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json")
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
+	require.NoError(t, err)
+	aOld, _ := os.ReadFile(filepath.Join(dir, "a.json"))
+	tb, _ := filepath.EvalSymlinks(filepath.Join(dir, "b.json"))
+	rm := failAt(t, seam.Rename, tb)
+	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
+	require.Error(t, err)
+	rm()
+	raw, err := os.ReadFile(filepath.Join(dir, "a.json.lock.intent"))
+	require.NoError(t, err)
+	var rec struct {
+		Files []struct{ Path, Staged string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(string(raw), "\n", 2)[0]), &rec))
+	aNew, _ := os.ReadFile(rec.Files[0].Path)
+	require.NoError(t, os.WriteFile(rec.Files[0].Staged, aNew, 0o644)) // a's rename lost
+	require.NoError(t, os.WriteFile(rec.Files[0].Path, aOld, 0o644))
+	require.NoError(t, os.Rename(rec.Files[1].Staged, rec.Files[1].Path)) // b's kept
+	_, err = b.Mutate(ctx, func(*counter) error { return nil })
+	require.NoError(t, err)
+	da, _ := a.View(ctx)
+	db, _ := b.View(ctx)
+	require.Equal(t, []int{2, 2}, []int{da.N, db.N}, "a, b after recovery")
+}
+
+// TestRecordsBroughtBackByAPowerCutAreRetired: the copies are removed
+// without an fsync, so a power cut can bring them back after a later durable
+// write of a. With no staged file left, nothing can be renamed: recovery
+// must retire them, not refuse b (and a) with ErrDiverged for good.
+// Ablation: no "no staged file is whole" case in settle's decision.
+func TestRecordsBroughtBackByAPowerCutAreRetired(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json")
+	saved := map[string][]byte{}
+	rm := seam.Set(t, func(p seam.Point, at string) error {
+		if p == seam.Retire {
+			data, _ := os.ReadFile(at)
+			saved[at] = data
+		}
+		return nil
+	})
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
+	require.NoError(t, err)
+	rm()
+	_, err = a.Mutate(ctx, func(d *counter) error { d.N = 5; return nil })
+	require.NoError(t, err)
+	for p, data := range saved {
+		require.NoError(t, os.WriteFile(p, data, 0o600))
+	}
+	_, err = b.Mutate(ctx, func(*counter) error { return nil })
+	require.NoError(t, err, "b after the records came back")
+}
+
+// TestWithNoWaitDoesNotWaitToRecover: a store made WithNoWait whose file
+// has an unfinished commit whose other lock is busy fails at once, rather
+// than wait for that lock. Ablation: settle not told of noWait (it waits in
+// lock.AcquireAll until ctx ends).
+func TestWithNoWaitDoesNotWaitToRecover(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json")
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 9, a, b); return nil })
+	require.NoError(t, err)
+	tb, _ := filepath.EvalSymlinks(filepath.Join(dir, "b.json"))
+	rm := failAt(t, seam.Rename, tb)
+	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
+	require.Error(t, err)
+	rm()
+	h, err := lock.Acquire(ctx, filepath.Join(dir, "b.json.lock"))
+	require.NoError(t, err)
+	defer h.Release()
+	an := openCounter(t, dir, "a.json", filetxn.WithNoWait())
+	done := make(chan error, 1)
+	go func() {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		_, err := an.Mutate(c, func(*counter) error { return nil })
+		done <- err
+	}()
+	start := time.Now()
+	err = <-done
+	require.ErrorIs(t, err, lock.ErrWouldBlock)
+	require.Less(t, time.Since(start), time.Second, "WithNoWait waited")
+}
+
+// TestSettlingALeftoverCopyKeepsALaterCommitsStagedFileOfTheSameBytes: a
+// retirement cut short leaves b's copy of a finished commit; a later commit
+// over c and a, stopped between its renames, has staged a under the same
+// name and with the same bytes. Settling the leftover (from b) must leave
+// that file, and the later commit must complete. Ablation: undo without the
+// check of the other commits' copies (the digest alone) removes it, and a
+// stays split from c.
+func TestSettlingALeftoverCopyKeepsALaterCommitsStagedFileOfTheSameBytes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b, c := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json"), openCounter(t, dir, "c.json")
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b, c}, func(m *filetxn.Multi) error { setN(m, 9, a, b, c); return nil })
+	require.NoError(t, err)
+	rm := failAt(t, seam.Retire, filepath.Join(dir, "b.json.lock.intent"))
+	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
+	require.Error(t, err)
+	rm()
+	_, err = a.Mutate(ctx, func(d *counter) error { d.N = 2; return nil })
+	require.NoError(t, err)
+	ta, _ := filepath.EvalSymlinks(filepath.Join(dir, "a.json"))
+	rm = failAt(t, seam.Rename, ta)
+	_, err = filetxn.MutateAll(ctx, []filetxn.Member{c, a}, func(m *filetxn.Multi) error { setN(m, 1, c, a); return nil })
+	require.Error(t, err)
+	rm()
+	_, err = b.Mutate(ctx, func(*counter) error { return nil })
+	require.NoError(t, err, "b")
+	_, err = a.Mutate(ctx, func(*counter) error { return nil })
+	require.NoError(t, err, "a")
+	da, _ := a.View(ctx)
+	dc, _ := c.View(ctx)
+	require.Equal(t, []int{1, 1}, []int{dc.N, da.N}, "c, a")
+}
+
+// TestRecoveryMakesAMissingLockFileOfTheCommitAgain: the lock file of
+// another file of an unfinished commit was removed (a cleanup of the state
+// root); recovery takes it on a new lock file rather than fail every
+// transaction on a. Ablation: recovery's locks taken WithoutCreate.
+func TestRecoveryMakesAMissingLockFileOfTheCommitAgain(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json")
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 9, a, b); return nil })
+	require.NoError(t, err)
+	tb, _ := filepath.EvalSymlinks(filepath.Join(dir, "b.json"))
+	rm := failAt(t, seam.Rename, tb)
+	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
+	require.Error(t, err)
+	rm()
+	require.NoError(t, os.Remove(filepath.Join(dir, "b.json.lock")))
+	_, err = a.Mutate(ctx, func(*counter) error { return nil })
+	require.NoError(t, err, "a with b's lock file gone")
+}
