@@ -37,6 +37,23 @@ func failAt(t *testing.T, p seam.Point, path string) func() {
 	})
 }
 
+// leaveUnfinished runs a commit that sets N to n in every store, failing the
+// rename of b's file (b.json in dir): the commit stands, with its record
+// and b's staged file left for the next transaction.
+func leaveUnfinished(t *testing.T, dir string, n int, ss ...*filetxn.Store[*counter]) {
+	t.Helper()
+	tb, err := filepath.EvalSymlinks(filepath.Join(dir, "b.json"))
+	require.NoError(t, err)
+	rm := failAt(t, seam.Rename, tb)
+	defer rm()
+	members := make([]filetxn.Member, len(ss))
+	for i, s := range ss {
+		members[i] = s
+	}
+	_, err = filetxn.MutateAll(context.Background(), members, func(m *filetxn.Multi) error { setN(m, n, ss...); return nil })
+	require.ErrorContains(t, err, "committed")
+}
+
 // setN sets N of each store's document in m.
 func setN(m *filetxn.Multi, n int, ss ...*filetxn.Store[*counter]) {
 	for _, s := range ss {
@@ -55,11 +72,7 @@ func TestAMutateAllAfterACommitOverMoreLocksTakesEachLockOnce(t *testing.T) {
 	a, b, d := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json"), openCounter(t, dir, "d.json")
 	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b, d}, func(m *filetxn.Multi) error { setN(m, 9, a, b, d); return nil })
 	require.NoError(t, err)
-	tb, _ := filepath.EvalSymlinks(filepath.Join(dir, "b.json"))
-	rm := failAt(t, seam.Rename, tb)
-	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b, d}, func(m *filetxn.Multi) error { setN(m, 1, a, b, d); return nil })
-	require.Error(t, err)
-	rm()
+	leaveUnfinished(t, dir, 1, a, b, d)
 	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
 	require.NoError(t, err, "MutateAll(a, b) after a crashed commit over a, b, d")
 }
@@ -76,11 +89,7 @@ func TestRecoveryCompletesACommitWhoseLaterRenameSurvivedAnEarlierOne(t *testing
 	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
 	require.NoError(t, err)
 	aOld, _ := os.ReadFile(filepath.Join(dir, "a.json"))
-	tb, _ := filepath.EvalSymlinks(filepath.Join(dir, "b.json"))
-	rm := failAt(t, seam.Rename, tb)
-	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
-	require.Error(t, err)
-	rm()
+	leaveUnfinished(t, dir, 2, a, b)
 	raw, err := os.ReadFile(filepath.Join(dir, "a.json.lock.intent"))
 	require.NoError(t, err)
 	var rec struct {
@@ -137,11 +146,7 @@ func TestWithNoWaitDoesNotWaitToRecover(t *testing.T) {
 	a, b := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json")
 	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 9, a, b); return nil })
 	require.NoError(t, err)
-	tb, _ := filepath.EvalSymlinks(filepath.Join(dir, "b.json"))
-	rm := failAt(t, seam.Rename, tb)
-	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
-	require.Error(t, err)
-	rm()
+	leaveUnfinished(t, dir, 1, a, b)
 	h, err := lock.Acquire(ctx, filepath.Join(dir, "b.json.lock"))
 	require.NoError(t, err)
 	defer h.Release()
@@ -202,11 +207,7 @@ func TestRecoveryMakesAMissingLockFileOfTheCommitAgain(t *testing.T) {
 	a, b := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json")
 	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 9, a, b); return nil })
 	require.NoError(t, err)
-	tb, _ := filepath.EvalSymlinks(filepath.Join(dir, "b.json"))
-	rm := failAt(t, seam.Rename, tb)
-	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
-	require.Error(t, err)
-	rm()
+	leaveUnfinished(t, dir, 1, a, b)
 	require.NoError(t, os.Remove(filepath.Join(dir, "b.json.lock")))
 	_, err = a.Mutate(ctx, func(*counter) error { return nil })
 	require.NoError(t, err, "a with b's lock file gone")
