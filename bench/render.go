@@ -297,42 +297,29 @@ func scalingSVG(sec *section, sizes []int) []byte {
 
 // groupSVG draws each group row's median throughput as a horizontal bar.
 func groupSVG(sec *section) []byte {
-	const w, left, right, top, bar, gap = 760, 270, 140, 40, 22, 10
-	h := top + len(sec.rows)*(bar+gap) + 30
-	var b bytes.Buffer
-	fmt.Fprintf(&b, svgHead, w, h, w, h)
-	fmt.Fprintf(&b, "<text x=\"10\" y=\"22\" font-size=\"14\">%s: median durable appends per second (last run)</text>\n", esc(sec.title))
-	hi := 0.0
-	for _, r := range sec.rows {
-		hi = max(hi, median(r.values))
-	}
-	for i, r := range sec.rows {
-		v := median(r.values)
-		y := top + i*(bar+gap)
-		color := "#1f77b4"
-		if r.name == rowFiletxnGroup {
-			color = "#d62728"
-		}
-		bw := 0.0
-		if hi > 0 {
-			bw = v / hi * (w - left - right)
-		}
-		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left-8, y+bar-6, esc(r.name))
-		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", left, y, bw, bar, color)
-		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\">%.0f/s (%.2fx)</text>\n", float64(left)+bw+6, y+bar-6, v, median(r.ratios))
-	}
-	b.WriteString("</svg>\n")
-	return b.Bytes()
+	title := esc(sec.title) + ": median durable appends per second (last run)"
+	return barSVG(sec, 760, 270, 140, title, rowFiletxnGroup, func(_ *result, v float64) string {
+		return fmt.Sprintf("%.0f/s", v)
+	})
 }
 
 // commitSVG draws each commit row's median time per step as a horizontal
 // bar, with its ratio to the reference.
 func commitSVG(sec *section) []byte {
-	const w, left, right, top, bar, gap = 860, 430, 150, 40, 22, 10
+	title := "A durable two-file commit and what it replaces: median time per step (last run)"
+	return barSVG(sec, 860, 430, 150, title, rowCommitAll, func(r *result, _ float64) string { return sec.value(r) })
+}
+
+// barSVG draws each of sec's rows as a horizontal bar of its median value
+// (the largest the longest) in a chart w wide, with left for the names and
+// right for the labels; the row named highlight is red, and each bar is
+// labelled with label's text and its ratio to the reference.
+func barSVG(sec *section, w, left, right int, title, highlight string, label func(r *result, v float64) string) []byte {
+	const top, bar, gap = 40, 22, 10
 	h := top + len(sec.rows)*(bar+gap) + 30
 	var b bytes.Buffer
 	fmt.Fprintf(&b, svgHead, w, h, w, h)
-	fmt.Fprintf(&b, "<text x=\"10\" y=\"22\" font-size=\"14\">A durable two-file commit and what it replaces: median time per step (last run)</text>\n")
+	fmt.Fprintf(&b, "<text x=\"10\" y=\"22\" font-size=\"14\">%s</text>\n", title)
 	hi := 0.0
 	for _, r := range sec.rows {
 		hi = max(hi, median(r.values))
@@ -341,16 +328,16 @@ func commitSVG(sec *section) []byte {
 		v := median(r.values)
 		y := top + i*(bar+gap)
 		color := "#1f77b4"
-		if r.name == rowCommitAll {
+		if r.name == highlight {
 			color = "#d62728"
 		}
 		bw := 0.0
 		if hi > 0 {
-			bw = v / hi * (w - left - right)
+			bw = v / hi * float64(w-left-right)
 		}
 		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left-8, y+bar-6, esc(r.name))
 		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", left, y, bw, bar, color)
-		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\">%s (%.2fx)</text>\n", float64(left)+bw+6, y+bar-6, sec.value(r), median(r.ratios))
+		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\">%s (%.2fx)</text>\n", float64(left)+bw+6, y+bar-6, label(r, v), median(r.ratios))
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
