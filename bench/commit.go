@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/board"
@@ -219,27 +218,9 @@ func runCommit(cfg *config) (*section, error) {
 			return nil, err
 		}
 	}
-	err = interleave(sec, cfg.rounds, func(r *result) (float64, error) {
-		row := rows[r]
-		var elapsed time.Duration
-		err := measure(r, ops, func() error {
-			start := time.Now()
-			for k := 1; k <= ops; k++ {
-				if err := row.step(k); err != nil {
-					return err
-				}
-			}
-			elapsed = time.Since(start)
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
-		if err := row.reset(); err != nil {
-			return 0, err
-		}
-		return float64(elapsed.Nanoseconds()) / float64(ops), nil
-	})
+	err = timeSteps(sec, cfg.rounds, ops,
+		func(r *result, k int) error { return rows[r].step(k) },
+		func(r *result) error { return rows[r].reset() })
 	return sec, err
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 )
 
 // The dirsize section: one durable append to a 100-entry ledger whose
@@ -120,26 +119,8 @@ func runDirSize(cfg *config) (*section, error) {
 		}
 	}
 	syncAll() // the neighbours' creation is committed before any row is timed
-	err = interleave(sec, cfg.rounds, func(r *result) (float64, error) {
-		row := rows[r]
-		var elapsed time.Duration
-		err := measure(r, cfg.txnOps, func() error {
-			start := time.Now()
-			for k := range cfg.txnOps {
-				if err := row.append(n + 1 + k); err != nil {
-					return err
-				}
-			}
-			elapsed = time.Since(start)
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
-		if err := row.reset(); err != nil {
-			return 0, err
-		}
-		return float64(elapsed.Nanoseconds()) / float64(cfg.txnOps), nil
-	})
+	err = timeSteps(sec, cfg.rounds, cfg.txnOps,
+		func(r *result, k int) error { return rows[r].append(n + k) },
+		func(r *result) error { return rows[r].reset() })
 	return sec, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"time"
 )
 
 // A result is one row of a section: its value in every round (nanoseconds per
@@ -95,6 +96,32 @@ func interleave(sec *section, rounds int, run func(r *result) (float64, error)) 
 		}
 	}
 	return nil
+}
+
+// timeSteps interleaves the rows of sec (see interleave), each round
+// timing ops calls of step(r, k), k from 1 to ops, and then calling
+// reset(r), untimed: a row's value is its time per call in nanoseconds.
+func timeSteps(sec *section, rounds, ops int, step func(r *result, k int) error, reset func(r *result) error) error {
+	return interleave(sec, rounds, func(r *result) (float64, error) {
+		var elapsed time.Duration
+		err := measure(r, ops, func() error {
+			start := time.Now()
+			for k := 1; k <= ops; k++ {
+				if err := step(r, k); err != nil {
+					return err
+				}
+			}
+			elapsed = time.Since(start)
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		if err := reset(r); err != nil {
+			return 0, err
+		}
+		return float64(elapsed.Nanoseconds()) / float64(ops), nil
+	})
 }
 
 // measure runs fn and, when r counts allocations, adds the heap allocations

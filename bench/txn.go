@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 )
 
 // A txnRow is one way to make one durable append to a store of n entries.
@@ -147,26 +146,8 @@ func runTxn(cfg *config, key, title string, n int, names []string, ops int) (*se
 			return nil, err
 		}
 	}
-	err = interleave(sec, cfg.rounds, func(r *result) (float64, error) {
-		row := rows[r]
-		var elapsed time.Duration
-		err := measure(r, ops, func() error {
-			start := time.Now()
-			for k := range ops {
-				if err := row.append(n + 1 + k); err != nil {
-					return err
-				}
-			}
-			elapsed = time.Since(start)
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
-		if err := row.reset(); err != nil {
-			return 0, err
-		}
-		return float64(elapsed.Nanoseconds()) / float64(ops), nil
-	})
+	err = timeSteps(sec, cfg.rounds, ops,
+		func(r *result, k int) error { return rows[r].append(n + k) },
+		func(r *result) error { return rows[r].reset() })
 	return sec, err
 }
