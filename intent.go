@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/seam"
@@ -44,18 +43,14 @@ var recoverLockOpts = []lock.Option{lock.WithPurpose("recover")}
 
 // intentPath returns the path of the copy beside the lock file at
 // lockPath: lockPath with intentSuffix, or, for a lock file whose name
-// leaves no room for the suffix within the usual 255-byte limit, the first
-// fsys.MaxTempBase bytes of the name with a hash of the whole name.
+// leaves no room for the suffix within the usual 255-byte limit, the name
+// cut as temporary names are (fsys.Cut) with a hash of the whole name.
 func intentPath(lockPath string) string {
 	dir, base := filepath.Split(lockPath)
 	if len(base)+len(intentSuffix) <= 255 {
 		return lockPath + intentSuffix
 	}
-	n := fsys.MaxTempBase
-	for n > 0 && !utf8.RuneStart(base[n]) {
-		n--
-	}
-	return dir + base[:n] + "-" + digestHex([]byte(base))[:16] + intentSuffix
+	return dir + fsys.Cut(base) + "-" + digestHex([]byte(base))[:16] + intentSuffix
 }
 
 // intentRecord is the commit's decision: the files it replaces, each with

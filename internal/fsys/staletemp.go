@@ -18,7 +18,7 @@ func Names(base, key string) [2]string {
 	var buf [512]byte
 	b := append(append(append(buf[:0], key...), 0), base...)
 	sum := sha256.Sum256(b)
-	b = append(append(append(buf[:0], '.'), cut(base)...), '.')
+	b = append(append(append(buf[:0], '.'), Cut(base)...), '.')
 	b = hex.AppendEncode(b, sum[:keyDigits/2])
 	b = append(b, "-0.tmp"...)
 	first := string(b)
@@ -26,9 +26,9 @@ func Names(base, key string) [2]string {
 	return [2]string{first, string(b)}
 }
 
-// cut returns base's first MaxTempBase bytes, less a character
-// split there, so that a name stays within the usual 255-byte limit.
-func cut(base string) string {
+// Cut returns base's first MaxTempBase bytes, less a character split
+// there, so that a name made from it stays within the usual 255-byte limit.
+func Cut(base string) string {
 	if len(base) <= MaxTempBase {
 		return base
 	}

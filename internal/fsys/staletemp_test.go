@@ -11,7 +11,7 @@ import (
 // shape is the form of every name: "." + the cut base + "." + 16 lower-case
 // hexadecimal digits + "-0.tmp" or "-1.tmp".
 func shape(base string) *regexp.Regexp {
-	return regexp.MustCompile(`^\.` + regexp.QuoteMeta(cut(base)) + `\.[0-9a-f]{16}-[01]\.tmp$`)
+	return regexp.MustCompile(`^\.` + regexp.QuoteMeta(Cut(base)) + `\.[0-9a-f]{16}-[01]\.tmp$`)
 }
 
 // TestNamesAreOfOneShapeAndFitInAName: both names of a target have the
