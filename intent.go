@@ -197,15 +197,6 @@ func syncDirs(paths []string) []func() error {
 	return tasks
 }
 
-// staged is one file of a commit, staged.
-type staged struct {
-	i       int // the part's index
-	pf      *fsys.PendingFile
-	durable bool
-	tmp     string // absolute, once detached
-	target  string
-}
-
 // publish commits the changed parts (two or more) under the held locks: it
 // stages each new version beside its target and writes the intent record
 // beside each lock, fsyncs all of them and their directories at once, checks
@@ -213,7 +204,13 @@ type staged struct {
 // the records. Up to the first rename a failure undoes everything; after
 // it, the commit stands and the rest is left to recovery (errSplit).
 func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commit, error) {
-	st := make([]staged, 0, len(changed))
+	// pfs[k] stages rec.Files[k], the file of part changed[k]; once
+	// detached, the record names it (Staged) and its target (Path).
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	rec := intentRecord{Format: intentFormat, ID: hex.EncodeToString(rnd[:]), Locks: c.locks}
+	pfs := make([]*fsys.PendingFile, 0, len(changed))
+	detached := false
 	var intents []string
 	var files []*os.File // the copies of the record, open until they are fsynced
 	closeRecords := func() {
@@ -234,30 +231,30 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	committed := false
 	undo := func() {
 		closeRecords()
-		if committed {
+		removeRecords := func() {
 			for _, ip := range intents {
 				_ = os.Remove(ip)
 			}
+		}
+		if committed {
+			removeRecords()
 			_ = parallel(syncDirs(intents))
 		}
-		for _, s := range st {
-			if s.tmp != "" {
-				_ = os.Remove(s.tmp)
+		for k, pf := range pfs {
+			if detached {
+				_ = os.Remove(rec.Files[k].Staged)
 			} else {
-				_ = s.pf.Cleanup()
+				_ = pf.Cleanup()
 			}
 		}
-		for _, ip := range intents {
-			_ = os.Remove(ip)
+		if !committed {
+			removeRecords()
 		}
 	}
 	// Each staged file's name is chosen, and every copy of the record
 	// written, before any staged file exists: a crash leaves no staged file
 	// that no whole record names.
 	durable := false
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	rec := intentRecord{Format: intentFormat, ID: hex.EncodeToString(rnd[:]), Locks: c.locks}
 	opts := make([]fsys.Options, len(changed))
 	for k, i := range changed {
 		p := c.parts[i]
@@ -342,22 +339,22 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 			undo()
 			return nil, stepError("Commit", c.parts[i].path(), "create the staged file", err)
 		}
-		st = append(st, staged{i: i, pf: pf, durable: !opts[k].NoSync})
+		pfs = append(pfs, pf)
 		if _, err := pf.Write(outs[i]); err != nil {
 			undo()
 			return nil, stepError("Commit", c.parts[i].path(), "write the staged file", err)
 		}
 	}
 	var names []string
-	for _, s := range st {
-		pf, path := s.pf, c.parts[s.i].path()
+	for k, pf := range pfs {
+		path := c.parts[changed[k]].path()
 		tasks = append(tasks, func() error {
 			if err := pf.Sync(); err != nil {
 				return stepError("Commit", path, "fsync the staged file", err)
 			}
 			return nil
 		})
-		names = append(names, s.pf.TempPath())
+		names = append(names, pf.TempPath())
 	}
 	if durable {
 		tasks = append(tasks, syncDirs(append(names, intents...))...)
@@ -367,8 +364,8 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 		for _, f := range files {
 			fsys.StartSync(f)
 		}
-		for _, s := range st {
-			s.pf.StartSync()
+		for _, pf := range pfs {
+			pf.StartSync()
 		}
 	}
 	if err := parallel(tasks); err != nil {
@@ -385,37 +382,28 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 			return nil, c.lostError(slices.Index(c.of, k), err)
 		}
 	}
-	for k := range st {
-		s := &st[k]
-		tmp, target, err := s.pf.Detach()
-		if err != nil {
+	for _, pf := range pfs {
+		if _, _, err := pf.Detach(); err != nil {
 			undo()
 			return nil, err
 		}
-		s.tmp, s.target = tmp, target
 	}
-	for k, s := range st {
-		if err := fsys.Replace(s.tmp, s.target, s.durable); err != nil {
-			err = stepError("Commit", c.parts[s.i].path(), "rename the staged file", err)
+	detached = true
+	for k, f := range rec.Files {
+		i := changed[k]
+		if err := fsys.Replace(f.Staged, f.Path, f.Durable); err != nil {
+			err = stepError("Commit", c.parts[i].path(), "rename the staged file", err)
 			if k == 0 {
 				undo()
 				return nil, err
 			}
 			return commits, fmt.Errorf("%w: %w", errSplit, err)
 		}
-		_ = seam.At(seam.Published, s.target)
-		commits[s.i] = Commit{Written: true, published: outs[s.i]}
+		_ = seam.At(seam.Published, f.Path)
+		commits[i] = Commit{Written: true, published: outs[i]}
 	}
-	if durable {
-		var targets []string
-		for _, s := range st {
-			if s.durable {
-				targets = append(targets, s.target)
-			}
-		}
-		if err := parallel(syncDirs(targets)); err != nil {
-			return commits, fmt.Errorf("published, but not yet durable: %w", err)
-		}
+	if err := rec.syncTargets(); err != nil {
+		return commits, fmt.Errorf("published, but not yet durable: %w", err)
 	}
 	for _, ip := range intents {
 		if err := removeIntent(ip); err != nil {
@@ -637,7 +625,6 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 			return &fs.PathError{Op: "Recover", Path: ip, Err: fmt.Errorf("lock file %s: %w", h.Path(), err)}
 		}
 	}
-	var dirs []string
 	for _, j := range rename {
 		f := r.Files[j]
 		if err := fsys.Replace(f.Staged, f.Path, f.Durable); err != nil {
@@ -645,15 +632,22 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 		}
 		_ = seam.At(seam.Published, f.Path)
 	}
-	for _, f := range r.Files {
-		if f.Durable {
-			dirs = append(dirs, f.Path)
-		}
-	}
-	if err := parallel(syncDirs(dirs)); err != nil {
+	if err := r.syncTargets(); err != nil {
 		return err
 	}
 	return r.retire()
+}
+
+// syncTargets fsyncs, at once, the directory of each of r's durable
+// targets, once: the renames over them are durable when it returns.
+func (r *intentRecord) syncTargets() error {
+	var targets []string
+	for _, f := range r.Files {
+		if f.Durable {
+			targets = append(targets, f.Path)
+		}
+	}
+	return parallel(syncDirs(targets))
 }
 
 // everyCopy reports whether every copy of r is there, whole.
