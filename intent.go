@@ -546,11 +546,12 @@ func releaseAll(hs []*lock.Handle) {
 // not know these records (an older filetxn, bmad-loop): then nothing is
 // done, and the error names it, wrapping ErrDiverged.
 func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
-	if whole, err := r.everyCopy(); err != nil || !whole {
-		if err != nil {
-			return err
-		}
-		return r.undoUnsure()
+	cps, err := r.readCopies()
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(cps, func(c copyAt) bool { return !c.ours(r) }) {
+		return r.undoUnsure(cps)
 	}
 	n := len(r.Files)
 	stagedOK := make([]bool, n)
@@ -588,16 +589,16 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 			rename = append(rename, j)
 		}
 	case whole:
-		return r.undo(false) // nothing renamed; a target was written meanwhile
+		return r.undo(cps, false) // nothing renamed; a target was written meanwhile
 	case !slices.Contains(stagedOK, true):
 		// No staged file is whole: either the commit never reached its
 		// point (its targets are old), or it was completed and the
 		// removal of its copies was lost to a power cut (its targets have
 		// been written since): nothing to rename either way.
 		if allOld(r, target) {
-			return r.undo(false)
+			return r.undo(cps, false)
 		}
-		return r.retire()
+		return r.retire(cps)
 	case renamed:
 		for j, f := range r.Files {
 			switch {
@@ -609,7 +610,7 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 			}
 		}
 	case missingOld:
-		return r.undo(false) // a staged file missing, never renamed: no commit point
+		return r.undo(cps, false) // a staged file missing, never renamed: no commit point
 	default:
 		for j, f := range r.Files {
 			if !stagedOK[j] && target[j] != f.Old {
@@ -635,7 +636,7 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 	if err := r.syncTargets(); err != nil {
 		return err
 	}
-	return r.retire()
+	return r.retire(cps)
 }
 
 // syncTargets fsyncs, at once, the directory of each of r's durable
@@ -650,20 +651,34 @@ func (r *intentRecord) syncTargets() error {
 	return parallel(syncDirs(targets))
 }
 
-// everyCopy reports whether every copy of r is there, whole.
-func (r *intentRecord) everyCopy() (bool, error) {
-	for _, lp := range r.Locks {
-		cp, err := readIntent(intentPath(lp))
+// copyAt is what the path beside one of a record's locks holds: a whole
+// record (rec), a torn one, or nothing.
+type copyAt struct {
+	path string
+	rec  *intentRecord
+	torn bool
+}
+
+// ours reports whether c is a whole copy of r.
+func (c copyAt) ours(r *intentRecord) bool { return c.rec != nil && c.rec.ID == r.ID }
+
+// readCopies reads the copy beside each of r's locks, once for the whole
+// settling: nobody else writes them while their locks are held.
+func (r *intentRecord) readCopies() ([]copyAt, error) {
+	cps := make([]copyAt, len(r.Locks))
+	for k, lp := range r.Locks {
+		ip := intentPath(lp)
+		cp, err := readIntent(ip)
 		switch {
 		case err == errTorn:
-			return false, nil
+			cps[k] = copyAt{path: ip, torn: true}
 		case err != nil:
-			return false, err
-		case cp == nil || cp.ID != r.ID:
-			return false, nil
+			return nil, err
+		default:
+			cps[k] = copyAt{path: ip, rec: cp}
 		}
 	}
-	return true, nil
+	return cps, nil
 }
 
 func allOld(r *intentRecord, target []string) bool {
@@ -682,11 +697,11 @@ func allOld(r *intentRecord, target []string) bool {
 // files may have staged a file of the same name. With onlyMine, a staged
 // file is removed only if it holds the version this record names (see
 // undoUnsure).
-func (r *intentRecord) undo(onlyMine bool) error {
+func (r *intentRecord) undo(cps []copyAt, onlyMine bool) error {
 	var theirs []string
-	for _, lp := range r.Locks {
-		if cp, err := readIntent(intentPath(lp)); err == nil && cp != nil && cp.ID != r.ID {
-			for _, f := range cp.Files {
+	for _, c := range cps {
+		if c.rec != nil && !c.ours(r) {
+			for _, f := range c.rec.Files {
 				theirs = append(theirs, f.Staged)
 			}
 		}
@@ -704,7 +719,7 @@ func (r *intentRecord) undo(onlyMine bool) error {
 			return stepError("Recover", f.Staged, "remove the staged file", err)
 		}
 	}
-	return r.retire()
+	return r.retire(cps)
 }
 
 // undoUnsure undoes a commit some of whose copies are gone. Most often
@@ -715,23 +730,17 @@ func (r *intentRecord) undo(onlyMine bool) error {
 // after a retirement that was cut short, another commit over a file whose
 // copy was gone may have staged a file of the same name since, which must
 // stay (its own copies name it, or, once they are gone, its bytes differ).
-func (r *intentRecord) undoUnsure() error { return r.undo(true) }
+func (r *intentRecord) undoUnsure(cps []copyAt) error { return r.undo(cps, true) }
 
-// retire removes every copy of the record (a copy of another commit, made
-// since, is left alone).
-func (r *intentRecord) retire() error {
-	for _, lp := range r.Locks {
-		ip := intentPath(lp)
-		cp, err := readIntent(ip)
-		switch {
-		case err == errTorn: // a copy cut short: this commit's, or an older dead one's
-		case err != nil:
-			return err
-		case cp == nil || cp.ID != r.ID:
-			continue
-		}
-		if err := removeIntent(ip); err != nil {
-			return err
+// retire removes every copy of the record, and a torn one (this commit's,
+// or an older dead one's); a copy of another commit, made since, is left
+// alone.
+func (r *intentRecord) retire(cps []copyAt) error {
+	for _, c := range cps {
+		if c.torn || c.ours(r) {
+			if err := removeIntent(c.path); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -416,7 +416,7 @@ func (f *multiFixture) commitSteps() []step {
 // files, and the files split); the staged file's steps not wrapped in
 // stepError (the error does not say "write the staged file");
 // intentRecord.settle without its check that every copy is there
-// (everyCopy: a Mutate of each file after a failed removal of the second
+// (settle's check of every copy: a Mutate of each file after a failed removal of the second
 // copy gets ErrDiverged; see TestAPartlyRetiredCommitLeavesItsFilesWritable).
 func TestAFaultAtAnyStepOfAMultiFileCommitLeavesItAllOldOrAllNew(t *testing.T) {
 	for _, lay := range multiLayouts {
@@ -639,7 +639,7 @@ func TestAFaultDuringRecoveryIsRecoveredFromAgain(t *testing.T) {
 // is writable, nothing is left.
 //
 // Ablation seen red: intentRecord.settle without its check that every
-// copy is there (everyCopy): the second file's every transaction fails
+// copy is there (settle's check of every copy): the second file's every transaction fails
 // with ErrDiverged, for good.
 func TestAPartlyRetiredCommitLeavesItsFilesWritable(t *testing.T) {
 	lay := multiLayouts[0]
