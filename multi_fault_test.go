@@ -415,9 +415,10 @@ func (f *multiFixture) commitSteps() []step {
 // after a fault past the first rename leaves the record and the staged
 // files, and the files split); the staged file's steps not wrapped in
 // stepError (the error does not say "write the staged file");
-// intentRecord.settle without its check that every copy is there
-// (settle's check of every copy: a Mutate of each file after a failed removal of the second
-// copy gets ErrDiverged; see TestAPartlyRetiredCommitLeavesItsFilesWritable).
+// intentRecord.settle without its check that every copy is there and
+// with its "no staged file is whole" case refusing (a Mutate of each file
+// after a failed removal of the second copy gets ErrDiverged; see
+// TestAPartlyRetiredCommitLeavesItsFilesWritable).
 func TestAFaultAtAnyStepOfAMultiFileCommitLeavesItAllOldOrAllNew(t *testing.T) {
 	for _, lay := range multiLayouts {
 		t.Run(lay.name, func(t *testing.T) {
@@ -638,9 +639,10 @@ func TestAFaultDuringRecoveryIsRecoveredFromAgain(t *testing.T) {
 // for a commit whose first file a foreign writer changed: the second file
 // is writable, nothing is left.
 //
-// Ablation seen red: intentRecord.settle without its check that every
-// copy is there (settle's check of every copy): the second file's every transaction fails
-// with ErrDiverged, for good.
+// Ablation seen red: intentRecord.settle without its check that every copy
+// is there and with its "no staged file is whole" case refusing where it
+// retires (either alone keeps the test green: each settles this case): the
+// second file's every transaction fails with ErrDiverged, for good.
 func TestAPartlyRetiredCommitLeavesItsFilesWritable(t *testing.T) {
 	lay := multiLayouts[0]
 	for _, how := range []string{"failed", "crashed"} {
