@@ -262,6 +262,9 @@ func (g *group[D]) yield() {
 // mutate is Mutate, and MutateProbed when probed: it leads a batch, or
 // joins the queue behind the leader.
 func (s *Store[D]) mutate(ctx context.Context, fn func(D) error, probed bool) (Commit, error) {
+	if s.o.backend != nil {
+		return s.remoteMutate(ctx, fn, probed)
+	}
 	c := &call[D]{ctx: ctx, fn: fn, probed: probed}
 	if s.o.noWait {
 		// WithNoWait: a busy lock is an error at once, never a wait, so

@@ -97,6 +97,9 @@ func MutateAll(ctx context.Context, members []Member, fn func(*Multi) error) ([]
 	if err != nil {
 		return nil, err
 	}
+	if c.backend != nil {
+		return c.remoteRun(ctx, fn)
+	}
 	if err := c.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -114,16 +117,18 @@ type part interface {
 	read() error                   // read and decode, under the locks; then check
 	change() ([]byte, bool, error) // after fn: stamp, encode; whether it changed
 	readBytes() []byte             // the bytes read (nil: no file)
+	setRemote(r *remoteTx)         // on a backend: read under r's lock
 }
 
 // storePart is the part of a Store[D].
 type storePart[D any] struct {
-	s     *Store[D]
-	check func(D) error
-	stamp func(D)
-	data  []byte // the bytes read
-	doc   D
-	base  []byte // the encoding of doc as decoded
+	s      *Store[D]
+	check  func(D) error
+	stamp  func(D)
+	data   []byte    // the bytes read
+	remote *remoteTx // the lock it is read under, on a backend
+	doc    D
+	base   []byte // the encoding of doc as decoded
 }
 
 func (p *storePart[D]) store() any                { return p.s }
@@ -132,8 +137,14 @@ func (p *storePart[D]) opts() *options            { return &p.s.o }
 func (p *storePart[D]) lockPath() (string, error) { return p.s.LockPath() }
 func (p *storePart[D]) readBytes() []byte         { return p.data }
 
+func (p *storePart[D]) setRemote(r *remoteTx) { p.remote = r }
+
 func (p *storePart[D]) read() error {
-	data, err := p.s.readDoc("Read", false)
+	read := p.s.readDoc
+	if p.remote != nil {
+		read = func(op string, _ bool) ([]byte, error) { return p.remote.read(p.s.path, op) }
+	}
+	data, err := read("Read", false)
 	if err != nil {
 		return err
 	}
@@ -178,6 +189,9 @@ type multi struct {
 	// noWait: a member was made WithNoWait, so a busy lock fails the call
 	// at once with an error matching lock.ErrWouldBlock.
 	noWait bool
+	// backend is the members' backend, when they are kept in one; locks
+	// are then its lock names.
+	backend Backend
 }
 
 func newMulti(members []Member, fn func(*Multi) error) (*multi, error) {
@@ -199,6 +213,17 @@ func newMulti(members []Member, fn func(*Multi) error) (*multi, error) {
 		}
 		p := ms.join()
 		c.parts[i] = p
+		if b := p.opts().backend; i == 0 {
+			c.backend = b
+		} else if b != c.backend {
+			return nil, mixedBackends(0, i)
+		}
+		if c.backend != nil {
+			if err := c.addRemote(i, p, files); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		abs, err := filepath.Abs(p.path())
 		if err != nil {
 			return nil, &fs.PathError{Op: "MutateAll", Path: p.path(), Err: err}
@@ -289,32 +314,41 @@ func (c *multi) release() {
 	}
 }
 
-// run reads every file, runs fn and publishes what it changed.
-func (c *multi) run(fn func(*Multi) error) ([]Commit, error) {
+// decide reads every file, runs fn and returns what it changed: outs[i]
+// for each i of changed.
+func (c *multi) decide(fn func(*Multi) error) (outs [][]byte, changed []int, err error) {
 	for _, p := range c.parts {
 		if err := p.read(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	m := &Multi{parts: c.parts}
-	err := func() error {
+	err = func() error {
 		defer func() { m.done = true }()
 		return fn(m)
 	}()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	outs := make([][]byte, len(c.parts))
-	var changed []int
+	outs = make([][]byte, len(c.parts))
 	for i, p := range c.parts {
 		out, ok, err := p.change()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ok {
 			outs[i] = out
 			changed = append(changed, i)
 		}
+	}
+	return outs, changed, nil
+}
+
+// run reads every file, runs fn and publishes what it changed.
+func (c *multi) run(fn func(*Multi) error) ([]Commit, error) {
+	outs, changed, err := c.decide(fn)
+	if err != nil {
+		return nil, err
 	}
 	commits := make([]Commit, len(c.parts))
 	switch len(changed) {
@@ -346,3 +380,60 @@ func (c *multi) lostError(i int, err error) error {
 // errSplit reports a failure after the commit point, when some files are
 // published and the others staged: the commit stands.
 var errSplit = errors.New("committed, but not every file is published yet: the next transaction on any of the files publishes the rest")
+
+// addRemote adds part i, kept in c.backend, to c: its document's name, and
+// its lock's.
+func (c *multi) addRemote(i int, p part, names map[string]int) error {
+	name := docName(p.path())
+	if j, ok := names[name]; ok {
+		return fmt.Errorf("filetxn: MutateAll: members %d and %d are both %s: %w", j, i, p.path(), ErrInvalidArgument)
+	}
+	names[name] = i
+	lp, err := p.lockPath()
+	if err != nil {
+		return err
+	}
+	k := slices.Index(c.locks, lp)
+	if k < 0 {
+		k = len(c.locks)
+		c.locks = append(c.locks, lp)
+	}
+	c.of[i] = k
+	c.noWait = c.noWait || p.opts().noWait
+	return nil
+}
+
+// remoteRun is MutateAll on a backend: every lock, in the order of their
+// names; every document read under them; fn once; and one Commit of every
+// changed document, fenced by every lock.
+func (c *multi) remoteRun(ctx context.Context, fn func(*Multi) error) ([]Commit, error) {
+	names := slices.Sorted(slices.Values(c.locks))
+	hs, err := lockRemote(ctx, c.backend, names, !c.noWait)
+	if err != nil {
+		return nil, err
+	}
+	defer hs.release()
+	for i, p := range c.parts {
+		held := hs.held[slices.Index(names, c.locks[c.of[i]])]
+		p.setRemote(&remoteTx{ctx: ctx, b: c.backend, held: held})
+	}
+	outs, changed, err := c.decide(fn)
+	if err != nil {
+		return nil, err
+	}
+	if len(changed) == 0 {
+		return make([]Commit, len(c.parts)), nil
+	}
+	puts := make([]Put, len(changed))
+	for k, i := range changed {
+		puts[k] = Put{Name: docName(c.parts[i].path()), Data: outs[i]}
+	}
+	if err := c.backend.Commit(ctx, hs.held, puts); err != nil {
+		return nil, &fs.PathError{Op: "Commit", Path: c.parts[changed[0]].path(), Err: err}
+	}
+	commits := make([]Commit, len(c.parts))
+	for _, i := range changed {
+		commits[i] = Commit{Written: true, published: outs[i]}
+	}
+	return commits, nil
+}

@@ -19,8 +19,9 @@ type options struct {
 	noSync    bool
 	noWait    bool
 	lockOpts  []lock.Option
-	err       error // the first invalid option, reported by NewStore
-	lockErr   error // WithNoLock: every call that needs the lock fails with this
+	err       error   // the first invalid option, reported by NewStore
+	lockErr   error   // WithNoLock: every call that needs the lock fails with this
+	backend   Backend // WithBackend: the document is kept there, not in a file
 
 	// probeLockOpts is lockOpts and lock.WithoutCreate, set by NewStore: a
 	// MutateProbed's first attempt at the lock creates no lock file.

@@ -141,6 +141,8 @@ func (s *Store[D]) LockPath() (string, error) {
 	switch {
 	case s.o.lockErr != nil:
 		return "", &fs.PathError{Op: "Lock", Path: s.path, Err: s.o.lockErr}
+	case s.o.backend != nil:
+		return s.lockName(), nil
 	case s.o.lockPath != "":
 		return s.o.lockPath, nil
 	case s.o.stateRoot != "":
@@ -234,7 +236,11 @@ func (s *Store[D]) probe(fn func(D) error) bool {
 // it.
 func (s *Store[D]) View(ctx context.Context) (D, error) {
 	var zero D
-	data, err := s.readDoc("Read", false)
+	read := s.readDoc
+	if s.o.backend != nil {
+		read = func(string, bool) ([]byte, error) { return s.remoteGet(ctx) }
+	}
+	data, err := read("Read", false)
 	if err != nil {
 		return zero, err
 	}
@@ -306,6 +312,9 @@ func (s *Store[D]) Locked(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (s *Store[D]) locked(ctx context.Context, fn func(tx *Tx) error) error {
+	if s.o.backend != nil {
+		return s.remoteLocked(ctx, fn)
+	}
 	h, err := s.acquire(ctx)
 	if err != nil {
 		return err
@@ -349,10 +358,13 @@ type Tx struct {
 	done atomic.Bool    // the callback has returned: every method panics
 	lost error          // the lock was found lost: every later write fails with this
 	pub  fsys.Published // what the last write's rename left to do (see write)
+	// remote is the backend's lock and requests, for a store on a backend
+	// (lock is then nil).
+	remote *remoteTx
 }
 
 // Lock returns the held lock, for example to hand it over to a child process
-// with (*lock.Handle).HandOver.
+// with (*lock.Handle).HandOver; nil for a store on a backend.
 func (tx *Tx) Lock() *lock.Handle {
 	tx.live("Lock")
 	return tx.lock
@@ -377,6 +389,12 @@ func (tx *Tx) Read(path string) ([]byte, error) { return tx.read(path, "Read") }
 // error says that the directory was not synced.
 func (tx *Tx) Write(path string, data []byte, opts ...atomicfile.Option) (Commit, error) {
 	tx.live("Write")
+	if tx.remote != nil {
+		if err := tx.remote.commit(path, "Write", data, false); err != nil {
+			return Commit{}, err
+		}
+		return Commit{Written: true, published: data}, nil
+	}
 	c, syncDir, err := tx.write(path, data, opts)
 	if err == nil && syncDir != nil {
 		err = notSynced(path, syncDir())
@@ -445,6 +463,9 @@ func notSynced(path string, err error) error {
 // when the lock is found lost.
 func (tx *Tx) Append(path string, data []byte, opts ...atomicfile.Option) error {
 	tx.live("Append")
+	if tx.remote != nil {
+		return &fs.PathError{Op: "Append", Path: path, Err: fmt.Errorf("not on a backend: %w", errors.ErrUnsupported)}
+	}
 	if err := tx.checkLock(path, "Append"); err != nil {
 		return err
 	}
@@ -462,6 +483,9 @@ func (tx *Tx) live(method string) {
 
 func (tx *Tx) read(path, op string) ([]byte, error) {
 	tx.live(op)
+	if tx.remote != nil {
+		return tx.remote.read(path, op)
+	}
 	return readState(path, op)
 }
 
@@ -472,6 +496,16 @@ func (tx *Tx) read(path, op string) ([]byte, error) {
 // that a file was removed, also when only the directory fsync then failed.
 func (tx *Tx) remove(path, op string) (removed bool, err error) {
 	tx.live(op)
+	if tx.remote != nil {
+		cur, err := tx.remote.read(path, op)
+		if err != nil || cur == nil {
+			return false, err
+		}
+		if err := tx.remote.commit(path, op, nil, true); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
 	if err := tx.checkLock(path, op); err != nil {
 		return false, err
 	}

@@ -1,0 +1,307 @@
+package filetxn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+
+	"github.com/filetxn/filetxn/internal/proc"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// A Backend keeps the documents of the stores made WithBackend somewhere
+// other than local files: a service that several hosts share, whose locks
+// take the place of lock files. The module github.com/filetxn/filetxn/etcd
+// provides one on etcd. A store's path names its document there (see
+// Store.Name), and its lock is named likewise: the store's own name, or the
+// path given WithLockPath. Codecs, documents, operations and errors stay
+// those of files.
+//
+// The engine calls Lock for one lock name from one goroutine of a process
+// at a time, and queues the others itself (a re-entry fails with an error
+// matching lock.ErrReentrant, as on files), so a backend need not exclude
+// the goroutines of one process from each other. A Backend value must be
+// comparable (a pointer, say): the engine keys its queues by it.
+type Backend interface {
+	// Lock takes the lock named name and returns it held: waiting for it
+	// as long as ctx lets it, or, when wait is false, failing at once with
+	// an error matching lock.ErrWouldBlock if another holder has it.
+	Lock(ctx context.Context, name string, wait bool) (Held, error)
+	// Get returns the bytes of the document named name, nil when there is
+	// none, read without any lock: one whole version, as recent as any
+	// write that has returned.
+	Get(ctx context.Context, name string) ([]byte, error)
+	// Commit publishes every put in one atomic step, fenced by held: only
+	// if each lock of held is still held, and no document that a Held has
+	// read has been written since. Otherwise it publishes none of them and
+	// returns an error matching lock.ErrLockLost. A put it cannot take (too
+	// large, say) fails it before anything is published.
+	Commit(ctx context.Context, held []Held, puts []Put) error
+}
+
+// A Held is a lock of a Backend, held until Release.
+type Held interface {
+	// Read returns the bytes of the document named name, nil when there is
+	// none, and remembers the version read, which a Commit by this holder
+	// then requires to be unchanged.
+	Read(ctx context.Context, name string) ([]byte, error)
+	// Release gives the lock up. A lock already lost releases without
+	// error.
+	Release() error
+}
+
+// A Put is one document of a Backend.Commit: its new bytes, or its removal.
+type Put struct {
+	Name   string
+	Data   []byte // the new bytes, when Remove is false
+	Remove bool
+}
+
+// WithBackend keeps the store's document in b instead of the local file at
+// its path, which then only names the document (see Store.Name). The
+// options that place lock files (WithStateRoot) do not apply; WithLockPath
+// names the lock to share. On a backend, ctx bounds each request too, Tx.Lock
+// returns nil, Tx.Append fails with errors.ErrUnsupported, and MutateAll
+// takes members of one backend only. A nil b is refused by NewStore.
+func WithBackend(b Backend) Option {
+	return func(o *options) {
+		if b == nil {
+			o.invalid("WithBackend(nil): no backend")
+		}
+		o.backend = b
+	}
+}
+
+// Backend returns the backend the store keeps its document in (see
+// WithBackend), or nil for a local file.
+func (s *Store[D]) Backend() Backend { return s.o.backend }
+
+// Name returns the name of the document in its backend: the store's path,
+// cleaned and with forward slashes, so that the same relative path names
+// the same document on every host.
+func (s *Store[D]) Name() string { return docName(s.path) }
+
+func docName(path string) string { return filepath.ToSlash(filepath.Clean(path)) }
+
+// lockName returns the name of the backend lock that guards the document.
+func (s *Store[D]) lockName() string {
+	if s.o.lockPath != "" {
+		return docName(s.o.lockPath)
+	}
+	return s.Name()
+}
+
+// A remoteTx is what a Tx on a backend holds.
+type remoteTx struct {
+	ctx  context.Context
+	b    Backend
+	held Held
+}
+
+// remoteLocked is locked for a store on a backend.
+func (s *Store[D]) remoteLocked(ctx context.Context, fn func(tx *Tx) error) error {
+	if s.o.lockErr != nil {
+		return &fs.PathError{Op: "Lock", Path: s.path, Err: s.o.lockErr}
+	}
+	hs, err := lockRemote(ctx, s.o.backend, []string{s.lockName()}, !s.o.noWait)
+	if err != nil {
+		return err
+	}
+	defer hs.release()
+	tx := &Tx{o: &s.o, remote: &remoteTx{ctx: ctx, b: s.o.backend, held: hs.held[0]}}
+	defer tx.done.Store(true)
+	return fn(tx)
+}
+
+// remoteMutate is mutate for a store on a backend: one call, one lock, one
+// read, fn once, and one fenced commit when fn changed the document. A
+// probed call first decides on a read without the lock.
+func (s *Store[D]) remoteMutate(ctx context.Context, fn func(D) error, probed bool) (Commit, error) {
+	if probed && s.remoteProbe(ctx, fn) {
+		return Commit{}, nil
+	}
+	var c Commit
+	err := s.remoteLocked(ctx, func(tx *Tx) error {
+		data, err := tx.read(s.path, "Read")
+		if err != nil {
+			return err
+		}
+		doc, before, err := s.decode(data)
+		if err != nil {
+			return err
+		}
+		if err := fn(doc); err != nil {
+			return err
+		}
+		out, err := s.encode(doc, data)
+		if err != nil || string(out) == string(before) {
+			return err
+		}
+		c, err = tx.Write(s.path, out)
+		return err
+	})
+	return c, err
+}
+
+// remoteProbe is probe on a backend.
+func (s *Store[D]) remoteProbe(ctx context.Context, fn func(D) error) bool {
+	data, err := s.remoteGet(ctx)
+	if err != nil {
+		return false
+	}
+	doc, before, err := s.decode(data)
+	if err != nil || fn(doc) != nil {
+		return false
+	}
+	after, err := s.encode(doc, data)
+	return err == nil && string(after) == string(before)
+}
+
+func (s *Store[D]) remoteGet(ctx context.Context) ([]byte, error) {
+	data, err := s.o.backend.Get(ctx, s.Name())
+	if err != nil {
+		return nil, &fs.PathError{Op: "Read", Path: s.path, Err: err}
+	}
+	return data, nil
+}
+
+// remoteRead is Tx.Read on a backend.
+func (r *remoteTx) read(path, op string) ([]byte, error) {
+	data, err := r.held.Read(r.ctx, docName(path))
+	if err != nil {
+		return nil, &fs.PathError{Op: op, Path: path, Err: err}
+	}
+	return data, nil
+}
+
+// commit is Tx.Write (or, with remove, the removal) on a backend.
+func (r *remoteTx) commit(path, op string, data []byte, remove bool) error {
+	err := r.b.Commit(r.ctx, []Held{r.held}, []Put{{Name: docName(path), Data: data, Remove: remove}})
+	if err != nil {
+		return &fs.PathError{Op: op, Path: path, Err: err}
+	}
+	return nil
+}
+
+// remoteHeld is the locks of one call on a backend, held in the order of
+// their names.
+type remoteHeld struct {
+	gates []*gate
+	held  []Held
+}
+
+func (h *remoteHeld) release() {
+	for i := len(h.held) - 1; i >= 0; i-- {
+		_ = h.held[i].Release()
+	}
+	for i := len(h.gates) - 1; i >= 0; i-- {
+		h.gates[i].leave()
+	}
+}
+
+// lockRemote takes the locks named names (sorted, distinct) of b: each
+// first in this process's queue for it, then in b, in the order given.
+func lockRemote(ctx context.Context, b Backend, names []string, wait bool) (*remoteHeld, error) {
+	h := &remoteHeld{}
+	me := proc.ID()
+	for _, name := range names {
+		g, err := enterGate(ctx, b, name, me, wait)
+		if err != nil {
+			h.release()
+			return nil, &fs.PathError{Op: "Acquire", Path: name, Err: err}
+		}
+		h.gates = append(h.gates, g)
+		held, err := b.Lock(ctx, name, wait)
+		if err != nil {
+			h.release()
+			return nil, &fs.PathError{Op: "Acquire", Path: name, Err: err}
+		}
+		h.held = append(h.held, held)
+	}
+	return h, nil
+}
+
+// A gate queues the goroutines of this process that ask for one lock of
+// one backend, and knows which goroutine holds it, to refuse a re-entry.
+type gate struct {
+	key   gateKey
+	slot  chan struct{} // full while held
+	owner int64         // the goroutine that holds it; under gates.mu
+	refs  int           // goroutines holding or queued; under gates.mu
+}
+
+type gateKey struct {
+	b    Backend
+	name string
+}
+
+var gates struct {
+	mu sync.Mutex
+	m  map[gateKey]*gate
+}
+
+// enterGate takes the gate of name in b for goroutine me, waiting as ctx
+// lets it when wait is true.
+func enterGate(ctx context.Context, b Backend, name string, me int64, wait bool) (*gate, error) {
+	k := gateKey{b, name}
+	gates.mu.Lock()
+	g := gates.m[k]
+	if g == nil {
+		if gates.m == nil {
+			gates.m = make(map[gateKey]*gate)
+		}
+		g = &gate{key: k, slot: make(chan struct{}, 1)}
+		gates.m[k] = g
+	}
+	if g.owner == me {
+		gates.mu.Unlock()
+		return nil, lock.ErrReentrant
+	}
+	g.refs++
+	gates.mu.Unlock()
+	select {
+	case g.slot <- struct{}{}:
+	default:
+		if !wait {
+			g.unref()
+			return nil, lock.ErrWouldBlock
+		}
+		select {
+		case g.slot <- struct{}{}:
+		case <-ctx.Done():
+			g.unref()
+			return nil, &lock.BusyError{Path: name, Err: ctx.Err()}
+		}
+	}
+	gates.mu.Lock()
+	g.owner = me
+	gates.mu.Unlock()
+	return g, nil
+}
+
+func (g *gate) leave() {
+	gates.mu.Lock()
+	g.owner = 0
+	gates.mu.Unlock()
+	<-g.slot
+	g.unref()
+}
+
+func (g *gate) unref() {
+	gates.mu.Lock()
+	defer gates.mu.Unlock()
+	if g.refs--; g.refs == 0 {
+		delete(gates.m, g.key)
+	}
+}
+
+// errMixedBackends is the error of a MutateAll over members of different
+// backends (or of files and a backend): no one step can commit them all.
+var errMixedBackends = errors.New("members are kept in different backends, or some in files: no one commit spans them")
+
+func mixedBackends(i, j int) error {
+	return fmt.Errorf("filetxn: MutateAll: members %d and %d: %w: %w", i, j, errMixedBackends, ErrInvalidArgument)
+}
