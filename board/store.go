@@ -35,7 +35,8 @@ const unplaced = "\x00board: the lock is not placed"
 // win. The default lock is bmad-loop's sidecar under bmad-loop's state root (as for the
 // ledger: $BMAD_LOOP_STATE_DIR, else $XDG_STATE_HOME/bmad-loop, else
 // ~/.local/state/bmad-loop; on Windows %LOCALAPPDATA%\bmad-loop\state), so that a Go
-// process and a bmad-loop process exclude each other without configuration.
+// process and a bmad-loop process exclude each other without configuration. With
+// filetxn.WithBackend the lock is the backend's, named for the board.
 //
 // Open refuses an empty path and invalid options (a relative state root, an empty lock
 // path) with an error matching filetxn.ErrInvalidArgument. It touches no file: the board
@@ -51,6 +52,10 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 	s, err := openWith(path, newCodec(), append([]filetxn.Option{filetxn.WithLockPath(unplaced)}, opts...)...)
 	if err != nil {
 		return nil, err
+	}
+	if s.s.Backend() != nil {
+		// A backend's lock is its own, named for the board: no state root.
+		return openWith(path, s.codec, opts...)
 	}
 	if lp, _ := s.s.LockPath(); lp != unplaced {
 		s.membership = filetxn.Join(s.s, nil, nil)

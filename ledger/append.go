@@ -60,6 +60,9 @@ func (s *Store) Append(ctx context.Context, specs ...Spec) ([]string, error) {
 // appender does (the engine does not), before the lock is taken: a lock file
 // placed beside the ledger would otherwise create it 0700.
 func (s *Store) makeDir() error {
+	if s.eng.Backend() != nil {
+		return nil // a document, not a file
+	}
 	dir := filepath.Dir(s.path)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return os.MkdirAll(dir, 0o777)

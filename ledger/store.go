@@ -45,6 +45,9 @@ type Store struct {
 // probe is the lock-free read that lets an operation that writes nothing
 // skip the lock. Its failure decides nothing: the caller goes to the lock.
 func (s *Store) probe(ctx context.Context) ([]byte, error) {
+	if b := s.eng.Backend(); b != nil {
+		return b.Get(ctx, s.eng.Name())
+	}
 	return fsys.ReadState(s.path, "Read", nil, 1)
 }
 
@@ -58,7 +61,8 @@ const unplaced = "\x00ledger: the lock is not placed"
 // filetxn.WithLockOptions, ...), applied after the ledger's default, so that
 // the caller's win. The default lock is bmad-loop's sidecar under
 // [BmadLoopStateRoot], so that a Go process and a bmad-loop process exclude
-// each other without configuration; a lock beside the ledger
+// each other without configuration (with filetxn.WithBackend the lock is the
+// backend's, named for the ledger, and no state root is needed); a lock beside the ledger
 // (filetxn.WithLockPath(path+".lock")) would end up in a "git add -A" of its
 // directory, and bmad-loop does not take it.
 //
@@ -78,6 +82,14 @@ func Open(path string, opts ...filetxn.Option) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{path: path, archive: filepath.Join(filepath.Dir(path), archiveName), eng: eng}
+	if eng.Backend() != nil {
+		// A backend's lock is its own, named for the ledger: no state root.
+		if s.eng, err = filetxn.NewStore[*Doc](path, new(codec), opts...); err != nil {
+			return nil, err
+		}
+		s.membership, s.opts = filetxn.Join(s.eng, nil, nil), opts
+		return s, nil
+	}
 	if lp, _ := eng.LockPath(); lp != unplaced {
 		s.membership, s.opts = filetxn.Join(s.eng, nil, nil), opts
 		return s, nil
@@ -273,8 +285,10 @@ func (s *Store) Archive(ctx context.Context, before, stamp string) ([]string, er
 		}
 		// A ledger a write would refuse fails the call here, named as
 		// Archive's, before anything is staged.
-		if err := fsys.Check("Archive", s.path); err != nil {
-			return err
+		if s.eng.Backend() == nil {
+			if err := fsys.Check("Archive", s.path); err != nil {
+				return err
+			}
 		}
 		moved = ids
 		return nil

@@ -40,13 +40,21 @@ type Root struct {
 // holder record) and filetxn.WithNoWait. A loop's lock is always its own
 // lock file, so a filetxn.WithStateRoot or filetxn.WithLockPath is
 // overridden. NewRoot refuses an empty dir, and options that filetxn.NewStore
-// refuses, with an error matching filetxn.ErrInvalidArgument.
+// refuses, with an error matching filetxn.ErrInvalidArgument; and
+// filetxn.WithBackend, with one matching errors.ErrUnsupported: a loop is a
+// directory of files, not yet a document of a backend.
 func NewRoot(dir string, opts ...filetxn.Option) (*Root, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("loopstate: NewRoot: empty directory: %w", filetxn.ErrInvalidArgument)
 	}
-	if _, err := filetxn.NewStore[*Doc](filepath.Join(dir, stateFile), codec{}, opts...); err != nil {
+	st, err := filetxn.NewStore[*Doc](filepath.Join(dir, stateFile), codec{}, opts...)
+	if err != nil {
 		return nil, fmt.Errorf("loopstate: NewRoot %s: %w", dir, err) // err matches filetxn.ErrInvalidArgument
+	}
+	if st.Backend() != nil {
+		// A loop is a directory (its state, tick log, runner lock and
+		// marker), created and removed as one: not yet a document.
+		return nil, fmt.Errorf("loopstate: NewRoot %s: loops are not kept on a backend yet: %w", dir, errors.ErrUnsupported)
 	}
 	return &Root{dir: dir, opts: opts, now: time.Now}, nil
 }
