@@ -47,9 +47,8 @@
 //
 // # Caveats
 //
-//   - Local file systems only (across hosts: WithBackend, module .../etcd).
-//     The lock is advisory; its placement (WithStateRoot, WithLockPath,
-//     <path>.lock) must agree between writers.
+//   - Local file systems only (across hosts: WithBackend). The lock is
+//     advisory; its placement (WithStateRoot, WithLockPath, ...) must agree.
 //   - Transactions nested on two files in opposite orders wait for each other
 //     until their contexts end: use MutateAll, or lock.AcquireAll.
 //   - fn must do nothing slow under the lock that the caller does not control
