@@ -38,8 +38,11 @@ type Backend interface {
 	// if each lock of held is still held, and no document that a Held has
 	// read has been written since. Otherwise it publishes none of them and
 	// returns an error matching lock.ErrLockLost. A put it cannot take (too
-	// large, say) fails it before anything is published.
-	Commit(ctx context.Context, held []Held, puts []Put) error
+	// large, say) fails it before anything is published. With release, the
+	// caller is done with held: the step that publishes may release the
+	// locks too (their Release then has nothing left to do), saving a
+	// request; the engine still calls Release, after any outcome.
+	Commit(ctx context.Context, held []Held, puts []Put, release bool) error
 }
 
 // A Held is a lock of a Backend, held until Release.
@@ -99,6 +102,7 @@ type remoteTx struct {
 	ctx  context.Context
 	b    Backend
 	held Held
+	last bool // the next commit is the transaction's last request: it may release the lock
 }
 
 // remoteLocked is locked for a store on a backend.
@@ -140,6 +144,7 @@ func (s *Store[D]) remoteMutate(ctx context.Context, fn func(D) error, probed bo
 		if err != nil || string(out) == string(before) {
 			return err
 		}
+		tx.remote.last = true
 		c, err = tx.Write(s.path, out)
 		return err
 	})
@@ -179,7 +184,7 @@ func (r *remoteTx) read(path, op string) ([]byte, error) {
 
 // commit is Tx.Write (or, with remove, the removal) on a backend.
 func (r *remoteTx) commit(path, op string, data []byte, remove bool) error {
-	err := r.b.Commit(r.ctx, []Held{r.held}, []Put{{Name: docName(path), Data: data, Remove: remove}})
+	err := r.b.Commit(r.ctx, []Held{r.held}, []Put{{Name: docName(path), Data: data, Remove: remove}}, r.last)
 	if err != nil {
 		return &fs.PathError{Op: op, Path: path, Err: err}
 	}

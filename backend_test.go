@@ -83,7 +83,7 @@ func (b *memBackend) Get(ctx context.Context, name string) ([]byte, error) {
 	return b.c.docs[name].data, nil
 }
 
-func (b *memBackend) Commit(ctx context.Context, held []filetxn.Held, puts []filetxn.Put) error {
+func (b *memBackend) Commit(ctx context.Context, held []filetxn.Held, puts []filetxn.Put, release bool) error {
 	c := b.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -107,6 +107,12 @@ func (b *memBackend) Commit(ctx context.Context, held []filetxn.Held, puts []fil
 		}
 	}
 	c.commits++
+	if release {
+		for _, h := range held {
+			delete(c.locks, h.(*memHeld).name)
+		}
+		c.freed.Broadcast()
+	}
 	return nil
 }
 
