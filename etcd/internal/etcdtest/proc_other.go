@@ -1,0 +1,9 @@
+//go:build !linux
+
+package etcdtest
+
+import "syscall"
+
+// sysProcAttr is nil where there is no parent-death signal: a member then
+// notices its parent's death by polling (see watchParent).
+func sysProcAttr() *syscall.SysProcAttr { return nil }
