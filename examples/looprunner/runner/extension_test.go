@@ -64,7 +64,7 @@ func (b *memBackend) Get(ctx context.Context, name string) ([]byte, error) {
 	return bytes.Clone(b.docs[name]), nil
 }
 
-func (b *memBackend) Commit(ctx context.Context, held []filetxn.Held, puts []filetxn.Put) error {
+func (b *memBackend) Commit(ctx context.Context, held []filetxn.Held, puts []filetxn.Put, release bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, p := range puts {
