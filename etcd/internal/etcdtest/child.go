@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"sync"
 	"testing"
+
+	"github.com/filetxn/filetxn/etcd/internal/cluster"
 )
 
 // registry holds the functions that [Child] can run; written by Register
@@ -44,7 +46,7 @@ func runChild(name string) int {
 		fmt.Fprintf(os.Stderr, "etcdtest: child %q: no such function registered\n", name)
 		return 2
 	}
-	go watchParent(os.Getppid())
+	go cluster.WatchParent(os.Getppid())
 	return fn()
 }
 
@@ -58,13 +60,13 @@ func runChild(name string) int {
 // support Child skips the test.
 func Child(t testing.TB, name string, env ...string) *exec.Cmd {
 	t.Helper()
-	if !supported {
+	if !cluster.Supported {
 		t.Skip("etcdtest: child processes need a Unix system")
 	}
 	if registered(name) == nil {
 		t.Fatalf("etcdtest: Child(%q): no such function registered", name)
 	}
-	cmd, err := command()
+	cmd, err := cluster.Command()
 	if err != nil {
 		t.Fatalf("etcdtest: Child(%q): %v", name, err)
 	}
@@ -86,7 +88,7 @@ func Child(t testing.TB, name string, env ...string) *exec.Cmd {
 			if cmd.Process != nil {
 				pid = cmd.Process.Pid
 			}
-			t.Logf("etcdtest: child %q (pid %d) stderr:\n%s", name, pid, lastLines(errPath, 40))
+			t.Logf("etcdtest: child %q (pid %d) stderr:\n%s", name, pid, cluster.LastLines(errPath, 40))
 		}
 	})
 	return cmd

@@ -1,4 +1,4 @@
-package etcdtest
+package cluster
 
 import (
 	"encoding/json"
@@ -16,21 +16,21 @@ import (
 func runMember(spec string) int {
 	var s memberSpec
 	if err := json.Unmarshal([]byte(spec), &s); err != nil {
-		fmt.Fprintf(os.Stderr, "etcdtest: member spec %q: %v\n", spec, err)
+		fmt.Fprintf(os.Stderr, "cluster: member spec %q: %v\n", spec, err)
 		return 2
 	}
-	go watchParent(s.Parent)
+	go WatchParent(s.Parent)
 	wal.SegmentSizeBytes = s.SegmentSize
 	cfg := embed.NewConfig()
 	cfg.Name, cfg.Dir = s.Name, s.Dir
 	peer, err := url.Parse(s.PeerURL)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "etcdtest: %s: %v\n", s.Name, err)
+		fmt.Fprintf(os.Stderr, "cluster: %s: %v\n", s.Name, err)
 		return 2
 	}
 	client, err := url.Parse(s.ClientURL)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "etcdtest: %s: %v\n", s.Name, err)
+		fmt.Fprintf(os.Stderr, "cluster: %s: %v\n", s.Name, err)
 		return 2
 	}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*peer}, []url.URL{*peer}
@@ -44,20 +44,21 @@ func runMember(spec string) int {
 	cfg.Logger, cfg.LogLevel, cfg.LogOutputs = "zap", "warn", []string{s.Log}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "etcdtest: %s: start: %v\n", s.Name, err)
+		fmt.Fprintf(os.Stderr, "cluster: %s: start: %v\n", s.Name, err)
 		return 1
 	}
 	err = <-e.Err()
-	fmt.Fprintf(os.Stderr, "etcdtest: %s: %v\n", s.Name, err)
+	fmt.Fprintf(os.Stderr, "cluster: %s: %v\n", s.Name, err)
 	return 1
 }
 
-// watchParent exits the process when its parent, the process whose pid is
-// parent, is gone: the process has then been given to another parent.
-func watchParent(parent int) {
+// WatchParent exits the process when its parent, the process whose pid is
+// parent, is gone (it has then been given to another parent): run it in a
+// goroutine of a child process that must not outlive its starter.
+func WatchParent(parent int) {
 	for {
 		if os.Getppid() != parent {
-			fmt.Fprintf(os.Stderr, "etcdtest: parent %d gone; exiting\n", parent)
+			fmt.Fprintf(os.Stderr, "cluster: parent %d gone; exiting\n", parent)
 			os.Exit(3)
 		}
 		time.Sleep(100 * time.Millisecond)

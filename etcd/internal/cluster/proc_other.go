@@ -1,6 +1,6 @@
 //go:build !linux
 
-package etcdtest
+package cluster
 
 import "syscall"
 

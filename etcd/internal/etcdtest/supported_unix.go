@@ -1,5 +1,0 @@
-//go:build unix
-
-package etcdtest
-
-const supported = true
