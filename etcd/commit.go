@@ -1,0 +1,297 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/lock"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// A held is a lock of a Backend, held by one session until Release.
+type held struct {
+	b    *Backend
+	name string
+	s    *concurrency.Session
+	m    *concurrency.Mutex
+
+	mu       sync.Mutex       // protects the fields below
+	reads    map[string]int64 // the mod revision of each document read (0: none)
+	order    []string         // the documents read, in order
+	released bool             // Release was called
+	unlocked bool             // a Commit with release deleted the lock's key
+}
+
+// Read returns the document named name, nil when there is none, by a
+// linearizable read bounded by ctx, and remembers the version read (the
+// first, if read twice): a Commit fenced by this hold then requires it
+// unchanged.
+func (h *held) Read(ctx context.Context, name string) ([]byte, error) {
+	if err := checkName("Read", name); err != nil {
+		return nil, err
+	}
+	if h.isReleased() {
+		return nil, fmt.Errorf("etcd: read %s under lock %s: %w", name, h.name, errReleased)
+	}
+	data, rev, err := h.b.get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	if _, ok := h.reads[name]; !ok {
+		h.reads[name] = rev
+		h.order = append(h.order, name)
+	}
+	h.mu.Unlock()
+	return data, nil
+}
+
+var errReleased = fmt.Errorf("lock already released: %w", lock.ErrLockLost)
+
+func (h *held) isReleased() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.released
+}
+
+// Release unlocks, with a timeout of its own. A lock already lost (its
+// session ended) releases without error. If the unlock fails, the session
+// stops being kept alive, so that the lock is freed when its lease expires,
+// and the error is returned; the Backend's other holds are lost then too.
+// Releasing twice does nothing.
+func (h *held) Release() error {
+	h.mu.Lock()
+	released := h.released || h.unlocked
+	h.released = true
+	h.mu.Unlock()
+	if released || done(h.s) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(h.b.life, releaseTimeout)
+	defer cancel()
+	if err := h.m.Unlock(ctx); err != nil && !done(h.s) {
+		h.s.Orphan()
+		return fmt.Errorf("etcd: release %s (key %s; freed when lease %x expires): %w", h.name, h.m.Key(), h.s.Lease(), err)
+	}
+	return nil
+}
+
+// Commit publishes puts in one etcd transaction, fenced by holds (of
+// this Backend): it writes only if every lock of holds is still held by its
+// session and every document they read still has the revision read, and
+// writes nothing otherwise, failing with an error matching lock.ErrLockLost
+// that names the lock or document found changed. A hold whose session has
+// ended fails it at once. A request over the limit (see WithMaxRequestBytes)
+// fails it, before any write, with an error matching ErrTooLarge. Any other
+// error (ctx done, the cluster unreachable) leaves its outcome unknown.
+// With release, the same transaction deletes the locks' keys when it
+// writes, and their Release then sends nothing.
+func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filetxn.Put, release bool) error {
+	hs := make([]*held, len(holds))
+	for i, x := range holds {
+		h, ok := x.(*held)
+		if !ok || h.b != b {
+			return fmt.Errorf("etcd: commit: hold %d (%T) is not of this backend: %w", i, x, filetxn.ErrInvalidArgument)
+		}
+		if h.isReleased() {
+			return fmt.Errorf("etcd: commit: lock %s: %w", h.name, errReleased)
+		}
+		if done(h.s) {
+			return fmt.Errorf("etcd: commit: lock %s: its session's lease %x expired or is no longer kept alive: %w", h.name, h.s.Lease(), lock.ErrLockLost)
+		}
+		hs[i] = h
+	}
+	for _, p := range puts {
+		if err := checkName("Commit", p.Name); err != nil {
+			return err
+		}
+	}
+	if len(puts) == 0 {
+		return nil
+	}
+	t := b.fence(hs)
+	for _, p := range puts {
+		if p.Remove {
+			t.then = append(t.then, clientv3.OpDelete(b.docKey(p.Name)))
+		} else {
+			t.then = append(t.then, clientv3.OpPut(b.docKey(p.Name), string(p.Data)))
+		}
+	}
+	if release {
+		for _, h := range hs {
+			t.then = append(t.then, clientv3.OpDelete(h.m.Key()))
+		}
+	}
+	if err := b.checkSize(t, puts); err != nil {
+		return err
+	}
+	resp, err := b.client.Txn(ctx).If(t.cmps...).Then(t.then...).Else(t.orElse...).Commit()
+	if err != nil {
+		if tooLarge(err) {
+			return fmt.Errorf("etcd: commit of %s: refused by the cluster: %w: %w", largest(puts), ErrTooLarge, err)
+		}
+		return fmt.Errorf("etcd: commit of %s: %w", largest(puts), err)
+	}
+	if !resp.Succeeded {
+		return t.failure(resp)
+	}
+	for _, h := range hs {
+		h.mu.Lock()
+		h.unlocked = h.unlocked || release
+		for _, p := range puts {
+			if _, ok := h.reads[p.Name]; ok {
+				h.reads[p.Name] = 0
+				if !p.Remove {
+					h.reads[p.Name] = resp.Header.Revision
+				}
+			}
+		}
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+// A txn is a Commit's transaction: its fence (cmps), its writes (then),
+// and the reads that tell which of the fence failed (orElse, one for each
+// compare, in the order of checks).
+type txn struct {
+	cmps   []clientv3.Cmp
+	then   []clientv3.Op
+	orElse []clientv3.Op
+	checks []check
+}
+
+// A check is one compare of a fence: a lock's waiter key with its create
+// revision, or a document with the mod revision read.
+type check struct {
+	lock, doc string // one of them
+	key       string
+	rev       int64
+}
+
+// fence returns the compares of a Commit fenced by hs.
+func (b *Backend) fence(hs []*held) *txn {
+	t := &txn{}
+	seen := map[string]bool{}
+	for _, h := range hs {
+		own := h.m.IsOwner()
+		rev := own.GetCompare().GetCreateRevision()
+		t.add(own, check{lock: h.name, key: h.m.Key(), rev: rev})
+		h.mu.Lock()
+		for _, name := range h.order {
+			if !seen[name] {
+				seen[name] = true
+				key := b.docKey(name)
+				t.add(clientv3.Compare(clientv3.ModRevision(key), "=", h.reads[name]), check{doc: name, key: key, rev: h.reads[name]})
+			}
+		}
+		h.mu.Unlock()
+	}
+	return t
+}
+
+func (t *txn) add(c clientv3.Cmp, k check) {
+	t.cmps = append(t.cmps, c)
+	t.orElse = append(t.orElse, clientv3.OpGet(k.key, clientv3.WithKeysOnly()))
+	t.checks = append(t.checks, k)
+}
+
+// failure is the error of a transaction whose fence failed: the Else reads
+// show the keys as they were at its revision.
+func (t *txn) failure(resp *clientv3.TxnResponse) error {
+	for i, k := range t.checks {
+		var kvs []*mvccKV
+		if i < len(resp.Responses) {
+			if r := resp.Responses[i].GetResponseRange(); r != nil {
+				for _, kv := range r.Kvs {
+					kvs = append(kvs, &mvccKV{create: kv.CreateRevision, mod: kv.ModRevision})
+				}
+			}
+		}
+		switch {
+		case k.lock != "" && (len(kvs) == 0 || kvs[0].create != k.rev):
+			return fmt.Errorf("etcd: commit: lock %s lost: its key %s is gone (lease expired or revoked) or made anew, at revision %d: %w",
+				k.lock, k.key, resp.Header.Revision, lock.ErrLockLost)
+		case k.doc != "":
+			var now int64
+			if len(kvs) > 0 {
+				now = kvs[0].mod
+			}
+			if now != k.rev {
+				return fmt.Errorf("etcd: commit: document %s written since it was read under the lock (revision %d, read at %d): %w",
+					k.doc, now, k.rev, lock.ErrLockLost)
+			}
+		}
+	}
+	return fmt.Errorf("etcd: commit: fence failed at revision %d: %w", resp.Header.Revision, lock.ErrLockLost)
+}
+
+type mvccKV struct{ create, mod int64 }
+
+// envelope is what the request's size check allows for what the server
+// adds to a transaction before it checks the limit: the user name of an
+// authenticated client (the rest of the envelope is counted exactly).
+const envelope = 256
+
+// checkSize fails a transaction whose request, as the server will size it
+// against its limit, exceeds b.max.
+func (b *Backend) checkSize(t *txn, puts []filetxn.Put) error {
+	req := &pb.TxnRequest{}
+	for i := range t.cmps {
+		req.Compare = append(req.Compare, t.cmps[i].GetCompare())
+	}
+	for _, op := range t.then {
+		if op.IsPut() {
+			req.Success = append(req.Success, &pb.RequestOp{Request: &pb.RequestOp_RequestPut{
+				RequestPut: &pb.PutRequest{Key: op.KeyBytes(), Value: op.ValueBytes()}}})
+		} else {
+			req.Success = append(req.Success, &pb.RequestOp{Request: &pb.RequestOp_RequestDeleteRange{
+				RequestDeleteRange: &pb.DeleteRangeRequest{Key: op.KeyBytes()}}})
+		}
+	}
+	for _, op := range t.orElse {
+		req.Failure = append(req.Failure, &pb.RequestOp{Request: &pb.RequestOp_RequestRange{
+			RequestRange: &pb.RangeRequest{Key: op.KeyBytes(), KeysOnly: true}}})
+	}
+	n := proto.Size(&pb.InternalRaftRequest{
+		Header: &pb.RequestHeader{ID: math.MaxUint64, AuthRevision: math.MaxUint64},
+		ID:     math.MaxUint64,
+		Txn:    req,
+	}) + envelope
+	if n <= b.max {
+		return nil
+	}
+	return fmt.Errorf("etcd: commit of %s: the request would be %d bytes, over the limit of %d; nothing written: %w",
+		largest(puts), n, b.max, ErrTooLarge)
+}
+
+// largest names the largest document of puts, and how many others there are.
+func largest(puts []filetxn.Put) string {
+	p := slices.MaxFunc(puts, func(a, b filetxn.Put) int { return len(a.Data) - len(b.Data) })
+	s := fmt.Sprintf("document %s (%d bytes)", p.Name, len(p.Data))
+	if len(puts) > 1 {
+		s += fmt.Sprintf(" and %d more", len(puts)-1)
+	}
+	return s
+}
+
+// tooLarge reports whether err is the cluster's or the client's refusal of a
+// request as too large.
+func tooLarge(err error) bool {
+	if errors.Is(err, rpctypes.ErrRequestTooLarge) || errors.Is(err, rpctypes.ErrTooManyOps) ||
+		errors.Is(err, rpctypes.ErrGRPCRequestTooLarge) || errors.Is(err, rpctypes.ErrGRPCTooManyOps) {
+		return true
+	}
+	return status.Code(err) == codes.ResourceExhausted
+}
