@@ -209,13 +209,27 @@ func TestLedgerAndBoardOnEtcd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(bd.Bytes()), "3-2-login: done")
 	assert.Empty(t, keys(t, raw, "proj/locks/"), "lock keys after MutateAll")
+
+	// The ledger's Restore over the version its MutateAll wrote.
+	dg, ok := commits[0].Digest()
+	require.True(t, ok)
+	snap, err := raw.Get(ctx, "proj/docs/docs/deferred-work.md", clientv3.WithRev(lr.Kvs[0].ModRevision-1))
+	require.NoError(t, err)
+	require.Len(t, snap.Kvs, 1)
+	_, err = ls.Restore(ctx, snap.Kvs[0].Value, dg)
+	require.NoError(t, err)
+	ld, err = ls.View(ctx)
+	require.NoError(t, err)
+	e, ok = ld.Entry(ids[0])
+	require.True(t, ok)
+	assert.NotContains(t, strings.ToLower(e.Status), "done", "the entry after Restore")
 }
 
 // TestBackendsExcludeEachOther: two Backends on two clients (two sessions,
 // as on two hosts), each with goroutines of its own, lose no increment.
-// Ablation: a Lock that returns a hold without taking the mutex turns it
-// red (commits refused as written since their read, or lost increments
-// once the document compare is dropped too).
+// Ablation: a Lock that takes a mutex of its session's own (one that
+// excludes no other host) turns it red: commits refused as written since
+// their read, and lost increments once the document compares go too.
 func TestBackendsExcludeEachOther(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
@@ -307,8 +321,8 @@ func TestWrittenSinceReadRefused(t *testing.T) {
 // the limit fails with ErrTooLarge naming the large document, and writes
 // neither document; the largest request the check lets through (found by
 // bisection) is one the cluster takes, so the check counts all it must.
-// Ablation: a check that counts only the values (not keys, compares and
-// envelope) turns the bisection's end red (the cluster refuses it).
+// Ablation: a check that undercounts by the envelope and the size of the
+// keys turns the bisection's end red (the cluster refuses it).
 func TestTooLargeRefusedBeforeAnyWrite(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
@@ -405,8 +419,8 @@ func TestBusyLock(t *testing.T) {
 // TestCloseFreesLocksAndLeaksNothing: Close revokes the session, which
 // frees its locks (a hold's Commit then fails with lock.ErrLockLost), and
 // later Locks fail with fs.ErrClosed; no goroutine outlives the Backend and
-// its client. Ablation: a Close that does not end the session's keep-alive
-// turns it red (a leaked goroutine, and the lock key still there).
+// its client. Ablation: a Close that neither ends the session's keep-alive
+// nor revokes its lease turns it red (the lock key is still there).
 func TestCloseFreesLocksAndLeaksNothing(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)

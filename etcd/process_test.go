@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,8 +69,8 @@ func incrementer() int {
 
 // TestProcessesExcludeEachOther: two child processes and this one, each
 // with a Backend of its own, increment one document; none is lost.
-// Ablation: a Lock that returns a hold without taking the mutex, and a
-// Commit without the document compares, turns it red (lost increments).
+// Ablation: a Lock that takes a mutex of its session's own, with a Commit
+// without the document compares, turns it red (lost increments).
 func TestProcessesExcludeEachOther(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
@@ -94,5 +93,3 @@ func TestProcessesExcludeEachOther(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, (children+1)*each, got.N, "increments")
 }
-
-var _ = time.Second
