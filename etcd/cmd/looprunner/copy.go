@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/board"
+	"github.com/filetxn/filetxn/examples/looprunner/runner"
+	"github.com/filetxn/filetxn/ledger"
+)
+
+// A kind is what import and export copy: a ledger or a board, with how
+// its store finds its lock and how its bytes are checked.
+type kind struct {
+	name  string                                                    // "ledger"
+	what  string                                                    // its file, for help: "deferred-work.md"
+	lock  func(file string, opts ...filetxn.Option) (string, error) // the lock of its store made with opts
+	parse func(data []byte) error
+}
+
+var ledgerKind = kind{
+	name: "ledger",
+	what: "deferred-work.md",
+	lock: func(file string, opts ...filetxn.Option) (string, error) {
+		s, err := ledger.Open(file, opts...)
+		if err != nil {
+			return "", err
+		}
+		return s.LockPath()
+	},
+	parse: func(data []byte) error { _, err := ledger.Parse(data); return err },
+}
+
+var boardKind = kind{
+	name: "board",
+	what: "sprint-status.yaml",
+	lock: func(file string, opts ...filetxn.Option) (string, error) {
+		s, err := board.Open(file, opts...)
+		if err != nil {
+			return "", err
+		}
+		return s.LockPath()
+	},
+	parse: func(data []byte) error { _, err := board.Parse(data); return err },
+}
+
+// copyDetails is the help of import (%[1]s the kind, %[2]s its file) and of
+// export, after the flags.
+const (
+	importDetails = `Copies FILE into etcd, byte for byte, as the document that -file FILE
+names with -etcd. It takes FILE's lock (the sidecar under the state
+directory, which bmad-loop and looprunner without -etcd take), then the
+document's lock in etcd, reads both, and writes the document in one atomic
+step: no writer of either runs in between. FILE must exist (exit 3) and
+parse as a %[1]s (exit 65). A document equal to FILE already is left as it
+is; one that differs is refused (exit 1), as etcd may hold changes made
+there since, unless -force is given. FILE is left as it is: a reader of
+the file still sees it, but writers on etcd no longer change it.
+`
+	exportDetails = `Copies the document FILE from etcd into FILE, byte for byte, under both
+locks, as import does (FILE's first, then etcd's), replacing FILE
+atomically: a reader of the file sees the old %[1]s or the new one, never a
+mix. The document must exist (exit 3) and parse as a %[1]s (exit 65). A
+FILE equal to it already is left as it is; one that differs is refused
+(exit 1), as it may hold changes made on files since, unless -force is
+given. The document stays in etcd: export it again to refresh the file,
+or stop giving -etcd to move the %[1]s back to files.
+`
+)
+
+// copyResult is the output of import and export with -json.
+type copyResult struct {
+	File     string `json:"file"`
+	Prefix   string `json:"prefix"`
+	Name     string `json:"name"`     // the document's name in etcd
+	Bytes    int    `json:"bytes"`    // the size of what was copied
+	Written  bool   `json:"written"`  // false: the destination held the same bytes
+	Replaced bool   `json:"replaced"` // a destination that differed was overwritten (-force)
+}
+
+// copyCommand returns "KIND import" (export false) or "KIND export".
+func (e *etcdFlags) copyCommand(k kind, export bool) runner.Command {
+	cmd := runner.Command{Args: "FILE"}
+	if export {
+		cmd.Summary = fmt.Sprintf("copy a %s from etcd into its file, byte for byte, under both locks (needs -etcd)", k.name)
+		cmd.Details = fmt.Sprintf(exportDetails, k.name)
+	} else {
+		cmd.Summary = fmt.Sprintf("copy a %s file into etcd, byte for byte, under both locks (needs -etcd)", k.name)
+		cmd.Details = fmt.Sprintf(importDetails, k.name)
+	}
+	cmd.Run = func(c *runner.Cmd, args []string) error { return e.copy(c, k, export, args) }
+	return cmd
+}
+
+// copy is import (export false) or export of the kind k.
+func (e *etcdFlags) copy(c *runner.Cmd, k kind, export bool, args []string) error {
+	fs := c.FlagSet()
+	force := fs.Bool("force", false, "replace a destination that differs")
+	pos, err := c.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return runner.Usagef("want one %s file (%s), got %d arguments", k.name, k.what, len(pos))
+	}
+	file := pos[0]
+	b, err := e.getBackend()
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		return runner.Usagef("no etcd cluster: give -etcd ENDPOINTS or set $%s", envEndpoints)
+	}
+	root, err := c.StateRoot()
+	if err != nil {
+		return err
+	}
+	// The locks the stores of the kind take: a ledger command on files,
+	// bmad-loop, and a command with -etcd.
+	fileLock, err := k.lock(file, filetxn.WithStateRoot(root))
+	if err != nil {
+		return err
+	}
+	etcdLock, err := k.lock(file, filetxn.WithBackend(b))
+	if err != nil {
+		return err
+	}
+	onFile, err := filetxn.NewStore[*[]byte](file, raw{}, append(c.EngineOptions(), filetxn.WithLockPath(fileLock))...)
+	if err != nil {
+		return err
+	}
+	onEtcd, err := filetxn.NewStore[*[]byte](file, raw{}, append(c.EngineOptions(), filetxn.WithBackend(b), filetxn.WithLockPath(etcdLock))...)
+	if err != nil {
+		return err
+	}
+	res := copyResult{File: file, Prefix: e.prefixKey(), Name: onEtcd.Name()}
+	ctx, cancel := c.Context()
+	defer cancel()
+	// The file's lock first, then etcd's, in both directions: the only
+	// commands that hold both take them in one order.
+	err = onFile.Locked(ctx, func(ftx *filetxn.Tx) error {
+		return onEtcd.Locked(ctx, func(etx *filetxn.Tx) error {
+			fileData, err := ftx.Read(file)
+			if err != nil {
+				return err
+			}
+			etcdData, err := etx.Read(file)
+			if err != nil {
+				return err
+			}
+			from, to, source, dest := fileData, etcdData, file, "etcd's "+res.Name
+			if export {
+				from, to, source, dest = etcdData, fileData, "etcd's "+res.Name, file
+			}
+			if from == nil {
+				if export {
+					return runner.NotFoundf("no such document in etcd: %s (prefix %s)", res.Name, res.Prefix)
+				}
+				return runner.NotFoundf("no such file: %s", file)
+			}
+			if err := k.parse(from); err != nil {
+				return fmt.Errorf("%s: not a %s, not copied: %w", source, k.name, err)
+			}
+			res.Bytes = len(from)
+			if to != nil && bytes.Equal(from, to) {
+				return nil
+			}
+			if to != nil && !*force {
+				return runner.Refusedf("%s differs from %s (%d bytes there, %d here): nothing copied; give -force to replace it", dest, source, len(to), len(from))
+			}
+			res.Written, res.Replaced = true, to != nil
+			if export {
+				_, err = ftx.Write(file, from)
+			} else {
+				_, err = etx.Write(file, from)
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if c.JSON() {
+		return c.PrintJSON(res)
+	}
+	dir := "into etcd"
+	if export {
+		dir = "from etcd"
+	}
+	switch {
+	case !res.Written:
+		fmt.Fprintf(c.Stdout(), "%s: the same %d bytes in the file and in etcd already; nothing written\n", file, res.Bytes)
+	case res.Replaced:
+		fmt.Fprintf(c.Stdout(), "%s: copied %s (%d bytes), replacing what differed\n", file, dir, res.Bytes)
+	default:
+		fmt.Fprintf(c.Stdout(), "%s: copied %s (%d bytes)\n", file, dir, res.Bytes)
+	}
+	return nil
+}
+
+// raw is the codec of a store whose document is its bytes, as they are.
+type raw struct{}
+
+func (raw) Decode(data []byte) (*[]byte, error) { return &data, nil }
+func (raw) Encode(doc *[]byte) ([]byte, error)  { return *doc, nil }

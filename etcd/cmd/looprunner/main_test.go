@@ -1,0 +1,420 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/filetxn/filetxn/etcd"
+	"github.com/filetxn/filetxn/etcd/internal/etcdtest"
+	"github.com/filetxn/filetxn/lock"
+	"github.com/stretchr/testify/require"
+)
+
+// childArgs names the environment variable that gives a child process
+// (see childRun) its command lines, as a JSON list of argument lists.
+const childArgs = "LOOPRUNNER_TEST_ARGS"
+
+func TestMain(m *testing.M) {
+	etcdtest.Register("looprunner", childRun)
+	etcdtest.Register("hold", childHold)
+	etcdtest.Main(m)
+}
+
+// childRun runs each command line of $LOOPRUNNER_TEST_ARGS in turn, one
+// invocation of the command each, and returns the first non-zero exit code.
+func childRun() int {
+	var lines [][]string
+	if err := json.Unmarshal([]byte(os.Getenv(childArgs)), &lines); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	for _, args := range lines {
+		if code := run(args, os.Stdin, os.Stdout, os.Stderr); code != 0 {
+			return code
+		}
+	}
+	return 0
+}
+
+// childHold takes the lock file $LOOPRUNNER_TEST_LOCK, says "held" on
+// stdout, and holds it until its stdin closes.
+func childHold() int {
+	h, err := lock.Acquire(context.Background(), os.Getenv(childLock), lock.WithPurpose("test holds it"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("held")
+	io.Copy(io.Discard, os.Stdin)
+	h.Release()
+	return 0
+}
+
+// childLock names the environment variable that gives childHold its lock.
+const childLock = "LOOPRUNNER_TEST_LOCK"
+
+// result is what one run of the command printed and how it exited.
+type result struct {
+	args           []string
+	stdout, stderr string
+	code           int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("looprunner %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+}
+
+// sandbox is a test's working directory (the test runs in it), state
+// directory for the sidecar locks, and a key prefix of its own in etcd.
+type sandbox struct {
+	t      *testing.T
+	dir    string
+	eps    string // the cluster's endpoints, comma-separated
+	prefix string
+	client *etcd.Backend // a backend of the test's own, on prefix
+}
+
+var prefixes int
+
+func newSandbox(t *testing.T, c *etcdtest.Cluster) *sandbox {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	prefixes++
+	s := &sandbox{t: t, dir: dir, eps: strings.Join(c.Endpoints(), ","), prefix: fmt.Sprintf("test%d", prefixes)}
+	b, err := etcd.New(c.Client(t), s.prefix)
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	s.client = b
+	return s
+}
+
+// run runs the command in this process with -state-dir the sandbox's.
+func (s *sandbox) run(args ...string) result {
+	s.t.Helper()
+	var stdout, stderr bytes.Buffer
+	all := append([]string{"-state-dir", filepath.Join(s.dir, "state")}, args...)
+	code := run(all, strings.NewReader(""), &stdout, &stderr)
+	return result{args: args, stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// etcd runs the command with the sandbox's -etcd and -etcd-prefix.
+func (s *sandbox) etcd(args ...string) result {
+	s.t.Helper()
+	return s.run(append([]string{"-etcd", s.eps, "-etcd-prefix", s.prefix}, args...)...)
+}
+
+// want fails the test unless r exited with code.
+func (s *sandbox) want(code int, r result) result {
+	s.t.Helper()
+	require.Equal(s.t, code, r.code, "exit %d, want %d\n%s", r.code, code, r)
+	return r
+}
+
+// doc returns the document name in etcd, nil when there is none.
+func (s *sandbox) doc(name string) []byte {
+	s.t.Helper()
+	data, err := s.client.Get(context.Background(), name)
+	require.NoError(s.t, err)
+	return data
+}
+
+// sidecar returns the lock file that guards the file f in the sandbox.
+func (s *sandbox) sidecar(f string) string {
+	s.t.Helper()
+	abs, err := filepath.Abs(f)
+	require.NoError(s.t, err)
+	p, err := lock.SidecarPath(filepath.Join(s.dir, "state"), abs)
+	require.NoError(s.t, err)
+	return p
+}
+
+func write(t *testing.T, name string, data []byte) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o755))
+	require.NoError(t, os.WriteFile(name, data, 0o644))
+}
+
+func read(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	require.NoError(t, err)
+	return data
+}
+
+// corpus returns the corpus files of testdata/dir: real ledgers or boards
+// from public projects.
+func corpus(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testdata(t), dir, "*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	return files
+}
+
+var testdataDir string
+
+func testdata(t *testing.T) string {
+	t.Helper()
+	if testdataDir == "" {
+		wd, err := os.Getwd()
+		require.NoError(t, err)
+		testdataDir = filepath.Join(wd, "testdata")
+	}
+	return testdataDir
+}
+
+// TestOnEtcd runs the command line against one real etcd cluster, each
+// subtest under a key prefix of its own.
+func TestOnEtcd(t *testing.T) {
+	testdata(t) // before any subtest leaves the package's directory
+	c := etcdtest.Start(t, 3)
+
+	// Every corpus ledger and board goes into etcd and back out byte for
+	// byte: the document in etcd is the file's bytes, and the file exported
+	// from it is too. A file the store refuses is refused, and nothing
+	// reaches etcd. Ablation: an import that drops the file's last byte
+	// fails it at the first ledger.
+	t.Run("RoundTripIsByteForByte", func(t *testing.T) {
+		s := newSandbox(t, c)
+		for _, k := range []struct{ area, dir string }{{"ledger", "ledgers"}, {"board", "boards"}} {
+			for _, src := range corpus(t, k.dir) {
+				want := read(t, src)
+				name := filepath.Join(k.dir, filepath.Base(src))
+				write(t, name, want)
+				r := s.etcd(k.area, "import", name)
+				if r.code == 65 {
+					// A file the store refuses is refused by import too,
+					// and nothing reaches etcd.
+					require.Nil(t, s.doc(name), "%s refused, yet in etcd", name)
+					t.Logf("%s: refused as it should be: %s", name, r.stderr)
+					continue
+				}
+				s.want(0, r)
+				require.Equal(t, want, s.doc(name), "etcd's %s after import", name)
+				// The store on etcd reads it as a command reads a file.
+				show := "list"
+				if k.area == "board" {
+					show = "show"
+				}
+				s.want(0, s.etcd(k.area, show, "-file", name))
+				require.NoError(t, os.Remove(name))
+				s.want(0, s.etcd(k.area, "export", name))
+				require.Equal(t, want, read(t, name), "%s after export", name)
+				r = s.want(0, s.etcd(k.area, "export", name))
+				require.Contains(t, r.stdout, "nothing written", "%s", r)
+			}
+		}
+	})
+
+	// A destination that differs is refused and left as it is, both ways,
+	// unless -force; the same bytes write nothing. Ablation: without the
+	// -force check the refusals exit 0 and the test fails.
+	t.Run("ADifferentDestinationIsRefusedUnlessForced", func(t *testing.T) {
+		s := newSandbox(t, c)
+		one := read(t, corpus(t, "ledgers")[0])
+		two := append(bytes.Clone(one), "\n<!-- changed on files -->\n"...)
+		write(t, "dw.md", one)
+		s.want(0, s.etcd("ledger", "import", "dw.md"))
+		r := s.want(0, s.etcd("ledger", "import", "dw.md"))
+		require.Contains(t, r.stdout, "nothing written", "%s", r)
+
+		write(t, "dw.md", two)
+		r = s.want(1, s.etcd("ledger", "import", "dw.md"))
+		require.Contains(t, r.stderr, "-force", "%s", r)
+		require.Equal(t, one, s.doc("dw.md"), "a refused import changed etcd")
+		r = s.want(1, s.etcd("ledger", "export", "dw.md"))
+		require.Equal(t, two, read(t, "dw.md"), "a refused export changed the file")
+
+		r = s.want(0, s.etcd("-json", "ledger", "export", "-force", "dw.md"))
+		var res copyResult
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), "%s", r)
+		require.Equal(t, copyResult{File: "dw.md", Prefix: s.prefix, Name: "dw.md", Bytes: len(one), Written: true, Replaced: true}, res)
+		require.Equal(t, one, read(t, "dw.md"))
+
+		write(t, "dw.md", two)
+		s.want(0, s.etcd("ledger", "import", "-force", "dw.md"))
+		require.Equal(t, two, s.doc("dw.md"))
+
+		// A missing source is exit 3; a file that is not a board is 65.
+		s.want(3, s.etcd("ledger", "import", "none.md"))
+		s.want(3, s.etcd("ledger", "export", "none.md"))
+		write(t, "ss.yaml", []byte("development_status: [unclosed\n"))
+		s.want(65, s.etcd("board", "import", "ss.yaml"))
+		require.Nil(t, s.doc("ss.yaml"))
+	})
+
+	// import and export take the file's lock and etcd's: with either held
+	// by another, -lock-timeout 0 fails them (exit 75) and nothing is
+	// copied. Ablation: a file lock other than the one a board command
+	// takes (the sidecar under another state root) lets the import through
+	// the held lock, and the test fails.
+	t.Run("CopiesTakeBothLocks", func(t *testing.T) {
+		s := newSandbox(t, c)
+		one := read(t, corpus(t, "boards")[0])
+		write(t, "ss.yaml", one)
+
+		// The file lock, held by another process (in this one the
+		// command would find it held by its own goroutine).
+		holder := etcdtest.Child(t, "hold", childLock+"="+s.sidecar("ss.yaml"))
+		stdin, err := holder.StdinPipe()
+		require.NoError(t, err)
+		stdout, err := holder.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, holder.Start())
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "held\n", line)
+		r := s.want(75, s.etcd("-lock-timeout", "0", "board", "import", "ss.yaml"))
+		require.Contains(t, r.stderr, "test holds it", "%s", r)
+		require.Nil(t, s.doc("ss.yaml"), "an import through a held file lock")
+		s.want(75, s.etcd("-lock-timeout", "0", "board", "export", "ss.yaml"))
+		require.NoError(t, stdin.Close())
+		require.NoError(t, holder.Wait())
+
+		held, err := s.client.Lock(context.Background(), "ss.yaml", true)
+		require.NoError(t, err)
+		s.want(75, s.etcd("-lock-timeout", "0", "board", "import", "ss.yaml"))
+		require.Nil(t, s.doc("ss.yaml"), "an import through a held etcd lock")
+		require.NoError(t, held.Release())
+
+		s.want(0, s.etcd("board", "import", "ss.yaml"))
+		require.Equal(t, one, s.doc("ss.yaml"))
+	})
+
+	// ledger add with -etcd appends to the document in etcd and creates no
+	// file; processes on the cluster at once lose no entry and mint no id
+	// twice; the export then holds every entry. Ablation: the ledger
+	// commands without the extension's store options write dw.md on disk
+	// and the document stays empty: the test fails.
+	t.Run("LedgerAppendsOnEtcd", func(t *testing.T) {
+		s := newSandbox(t, c)
+		r := s.want(0, s.etcd("ledger", "add", "-file", "dw.md", "-title", "first", "-origin", "o", "-source-spec", "s", "-reason", "r"))
+		require.Equal(t, "DW-1\n", r.stdout)
+		_, err := os.Stat("dw.md")
+		require.ErrorIs(t, err, os.ErrNotExist, "ledger add -etcd made a file")
+		require.Contains(t, string(s.doc("dw.md")), "### DW-1: first")
+
+		const procs, adds = 3, 4
+		var cmds []*childCmd
+		for p := range procs {
+			var lines [][]string
+			for i := range adds {
+				lines = append(lines, []string{"-state-dir", filepath.Join(s.dir, "state"), "-etcd", s.eps, "-etcd-prefix", s.prefix,
+					"ledger", "add", "-file", "dw.md", "-title", fmt.Sprintf("p%d a%d", p, i), "-origin", fmt.Sprintf("p%d-%d", p, i), "-source-spec", "s", "-reason", "r"})
+			}
+			cmds = append(cmds, startChild(t, lines))
+		}
+		var ids []string
+		for _, cmd := range cmds {
+			out := cmd.wait(t)
+			ids = append(ids, strings.Fields(out)...)
+		}
+		sort.Strings(ids)
+		require.Len(t, ids, procs*adds, "ids printed: %q", ids)
+		for i := 1; i < len(ids); i++ {
+			require.NotEqual(t, ids[i-1], ids[i], "an id minted twice: %q", ids)
+		}
+
+		s.want(0, s.etcd("ledger", "export", "dw.md"))
+		got := regexp.MustCompile(`(?m)^### DW-\d+: `).FindAllString(string(read(t, "dw.md")), -1)
+		require.Len(t, got, 1+procs*adds, "entries in the exported ledger")
+	})
+
+	// $FILETXN_ETCD_ENDPOINTS does what -etcd does; -etcd "" does not turn
+	// it off, but an unset one runs on files.
+	t.Run("TheEnvironmentNamesTheCluster", func(t *testing.T) {
+		s := newSandbox(t, c)
+		t.Setenv(envEndpoints, s.eps)
+		t.Setenv(envPrefix, s.prefix)
+		r := s.want(0, s.run("ledger", "add", "-file", "dw.md", "-title", "t", "-origin", "o", "-source-spec", "s", "-reason", "r"))
+		require.Equal(t, "DW-1\n", r.stdout)
+		_, err := os.Stat("dw.md")
+		require.ErrorIs(t, err, os.ErrNotExist, "with $%s ledger add made a file", envEndpoints)
+		require.Contains(t, string(s.doc("dw.md")), "### DW-1: t")
+		s.want(0, s.run("ledger", "export", "dw.md"))
+		require.Contains(t, string(read(t, "dw.md")), "### DW-1: t")
+	})
+
+	// The loop commands, and a batch's loop operation, are refused on etcd
+	// with exit 2 and one line that says why, and create nothing; without
+	// -etcd they run. import without a cluster is a usage error.
+	t.Run("LoopCommandsAreRefused", func(t *testing.T) {
+		s := newSandbox(t, c)
+		for _, args := range [][]string{
+			{"loop", "create", "-root", "work", "nightly"},
+			{"loop", "list", "-root", "work"},
+			{"loop", "tick", "-root", "work", "nightly", "--", "true"},
+		} {
+			r := s.want(2, s.etcd(args...))
+			require.Regexp(t, `^loop [a-z]+: not on etcd: the loop state is kept in files only`, r.stderr, "%s", r)
+			require.Equal(t, 1, strings.Count(r.stderr, "\n"), "%s", r)
+		}
+		_, err := os.Stat("work")
+		require.ErrorIs(t, err, os.ErrNotExist, "a refused loop command made its root")
+
+		var stdout, stderr bytes.Buffer
+		batch := `{"op":"loop.pause","loop":"nightly","root":"work"}` + "\n"
+		code := run([]string{"-state-dir", filepath.Join(s.dir, "state"), "-etcd", s.eps, "batch"}, strings.NewReader(batch), &stdout, &stderr)
+		require.Equal(t, 2, code, "batch with a loop operation on etcd: %s", stderr.String())
+		require.Contains(t, stderr.String(), "not on etcd")
+
+		s.want(0, s.run("loop", "create", "-root", "work", "nightly"))
+		r := s.want(2, s.run("ledger", "import", "dw.md"))
+		require.Contains(t, r.stderr, "no etcd cluster", "%s", r)
+	})
+
+	// The help says what -etcd adds: the flags, the commands, the loop
+	// refusal.
+	t.Run("HelpNamesTheEtcdFlagsAndCommands", func(t *testing.T) {
+		s := newSandbox(t, c)
+		r := s.want(0, s.run("-h"))
+		for _, want := range []string{"[-etcd ENDPOINTS]", "ledger import", "board export", "loop\ncommands are refused on etcd (exit 2)"} {
+			require.Contains(t, r.stdout, want, "%s", r)
+		}
+		r = s.want(0, s.run("board", "export", "-h"))
+		require.Contains(t, r.stdout, "-force", "%s", r)
+	})
+}
+
+// childCmd is a child process that runs command lines (see childRun).
+type childCmd struct {
+	out  bytes.Buffer
+	done chan error
+}
+
+// startChild starts a child process that runs lines.
+func startChild(t *testing.T, lines [][]string) *childCmd {
+	t.Helper()
+	enc, err := json.Marshal(lines)
+	require.NoError(t, err)
+	cmd := etcdtest.Child(t, "looprunner", childArgs+"="+string(enc))
+	c := &childCmd{done: make(chan error, 1)}
+	cmd.Stdout = &c.out
+	require.NoError(t, cmd.Start())
+	go func() { c.done <- cmd.Wait() }()
+	return c
+}
+
+// wait waits for the child, at most two minutes, fails the test unless it
+// exited 0, and returns its output.
+func (c *childCmd) wait(t *testing.T) string {
+	t.Helper()
+	select {
+	case err := <-c.done:
+		require.NoError(t, err, "child: stdout:\n%s", c.out.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("child still running after 2 minutes; stdout:\n%s", c.out.String())
+	}
+	return c.out.String()
+}
