@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/board"
@@ -17,6 +18,9 @@ type kind struct {
 	what  string                                                    // its file, for help: "deferred-work.md"
 	lock  func(file string, opts ...filetxn.Option) (string, error) // the lock of its store made with opts
 	parse func(data []byte) error
+	// archive returns the sibling that the kind's lock guards too, copied
+	// with it ("" for none): a ledger's deferred-work-archive.md.
+	archive func(file string) string
 }
 
 var ledgerKind = kind{
@@ -29,7 +33,8 @@ var ledgerKind = kind{
 		}
 		return s.LockPath()
 	},
-	parse: func(data []byte) error { _, err := ledger.Parse(data); return err },
+	parse:   func(data []byte) error { _, err := ledger.Parse(data); return err },
+	archive: func(file string) string { return filepath.Join(filepath.Dir(file), "deferred-work-archive.md") },
 }
 
 var boardKind = kind{
@@ -42,11 +47,12 @@ var boardKind = kind{
 		}
 		return s.LockPath()
 	},
-	parse: func(data []byte) error { _, err := board.Parse(data); return err },
+	parse:   func(data []byte) error { _, err := board.Parse(data); return err },
+	archive: func(string) string { return "" },
 }
 
-// copyDetails is the help of import (%[1]s the kind, %[2]s its file) and of
-// export, after the flags.
+// importDetails and exportDetails are the help of import and export after
+// the flags: %[1]s is the kind, %[2]s more (archiveDetails for a ledger).
 const (
 	importDetails = `Copies FILE into etcd, byte for byte, as the document that -file FILE
 names with -etcd. It takes FILE's lock (the sidecar under the state
@@ -56,7 +62,7 @@ step: no writer of either runs in between. FILE must exist (exit 3) and
 parse as a %[1]s (exit 65). A document equal to FILE already is left as it
 is; one that differs is refused (exit 1), as etcd may hold changes made
 there since, unless -force is given. FILE is left as it is: a reader of
-the file still sees it, but writers on etcd no longer change it.
+the file still sees it, but writers on etcd no longer change it.%[2]s
 `
 	exportDetails = `Copies the document FILE from etcd into FILE, byte for byte, under both
 locks, as import does (FILE's first, then etcd's), replacing FILE
@@ -65,14 +71,27 @@ mix. The document must exist (exit 3) and parse as a %[1]s (exit 65). A
 FILE equal to it already is left as it is; one that differs is refused
 (exit 1), as it may hold changes made on files since, unless -force is
 given. The document stays in etcd: export it again to refresh the file,
-or stop giving -etcd to move the %[1]s back to files.
+or stop giving -etcd to move the %[1]s back to files.%[2]s
 `
+	// archiveDetails ends the help of a ledger's import and export.
+	archiveDetails = `
+
+The ledger's archive, deferred-work-archive.md beside it, which the
+ledger's lock guards too, is copied with it when the source has one, on
+the same terms, and written first, as ledger archive writes them: a crash
+between the two writes leaves the archive copied and the ledger not, and
+the same command run again copies the ledger.`
 )
 
 // copyResult is the output of import and export with -json.
 type copyResult struct {
+	Prefix string      `json:"prefix"`
+	Copied []docResult `json:"copied"` // the archive (if any) first, then the file named
+}
+
+// docResult is one file of an import or export and its document.
+type docResult struct {
 	File     string `json:"file"`
-	Prefix   string `json:"prefix"`
 	Name     string `json:"name"`     // the document's name in etcd
 	Bytes    int    `json:"bytes"`    // the size of what was copied
 	Written  bool   `json:"written"`  // false: the destination held the same bytes
@@ -82,12 +101,16 @@ type copyResult struct {
 // copyCommand returns "KIND import" (export false) or "KIND export".
 func (e *etcdFlags) copyCommand(k kind, export bool) runner.Command {
 	cmd := runner.Command{Args: "FILE"}
+	more := ""
+	if k.archive("x") != "" {
+		more = archiveDetails
+	}
 	if export {
 		cmd.Summary = fmt.Sprintf("copy a %s from etcd into its file, byte for byte, under both locks (needs -etcd)", k.name)
-		cmd.Details = fmt.Sprintf(exportDetails, k.name)
+		cmd.Details = fmt.Sprintf(exportDetails, k.name, more)
 	} else {
 		cmd.Summary = fmt.Sprintf("copy a %s file into etcd, byte for byte, under both locks (needs -etcd)", k.name)
-		cmd.Details = fmt.Sprintf(importDetails, k.name)
+		cmd.Details = fmt.Sprintf(importDetails, k.name, more)
 	}
 	cmd.Run = func(c *runner.Cmd, args []string) error { return e.copy(c, k, export, args) }
 	return cmd
@@ -134,48 +157,74 @@ func (e *etcdFlags) copy(c *runner.Cmd, k kind, export bool, args []string) erro
 	if err != nil {
 		return err
 	}
-	res := copyResult{File: file, Prefix: e.prefixKey(), Name: onEtcd.Name()}
+	res := copyResult{Prefix: e.prefixKey()}
+	files := []string{file}
+	if a := k.archive(file); a != "" {
+		files = []string{a, file} // as ledger archive writes them: the archive first
+	}
+	from := "etcd"
+	if !export {
+		from = "the file"
+	}
 	ctx, cancel := c.Context()
 	defer cancel()
 	// The file's lock first, then etcd's, in both directions: the only
 	// commands that hold both take them in one order.
 	err = onFile.Locked(ctx, func(ftx *filetxn.Tx) error {
 		return onEtcd.Locked(ctx, func(etx *filetxn.Tx) error {
-			fileData, err := ftx.Read(file)
-			if err != nil {
-				return err
-			}
-			etcdData, err := etx.Read(file)
-			if err != nil {
-				return err
-			}
-			from, to, source, dest := fileData, etcdData, file, "etcd's "+res.Name
-			if export {
-				from, to, source, dest = etcdData, fileData, "etcd's "+res.Name, file
-			}
-			if from == nil {
-				if export {
-					return runner.NotFoundf("no such document in etcd: %s (prefix %s)", res.Name, res.Prefix)
+			var writes [][]byte // of each of files, nil for none
+			for _, f := range files {
+				d := docResult{File: f, Name: filepath.ToSlash(filepath.Clean(f))}
+				fileData, err := ftx.Read(f)
+				if err != nil {
+					return err
 				}
-				return runner.NotFoundf("no such file: %s", file)
+				etcdData, err := etx.Read(f)
+				if err != nil {
+					return err
+				}
+				src, dst := fileData, etcdData
+				if export {
+					src, dst = etcdData, fileData
+				}
+				switch {
+				case src == nil && f != file:
+					writes = append(writes, nil) // no archive to copy
+					continue
+				case src == nil && export:
+					return runner.NotFoundf("no such document in etcd: %s (prefix %s)", d.Name, res.Prefix)
+				case src == nil:
+					return runner.NotFoundf("no such file: %s", f)
+				}
+				if err := k.parse(src); err != nil {
+					return fmt.Errorf("%s in %s: not a %s, nothing copied: %w", f, from, k.name, err)
+				}
+				d.Bytes = len(src)
+				switch {
+				case dst != nil && bytes.Equal(src, dst):
+					src = nil
+				case dst != nil && !*force:
+					return runner.Refusedf("%s differs in the file and in etcd (%d bytes in %s, %d in the other): nothing copied; give -force to replace it", f, len(src), from, len(dst))
+				default:
+					d.Written, d.Replaced = true, dst != nil
+				}
+				writes = append(writes, src)
+				res.Copied = append(res.Copied, d)
 			}
-			if err := k.parse(from); err != nil {
-				return fmt.Errorf("%s: not a %s, not copied: %w", source, k.name, err)
+			for i, data := range writes {
+				var err error
+				switch {
+				case data == nil:
+				case export:
+					_, err = ftx.Write(files[i], data)
+				default:
+					_, err = etx.Write(files[i], data)
+				}
+				if err != nil {
+					return err
+				}
 			}
-			res.Bytes = len(from)
-			if to != nil && bytes.Equal(from, to) {
-				return nil
-			}
-			if to != nil && !*force {
-				return runner.Refusedf("%s differs from %s (%d bytes there, %d here): nothing copied; give -force to replace it", dest, source, len(to), len(from))
-			}
-			res.Written, res.Replaced = true, to != nil
-			if export {
-				_, err = ftx.Write(file, from)
-			} else {
-				_, err = etx.Write(file, from)
-			}
-			return err
+			return nil
 		})
 	})
 	if err != nil {
@@ -188,13 +237,15 @@ func (e *etcdFlags) copy(c *runner.Cmd, k kind, export bool, args []string) erro
 	if export {
 		dir = "from etcd"
 	}
-	switch {
-	case !res.Written:
-		fmt.Fprintf(c.Stdout(), "%s: the same %d bytes in the file and in etcd already; nothing written\n", file, res.Bytes)
-	case res.Replaced:
-		fmt.Fprintf(c.Stdout(), "%s: copied %s (%d bytes), replacing what differed\n", file, dir, res.Bytes)
-	default:
-		fmt.Fprintf(c.Stdout(), "%s: copied %s (%d bytes)\n", file, dir, res.Bytes)
+	for _, d := range res.Copied {
+		switch {
+		case !d.Written:
+			fmt.Fprintf(c.Stdout(), "%s: the same %d bytes in the file and in etcd already; nothing written\n", d.File, d.Bytes)
+		case d.Replaced:
+			fmt.Fprintf(c.Stdout(), "%s: copied %s (%d bytes), replacing what differed\n", d.File, dir, d.Bytes)
+		default:
+			fmt.Fprintf(c.Stdout(), "%s: copied %s (%d bytes)\n", d.File, dir, d.Bytes)
+		}
 	}
 	return nil
 }

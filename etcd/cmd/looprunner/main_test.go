@@ -239,7 +239,7 @@ func TestOnEtcd(t *testing.T) {
 		r = s.want(0, s.etcd("-json", "ledger", "export", "-force", "dw.md"))
 		var res copyResult
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), "%s", r)
-		require.Equal(t, copyResult{File: "dw.md", Prefix: s.prefix, Name: "dw.md", Bytes: len(one), Written: true, Replaced: true}, res)
+		require.Equal(t, copyResult{Prefix: s.prefix, Copied: []docResult{{File: "dw.md", Name: "dw.md", Bytes: len(one), Written: true, Replaced: true}}}, res)
 		require.Equal(t, one, read(t, "dw.md"))
 
 		write(t, "dw.md", two)
@@ -252,6 +252,34 @@ func TestOnEtcd(t *testing.T) {
 		write(t, "ss.yaml", []byte("development_status: [unclosed\n"))
 		s.want(65, s.etcd("board", "import", "ss.yaml"))
 		require.Nil(t, s.doc("ss.yaml"))
+	})
+
+	// A ledger's archive goes with it, both ways, and a refusal of either
+	// copies neither. Ablation: a kind without the archive (archive
+	// returning "") leaves it behind, and the test fails.
+	t.Run("TheArchiveGoesWithItsLedger", func(t *testing.T) {
+		s := newSandbox(t, c)
+		ledgers := corpus(t, "ledgers")
+		dw, arch := read(t, ledgers[0]), read(t, ledgers[1])
+		write(t, "p/deferred-work.md", dw)
+		write(t, "p/deferred-work-archive.md", arch)
+		r := s.want(0, s.etcd("ledger", "import", "p/deferred-work.md"))
+		require.Equal(t, fmt.Sprintf("p/deferred-work-archive.md: copied into etcd (%d bytes)\np/deferred-work.md: copied into etcd (%d bytes)\n", len(arch), len(dw)), r.stdout)
+		require.Equal(t, arch, s.doc("p/deferred-work-archive.md"))
+		require.Equal(t, dw, s.doc("p/deferred-work.md"))
+
+		require.NoError(t, os.RemoveAll("p"))
+		require.NoError(t, os.Mkdir("p", 0o755))
+		write(t, "p/deferred-work.md", dw)
+		s.want(0, s.etcd("ledger", "export", "p/deferred-work.md"))
+		require.Equal(t, arch, read(t, "p/deferred-work-archive.md"))
+
+		// An archive that differs refuses the copy of both.
+		write(t, "p/deferred-work-archive.md", append(bytes.Clone(arch), "\n"...))
+		write(t, "p/deferred-work.md", append(bytes.Clone(dw), "\n"...))
+		r = s.want(1, s.etcd("ledger", "import", "p/deferred-work.md"))
+		require.Contains(t, r.stderr, "deferred-work-archive.md differs", "%s", r)
+		require.Equal(t, dw, s.doc("p/deferred-work.md"), "a refused import wrote the ledger")
 	})
 
 	// import and export take the file's lock and etcd's: with either held
