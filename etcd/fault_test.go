@@ -1,0 +1,340 @@
+//go:build unix
+
+package etcd_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/etcd/internal/etcdtest"
+	"github.com/filetxn/filetxn/ledger"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// The fault tests run the stores on a real cluster, each client a process
+// of its own, and crash, stop or starve what is under them. Each checks
+// that nothing acknowledged is lost.
+
+var _ = func() int {
+	etcdtest.Register("fault-appender", childMain("fault-appender", appender))
+	etcdtest.Register("fault-holder", childMain("fault-holder", holder))
+	etcdtest.Register("fault-successor", childMain("fault-successor", successor))
+	return 0
+}()
+
+// faultLedger is the ledger's path, its document's name on the backend.
+const faultLedger = "fault/ledger.md"
+
+// An appendRecord is one acknowledged append of an appender.
+type appendRecord struct {
+	Title    string // the entry's title, distinct across the test
+	ID       string // the id Append returned; "" when a retry found it filed
+	Attempts int    // the calls made, 1 unless an outcome was unknown
+}
+
+// spec is the append of entry seq of appender proc: its origin and
+// source_spec identify it, so that a retry whose first try was published
+// is skipped (Append returns "" for it) instead of filed twice.
+func spec(proc, seq int) ledger.Spec {
+	return ledger.Spec{
+		Title:      fmt.Sprintf("p%d-%d", proc, seq),
+		Origin:     fmt.Sprintf("fault appender %d", proc),
+		SourceSpec: fmt.Sprintf("p%d-%d", proc, seq),
+		Reason:     "fault test",
+	}
+}
+
+// appender appends e.count entries to the ledger, one call at a time, and
+// emits a record for each once acknowledged. A call that fails has an
+// unknown outcome (the commit may have been published before the reply
+// was lost), so it is made again with the same spec until one succeeds.
+func appender(e faultEnv) error {
+	b, closeAll, err := e.backend()
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	s, err := ledger.Open(faultLedger, filetxn.WithBackend(b))
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(faultWait)
+	for seq := range e.count {
+		sp := spec(e.proc, seq)
+		for attempt := 1; ; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ids, err := s.Append(ctx, sp)
+			cancel()
+			if err == nil {
+				if ids[0] == "" && attempt == 1 {
+					return fmt.Errorf("append %s: skipped as filed on its first try", sp.Title)
+				}
+				if err := emit(appendRecord{Title: sp.Title, ID: ids[0], Attempts: attempt}); err != nil {
+					return err
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("append %s, try %d: %w", sp.Title, attempt, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// checkLedger fails the test unless the ledger holds every acknowledged
+// append exactly once, under the id its call returned (when it returned
+// one), and no two entries share an id. It returns the entries' count.
+func checkLedger(t *testing.T, doc *ledger.Doc, acked [][]appendRecord) int {
+	t.Helper()
+	byTitle := map[string][]ledger.Entry{}
+	byID := map[string]int{}
+	for _, en := range doc.Entries() {
+		byTitle[en.Title] = append(byTitle[en.Title], en)
+		byID[en.ID]++
+	}
+	for id, n := range byID {
+		if n > 1 {
+			t.Errorf("ledger: id %s on %d entries, want 1", id, n)
+		}
+	}
+	for _, recs := range acked {
+		for _, r := range recs {
+			ens := byTitle[r.Title]
+			switch {
+			case len(ens) != 1:
+				t.Errorf("ledger: acknowledged append %s (id %q, %d tries) on %d entries, want 1", r.Title, r.ID, r.Attempts, len(ens))
+			case r.ID != "" && ens[0].ID != r.ID:
+				t.Errorf("ledger: acknowledged append %s has id %s, its call returned %s", r.Title, ens[0].ID, r.ID)
+			}
+		}
+	}
+	return len(doc.Entries())
+}
+
+// TestFaultLedgerAppendsSurviveLeaderKill runs 8 processes x 100 ledger
+// appends through a 3-member cluster whose leader is killed (SIGKILL) and
+// restarted midway: every acknowledged append is found afterwards, once,
+// under the id it was given, and no id is given twice. An append whose
+// call failed is retried with the same spec by its process; a retry that
+// finds it filed (Append returns "") counts as acknowledged, without an id.
+//
+// Ablations that turn it red: Backend.Commit without its fence (no
+// compares: two holders of one lock, one on an expired session, both
+// publish, and an acknowledged append is overwritten), and a ledger
+// Append whose retry is not skipped (the spec filed twice).
+func TestFaultLedgerAppendsSurviveLeaderKill(t *testing.T) {
+	const procs, appends = 8, 100
+	c := etcdtest.Start(t, 3)
+	cs := startChildren(t, "fault-appender", procs, func(i int) faultEnv {
+		return faultEnv{endpoints: c.Endpoints(), prefix: "fault-ledger", proc: i, count: appends, ttl: 5 * time.Second}
+	})
+	killLeaderMidway(t, c, cs, procs*appends/3, procs*appends/2)
+	cs.wait()
+	acked := records[appendRecord](t, cs)
+	retried, unnumbered := 0, 0
+	for i, recs := range acked {
+		if len(recs) != appends {
+			t.Errorf("appender %d: %d appends acknowledged, want %d", i, len(recs), appends)
+		}
+		for _, r := range recs {
+			if r.Attempts > 1 {
+				retried++
+			}
+			if r.ID == "" {
+				unnumbered++
+			}
+		}
+	}
+	s, err := ledger.Open(faultLedger, filetxn.WithBackend(parentBackend(t, c, "fault-ledger")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultWait)
+	defer cancel()
+	doc, err := s.View(ctx)
+	if err != nil {
+		t.Fatalf("View() = %v", err)
+	}
+	if n := checkLedger(t, doc, acked); n != procs*appends {
+		t.Errorf("ledger: %d entries, want %d", n, procs*appends)
+	}
+	t.Logf("%d appends acknowledged, %d after a retry, %d of those found filed by the retry", procs*appends, retried, unnumbered)
+}
+
+// An ownerDoc is the document that the stopped holder and its successor
+// both write.
+type ownerDoc struct {
+	Owner  string `json:"owner"`
+	Writes int    `json:"writes"`
+}
+
+const ownerName = "fault/owner.json"
+
+func ownerStore(b filetxn.Backend) (*filetxn.Store[*ownerDoc], error) {
+	return filetxn.NewStore(ownerName, filetxn.JSON[ownerDoc](), filetxn.WithBackend(b))
+}
+
+// holder takes the owner document's lock in a Mutate, says so (a file
+// "holding" in e.dir), and waits for a file "go" before its fn returns and
+// the engine publishes. The test stops it in between. Its exit status is 0
+// only if the publish failed with an error matching lock.ErrLockLost.
+func holder(e faultEnv) error {
+	b, closeAll, err := e.backend()
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	s, err := ownerStore(b)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultWait)
+	defer cancel()
+	_, err = s.Mutate(ctx, func(d *ownerDoc) error {
+		d.Owner = "holder"
+		d.Writes++
+		if err := os.WriteFile(filepath.Join(e.dir, "holding"), nil, 0o644); err != nil {
+			return err
+		}
+		for {
+			if _, err := os.Stat(filepath.Join(e.dir, "go")); err == nil {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+	switch {
+	case err == nil:
+		return errors.New("publish after the lock was lost: succeeded, want an error matching lock.ErrLockLost")
+	case !errors.Is(err, lock.ErrLockLost):
+		return fmt.Errorf("publish after the lock was lost: %w, want an error matching lock.ErrLockLost", err)
+	}
+	fmt.Fprintf(os.Stderr, "holder: refused as it should be: %v\n", err)
+	return nil
+}
+
+// successor writes the owner document once, waiting for its lock.
+func successor(e faultEnv) error {
+	b, closeAll, err := e.backend()
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	s, err := ownerStore(b)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultWait)
+	defer cancel()
+	_, err = s.Mutate(ctx, func(d *ownerDoc) error {
+		d.Owner = "successor"
+		d.Writes++
+		return nil
+	})
+	return err
+}
+
+// TestFaultStoppedHolderLosesItsLock stops (SIGSTOP) a process holding a
+// store's lock, inside its Mutate, for longer than its session's TTL;
+// another process then takes the lock and writes; the first, continued
+// (SIGCONT), must have its publish refused with an error matching
+// lock.ErrLockLost, and the successor's write must stand.
+//
+// Ablation that turns it red: Backend.Commit without its fence (no
+// compares and no check of the session): the holder's stale write lands
+// over the successor's.
+func TestFaultStoppedHolderLosesItsLock(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	dir := t.TempDir()
+	env := faultEnv{endpoints: c.Endpoints(), prefix: "fault-owner", dir: dir, ttl: 2 * time.Second}
+	h := startChildren(t, "fault-holder", 1, func(int) faultEnv { return env })
+	waitUntil(t, "the holder to hold the lock", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "holding"))
+		return err == nil
+	})
+	pid := h.cmds[0].Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("holder %d stopped", pid)
+	// The successor waits for the lock until the holder's lease expires.
+	startChildren(t, "fault-successor", 1, func(int) faultEnv { return env }).wait()
+	t.Logf("successor wrote")
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.wait()
+	s, err := ownerStore(parentBackend(t, c, "fault-owner"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultWait)
+	defer cancel()
+	d, err := s.View(ctx)
+	if err != nil || d.Owner != "successor" || d.Writes != 1 {
+		t.Errorf("View() = %+v, %v, want the successor's one write", d, err)
+	}
+}
+
+// TestFaultFullDiskMember puts one member's data directory on a 64 KiB
+// tmpfs and appends to a ledger through the cluster until that disk is
+// full and on: every append either fails or is acknowledged, and the
+// ledger holds every acknowledged one, once, as the other two members
+// carry on. Mounting needs root; the test skips without it.
+func TestFaultFullDiskMember(t *testing.T) {
+	small := mountTmpfs(t, 64<<10)
+	c := etcdtest.Start(t, 3, etcdtest.WithDataDir(2, filepath.Join(small, "m2")), etcdtest.WithWALSegment(8<<10))
+	s, err := ledger.Open(faultLedger, filetxn.WithBackend(parentBackend(t, c, "fault-disk")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acked []appendRecord
+	failed := 0
+	full := false
+	for seq := range 200 {
+		sp := spec(0, seq)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ids, err := s.Append(ctx, sp)
+		cancel()
+		if err != nil {
+			failed++
+			continue
+		}
+		acked = append(acked, appendRecord{Title: sp.Title, ID: ids[0], Attempts: 1})
+		full = full || !c.Running(2) || freeBytes(t, small) < 4<<10
+	}
+	if !full {
+		t.Fatalf("member 2's disk never filled: %d bytes free, member running: %v", freeBytes(t, small), c.Running(2))
+	}
+	if len(acked) < 20 {
+		t.Fatalf("%d appends acknowledged (%d failed), want the cluster to carry on without member 2", len(acked), failed)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultWait)
+	defer cancel()
+	doc, err := s.View(ctx)
+	if err != nil {
+		t.Fatalf("View() = %v", err)
+	}
+	n := checkLedger(t, doc, [][]appendRecord{acked})
+	if n < len(acked) || n > len(acked)+failed {
+		t.Errorf("ledger: %d entries, want %d acknowledged and at most %d failed", n, len(acked), failed)
+	}
+	t.Logf("%d appends acknowledged, %d failed; member 2 running: %v, %d bytes free on its disk",
+		len(acked), failed, c.Running(2), freeBytes(t, small))
+}
