@@ -10,9 +10,9 @@
 // ports; [Cluster.Close] kills them all.
 //
 // Every wait is bounded by [Timeout]. Members log to files, never to the
-// caller's output, do not fsync (they survive a process crash, which the
-// page cache outlives, not a power loss) and are tuned to start and elect
-// quickly. On Linux each dies with the thread that started it, and every
+// caller's output, do not fsync unless [Config].Fsync says so (they survive
+// a process crash, which the page cache outlives, not a power loss) and are
+// tuned to start and elect quickly. On Linux each dies with the thread that started it, and every
 // member exits by itself when its parent goes away. Unix only: elsewhere
 // Start returns an error matching errors.ErrUnsupported.
 package cluster
@@ -56,6 +56,7 @@ type Config struct {
 	Heartbeat time.Duration  // default 50ms
 	Election  time.Duration  // default 500ms; etcd wants at least 5 heartbeats
 	Segment   int64          // the WAL segment size, allocated in full; default 1 MiB
+	Fsync     bool           // members fsync as etcd does by default, and survive a power loss (slower)
 }
 
 // A Cluster is an etcd cluster started by Start. Its methods are for one
@@ -85,6 +86,7 @@ type memberSpec struct {
 	Parent                  int // the pid of the starting process, to outlive it not
 	ClusterState            string
 	SnapshotCount, CatchUps uint64
+	Fsync                   bool
 }
 
 // Start starts an n-member cluster and returns once every member answers a
@@ -133,6 +135,7 @@ func Start(n int, cfg Config) (*Cluster, error) {
 				ClusterState:  "new",
 				SnapshotCount: 1000,
 				CatchUps:      100,
+				Fsync:         cfg.Fsync,
 			},
 			stderr: filepath.Join(cfg.Dir, name+".out"),
 		}

@@ -39,8 +39,9 @@ func runMember(spec string) int {
 	cfg.TickMs, cfg.ElectionMs = s.TickMs, s.ElectionMs
 	cfg.SnapshotCount, cfg.SnapshotCatchUpEntries = s.SnapshotCount, s.CatchUps
 	// A member survives the crash of its process without fsync (the page
-	// cache outlives the process), and the tests crash processes only.
-	cfg.UnsafeNoFsync = true
+	// cache outlives the process), and the tests crash processes only; a
+	// benchmark of durable writes asks for fsync.
+	cfg.UnsafeNoFsync = !s.Fsync
 	cfg.Logger, cfg.LogLevel, cfg.LogOutputs = "zap", "warn", []string{s.Log}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
