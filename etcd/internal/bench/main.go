@@ -1,0 +1,234 @@
+// Command bench measures the etcd backend: filetxn's durable Mutate on
+// etcd against the read-modify-write a user would write by hand (a Get,
+// then a Txn that puts only if the mod revision is unchanged, retried) and
+// against etcd's own concurrency.NewSTM; the same under contention, with
+// processes that increment one document at once (no increment may be
+// lost); and ledger.Store.Append on local files against the same on etcd.
+// Every section runs on a one-member and a three-member cluster of real
+// etcd processes on this host, started for the run; the variants of a
+// section are interleaved in rounds, and each row is a ratio to the
+// section's reference in the same round (median and quartiles).
+//
+// Usage, from the etcd directory of the repository:
+//
+//	go run ./internal/bench [-rounds N] [-ops N] [-procs N] [-fsync=false] [-md ../BENCHMARKS.md -svg ../docs/bench]
+//
+// Without -md it prints the tables; with -md it writes them into the etcd
+// section of that Markdown file (between its markers, or at its end), and
+// with -svg a chart of the Mutate rows as etcd.svg. It needs a Unix.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/filetxn/filetxn/etcd/internal/cluster"
+)
+
+// config holds the flags.
+type config struct {
+	dir        string // the scratch directory: the members' data and the files' ledger
+	rounds     int
+	ops        int // increments per row and round, uncontended
+	procs      int
+	contendOps int // increments per process and round
+	entries    int // of the ledger
+	ledgerOps  int // appends per row and round
+	fsync      bool
+	sections   []string
+	heartbeat  time.Duration
+	election   time.Duration
+}
+
+var allSections = []string{"mutate", "contend", "ledger"}
+
+func main() {
+	dispatch()
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "etcdbench:", err)
+		os.Exit(1)
+	}
+}
+
+// dispatch runs a cluster member or a contending process, and exits, when
+// the binary was started as one; otherwise it returns.
+func dispatch() {
+	cluster.RunMember()
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(contendChild(spec))
+	}
+}
+
+func run(args []string, stdout *os.File) error {
+	fs := flag.NewFlagSet("etcdbench", flag.ContinueOnError)
+	var cfg config
+	var sections, mdPath, svgDir string
+	fs.StringVar(&cfg.dir, "dir", ".", "make the scratch directory (members' data, the files' ledger) under `dir`")
+	fs.IntVar(&cfg.rounds, "rounds", 11, "interleaved rounds per section")
+	fs.IntVar(&cfg.ops, "ops", 50, "increments per row and round, uncontended")
+	fs.IntVar(&cfg.procs, "procs", 8, "contending processes")
+	fs.IntVar(&cfg.contendOps, "contend-ops", 25, "increments per process and round, contended")
+	fs.IntVar(&cfg.entries, "entries", 100, "entries of the ledger")
+	fs.IntVar(&cfg.ledgerOps, "ledger-ops", 20, "appends per row and round")
+	fs.BoolVar(&cfg.fsync, "fsync", true, "members fsync (false: etcd's --unsafe-no-fsync, as the tests' members)")
+	fs.DurationVar(&cfg.heartbeat, "heartbeat", 100*time.Millisecond, "members' heartbeat interval")
+	fs.DurationVar(&cfg.election, "election", time.Second, "members' election timeout")
+	fs.StringVar(&sections, "sections", strings.Join(allSections, ","), "comma-separated `list` of sections")
+	fs.StringVar(&mdPath, "md", "", "write the tables into the etcd section of Markdown `file`")
+	fs.StringVar(&svgDir, "svg", "", "write etcd.svg, the Mutate rows, into `dir`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg.sections = strings.Split(sections, ",")
+	for _, s := range cfg.sections {
+		if !slices.Contains(allSections, s) {
+			return fmt.Errorf("-sections: no section %q (have %s)", s, strings.Join(allSections, ","))
+		}
+	}
+	if cfg.rounds < 1 || cfg.ops < 1 || cfg.procs < 2 || cfg.contendOps < 1 || cfg.entries < 1 || cfg.ledgerOps < 1 {
+		return fmt.Errorf("counts must be positive, and -procs at least 2")
+	}
+	scratch, err := os.MkdirTemp(cfg.dir, ".etcdbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	cfg.dir = scratch
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	rep := &report{start: time.Now(), machine: describeMachine(), command: strings.TrimSpace("cd etcd && go run ./internal/bench " + strings.Join(args, " "))}
+	var targets []*target
+	for _, n := range []int{1, 3} {
+		dir := filepath.Join(scratch, fmt.Sprintf("cluster-%d", n))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		c, err := cluster.Start(n, cluster.Config{Dir: dir,
+			Fsync: cfg.fsync, Heartbeat: cfg.heartbeat, Election: cfg.election})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		t := &target{name: fmt.Sprintf("%d member", n), endpoints: c.Endpoints()}
+		if n > 1 {
+			t.name += "s"
+		}
+		if t.admin, err = dial(t.endpoints); err != nil {
+			return err
+		}
+		defer t.admin.Close()
+		targets = append(targets, t)
+	}
+	add := func(s *section, err error) error {
+		if err == nil {
+			rep.sections = append(rep.sections, s)
+			fmt.Fprint(stdout, s.text())
+		}
+		return err
+	}
+	for _, name := range cfg.sections {
+		switch name {
+		case "mutate":
+			for _, t := range targets {
+				if err := add(runMutate(ctx, &cfg, t)); err != nil {
+					return err
+				}
+			}
+		case "contend":
+			for _, t := range targets {
+				if err := add(runContend(ctx, &cfg, t)); err != nil {
+					return err
+				}
+			}
+		case "ledger":
+			if err := add(runLedger(ctx, &cfg, targets)); err != nil {
+				return err
+			}
+		}
+	}
+	rep.took = time.Since(rep.start)
+	fmt.Fprintln(stdout)
+	for _, t := range rep.targets(targets) {
+		fmt.Fprintf(stdout, "target %s: %s\n", t.measure, t.status())
+	}
+	if mdPath != "" {
+		if err := writeSection(mdPath, rep.markdown(&cfg, targets)); err != nil {
+			return err
+		}
+	}
+	if svgDir != "" {
+		if err := os.WriteFile(filepath.Join(svgDir, "etcd.svg"), rep.mutateSVG(targets), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The etcd section of BENCHMARKS.md lies between these markers; what
+// follows the end marker is written by people, and kept.
+const (
+	beginMarker = "<!-- etcd benchmark: written by etcd/internal/bench from here -->"
+	endMarker   = "<!-- etcd benchmark: to here; the notes below are kept -->"
+)
+
+// writeSection puts section between the markers of the file at path, or
+// at its end if it has none.
+func writeSection(path string, section []byte) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	block := append(append([]byte(beginMarker+"\n"), section...), endMarker...)
+	var out []byte
+	i, j := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
+	if i >= 0 && j > i {
+		out = append(append(append(out, old[:i]...), block...), old[j+len(endMarker):]...)
+	} else {
+		out = append(append(append(out, bytes.TrimRight(old, "\n")...), "\n\n"...), block...)
+		out = append(out, '\n')
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// machine describes where a run ran.
+type machine struct {
+	cpus             int
+	cpu, kernel, goV string
+	commit           string
+}
+
+func describeMachine() machine {
+	m := machine{cpus: runtime.NumCPU(), goV: runtime.Version(), cpu: "unknown", kernel: "unknown"}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if out, err := exec.Command("uname", "-sr").Output(); err == nil {
+		m.kernel = strings.TrimSpace(string(out))
+	}
+	m.commit = "unknown (not run in a git checkout)"
+	if out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output(); err == nil {
+		m.commit = strings.TrimSpace(string(out))
+		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+			m.commit += " + changes"
+		}
+	}
+	return m
+}
