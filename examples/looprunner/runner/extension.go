@@ -89,6 +89,10 @@ func (x *Cmd) PrintJSON(v any) error { return x.c.printJSON(v) }
 // Stdout returns the command's standard output.
 func (x *Cmd) Stdout() io.Writer { return x.c.stdout }
 
+// Stderr returns the command's standard error, for progress that is not
+// its output.
+func (x *Cmd) Stderr() io.Writer { return x.c.stderr }
+
 // Context returns the context that bounds the command's lock waits:
 // -lock-timeout from now, or no bound with -lock-timeout 0 (the options of
 // EngineOptions then try each lock once).
