@@ -50,7 +50,7 @@ commands are refused on etcd (exit 2): the loop state is kept in files only.
 The demo and the lock commands work on local files, as without -etcd.
 'ledger import' and 'board import' copy a file into etcd, 'ledger export'
 and 'board export' a document back into its file, byte for byte, under the
-file's lock and etcd's.
+file's lock and etcd's. 'etcd-demo' shows it all on a cluster of its own.
 `
 
 // extension returns the extension that adds the etcd flags and commands.
@@ -65,6 +65,7 @@ func (e *etcdFlags) extension() runner.Extension {
 		Commands: map[string]map[string]runner.Command{
 			"ledger": {"import": e.copyCommand(ledgerKind, false), "export": e.copyCommand(ledgerKind, true)},
 			"board":  {"import": e.copyCommand(boardKind, false), "export": e.copyCommand(boardKind, true)},
+			"":       {"etcd-demo": e.demoCommand()},
 		},
 		Close: e.close,
 	}

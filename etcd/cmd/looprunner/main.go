@@ -6,6 +6,7 @@
 //	looprunner -etcd ENDPOINTS [-etcd-prefix PREFIX] [-etcd-session-ttl DURATION] AREA COMMAND ...
 //	looprunner -etcd ENDPOINTS ledger import|export [-force] FILE
 //	looprunner -etcd ENDPOINTS board import|export [-force] FILE
+//	looprunner etcd-demo [-procs N] [-n M] [-members K] [-kill=false] [-dir DIR]
 //
 // Without -etcd (or $FILETXN_ETCD_ENDPOINTS) it is examples/looprunner
 // exactly. With it, every ledger and board command, and batch, runs on the
@@ -16,17 +17,21 @@
 // kept in files only. import and export copy a document byte for byte
 // between its file and etcd under both locks, the file's (the sidecar that
 // bmad-loop takes) and etcd's, so a project can move to etcd and back while
-// bmad-loop and people still read a file. See looprunner -h.
+// bmad-loop and people still read a file. etcd-demo starts a local
+// cluster, moves a project onto it and races worker processes on it while
+// it kills the leader. See looprunner -h.
 package main
 
 import (
 	"io"
 	"os"
 
+	"github.com/filetxn/filetxn/etcd/internal/cluster"
 	"github.com/filetxn/filetxn/examples/looprunner/runner"
 )
 
 func main() {
+	cluster.RunMember() // in a member of the cluster etcd-demo starts, runs it and exits
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

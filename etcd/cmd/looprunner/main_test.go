@@ -19,6 +19,7 @@ import (
 	"github.com/filetxn/filetxn/etcd/internal/etcdtest"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // childArgs names the environment variable that gives a child process
@@ -26,6 +27,9 @@ import (
 const childArgs = "LOOPRUNNER_TEST_ARGS"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(cliEnv) == "1" { // a command of etcd-demo
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	etcdtest.Register("looprunner", childRun)
 	etcdtest.Register("hold", childHold)
 	etcdtest.Main(m)
@@ -402,6 +406,18 @@ func TestOnEtcd(t *testing.T) {
 		require.Contains(t, r.stderr, "no etcd cluster", "%s", r)
 	})
 
+	// On a cluster of the user's the demo runs under a prefix of its own
+	// and deletes its keys at the end. Ablation: without removePrefix the
+	// demo's keys stay, and the test fails.
+	t.Run("TheDemoOnAClusterOfTheUsersLeavesNoKeys", func(t *testing.T) {
+		s := newSandbox(t, c)
+		r := s.want(0, s.etcd("etcd-demo", "-procs", "2", "-n", "2"))
+		require.Contains(t, r.stdout, "all checks passed", "%s", r)
+		resp, err := c.Client(t).Get(context.Background(), s.prefix+"-demo-", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		require.NoError(t, err)
+		require.Zero(t, resp.Count, "keys left under %s-demo-", s.prefix)
+	})
+
 	// The help says what -etcd adds: the flags, the commands, the loop
 	// refusal.
 	t.Run("HelpNamesTheEtcdFlagsAndCommands", func(t *testing.T) {
@@ -413,6 +429,24 @@ func TestOnEtcd(t *testing.T) {
 		r = s.want(0, s.run("board", "export", "-h"))
 		require.Contains(t, r.stdout, "-force", "%s", r)
 	})
+}
+
+// TestEtcdDemo: the demo starts its own cluster, races its workers while
+// it kills the leader, and all its checks pass; it leaves nothing behind.
+// Ablation: the demo's workers on files (no -etcd among their flags) fail
+// the import's removal of the files and then the checks, and the test
+// fails.
+func TestEtcdDemo(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"etcd-demo", "-procs", "2", "-n", "4"}, strings.NewReader(""), &stdout, &stderr)
+	require.Equal(t, 0, code, "etcd-demo: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	require.Contains(t, stdout.String(), "all checks passed")
+	require.Contains(t, stdout.String(), "the leader, by SIGKILL halfway through; restarted")
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Empty(t, left, "etcd-demo left files behind")
 }
 
 // childCmd is a child process that runs command lines (see childRun).
