@@ -286,6 +286,44 @@ func TestOnEtcd(t *testing.T) {
 		require.Equal(t, dw, s.doc("p/deferred-work.md"), "a refused import wrote the ledger")
 	})
 
+	// The ledger's other commands and batch run on etcd too: a close and
+	// an archive with -etcd change the documents, not files, and export
+	// brings the ledger and its archive back; a batch of a ledger add and
+	// a board advance commits both documents on etcd.
+	t.Run("CloseArchiveAndBatchOnEtcd", func(t *testing.T) {
+		s := newSandbox(t, c)
+		add := func(title string) {
+			s.want(0, s.etcd("ledger", "add", "-file", "p/deferred-work.md", "-title", title, "-origin", title, "-source-spec", "s", "-reason", "r"))
+		}
+		add("one")
+		add("two")
+		s.want(0, s.etcd("ledger", "close", "-file", "p/deferred-work.md", "-date", "2026-06-11", "-note", "fixed", "DW-1"))
+		s.want(0, s.etcd("ledger", "archive", "-file", "p/deferred-work.md", "-stamp", "2026-06-20"))
+		require.Contains(t, string(s.doc("p/deferred-work-archive.md")), "### DW-1: one")
+		_, err := os.Stat("p")
+		require.ErrorIs(t, err, os.ErrNotExist, "ledger commands with -etcd made a directory")
+
+		require.NoError(t, os.Mkdir("p", 0o755))
+		r := s.want(0, s.etcd("ledger", "export", "p/deferred-work.md"))
+		require.Contains(t, r.stdout, "p/deferred-work-archive.md: copied from etcd", "%s", r)
+		require.Equal(t, s.doc("p/deferred-work-archive.md"), read(t, "p/deferred-work-archive.md"))
+		require.Equal(t, s.doc("p/deferred-work.md"), read(t, "p/deferred-work.md"))
+
+		write(t, "ss.yaml", demoBoard())
+		s.want(0, s.etcd("board", "import", "ss.yaml"))
+		require.NoError(t, os.Remove("ss.yaml"))
+		var stdout, stderr bytes.Buffer
+		batch := `{"op":"ledger.add","file":"p/deferred-work.md","title":"three","origin":"three","source_spec":"s","reason":"r"}
+{"op":"board.advance","file":"ss.yaml","key":"` + demoStoryKey(0) + `","status":"review"}
+`
+		code := run([]string{"-state-dir", filepath.Join(s.dir, "state"), "-etcd", s.eps, "-etcd-prefix", s.prefix, "batch"}, strings.NewReader(batch), &stdout, &stderr)
+		require.Equal(t, 0, code, "batch on etcd: %s%s", stdout.String(), stderr.String())
+		require.Contains(t, string(s.doc("p/deferred-work.md")), "### DW-3: three")
+		require.Contains(t, string(s.doc("ss.yaml")), demoStoryKey(0)+": review")
+		_, err = os.Stat("ss.yaml")
+		require.ErrorIs(t, err, os.ErrNotExist, "batch with -etcd wrote the board's file")
+	})
+
 	// import and export take the file's lock and etcd's: with either held
 	// by another, -lock-timeout 0 fails them (exit 75) and nothing is
 	// copied. Ablation: a file lock other than the one a board command
@@ -363,8 +401,9 @@ func TestOnEtcd(t *testing.T) {
 		require.Len(t, got, 1+procs*adds, "entries in the exported ledger")
 	})
 
-	// $FILETXN_ETCD_ENDPOINTS does what -etcd does; -etcd "" does not turn
-	// it off, but an unset one runs on files.
+	// $FILETXN_ETCD_ENDPOINTS (and $FILETXN_ETCD_PREFIX) do what -etcd
+	// (and -etcd-prefix) do. Ablation: an endpointList that reads only the
+	// flag makes the add write dw.md on disk, and the test fails.
 	t.Run("TheEnvironmentNamesTheCluster", func(t *testing.T) {
 		s := newSandbox(t, c)
 		t.Setenv(envEndpoints, s.eps)
