@@ -145,8 +145,12 @@ func checkName(op, name string) error {
 // the holders before it as long as ctx lets it (a done ctx gives a
 // *lock.BusyError wrapping ctx's error); without, a lock held by another
 // session fails it at once with a *lock.BusyError matching
-// lock.ErrWouldBlock. A lock this session already holds is granted again:
-// the engine's queue, not Lock, keeps the goroutines of a process apart.
+// lock.ErrWouldBlock. A waiter whose lease ends queues again on a new
+// session. On failure it removes its place in the queue, with a timeout of
+// its own (see the package doc's caveats). A lock this session already
+// holds is granted again: the engine's queue, not Lock, keeps the
+// goroutines of a process apart. It costs one request uncontended, and a
+// watch while it waits.
 func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Held, error) {
 	if err := checkName("Lock", name); err != nil {
 		return nil, err
@@ -157,27 +161,19 @@ func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 		if err != nil {
 			return nil, b.lockError(ctx, name, err)
 		}
-		m := concurrency.NewMutex(s, key)
-		if wait {
-			err = m.Lock(ctx)
-		} else {
-			err = m.TryLock(ctx)
-		}
+		m := newMutex(s, key)
+		err = m.lock(ctx, b.client, wait)
 		if err == nil {
-			return &held{b: b, name: name, s: s, m: m, reads: map[string]int64{}}, nil
+			return &held{b: b, name: name, m: m, reads: map[string]int64{}}, nil
 		}
-		if errors.Is(err, rpctypes.ErrLeaseNotFound) && ctx.Err() == nil && tries < 3 {
+		// The session's key may be left behind (a request whose outcome is
+		// unknown, a queue left): remove it, or end the session.
+		b.cleanup(m)
+		lost := errors.Is(err, rpctypes.ErrLeaseNotFound) || errors.Is(err, errExpired)
+		if lost && ctx.Err() == nil && tries < 3 {
 			// The lease ended before the keep-alive noticed: a new session.
 			s.Orphan()
 			continue
-		}
-		if !errors.Is(err, concurrency.ErrLocked) {
-			// The waiter key may be left behind (a request whose outcome is
-			// unknown, a clean-up that failed): remove it, or end the session.
-			b.cleanup(s, key)
-		}
-		if errors.Is(err, concurrency.ErrSessionExpired) && ctx.Err() == nil {
-			continue // the lease ended while waiting: wait again on a new one
 		}
 		return nil, b.lockError(ctx, name, err)
 	}
@@ -185,7 +181,7 @@ func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 
 func (b *Backend) lockError(ctx context.Context, name string, err error) error {
 	switch {
-	case errors.Is(err, concurrency.ErrLocked):
+	case errors.Is(err, errBusy):
 		return &lock.BusyError{Path: name, Err: lock.ErrWouldBlock}
 	case ctx.Err() != nil:
 		return &lock.BusyError{Path: name, Err: ctx.Err()}
@@ -195,15 +191,16 @@ func (b *Backend) lockError(ctx context.Context, name string, err error) error {
 	return fmt.Errorf("etcd: lock %s (key %s): %w", name, b.lockKey(name), err)
 }
 
-// cleanup deletes the waiter key of session s for the lock keyed key, with a
-// timeout of its own; if that fails it ends the keep-alive of s, so that the
-// key goes with the lease instead of blocking every other host for as long
-// as this Backend lives. Holds of s are then lost: their Commits fail.
-func (b *Backend) cleanup(s *concurrency.Session, key string) {
+// cleanup deletes the key of m's session in the lock's queue, with a
+// timeout of its own; if that fails it ends the keep-alive of the session,
+// so that the key goes with the lease instead of blocking every other host
+// for as long as this Backend lives. Holds of the session are then lost:
+// their Commits fail.
+func (b *Backend) cleanup(m *mutex) {
 	ctx, cancel := context.WithTimeout(b.life, releaseTimeout)
 	defer cancel()
-	if _, err := b.client.Delete(ctx, fmt.Sprintf("%s/%x", key, s.Lease())); err != nil {
-		s.Orphan()
+	if _, err := b.client.Delete(ctx, m.key); err != nil {
+		m.s.Orphan()
 	}
 }
 

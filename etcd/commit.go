@@ -13,7 +13,6 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -23,8 +22,7 @@ import (
 type held struct {
 	b    *Backend
 	name string
-	s    *concurrency.Session
-	m    *concurrency.Mutex
+	m    *mutex
 
 	mu       sync.Mutex       // protects the fields below
 	reads    map[string]int64 // the mod revision of each document read (0: none)
@@ -75,14 +73,14 @@ func (h *held) Release() error {
 	released := h.released || h.unlocked
 	h.released = true
 	h.mu.Unlock()
-	if released || done(h.s) {
+	if released || done(h.m.s) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(h.b.life, releaseTimeout)
 	defer cancel()
-	if err := h.m.Unlock(ctx); err != nil && !done(h.s) {
-		h.s.Orphan()
-		return fmt.Errorf("etcd: release %s (key %s; freed when lease %x expires): %w", h.name, h.m.Key(), h.s.Lease(), err)
+	if _, err := h.b.client.Delete(ctx, h.m.key); err != nil && !done(h.m.s) {
+		h.m.s.Orphan()
+		return fmt.Errorf("etcd: release %s (key %s; freed when lease %x expires): %w", h.name, h.m.key, h.m.s.Lease(), err)
 	}
 	return nil
 }
@@ -107,8 +105,8 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 		if h.isReleased() {
 			return fmt.Errorf("etcd: commit: lock %s: %w", h.name, errReleased)
 		}
-		if done(h.s) {
-			return fmt.Errorf("etcd: commit: lock %s: its session's lease %x expired or is no longer kept alive: %w", h.name, h.s.Lease(), lock.ErrLockLost)
+		if done(h.m.s) {
+			return fmt.Errorf("etcd: commit: lock %s: its session's lease %x expired or is no longer kept alive: %w", h.name, h.m.s.Lease(), lock.ErrLockLost)
 		}
 		hs[i] = h
 	}
@@ -130,7 +128,7 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 	}
 	if release {
 		for _, h := range hs {
-			t.then = append(t.then, clientv3.OpDelete(h.m.Key()))
+			t.then = append(t.then, clientv3.OpDelete(h.m.key))
 		}
 	}
 	if err := b.checkSize(t, puts); err != nil {
@@ -185,9 +183,7 @@ func (b *Backend) fence(hs []*held) *txn {
 	t := &txn{}
 	seen := map[string]bool{}
 	for _, h := range hs {
-		own := h.m.IsOwner()
-		rev := own.GetCompare().GetCreateRevision()
-		t.add(own, check{lock: h.name, key: h.m.Key(), rev: rev})
+		t.add(h.m.isOwner(), check{lock: h.name, key: h.m.key, rev: h.m.rev})
 		h.mu.Lock()
 		for _, name := range h.order {
 			if !seen[name] {

@@ -32,9 +32,10 @@
 //     (2 MiB unless configured) applies too. etcd also limits the operations
 //     of one transaction (--max-txn-ops, 128 by default), which bounds the
 //     members of one MutateAll.
-//   - Lock waits are bounded by ctx, but a wait that ctx ends cleans its
-//     waiter key up with the client's own context: while no member is
-//     reachable that clean-up, and so Lock, may outlast ctx.
+//   - A Lock that fails, or whose ctx ends, removes its place in the queue
+//     with a timeout of its own (five seconds), which may outlast ctx; if
+//     the cluster cannot be reached for that, the session is given up, so
+//     that its lease expires, and the Backend's other holds are lost.
 //   - Two projects must not use nested prefixes ("p" and "p/docs"): their
 //     keys would overlap.
 package etcd
