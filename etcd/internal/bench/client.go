@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,13 +24,38 @@ import (
 type client struct {
 	*clientv3.Client
 	sent atomic.Int64
+
+	mu   sync.Mutex                 // protects took
+	took map[string][]time.Duration // the duration of every unary call, by method; nil: not kept
+}
+
+// keep starts keeping the duration of every unary call.
+func (c *client) keep() {
+	c.mu.Lock()
+	c.took = map[string][]time.Duration{}
+	c.mu.Unlock()
+}
+
+// kept returns the durations kept since keep, by method ("Txn", "Range").
+func (c *client) kept() map[string][]time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.took
 }
 
 func dial(endpoints []string) (*client, error) {
 	c := &client{}
 	unary := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		c.sent.Add(1)
-		return invoke(ctx, method, req, reply, cc, opts...)
+		start := time.Now()
+		err := invoke(ctx, method, req, reply, cc, opts...)
+		c.mu.Lock()
+		if c.took != nil {
+			name := method[strings.LastIndexByte(method, '/')+1:]
+			c.took[name] = append(c.took[name], time.Since(start))
+		}
+		c.mu.Unlock()
+		return err
 	}
 	stream := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 		s, err := streamer(ctx, desc, cc, method, opts...)
@@ -82,6 +107,7 @@ const (
 	varSTM      = "stm"
 	varUnfenced = "unfenced"
 	varLocked   = "locked"
+	varCarried  = "carried"
 )
 
 var variantNames = map[string]string{
@@ -90,6 +116,7 @@ var variantNames = map[string]string{
 	varSTM:      "concurrency.NewSTM (serializable snapshot)",
 	varUnfenced: "unfenced control: Get, Put",
 	varLocked:   "hand-written locked: Txn(enqueue, get doc), Txn(fenced Put, unlock)",
+	varCarried:  "hand-written locked, a waiter woken with the document",
 }
 
 // An incrementer increments the counter one way, through its own client.
@@ -122,7 +149,7 @@ func newIncrementer(ctx context.Context, variant string, endpoints []string) (*i
 		in.inc = func(ctx context.Context) error { return handIncrement(ctx, c.Client, false) }
 	case varSTM:
 		in.inc = func(ctx context.Context) error { return stmIncrement(ctx, c.Client) }
-	case varLocked:
+	case varLocked, varCarried:
 		grant, err := c.Grant(ctx, 60)
 		if err != nil {
 			c.Close()
@@ -145,7 +172,11 @@ func newIncrementer(ctx context.Context, variant string, endpoints []string) (*i
 			c.Revoke(rctx, grant.ID)
 			done()
 		}
-		in.inc = func(ctx context.Context) error { return lockedIncrement(ctx, c.Client, grant.ID) }
+		f := &lockedFloor{cli: c.Client, lease: grant.ID, keys: prefix + "/bench-locks/counter/"}
+		if variant == varCarried {
+			f.keys, f.carry = docKey+"/lock/", true
+		}
+		in.inc = f.increment
 	case varFiletxn:
 		b, err := etcd.New(c.Client, prefix)
 		if err != nil {
@@ -217,98 +248,6 @@ func handIncrement(ctx context.Context, cli *clientv3.Client, fenced bool) error
 			return nil
 		}
 	}
-}
-
-// lockKeys is the prefix of the hand-written lock's waiter keys.
-const lockKeys = prefix + "/bench-locks/counter/"
-
-// lockedIncrement is the least a locked read-modify-write sends when the
-// lock is free: one Txn that enqueues this lease's waiter key (the oldest
-// waiter holds the lock, as with concurrency.Mutex) and reads the holder
-// and the document, and one Txn that writes the document only if the
-// waiter key and the document are unchanged, and deletes the key. A
-// waiter waits on a watch of the lock's keys made before it reads which
-// waiters are ahead of it, so that it sees every deletion at once.
-func lockedIncrement(ctx context.Context, cli *clientv3.Client, lease clientv3.LeaseID) error {
-	me := fmt.Sprintf("%s%x", lockKeys, lease)
-	resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(me), "=", 0)).
-		Then(clientv3.OpPut(me, "", clientv3.WithLease(lease)), clientv3.OpGet(lockKeys, clientv3.WithFirstCreate()...), clientv3.OpGet(docKey)).
-		Commit()
-	if err != nil {
-		return err
-	}
-	if !resp.Succeeded {
-		return fmt.Errorf("waiter key %s left behind", me)
-	}
-	mine := resp.Header.Revision
-	kvs := resp.Responses[2].GetResponseRange().Kvs
-	if owner := resp.Responses[1].GetResponseRange().Kvs; len(owner) == 0 || owner[0].CreateRevision != mine {
-		if err := waitAhead(ctx, cli, mine); err != nil {
-			cli.Delete(context.WithoutCancel(ctx), me)
-			return err
-		}
-		g, err := cli.Get(ctx, docKey)
-		if err != nil {
-			cli.Delete(context.WithoutCancel(ctx), me)
-			return err
-		}
-		kvs = g.Kvs
-	}
-	var d counter
-	var rev int64
-	if len(kvs) > 0 {
-		if err := json.Unmarshal(kvs[0].Value, &d); err != nil {
-			return fmt.Errorf("%s: %w", docKey, err)
-		}
-		rev = kvs[0].ModRevision
-	}
-	d.N++
-	out, err := json.Marshal(&d)
-	if err != nil {
-		return err
-	}
-	tr, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(me), "=", mine), clientv3.Compare(clientv3.ModRevision(docKey), "=", rev)).
-		Then(clientv3.OpPut(docKey, string(out)), clientv3.OpDelete(me)).Commit()
-	if err != nil {
-		return err
-	}
-	if !tr.Succeeded {
-		return fmt.Errorf("lock %s lost", me)
-	}
-	return nil
-}
-
-// waitAhead waits until every waiter key created before revision mine is
-// deleted.
-func waitAhead(ctx context.Context, cli *clientv3.Client, mine int64) error {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// A watch without a start revision starts after the current one, so
-	// the server delivers its events as they happen.
-	wch := cli.Watch(wctx, lockKeys, clientv3.WithPrefix(), clientv3.WithCreatedNotify())
-	if wr, ok := <-wch; !ok || wr.Err() != nil || !wr.Created {
-		return fmt.Errorf("watch of %s: %v", lockKeys, wr.Err())
-	}
-	ahead, err := cli.Get(ctx, lockKeys, clientv3.WithPrefix(), clientv3.WithMaxCreateRev(mine-1), clientv3.WithKeysOnly())
-	if err != nil {
-		return err
-	}
-	left := map[string]bool{}
-	for _, kv := range ahead.Kvs {
-		left[string(kv.Key)] = true
-	}
-	for len(left) > 0 {
-		wr, ok := <-wch
-		if !ok || wr.Err() != nil {
-			return fmt.Errorf("watch of %s: %v", lockKeys, errors.Join(ctx.Err(), wr.Err()))
-		}
-		for _, ev := range wr.Events {
-			if ev.Type == clientv3.EventTypeDelete {
-				delete(left, string(ev.Kv.Key))
-			}
-		}
-	}
-	return nil
 }
 
 // stmIncrement increments the counter in etcd's software transactional

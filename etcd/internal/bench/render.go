@@ -79,6 +79,9 @@ func (s *section) text() string {
 		fmt.Fprintf(w, "  %s\t%.2f\t[%.2f-%.2f]\t%s\t%s\n", r.label(), med, q1, q3, s.value(r), r.requestsPerOp())
 	}
 	w.Flush()
+	for _, n := range s.notes {
+		fmt.Fprintf(&b, "%s", n)
+	}
 	return b.String()
 }
 

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/filetxn/filetxn/etcd/internal/cluster"
@@ -37,6 +39,7 @@ func runMutate(ctx context.Context, cfg *config, t *target) (*section, error) {
 			return nil, fmt.Errorf("%s: %s: %w", sec.key, v, err)
 		}
 		r := &result{name: variantNames[v], ref: i == 0}
+		in.c.keep()
 		ins[r] = in
 		sec.rows = append(sec.rows, r)
 	}
@@ -65,8 +68,49 @@ func runMutate(ctx context.Context, cfg *config, t *target) (*section, error) {
 		}
 		return float64(elapsed.Nanoseconds()) / float64(cfg.ops), nil
 	})
-	return sec, err
+	if err != nil {
+		return nil, err
+	}
+	sec.notes = append(sec.notes, breakdown(sec, ins))
+	return sec, nil
 }
+
+// breakdown says where each row's time goes: its requests per operation,
+// by method, each with its median duration, and the rest (the client's own
+// work: the engine, the codec, the retry loop).
+func breakdown(sec *section, ins map[*result]*incrementer) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Where the time of one operation goes (%s; requests per operation by method, each with the median duration of one request, over every round; outside requests is the mean time per operation less the mean time in requests):\n", sec.title)
+	for _, r := range sec.rows {
+		took := ins[r].c.kept()
+		var methods []string
+		for m := range took {
+			methods = append(methods, m)
+		}
+		sort.Strings(methods)
+		var parts []string
+		var inRequests float64
+		for _, m := range methods {
+			ds := took[m]
+			var sum time.Duration
+			ns := make([]float64, len(ds))
+			for i, d := range ds {
+				ns[i] = float64(d)
+				sum += d
+			}
+			inRequests += float64(sum) / float64(r.ops)
+			parts = append(parts, fmt.Sprintf("%.2f %s of %s", float64(len(ds))/float64(r.ops), m, ms(median(ns))))
+		}
+		var mean float64
+		for _, v := range r.values {
+			mean += v / float64(len(r.values))
+		}
+		fmt.Fprintf(&b, "- %s: %s; outside requests %s of the mean %s\n", r.name, strings.Join(parts, ", "), ms(mean-inRequests), ms(mean))
+	}
+	return b.String()
+}
+
+func ms(ns float64) string { return fmt.Sprintf("%.2f ms", ns/1e6) }
 
 // childEnv makes the binary a contending process: its spec, as JSON.
 const childEnv = "ETCDBENCH_CHILD"
@@ -86,7 +130,7 @@ type childSpec struct {
 func runContend(ctx context.Context, cfg *config, t *target) (*section, error) {
 	sec := &section{key: "contend-" + t.name, throughput: true,
 		title: fmt.Sprintf("%d processes x %d increments of one document, %s", cfg.procs, cfg.contendOps, t.name)}
-	for i, v := range []string{varSTM, varFiletxn, varLocked, varHand, varUnfenced} {
+	for i, v := range []string{varSTM, varFiletxn, varLocked, varCarried, varHand, varUnfenced} {
 		sec.rows = append(sec.rows, &result{name: variantNames[v], ref: i == 0})
 	}
 	variant := map[string]string{}
