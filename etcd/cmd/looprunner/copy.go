@@ -60,18 +60,23 @@ directory, which bmad-loop and looprunner without -etcd take), then the
 document's lock in etcd, reads both, and writes the document in one atomic
 step: no writer of either runs in between. FILE must exist (exit 3) and
 parse as a %[1]s (exit 65). A document equal to FILE already is left as it
-is; one that differs is refused (exit 1), as etcd may hold changes made
-there since, unless -force is given. FILE is left as it is: a reader of
-the file still sees it, but writers on etcd no longer change it.%[2]s
+is. One that differs is replaced if it is still what the last import or
+export on this host copied (its SHA-256 is kept under the state directory,
+in etcd-copies/); otherwise it may hold changes made on etcd, and the
+import is refused (exit 1) unless -force is given. FILE is left as it is:
+a reader of the file still sees it, but writers on etcd do not change it;
+export refreshes it.%[2]s
 `
 	exportDetails = `Copies the document FILE from etcd into FILE, byte for byte, under both
 locks, as import does (FILE's first, then etcd's), replacing FILE
 atomically: a reader of the file sees the old %[1]s or the new one, never a
 mix. The document must exist (exit 3) and parse as a %[1]s (exit 65). A
-FILE equal to it already is left as it is; one that differs is refused
-(exit 1), as it may hold changes made on files since, unless -force is
-given. The document stays in etcd: export it again to refresh the file,
-or stop giving -etcd to move the %[1]s back to files.%[2]s
+FILE equal to it already is left as it is. One that differs is replaced
+if it is still what the last import or export on this host copied, so
+that export alone keeps a file view of the document fresh; otherwise it
+may hold changes made on files, and the export is refused (exit 1) unless
+-force is given. The document stays in etcd: export it again to refresh
+the file, or stop giving -etcd to move the %[1]s back to files.%[2]s
 `
 	// archiveDetails ends the help of a ledger's import and export.
 	archiveDetails = `
@@ -95,7 +100,8 @@ type docResult struct {
 	Name     string `json:"name"`     // the document's name in etcd
 	Bytes    int    `json:"bytes"`    // the size of what was copied
 	Written  bool   `json:"written"`  // false: the destination held the same bytes
-	Replaced bool   `json:"replaced"` // a destination that differed was overwritten (-force)
+	Replaced bool   `json:"replaced"` // a destination that differed was overwritten
+	Forced   bool   `json:"forced"`   // by -force: it had changed since the last copy, or none was recorded
 }
 
 // copyCommand returns "KIND import" (export false) or "KIND export".
@@ -119,7 +125,7 @@ func (e *etcdFlags) copyCommand(k kind, export bool) runner.Command {
 // copy is import (export false) or export of the kind k.
 func (e *etcdFlags) copy(c *runner.Cmd, k kind, export bool, args []string) error {
 	fs := c.FlagSet()
-	force := fs.Bool("force", false, "replace a destination that differs")
+	force := fs.Bool("force", false, "replace a destination that changed since the last copy, or that no copy recorded here made")
 	pos, err := c.Parse(fs, args)
 	if err != nil {
 		return err
@@ -172,9 +178,18 @@ func (e *etcdFlags) copy(c *runner.Cmd, k kind, export bool, args []string) erro
 	// commands that hold both take them in one order.
 	err = onFile.Locked(ctx, func(ftx *filetxn.Tx) error {
 		return onEtcd.Locked(ctx, func(etx *filetxn.Tx) error {
-			var writes [][]byte // of each of files, nil for none
+			var writes [][]byte            // of each of files, nil for none
+			records := map[string]string{} // record path: digest, once copied
 			for _, f := range files {
 				d := docResult{File: f, Name: filepath.ToSlash(filepath.Clean(f))}
+				rec, err := recordPath(root, res.Prefix, f)
+				if err != nil {
+					return err
+				}
+				base, err := readRecord(rec)
+				if err != nil {
+					return err
+				}
 				fileData, err := ftx.Read(f)
 				if err != nil {
 					return err
@@ -200,13 +215,20 @@ func (e *etcdFlags) copy(c *runner.Cmd, k kind, export bool, args []string) erro
 					return fmt.Errorf("%s in %s: not a %s, nothing copied: %w", f, from, k.name, err)
 				}
 				d.Bytes = len(src)
+				records[rec] = digest(src)
 				switch {
 				case dst != nil && bytes.Equal(src, dst):
 					src = nil
+				case dst != nil && base != "" && digest(dst) == base:
+					d.Written, d.Replaced = true, true // unchanged since the last copy
 				case dst != nil && !*force:
-					return runner.Refusedf("%s differs in the file and in etcd (%d bytes in %s, %d in the other): nothing copied; give -force to replace it", f, len(src), from, len(dst))
+					why := "no copy between them is recorded here"
+					if base != "" {
+						why = "the " + map[bool]string{true: "file", false: "document"}[export] + " changed since the last copy"
+					}
+					return runner.Refusedf("%s differs in the file and in etcd (%d bytes in %s, %d in the other), and %s: nothing copied; give -force to replace it", f, len(src), from, len(dst), why)
 				default:
-					d.Written, d.Replaced = true, dst != nil
+					d.Written, d.Replaced, d.Forced = true, dst != nil, dst != nil
 				}
 				writes = append(writes, src)
 				res.Copied = append(res.Copied, d)
@@ -221,6 +243,11 @@ func (e *etcdFlags) copy(c *runner.Cmd, k kind, export bool, args []string) erro
 					_, err = etx.Write(files[i], data)
 				}
 				if err != nil {
+					return err
+				}
+			}
+			for rec, sum := range records {
+				if err := writeRecord(rec, sum); err != nil {
 					return err
 				}
 			}
@@ -241,8 +268,10 @@ func (e *etcdFlags) copy(c *runner.Cmd, k kind, export bool, args []string) erro
 		switch {
 		case !d.Written:
 			fmt.Fprintf(c.Stdout(), "%s: the same %d bytes in the file and in etcd already; nothing written\n", d.File, d.Bytes)
+		case d.Forced:
+			fmt.Fprintf(c.Stdout(), "%s: copied %s (%d bytes), replacing what differed (-force)\n", d.File, dir, d.Bytes)
 		case d.Replaced:
-			fmt.Fprintf(c.Stdout(), "%s: copied %s (%d bytes), replacing what differed\n", d.File, dir, d.Bytes)
+			fmt.Fprintf(c.Stdout(), "%s: copied %s (%d bytes), replacing the last copy\n", d.File, dir, d.Bytes)
 		default:
 			fmt.Fprintf(c.Stdout(), "%s: copied %s (%d bytes)\n", d.File, dir, d.Bytes)
 		}

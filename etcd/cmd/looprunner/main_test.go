@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/etcd"
 	"github.com/filetxn/filetxn/etcd/internal/etcdtest"
 	"github.com/filetxn/filetxn/lock"
@@ -133,6 +134,17 @@ func (s *sandbox) doc(name string) []byte {
 	return data
 }
 
+// put writes the document name in etcd under the lock named lockName, as
+// a writer on etcd would.
+func (s *sandbox) put(lockName, name string, data []byte) {
+	s.t.Helper()
+	ctx := context.Background()
+	h, err := s.client.Lock(ctx, lockName, true)
+	require.NoError(s.t, err)
+	defer h.Release()
+	require.NoError(s.t, s.client.Commit(ctx, []filetxn.Held{h}, []filetxn.Put{{Name: name, Data: data}}, false))
+}
+
 // sidecar returns the lock file that guards the file f in the sandbox.
 func (s *sandbox) sidecar(f string) string {
 	s.t.Helper()
@@ -221,33 +233,59 @@ func TestOnEtcd(t *testing.T) {
 		}
 	})
 
-	// A destination that differs is refused and left as it is, both ways,
-	// unless -force; the same bytes write nothing. Ablation: without the
-	// -force check the refusals exit 0 and the test fails.
-	t.Run("ADifferentDestinationIsRefusedUnlessForced", func(t *testing.T) {
+	// A destination that differs is replaced when it is still what the
+	// last copy made (a fast-forward, both ways), and refused and left as
+	// it is when it changed since, or when no copy is recorded, unless
+	// -force; the same bytes write nothing. Ablations: without the -force
+	// check the refusals exit 0; without the record (base always "") the
+	// fast-forwards exit 1; either way the test fails.
+	t.Run("ADifferentDestinationIsReplacedOnlyIfUnchangedSinceTheLastCopy", func(t *testing.T) {
 		s := newSandbox(t, c)
 		one := read(t, corpus(t, "ledgers")[0])
 		two := append(bytes.Clone(one), "\n<!-- changed on files -->\n"...)
+		addOnEtcd := func(title string) {
+			s.want(0, s.etcd("ledger", "add", "-file", "dw.md", "-title", title, "-origin", title, "-source-spec", "s", "-reason", "r"))
+		}
 		write(t, "dw.md", one)
 		s.want(0, s.etcd("ledger", "import", "dw.md"))
 		r := s.want(0, s.etcd("ledger", "import", "dw.md"))
 		require.Contains(t, r.stdout, "nothing written", "%s", r)
 
+		// The file changed, etcd did not: import replaces etcd's copy.
 		write(t, "dw.md", two)
+		r = s.want(0, s.etcd("ledger", "import", "dw.md"))
+		require.Contains(t, r.stdout, "replacing the last copy", "%s", r)
+		require.Equal(t, two, s.doc("dw.md"))
+		// etcd changed, the file did not: export refreshes the file.
+		addOnEtcd("on etcd 1")
+		r = s.want(0, s.etcd("ledger", "export", "dw.md"))
+		require.Contains(t, r.stdout, "replacing the last copy", "%s", r)
+		require.Equal(t, s.doc("dw.md"), read(t, "dw.md"))
+
+		// Both changed: both ways are refused, and nothing changes.
+		local := append(read(t, "dw.md"), "\n<!-- changed on files again -->\n"...)
+		write(t, "dw.md", local)
+		addOnEtcd("on etcd 2")
+		onEtcd := s.doc("dw.md")
 		r = s.want(1, s.etcd("ledger", "import", "dw.md"))
+		require.Contains(t, r.stderr, "the document changed since the last copy", "%s", r)
 		require.Contains(t, r.stderr, "-force", "%s", r)
-		require.Equal(t, one, s.doc("dw.md"), "a refused import changed etcd")
+		require.Equal(t, onEtcd, s.doc("dw.md"), "a refused import changed etcd")
 		r = s.want(1, s.etcd("ledger", "export", "dw.md"))
-		require.Equal(t, two, read(t, "dw.md"), "a refused export changed the file")
+		require.Contains(t, r.stderr, "the file changed since the last copy", "%s", r)
+		require.Equal(t, local, read(t, "dw.md"), "a refused export changed the file")
 
 		r = s.want(0, s.etcd("-json", "ledger", "export", "-force", "dw.md"))
 		var res copyResult
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), "%s", r)
-		require.Equal(t, copyResult{Prefix: s.prefix, Copied: []docResult{{File: "dw.md", Name: "dw.md", Bytes: len(one), Written: true, Replaced: true}}}, res)
-		require.Equal(t, one, read(t, "dw.md"))
+		require.Equal(t, copyResult{Prefix: s.prefix, Copied: []docResult{{File: "dw.md", Name: "dw.md", Bytes: len(onEtcd), Written: true, Replaced: true, Forced: true}}}, res)
+		require.Equal(t, onEtcd, read(t, "dw.md"))
 
+		// With no record (another state directory) a difference is refused.
 		write(t, "dw.md", two)
-		s.want(0, s.etcd("ledger", "import", "-force", "dw.md"))
+		r = s.want(1, s.run("-state-dir", filepath.Join(s.dir, "other"), "-etcd", s.eps, "-etcd-prefix", s.prefix, "ledger", "import", "dw.md"))
+		require.Contains(t, r.stderr, "no copy between them is recorded here", "%s", r)
+		s.want(0, s.run("-state-dir", filepath.Join(s.dir, "other"), "-etcd", s.eps, "-etcd-prefix", s.prefix, "ledger", "import", "-force", "dw.md"))
 		require.Equal(t, two, s.doc("dw.md"))
 
 		// A missing source is exit 3; a file that is not a board is 65.
@@ -278,9 +316,10 @@ func TestOnEtcd(t *testing.T) {
 		s.want(0, s.etcd("ledger", "export", "p/deferred-work.md"))
 		require.Equal(t, arch, read(t, "p/deferred-work-archive.md"))
 
-		// An archive that differs refuses the copy of both.
+		// An archive that changed on both sides refuses the copy of both.
 		write(t, "p/deferred-work-archive.md", append(bytes.Clone(arch), "\n"...))
 		write(t, "p/deferred-work.md", append(bytes.Clone(dw), "\n"...))
+		s.put("p/deferred-work.md", "p/deferred-work-archive.md", append(bytes.Clone(arch), "<!-- changed on etcd -->\n"...))
 		r = s.want(1, s.etcd("ledger", "import", "p/deferred-work.md"))
 		require.Contains(t, r.stderr, "deferred-work-archive.md differs", "%s", r)
 		require.Equal(t, dw, s.doc("p/deferred-work.md"), "a refused import wrote the ledger")
