@@ -127,10 +127,12 @@ func checkLedger(t *testing.T, doc *ledger.Doc, acked [][]appendRecord) int {
 // call failed is retried with the same spec by its process; a retry that
 // finds it filed (Append returns "") counts as acknowledged, without an id.
 //
-// Ablations that turn it red: Backend.Commit without its fence (no
-// compares: two holders of one lock, one on an expired session, both
-// publish, and an acknowledged append is overwritten), and a ledger
-// Append whose retry is not skipped (the spec filed twice).
+// Ablation run: a Backend whose lock key is made per process (no
+// exclusion between processes) and whose Commit has no fence (no
+// compares) turns it red, acknowledged appends overwritten by others.
+// Each half alone leaves it green: the fence alone refuses the racing
+// commits (lock.ErrLockLost, retried), and the lock alone is never lost
+// here, since the sessions outlive the election.
 func TestFaultLedgerAppendsSurviveLeaderKill(t *testing.T) {
 	const procs, appends = 8, 100
 	c := etcdtest.Start(t, 3)
@@ -253,9 +255,9 @@ func successor(e faultEnv) error {
 // (SIGCONT), must have its publish refused with an error matching
 // lock.ErrLockLost, and the successor's write must stand.
 //
-// Ablation that turns it red: Backend.Commit without its fence (no
-// compares and no check of the session): the holder's stale write lands
-// over the successor's.
+// Ablation run: Backend.Commit without its fence (no compares, no check
+// of the session) turns it red: the holder's stale write lands over the
+// successor's.
 func TestFaultStoppedHolderLosesItsLock(t *testing.T) {
 	c := etcdtest.Start(t, 3)
 	dir := t.TempDir()
@@ -296,7 +298,11 @@ func TestFaultStoppedHolderLosesItsLock(t *testing.T) {
 // tmpfs and appends to a ledger through the cluster until that disk is
 // full and on: every append either fails or is acknowledged, and the
 // ledger holds every acknowledged one, once, as the other two members
-// carry on. Mounting needs root; the test skips without it.
+// carry on. Mounting needs root; the test skips without it. It fails if
+// the disk never fills (the member dies of it, or its tmpfs has under 4 KiB
+// left). No ablation of the Backend turns it red: one writer, one call at
+// a time, meets no fence; its check of the ledger is the one that the
+// ablation at TestFaultLedgerAppendsSurviveLeaderKill turns red.
 func TestFaultFullDiskMember(t *testing.T) {
 	small := mountTmpfs(t, 64<<10)
 	c := etcdtest.Start(t, 3, etcdtest.WithDataDir(2, filepath.Join(small, "m2")), etcdtest.WithWALSegment(8<<10))
