@@ -15,7 +15,8 @@
 //
 // Without -md it prints the tables; with -md it writes them into the etcd
 // section of that Markdown file (between its markers, or at its end), and
-// with -svg a chart of the Mutate rows as etcd.svg. It needs a Unix.
+// with -svg charts of the mutate and contend sections (etcd.svg,
+// etcd-contend.svg). It needs a Unix.
 package main
 
 import (
@@ -85,7 +86,7 @@ func run(args []string, stdout *os.File) error {
 	fs.DurationVar(&cfg.election, "election", time.Second, "members' election timeout")
 	fs.StringVar(&sections, "sections", strings.Join(allSections, ","), "comma-separated `list` of sections")
 	fs.StringVar(&mdPath, "md", "", "write the tables into the etcd section of Markdown `file`")
-	fs.StringVar(&svgDir, "svg", "", "write etcd.svg, the Mutate rows, into `dir`")
+	fs.StringVar(&svgDir, "svg", "", "write etcd.svg and etcd-contend.svg, charts of the mutate and contend sections, into `dir`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func run(args []string, stdout *os.File) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	rep := &report{start: time.Now(), machine: describeMachine(), command: strings.TrimSpace("cd etcd && go run ./internal/bench " + strings.Join(args, " "))}
+	rep := &report{start: time.Now(), machine: describeMachine(scratch), command: strings.TrimSpace("cd etcd && go run ./internal/bench " + strings.Join(args, " "))}
 	var targets []*target
 	for _, n := range []int{1, 3} {
 		dir := filepath.Join(scratch, fmt.Sprintf("cluster-%d", n))
@@ -168,8 +169,14 @@ func run(args []string, stdout *os.File) error {
 		}
 	}
 	if svgDir != "" {
-		if err := os.WriteFile(filepath.Join(svgDir, "etcd.svg"), rep.mutateSVG(targets), 0o644); err != nil {
-			return err
+		charts := []struct{ file, kind, title string }{
+			{"etcd.svg", "mutate", "One durable read-modify-write on etcd: median time per operation (ratio to the hand-written row)"},
+			{"etcd-contend.svg", "contend", fmt.Sprintf("%d processes incrementing one document on etcd: median throughput (ratio to STM)", cfg.procs)},
+		}
+		for _, c := range charts {
+			if err := os.WriteFile(filepath.Join(svgDir, c.file), rep.chartSVG(targets, c.kind, c.title), 0o644); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -205,11 +212,18 @@ func writeSection(path string, section []byte) error {
 type machine struct {
 	cpus             int
 	cpu, kernel, goV string
-	commit           string
+	commit, fsys     string
 }
 
-func describeMachine() machine {
-	m := machine{cpus: runtime.NumCPU(), goV: runtime.Version(), cpu: "unknown", kernel: "unknown"}
+func describeMachine(dir string) machine {
+	m := machine{cpus: runtime.NumCPU(), goV: runtime.Version(), cpu: "unknown", kernel: "unknown", fsys: "unknown file system"}
+	if out, err := exec.Command("df", "-T", dir).Output(); err == nil {
+		if lines := strings.Split(strings.TrimSpace(string(out)), "\n"); len(lines) == 2 {
+			if f := strings.Fields(lines[1]); len(f) == 7 {
+				m.fsys = fmt.Sprintf("%s on %s (%s)", f[1], f[6], f[0])
+			}
+		}
+	}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {

@@ -60,6 +60,13 @@ func TestBenchmarkRuns(t *testing.T) {
 	if n := bytes.Count(svg, []byte("<rect ")); n != 1+2*4 {
 		t.Errorf("etcd.svg has %d rects, want the background and 8 bars", n)
 	}
+	svg, err = os.ReadFile(filepath.Join(dir, "etcd-contend.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(svg, []byte("<rect ")); n != 1+2*6 {
+		t.Errorf("etcd-contend.svg has %d rects, want the background and 12 bars", n)
+	}
 }
 
 // TestWriteSectionReplacesItsOwn checks that a second report replaces the

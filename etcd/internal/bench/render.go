@@ -144,7 +144,7 @@ func (r *report) markdown(cfg *config, ts []*target) []byte {
 		p("members run with `--unsafe-no-fsync`, as the tests' do: a write that returns survives the crash\nof a process, not a power loss")
 	}
 	p("), and runs every section on both. The rows of a section run interleaved in rounds\n(A B C, B C A, ...); each row is a ratio to its section's reference in the same round, given as the median and\nquartiles over the rounds. requests/op counts the gRPC requests the row's clients sent (every unary call, each\nretry included, and every message on a watch stream; not the lease's keep-alives), over all its rounds.\n")
-	p("Every row's client goes to every member of its cluster (the etcd client balances its requests over them, and a\nfollower forwards a write to the leader). Figures are from a shared, noisy machine: compare ratios.\n\n")
+	p("Every row's client goes to every member of its cluster (the etcd client balances its requests over them, and a\nfollower forwards a write to the leader). The members, the clients and the contending processes share this host's CPUs\nand one disk (%s): three members here pay for three fsyncs on one disk and for each other's CPU, which members on\nhosts of their own would not. Figures are from a shared, noisy machine: compare ratios.\n\n", r.machine.fsys)
 	p("Reproduce:\n\n```sh\n%s\n```\n\n", r.command)
 	m := r.machine
 	p("- CPUs: %d (%s)\n- Kernel: %s\n- Go: %s\n- Library measured: commit %s\n", m.cpus, m.cpu, m.kernel, m.goV, m.commit)
@@ -152,10 +152,11 @@ func (r *report) markdown(cfg *config, ts []*target) []byte {
 	p("The rows:\n\n")
 	p("- *hand-written*: `Get` of the document, then `Txn(If(ModRevision = read), Then(Put))`, from the `Get` again if it\n  fails: the least a correct read-modify-write on etcd sends.\n")
 	p("- *filetxn*: `filetxn.Store[*T].Mutate` with `filetxn.JSON` on `etcd.New(client, prefix)`: the lock, the read, the\n  fenced commit (which releases the lock in the same transaction).\n")
+	p("- *hand-written locked*: the least a lock held across the function sends (`locked.go`): one `Txn` that queues this\n  lease's waiter key and reads the oldest waiter and the document, one `Txn` that writes the document only if the key\n  and the document's mod revision are as read, and deletes the key (concurrency.Mutex's queue, the backend's prefetch\n  and release folded in). A waiter watches the waiter keys (a watch made before it reads who is ahead, so the server\n  sends it each deletion at once), then reads the document; *woken with the document*, the watch also covers the\n  document's key and the waiter takes the document from the holder's commit instead of reading it.\n")
 	p("- *STM*: `concurrency.NewSTM` with its default isolation (serializable snapshot), which runs its function again\n  after a conflict.\n")
 	p("- *unfenced control*: `Get`, then an unconditional `Put`; under contention it must lose updates (shown), where every\n  other row must lose none: the counter's final value is checked after every round.\n")
 	p("- *ledger*: `ledger.Store.Append` of one entry, in a local file (durable: fsync of the file and its directory) or on\n  etcd; after every round each row must hold the bytes the appends make on files.\n\n")
-	p("![one durable Mutate on etcd](docs/bench/etcd.svg)\n\n")
+	p("![one durable read-modify-write on etcd](docs/bench/etcd.svg)\n![contended increments on etcd](docs/bench/etcd-contend.svg)\n\n")
 	p("### Targets\n\n| measure | want | got |\n|---|---|---|\n")
 	for _, g := range r.targets(ts) {
 		if !g.known {
@@ -187,29 +188,28 @@ func esc(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-// mutateSVG draws the median time of each row of the mutate sections as a
-// horizontal bar (filetxn's red), labelled with its ratio to the
-// hand-written row of its cluster.
-func (r *report) mutateSVG(ts []*target) []byte {
+// chartSVG draws the median value of each row of the sections keyed kind
+// + "-" + a target's name as a horizontal bar (filetxn's red), labelled
+// with its ratio to its section's reference.
+func (r *report) chartSVG(ts []*target, kind, title string) []byte {
 	type bar struct {
 		name string
 		res  *result
 		sec  *section
-		ours bool
 	}
 	var bars []bar
 	for _, t := range ts {
-		if s := r.section("mutate-" + t.name); s != nil {
+		if s := r.section(kind + "-" + t.name); s != nil {
 			for _, res := range s.rows {
-				bars = append(bars, bar{name: t.name + ": " + res.name, res: res, sec: s, ours: res.name == variantNames[varFiletxn]})
+				bars = append(bars, bar{name: t.name + ": " + res.name, res: res, sec: s})
 			}
 		}
 	}
-	const w, left, right, top, height, gap = 900, 400, 150, 40, 22, 10
+	const w, left, right, top, height, gap = 980, 480, 150, 40, 22, 10
 	h := top + len(bars)*(height+gap) + 30
 	var b bytes.Buffer
 	fmt.Fprintf(&b, svgHead, w, h, w, h)
-	fmt.Fprintf(&b, "<text x=\"10\" y=\"22\" font-size=\"14\">One durable read-modify-write on etcd: median time per operation</text>\n")
+	fmt.Fprintf(&b, "<text x=\"10\" y=\"22\" font-size=\"14\">%s</text>\n", esc(title))
 	hi := 0.0
 	for _, x := range bars {
 		hi = max(hi, median(x.res.values))
@@ -218,7 +218,7 @@ func (r *report) mutateSVG(ts []*target) []byte {
 		v := median(x.res.values)
 		y := top + i*(height+gap)
 		color := "#1f77b4"
-		if x.ours {
+		if x.res.name == variantNames[varFiletxn] {
 			color = "#d62728"
 		}
 		bw := 0.0

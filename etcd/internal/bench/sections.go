@@ -80,7 +80,7 @@ func runMutate(ctx context.Context, cfg *config, t *target) (*section, error) {
 // work: the engine, the codec, the retry loop).
 func breakdown(sec *section, ins map[*result]*incrementer) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Where the time of one operation goes (%s; requests per operation by method, each with the median duration of one request, over every round; outside requests is the mean time per operation less the mean time in requests):\n", sec.title)
+	fmt.Fprintf(&b, "Where the time of one operation goes (%s; requests per operation by method, each with the mean and the median duration of one request, over every round; outside requests is the mean time per operation less the mean time in requests: the engine, the codec, the client library):\n", sec.title)
 	for _, r := range sec.rows {
 		took := ins[r].c.kept()
 		var methods []string
@@ -99,7 +99,7 @@ func breakdown(sec *section, ins map[*result]*incrementer) string {
 				sum += d
 			}
 			inRequests += float64(sum) / float64(r.ops)
-			parts = append(parts, fmt.Sprintf("%.2f %s of %s", float64(len(ds))/float64(r.ops), m, ms(median(ns))))
+			parts = append(parts, fmt.Sprintf("%.2f %s, mean %s (median %s)", float64(len(ds))/float64(r.ops), m, ms(float64(sum)/float64(len(ds))), ms(median(ns))))
 		}
 		var mean float64
 		for _, v := range r.values {
