@@ -19,6 +19,7 @@ import (
 
 	"github.com/filetxn/filetxn/etcd"
 	"github.com/filetxn/filetxn/etcd/internal/etcdtest"
+	"github.com/filetxn/filetxn/ledger"
 )
 
 // The environment of the fault and linearizability tests' child processes.
@@ -239,4 +240,16 @@ func parentBackend(t *testing.T, c *etcdtest.Cluster, prefix string) *etcd.Backe
 	}
 	t.Cleanup(func() { b.Close() })
 	return b
+}
+
+// spec is the append of entry seq of appender proc: its origin and
+// source_spec identify it, so that a retry whose first try was published
+// is skipped (Append returns "" for it) instead of filed twice.
+func spec(proc, seq int) ledger.Spec {
+	return ledger.Spec{
+		Title:      fmt.Sprintf("p%d-%d", proc, seq),
+		Origin:     fmt.Sprintf("fault appender %d", proc),
+		SourceSpec: fmt.Sprintf("p%d-%d", proc, seq),
+		Reason:     "fault test",
+	}
 }

@@ -39,18 +39,6 @@ type appendRecord struct {
 	Attempts int    // the calls made, 1 unless an outcome was unknown
 }
 
-// spec is the append of entry seq of appender proc: its origin and
-// source_spec identify it, so that a retry whose first try was published
-// is skipped (Append returns "" for it) instead of filed twice.
-func spec(proc, seq int) ledger.Spec {
-	return ledger.Spec{
-		Title:      fmt.Sprintf("p%d-%d", proc, seq),
-		Origin:     fmt.Sprintf("fault appender %d", proc),
-		SourceSpec: fmt.Sprintf("p%d-%d", proc, seq),
-		Reason:     "fault test",
-	}
-}
-
 // appender appends e.count entries to the ledger, one call at a time, and
 // emits a record for each once acknowledged. A call that fails has an
 // unknown outcome (the commit may have been published before the reply
