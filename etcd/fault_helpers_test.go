@@ -231,17 +231,6 @@ func killLeaderMidway(t *testing.T, c *etcdtest.Cluster, cs *children, kill, res
 	return leader
 }
 
-// parentBackend returns a Backend of the test process itself on c.
-func parentBackend(t *testing.T, c *etcdtest.Cluster, prefix string) *etcd.Backend {
-	t.Helper()
-	b, err := etcd.New(c.Client(t), prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
-}
-
 // spec is the append of entry seq of appender proc: its origin and
 // source_spec identify it, so that a retry whose first try was published
 // is skipped (Append returns "" for it) instead of filed twice.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/etcd"
 	"github.com/filetxn/filetxn/etcd/internal/etcdtest"
 	"github.com/filetxn/filetxn/ledger"
 	"github.com/filetxn/filetxn/lock"
@@ -331,4 +332,15 @@ func TestFaultFullDiskMember(t *testing.T) {
 	}
 	t.Logf("%d appends acknowledged, %d failed; member 2 running: %v, %d bytes free on its disk",
 		len(acked), failed, c.Running(2), freeBytes(t, small))
+}
+
+// parentBackend returns a Backend of the test process itself on c.
+func parentBackend(t *testing.T, c *etcdtest.Cluster, prefix string) *etcd.Backend {
+	t.Helper()
+	b, err := etcd.New(c.Client(t), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
 }
