@@ -1,6 +1,7 @@
 package etcd_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +19,7 @@ import (
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/etcd"
 	"github.com/filetxn/filetxn/etcd/internal/etcdtest"
+	"github.com/filetxn/filetxn/lock"
 )
 
 // The environment of an incrementer child.
@@ -92,4 +95,62 @@ func TestProcessesExcludeEachOther(t *testing.T) {
 	got, err := s.View(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, (children+1)*each, got.N, "increments")
+}
+
+// holdLock is a child process that takes the lock n.json under prefix with a
+// one-second session TTL, says "held" on its standard output, and waits to
+// be killed.
+var _ = func() int {
+	etcdtest.Register("holder", holdLock)
+	return 0
+}()
+
+func holdLock() int {
+	cl, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(os.Getenv(endpointsEnv), ","), DialTimeout: wait, Logger: zap.NewNop()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "holder:", err)
+		return 1
+	}
+	b, err := etcd.New(cl, os.Getenv(prefixEnv), etcd.WithSessionTTL(time.Second))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "holder:", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if _, err := b.Lock(ctx, "n.json", true); err != nil {
+		fmt.Fprintln(os.Stderr, "holder:", err)
+		return 1
+	}
+	fmt.Println("held")
+	<-ctx.Done()
+	return 1
+}
+
+// TestKilledHolderFreesItsLockWithItsLease: the lock of a process killed
+// while it holds it passes on when its lease expires, and a waiter in
+// another process takes it. Ablation: waiter keys put without the lease
+// turn it red (the wait ends only with its ctx).
+func TestKilledHolderFreesItsLockWithItsLease(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	cmd := etcdtest.Child(t, "holder", endpointsEnv+"="+strings.Join(c.Endpoints(), ","), prefixEnv+"=killed")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "the holder's output")
+	require.Equal(t, "held\n", line)
+
+	s, err := filetxn.NewStore("n.json", filetxn.JSON[count](), filetxn.WithBackend(newBackend(t, c, "killed")), filetxn.WithNoWait())
+	require.NoError(t, err)
+	_, err = s.Mutate(ctx, func(d *count) error { d.N++; return nil })
+	require.ErrorIs(t, err, lock.ErrWouldBlock, "Mutate while the holder lives")
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	s, err = filetxn.NewStore("n.json", filetxn.JSON[count](), filetxn.WithBackend(newBackend(t, c, "killed")))
+	require.NoError(t, err)
+	_, err = s.Mutate(ctx, func(d *count) error { d.N++; return nil })
+	require.NoError(t, err, "Mutate after the holder was killed")
 }
