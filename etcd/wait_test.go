@@ -2,6 +2,7 @@ package etcd_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,6 +125,9 @@ func TestWaitEndsWithCtxWhenTheClusterIsGone(t *testing.T) {
 	case <-time.After(wait / 2):
 		t.Fatal("Lock did not return after its ctx was canceled")
 	}
-	_ = b.Close() // the cluster is gone: the revokes fail
-	_ = other.Close()
+	// The cluster is gone: the revokes fail, each after its timeout.
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = b.Close() })
+	wg.Go(func() { _ = other.Close() })
+	wg.Wait()
 }
