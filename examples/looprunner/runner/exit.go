@@ -121,6 +121,9 @@ func exitCode(err error) int {
 // fail prints err as one line on stderr, starting with the command's name,
 // and (with -json) as one JSON document on stdout, and returns the exit code.
 func (c *cli) fail(err error) int {
+	if err != nil && !errors.Is(err, errHelp) {
+		err = c.explainExt(err)
+	}
 	code := exitCode(err)
 	if err == nil || errors.Is(err, errHelp) {
 		return code

@@ -39,6 +39,10 @@ type Extension struct {
 	// Commands are the extension's commands by area ("ledger", "board",
 	// "loop", "lock"; "" for a command outside any area) and name.
 	Commands map[string]map[string]Command
+	// Explain is called with the error of a failed command before it is
+	// printed; the error it returns is printed, and decides the exit code,
+	// instead. It may return err itself.
+	Explain func(c *Cmd, err error) error
 	// Close is called once the command has run, whatever its outcome.
 	Close func()
 }
@@ -118,6 +122,22 @@ func NotFoundf(format string, args ...any) error { return notFoundf(format, args
 
 // Refusedf returns the error of an operation refused by a guard (exit 1).
 func Refusedf(format string, args ...any) error { return refusedf(format, args...) }
+
+// Busyf returns the error of a command that gave up waiting, for a lock
+// or a service, at -lock-timeout, having written nothing (exit 75).
+func Busyf(format string, args ...any) error {
+	return &codeError{code: exitBusy, msg: fmt.Sprintf(format, args...)}
+}
+
+// explainExt passes err through the extensions' Explain.
+func (c *cli) explainExt(err error) error {
+	for _, e := range c.exts {
+		if e.Explain != nil {
+			err = e.Explain(&Cmd{c}, err)
+		}
+	}
+	return err
+}
 
 // extend makes the command line c runs: the core's areas and commands, and
 // those of exts.

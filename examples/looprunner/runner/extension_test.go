@@ -203,3 +203,21 @@ func TestAnExtensionsCommandMayNotShadowAnother(t *testing.T) {
 		require.Panics(t, func() { Main([]string{"version"}, nil, new(bytes.Buffer), new(bytes.Buffer), ext) })
 	}
 }
+
+// TestAnExtensionExplainsAFailure: Explain's error is what a failed
+// command prints and exits with; a command that succeeds does not call it.
+// Ablation: fail without explainExt prints the usage error, exit 2.
+func TestAnExtensionExplainsAFailure(t *testing.T) {
+	calls := 0
+	ext := Extension{Explain: func(c *Cmd, err error) error {
+		calls++
+		return Busyf("%s explained: %v", c.Name(), err)
+	}}
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"ledger", "list"}, strings.NewReader(""), &stdout, &stderr, ext)
+	require.Equal(t, exitBusy, code, "stderr: %s", stderr.String())
+	require.Equal(t, "ledger list: ledger list explained: missing -file\n", stderr.String())
+	code = Main([]string{"version"}, strings.NewReader(""), &stdout, &stderr, ext)
+	require.Equal(t, 0, code)
+	require.Equal(t, 1, calls, "Explain calls")
+}
