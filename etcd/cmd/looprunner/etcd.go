@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/etcd"
 	"github.com/filetxn/filetxn/examples/looprunner/runner"
+	"github.com/filetxn/filetxn/lock"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -62,6 +67,7 @@ func (e *etcdFlags) extension() runner.Extension {
 		Flags:        e.define,
 		StoreOptions: e.storeOptions,
 		Loops:        e.loops,
+		Explain:      e.explain,
 		Commands: map[string]map[string]runner.Command{
 			"ledger": {"import": e.copyCommand(ledgerKind, false), "export": e.copyCommand(ledgerKind, true)},
 			"board":  {"import": e.copyCommand(boardKind, false), "export": e.copyCommand(boardKind, true)},
@@ -160,4 +166,48 @@ func (e *etcdFlags) close() {
 	if e.client != nil {
 		_ = e.client.Close()
 	}
+}
+
+// probeTimeout bounds explain's question to each endpoint.
+const probeTimeout = 2 * time.Second
+
+// explain says what a busy etcd lock means: a lock of the cluster's has
+// no holder record, so the command line's words for it ("a holder that
+// left no record, such as bmad-loop") would mislead. When no endpoint
+// answers, the cluster is out of reach; else another session holds the
+// lock. Both stay exit 75. A busy file lock (import and export take one,
+// under the state directory) is left as it is.
+func (e *etcdFlags) explain(c *runner.Cmd, err error) error {
+	var busy *lock.BusyError
+	switch {
+	case e.client == nil:
+		return err
+	case errors.As(err, &busy):
+	case errors.Is(err, lock.ErrWouldBlock):
+		busy = &lock.BusyError{}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			busy.Path = pe.Path
+		}
+	default:
+		return err
+	}
+	if root, rerr := c.StateRoot(); busy.Holder != nil || rerr == nil && strings.HasPrefix(busy.Path, filepath.Join(root, "locks")+string(filepath.Separator)) {
+		return err // a file's lock: its sidecar under the state directory
+	}
+	eps := e.endpointList()
+	var last error
+	for _, ep := range eps {
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		_, last = e.client.Status(ctx, ep)
+		cancel()
+		if last == nil {
+			s := fmt.Sprintf("lock %s busy in etcd (prefix %s), held by another process's session", busy.Path, e.prefixKey())
+			if busy.Waited > 0 {
+				s += fmt.Sprintf("; gave up after %s", busy.Waited.Round(100*time.Millisecond))
+			}
+			return runner.Busyf("%s", s)
+		}
+	}
+	return runner.Busyf("lock %s not taken: no member of the etcd cluster at %s answers (%v)", busy.Path, strings.Join(eps, ","), last)
 }

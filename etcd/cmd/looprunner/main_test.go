@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -393,7 +394,8 @@ func TestOnEtcd(t *testing.T) {
 
 		held, err := s.client.Lock(context.Background(), "ss.yaml", true)
 		require.NoError(t, err)
-		s.want(75, s.etcd("-lock-timeout", "0", "board", "import", "ss.yaml"))
+		r = s.want(75, s.etcd("-lock-timeout", "0", "board", "import", "ss.yaml"))
+		require.Equal(t, "board import: lock ss.yaml busy in etcd (prefix "+s.prefix+"), held by another process's session\n", r.stderr, "%s", r)
 		require.Nil(t, s.doc("ss.yaml"), "an import through a held etcd lock")
 		require.NoError(t, held.Release())
 
@@ -494,6 +496,20 @@ func TestOnEtcd(t *testing.T) {
 		resp, err := c.Client(t).Get(context.Background(), s.prefix+"-demo-", clientv3.WithPrefix(), clientv3.WithCountOnly())
 		require.NoError(t, err)
 		require.Zero(t, resp.Count, "keys left under %s-demo-", s.prefix)
+	})
+
+	// A cluster out of reach fails a command after -lock-timeout with exit
+	// 75 and says so, rather than blame a lock holder. Ablation: without
+	// Explain the message names "a holder that left no record", and the
+	// test fails.
+	t.Run("AClusterOutOfReachIsSaidSo", func(t *testing.T) {
+		s := newSandbox(t, c)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		dead := l.Addr().String()
+		require.NoError(t, l.Close())
+		r := s.want(75, s.run("-etcd", dead, "-lock-timeout", "2s", "ledger", "add", "-file", "dw.md", "-title", "t", "-origin", "o", "-source-spec", "s", "-reason", "r"))
+		require.Contains(t, r.stderr, "ledger add: lock dw.md not taken: no member of the etcd cluster at "+dead+" answers", "%s", r)
 	})
 
 	// The help says what -etcd adds: the flags, the commands, the loop
