@@ -169,11 +169,16 @@ func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 		// The session's key may be left behind (a request whose outcome is
 		// unknown, a queue left): remove it, or end the session.
 		b.cleanup(m)
-		lost := errors.Is(err, rpctypes.ErrLeaseNotFound) || errors.Is(err, errExpired)
-		if lost && ctx.Err() == nil && tries < 3 {
-			// The lease ended before the keep-alive noticed: a new session.
-			s.Orphan()
-			continue
+		if ctx.Err() == nil && tries < 4 {
+			switch {
+			case errors.Is(err, errExpired):
+				// The key vanished: queue again (a dead lease then fails).
+				continue
+			case errors.Is(err, rpctypes.ErrLeaseNotFound):
+				// The lease ended before the keep-alive noticed: a new session.
+				s.Orphan()
+				continue
+			}
 		}
 		return nil, b.lockError(ctx, name, err)
 	}
