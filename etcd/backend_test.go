@@ -90,6 +90,12 @@ func TestNewRefusesBadArguments(t *testing.T) {
 	}
 	b, err := etcd.New(cl, "/filetxn/p", etcd.WithSessionTTL(1500*time.Millisecond), etcd.WithMaxRequestBytes(1<<20))
 	require.NoError(t, err, "New makes no request: an unreachable endpoint is fine")
+	_, err = b.Lock(context.Background(), "", true)
+	assert.ErrorIs(t, err, filetxn.ErrInvalidArgument, "Lock of an empty name")
+	_, err = b.Get(context.Background(), "")
+	assert.ErrorIs(t, err, filetxn.ErrInvalidArgument, "Get of an empty name")
+	err = b.Commit(context.Background(), []filetxn.Held{nil}, nil, false)
+	assert.ErrorIs(t, err, filetxn.ErrInvalidArgument, "Commit of a hold not of the backend")
 	require.NoError(t, b.Close())
 }
 
@@ -101,7 +107,7 @@ func TestStoreOnEtcd(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
 	raw := c.Client(t)
-	b := newBackend(t, c, "/t/store")
+	b := newBackend(t, c, "/t/store", etcd.WithSessionTTL(6500*time.Millisecond))
 	s, err := filetxn.NewStore("proj/count.json", filetxn.JSON[count](), filetxn.WithBackend(b))
 	require.NoError(t, err)
 
@@ -142,6 +148,9 @@ func TestStoreOnEtcd(t *testing.T) {
 		assert.Len(t, held, 1, "lock keys while held: %v", held)
 		for k, lease := range held {
 			assert.Equal(t, fmt.Sprintf("/t/store/locks/proj%%2Fcount.json/%x", int64(lease)), k)
+			ttl, err := raw.TimeToLive(ctx, lease)
+			require.NoError(t, err)
+			assert.Equal(t, int64(7), ttl.GrantedTTL, "the lease's TTL for WithSessionTTL(6.5s)")
 		}
 		data, err := tx.Read("proj/count.json")
 		require.NoError(t, err)
