@@ -27,6 +27,7 @@ import (
 	"os"
 
 	"github.com/filetxn/filetxn/etcd/internal/cluster"
+	"github.com/filetxn/filetxn/etcd/internal/demo"
 	"github.com/filetxn/filetxn/examples/looprunner/runner"
 )
 
@@ -39,5 +40,5 @@ func main() {
 // exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &etcdFlags{}
-	return runner.Main(args, stdin, stdout, stderr, e.extension())
+	return runner.Main(args, stdin, stdout, stderr, e.extension(), demo.Extension())
 }
