@@ -357,8 +357,11 @@ func TestTooLargeRefusedBeforeAnyWrite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, data, "the large document after a refused commit")
 
-	// Bisect the largest document the check lets through.
-	lo, hi := 0, etcd.DefaultMaxRequestBytes // lo passes, hi does not
+	// Bisect the largest document the check lets through, between one a
+	// few KiB under the limit (which must pass) and the limit.
+	lo, hi := etcd.DefaultMaxRequestBytes-4096, etcd.DefaultMaxRequestBytes // lo passes, hi does not
+	_, err = big.Mutate(ctx, func(d *[]byte) error { *d = make([]byte, lo); return nil })
+	require.NoError(t, err, "Mutate of %d bytes", lo)
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
 		_, err := big.Mutate(ctx, func(d *[]byte) error { *d = make([]byte, mid); return nil })
