@@ -9,11 +9,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/filetxn/filetxn"
@@ -50,6 +52,7 @@ func Extension() runner.Extension {
 			"was minted twice, that the frozen worker's write was refused, and that\n" +
 			"the history of every operation is linearizable, prints the verdict, and\n" +
 			"exits 1 if a check failed. The loop state stays on files for now.\n" +
+			"It runs on a cluster of its own: -etcd and the other etcd flags do not apply.\n" +
 			"Progress goes to stderr; nothing is left behind unless -dir is given.\n",
 		Run: command,
 	}}}}
@@ -119,6 +122,10 @@ func play(cfg config) (*verdict, error) {
 	begin := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
 	defer cancel()
+	// An interrupt ends the demo as an error does: every process killed,
+	// the directory removed.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	var mu sync.Mutex // serializes the progress lines of the race and of its faults
 	say := func(format string, args ...any) {
 		mu.Lock()
@@ -246,17 +253,23 @@ type host struct {
 func (r *race) frozen() int { return r.cfg.procs - 1 }
 
 // run starts the workers, releases them, injects the faults while they
-// race and collects their reports. Every worker is dead when it returns.
+// race and collects their reports. Every worker is dead, and the faults
+// are over, when it returns.
 func (r *race) run(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	chaos := make(chan error, 1)
+	chaosDone := true // until the faults start
 	defer func() {
+		cancel()
 		for _, h := range r.ws { // every worker, even after an error: nothing is left running
 			if err != nil {
 				h.cmd.Process.Signal(thawSignal)
 				h.cmd.Process.Kill()
 			}
 			h.cmd.Wait()
+		}
+		if !chaosDone {
+			<-chaos // it uses the cluster, which the caller closes next
 		}
 	}()
 	for i := range r.cfg.procs {
@@ -301,10 +314,10 @@ func (r *race) run(ctx context.Context) (err error) {
 		}
 	}
 	r.holding = make(chan int, 1)
-	chaos := make(chan error, 1)
+	chaosDone = false
 	go func() { chaos <- r.chaos(ctx) }()
 	total := r.cfg.procs * r.cfg.rounds
-	shown, open, chaosDone := 0, len(r.ws), false
+	shown, open := 0, len(r.ws)
 	for open > 0 || !chaosDone {
 		select {
 		case e := <-events:
