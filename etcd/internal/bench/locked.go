@@ -64,12 +64,21 @@ func (f *lockedFloor) increment(ctx context.Context) error {
 		return err
 	}
 	tr, err := f.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(me), "=", mine), clientv3.Compare(clientv3.ModRevision(docKey), "=", rev)).
-		Then(clientv3.OpPut(docKey, string(out)), clientv3.OpDelete(me)).Commit()
+		Then(clientv3.OpPut(docKey, string(out)), clientv3.OpDelete(me)).
+		Else(clientv3.OpGet(me), clientv3.OpGet(docKey)).Commit()
 	if err != nil {
 		return err
 	}
 	if !tr.Succeeded {
-		return fmt.Errorf("lock %s lost", me)
+		var key, doc int64
+		if kvs := tr.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+			key = kvs[0].CreateRevision
+		}
+		if kvs := tr.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+			doc = kvs[0].ModRevision
+		}
+		return fmt.Errorf("lock %s lost at revision %d: the key's create revision is %d (want %d), the document's mod revision %d (want %d)",
+			me, tr.Header.Revision, key, mine, doc, rev)
 	}
 	return nil
 }
@@ -110,9 +119,14 @@ func (f *lockedFloor) wait(ctx context.Context, mine int64) ([]byte, int64, erro
 			return nil, 0, fmt.Errorf("watch of %s: %v", at, errors.Join(ctx.Err(), wr.Err()))
 		}
 		for _, ev := range wr.Events {
+			if ev.Kv.ModRevision <= read.Header.Revision {
+				// Seen by the read already: the watch may have begun earlier
+				// (on a member that lagged), and a key deleted then may have
+				// been queued again since, by the same lease.
+				continue
+			}
 			switch k := string(ev.Kv.Key); {
-			case k == docKey && ev.Kv.ModRevision > read.Header.Revision:
-				// Newer than the read: a holder's commit.
+			case k == docKey:
 				data, rev = nil, 0
 				if ev.Type == clientv3.EventTypePut {
 					data, rev = ev.Kv.Value, ev.Kv.ModRevision
