@@ -204,14 +204,17 @@ func (w *worker) outcome(err error, write bool) lin.Outcome {
 }
 
 // retry runs attempt until it succeeds, each attempt with its own timeout,
-// and returns the last error when ctx ends first.
+// and returns the last error when ctx ends first, or at once an error that
+// another attempt would meet again (a refused argument, a missing entry, a
+// document it does not understand): the demo went wrong.
 func retry(ctx context.Context, attempt func(ctx context.Context) error) error {
 	for {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		err := attempt(actx)
 		cancel()
-		if err == nil {
-			return nil
+		var fe *filetxn.FormatError
+		if err == nil || errors.Is(err, filetxn.ErrNotFound) || errors.Is(err, filetxn.ErrInvalidArgument) || errors.As(err, &fe) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
