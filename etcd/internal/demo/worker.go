@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -186,6 +187,7 @@ func now() int64 { return time.Now().UnixNano() }
 // outcome classifies the error of an attempt, and remembers a write's.
 func (w *worker) outcome(err error, write bool) lin.Outcome {
 	var busy *lock.BusyError
+	var pe *fs.PathError
 	switch {
 	case err == nil:
 		return lin.Done
@@ -194,7 +196,7 @@ func (w *worker) outcome(err error, write bool) lin.Outcome {
 			w.rep.Fenced = append(w.rep.Fenced, err.Error())
 		}
 		return lin.Failed
-	case errors.As(err, &busy):
+	case errors.As(err, &busy), errors.As(err, &pe) && pe.Op == "Acquire":
 		return lin.Failed // the lock was never taken: nothing was written
 	}
 	if write {
