@@ -37,7 +37,7 @@ func TestBenchmarkRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	args := []string{"-dir", dir, "-rounds", "1", "-ops", "3", "-procs", "3", "-contend-ops", "5", "-entries", "5", "-ledger-ops", "2", "-md", md, "-svg", dir}
+	args := []string{"-dir", dir, "-rounds", "1", "-ops", "3", "-procs", "3", "-contend-ops", "4", "-entries", "5", "-ledger-ops", "2", "-md", md, "-svg", dir}
 	if err := run(args, out); err != nil {
 		t.Fatalf("run(%q) = %v, want nil", args, err)
 	}
