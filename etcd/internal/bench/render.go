@@ -205,7 +205,7 @@ func (r *report) chartSVG(ts []*target, kind, title string) []byte {
 			}
 		}
 	}
-	const w, left, right, top, height, gap = 980, 480, 150, 40, 22, 10
+	const w, left, right, top, height, gap = 1080, 560, 150, 40, 22, 10
 	h := top + len(bars)*(height+gap) + 30
 	var b bytes.Buffer
 	fmt.Fprintf(&b, svgHead, w, h, w, h)
