@@ -209,23 +209,30 @@ func (h *remoteHeld) release() {
 
 // lockRemote takes the locks named names (sorted, distinct) of b: each
 // first in this process's queue for it, then in b, in the order given.
-func lockRemote(ctx context.Context, b Backend, names []string, wait bool) (*remoteHeld, error) {
+func lockRemote(ctx context.Context, b Backend, names []string, wait bool) (_ *remoteHeld, err error) {
 	h := &remoteHeld{}
+	done := false
+	defer func() {
+		// Whatever ends the loop early (an error, a panic in b.Lock) gives
+		// back what it took, so no queue of this process stays full.
+		if !done {
+			h.release()
+		}
+	}()
 	me := proc.ID()
 	for _, name := range names {
 		g, err := enterGate(ctx, b, name, me, wait)
 		if err != nil {
-			h.release()
 			return nil, &fs.PathError{Op: "Acquire", Path: name, Err: err}
 		}
 		h.gates = append(h.gates, g)
 		held, err := b.Lock(ctx, name, wait)
 		if err != nil {
-			h.release()
 			return nil, &fs.PathError{Op: "Acquire", Path: name, Err: err}
 		}
 		h.held = append(h.held, held)
 	}
+	done = true
 	return h, nil
 }
 

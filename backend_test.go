@@ -46,7 +46,10 @@ func newMemCluster() *memCluster {
 // mutex, its Lock does not exclude the goroutines that share the session:
 // a lock it holds is granted to it again at once. Only the engine's own
 // queue keeps two goroutines of one process apart.
-type memBackend struct{ c *memCluster }
+type memBackend struct {
+	c     *memCluster
+	panic bool // Lock panics, as a backend's bug may
+}
 
 type memHeld struct {
 	b     *memBackend
@@ -56,6 +59,9 @@ type memHeld struct {
 }
 
 func (b *memBackend) Lock(ctx context.Context, name string, wait bool) (filetxn.Held, error) {
+	if b.panic {
+		panic("memBackend: Lock")
+	}
 	c := b.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -149,7 +155,7 @@ type memCount struct{ N int }
 func TestBackendMutateViewRestore(t *testing.T) {
 	ctx := context.Background()
 	c := newMemCluster()
-	b := &memBackend{c}
+	b := &memBackend{c: c}
 	s, err := filetxn.NewStore("proj/./count.json", filetxn.JSON[memCount](), filetxn.WithBackend(b))
 	require.NoError(t, err)
 	assert.Equal(t, "proj/count.json", s.Name())
@@ -170,7 +176,7 @@ func TestBackendMutateViewRestore(t *testing.T) {
 	commit, err = s.Mutate(ctx, func(d *memCount) error { return nil })
 	require.NoError(t, err)
 	assert.False(t, commit.Written)
-	other := &memBackend{c}
+	other := &memBackend{c: c}
 	_, err = other.Lock(ctx, "proj/count.json", false)
 	require.NoError(t, err)
 	commit, err = s.MutateProbed(ctx, func(d *memCount) error { d.N = 5; return nil })
@@ -213,7 +219,7 @@ func TestBackendMutateViewRestore(t *testing.T) {
 func TestBackendLostLockPublishesNothing(t *testing.T) {
 	ctx := context.Background()
 	c := newMemCluster()
-	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(&memBackend{c}))
+	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(&memBackend{c: c}))
 	require.NoError(t, err)
 	_, err = s.Mutate(ctx, func(d *memCount) error {
 		c.steal("n.json")
@@ -232,7 +238,7 @@ func TestBackendLostLockPublishesNothing(t *testing.T) {
 func TestBackendGoroutinesExclude(t *testing.T) {
 	ctx := context.Background()
 	c := newMemCluster()
-	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(&memBackend{c}))
+	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(&memBackend{c: c}))
 	require.NoError(t, err)
 	const workers, each = 8, 50
 	var wg sync.WaitGroup
@@ -258,7 +264,7 @@ func TestBackendGoroutinesExclude(t *testing.T) {
 func TestBackendReentryNoWaitAndCtx(t *testing.T) {
 	ctx := context.Background()
 	c := newMemCluster()
-	b := &memBackend{c}
+	b := &memBackend{c: c}
 	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(b))
 	require.NoError(t, err)
 	_, err = s.Mutate(ctx, func(d *memCount) error {
@@ -269,7 +275,7 @@ func TestBackendReentryNoWaitAndCtx(t *testing.T) {
 
 	// Another session holds the lock: WithNoWait fails at once, a wait
 	// ends with its ctx.
-	_, err = (&memBackend{c}).Lock(ctx, "n.json", false)
+	_, err = (&memBackend{c: c}).Lock(ctx, "n.json", false)
 	require.NoError(t, err)
 	nw, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(b), filetxn.WithNoWait())
 	require.NoError(t, err)
@@ -302,7 +308,7 @@ func TestBackendReentryNoWaitAndCtx(t *testing.T) {
 func TestBackendMutateAllOneCommit(t *testing.T) {
 	ctx := context.Background()
 	c := newMemCluster()
-	b := &memBackend{c}
+	b := &memBackend{c: c}
 	ls, err := ledger.Open("docs/deferred-work.md", filetxn.WithBackend(b))
 	require.NoError(t, err)
 	bs, err := board.Open("docs/sprint-status.yaml", filetxn.WithBackend(b))
@@ -341,4 +347,21 @@ func TestBackendMutateAllOneCommit(t *testing.T) {
 	assert.Equal(t, ids, moved)
 	assert.Equal(t, before+1, c.commits)
 	assert.Contains(t, string(c.docs["docs/deferred-work-archive.md"].data), ids[0])
+}
+
+// TestBackendPanicInLockFreesTheQueue: a backend whose Lock panics leaves
+// this process's queue for the lock free: the next call gets the lock.
+// Ablation: lockRemote without its deferred release on an early end turns
+// it red (the second Mutate waits until its ctx ends).
+func TestBackendPanicInLockFreesTheQueue(t *testing.T) {
+	c := newMemCluster()
+	b := &memBackend{c: c, panic: true}
+	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(b))
+	require.NoError(t, err)
+	require.Panics(t, func() { _, _ = s.Mutate(context.Background(), func(*memCount) error { return nil }) })
+	b.panic = false
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = s.Mutate(ctx, func(d *memCount) error { d.N++; return nil })
+	require.NoError(t, err)
 }

@@ -462,3 +462,43 @@ func TestCloseFreesLocksAndLeaksNothing(t *testing.T) {
 	require.NoError(t, cl.Close())
 	goleak.VerifyNone(t, ignore)
 }
+
+// TestFenceComparesEveryRevisionRead: a document read by two holds of one
+// Commit at two revisions (one read before a change, one after) fails the
+// fence, whichever hold comes first; and a Commit fenced by no hold is
+// refused. Ablation: a fence that compares each document once, at the
+// revision of the first hold that read it, turns the [h1, h2] order red.
+func TestFenceComparesEveryRevisionRead(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	raw := c.Client(t)
+	b := newBackend(t, c, "twice")
+	_, err := raw.Put(ctx, "twice/docs/d", "v0")
+	require.NoError(t, err)
+	for _, order := range []string{"h1 first", "h2 first"} {
+		h2, err := b.Lock(ctx, "B", true)
+		require.NoError(t, err)
+		_, err = h2.Read(ctx, "d") // v0
+		require.NoError(t, err)
+		_, err = raw.Put(ctx, "twice/docs/d", "v1-"+order)
+		require.NoError(t, err)
+		h1, err := b.Lock(ctx, "A", true)
+		require.NoError(t, err)
+		_, err = h1.Read(ctx, "d") // v1
+		require.NoError(t, err)
+		holds := []filetxn.Held{h1, h2}
+		if order == "h2 first" {
+			holds = []filetxn.Held{h2, h1}
+		}
+		err = b.Commit(ctx, holds, []filetxn.Put{{Name: "x", Data: []byte(order)}}, false)
+		require.ErrorIs(t, err, lock.ErrLockLost, order)
+		require.NoError(t, h1.Release())
+		require.NoError(t, h2.Release())
+	}
+	resp, err := raw.Get(ctx, "twice/docs/x")
+	require.NoError(t, err)
+	assert.Empty(t, resp.Kvs, "a refused commit wrote")
+
+	err = b.Commit(ctx, nil, []filetxn.Put{{Name: "x", Data: []byte("blind")}}, false)
+	require.ErrorIs(t, err, filetxn.ErrInvalidArgument)
+}

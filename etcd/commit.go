@@ -73,9 +73,13 @@ func (h *held) Release() error {
 	released := h.released || h.unlocked
 	h.released = true
 	h.mu.Unlock()
-	if released || done(h.m.s) {
+	if released {
 		return nil
 	}
+	// A session that is done may still have its lease (one orphaned by a
+	// failed clean-up): its key would keep every host out until the lease
+	// expires. The key is this lease's alone, so deleting it is always
+	// safe; for a lost lock it is best effort.
 	ctx, cancel := context.WithTimeout(h.b.life, releaseTimeout)
 	defer cancel()
 	if _, err := h.b.client.Delete(ctx, h.m.key); err != nil && !done(h.m.s) {
@@ -94,8 +98,12 @@ func (h *held) Release() error {
 // fails it, before any write, with an error matching ErrTooLarge. Any other
 // error (ctx done, the cluster unreachable) leaves its outcome unknown.
 // With release, the same transaction deletes the locks' keys when it
-// writes, and their Release then sends nothing.
+// writes, and their Release then sends nothing. A Commit fenced by no hold
+// is refused (filetxn.ErrInvalidArgument).
 func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filetxn.Put, release bool) error {
+	if len(holds) == 0 {
+		return fmt.Errorf("etcd: commit: no locks to fence it by: %w", filetxn.ErrInvalidArgument)
+	}
 	hs := make([]*held, len(holds))
 	for i, x := range holds {
 		h, ok := x.(*held)
@@ -181,13 +189,19 @@ type check struct {
 // fence returns the compares of a Commit fenced by hs.
 func (b *Backend) fence(hs []*held) *txn {
 	t := &txn{}
-	seen := map[string]bool{}
+	// A document read by two holds is compared at each revision read: a
+	// hold that read it before a change must fail the fence.
+	type read struct {
+		name string
+		rev  int64
+	}
+	seen := map[read]bool{}
 	for _, h := range hs {
 		t.add(h.m.isOwner(), check{lock: h.name, key: h.m.key, rev: h.m.rev})
 		h.mu.Lock()
 		for _, name := range h.order {
-			if !seen[name] {
-				seen[name] = true
+			if r := (read{name, h.reads[name]}); !seen[r] {
+				seen[r] = true
 				key := b.docKey(name)
 				t.add(clientv3.Compare(clientv3.ModRevision(key), "=", h.reads[name]), check{doc: name, key: key, rev: h.reads[name]})
 			}
