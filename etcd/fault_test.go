@@ -287,9 +287,9 @@ func TestFaultStoppedHolderLosesItsLock(t *testing.T) {
 // tmpfs and appends to a ledger through the cluster until that disk is
 // full and on: every append either fails or is acknowledged, and the
 // ledger holds every acknowledged one, once, as the other two members
-// carry on. Mounting needs root; the test skips without it. It fails if
-// the disk never fills (the member dies of it, or its tmpfs has under 4 KiB
-// left). No ablation of the Backend turns it red: one writer, one call at
+// carry on. Mounting needs root; the test skips without it. The disk
+// counts as full once the member has died or its tmpfs has under 4 KiB
+// free; the test fails if that never happens. No ablation of the Backend turns it red: one writer, one call at
 // a time, meets no fence; its check of the ledger is the one that the
 // ablation at TestFaultLedgerAppendsSurviveLeaderKill turns red.
 func TestFaultFullDiskMember(t *testing.T) {
