@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
@@ -67,20 +66,12 @@ func (m *mutex) lock(ctx context.Context, cl *clientv3.Client, wait bool) error 
 		return errBusy
 	}
 	for {
-		// The last key queued before this session's, if any is left.
-		before, err := cl.Get(ctx, m.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(m.rev-1))...)
+		done, err := m.waitTurn(ctx, cl)
 		if err != nil {
 			return err
 		}
-		if len(before.Kvs) == 0 {
+		if done {
 			break
-		}
-		gone, err := m.waitDelete(ctx, cl, string(before.Kvs[0].Key), before.Header.Revision+1)
-		if err != nil {
-			return err
-		}
-		if gone == m.key {
-			return errExpired
 		}
 	}
 	// Every key before this one is gone; this one must still be there.
@@ -94,24 +85,51 @@ func (m *mutex) lock(ctx context.Context, cl *clientv3.Client, wait bool) error 
 	return nil
 }
 
-// waitDelete returns once key or the session's own key is deleted at
-// revision rev or later, naming the one deleted, or once ctx is done. A
-// watch that the cluster ends (a compaction, a lost leader) returns "" and
-// no error: the caller looks again.
-func (m *mutex) waitDelete(ctx context.Context, cl *clientv3.Client, key string, rev int64) (string, error) {
+// waitTurn waits, on one watch of the queue made before it looks at the
+// queue, until no key queued before this session's is left: true once none
+// is; false, with no error, if the cluster ended the watch first (a
+// compaction, a lost leader: the caller looks again); errExpired if the
+// session's own key is deleted. The watch has no start revision, so it
+// starts after the current one and the server sends each deletion as it
+// happens; a watch from an older revision would be caught up only by the
+// server's periodic resync of such watches (every 100 ms in etcd 3.x),
+// which under contention would pace every hand-over of the lock.
+func (m *mutex) waitTurn(ctx context.Context, cl *clientv3.Client) (bool, error) {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
-	for wr := range cl.Watch(wctx, m.pfx, clientv3.WithPrefix(), clientv3.WithRev(rev), clientv3.WithFilterPut()) {
-		if wr.Err() != nil || wr.Canceled {
-			return "", ctx.Err()
+	wch := cl.Watch(wctx, m.pfx, clientv3.WithPrefix(), clientv3.WithFilterPut(), clientv3.WithCreatedNotify())
+	if wr, ok := <-wch; !ok || wr.Err() != nil || !wr.Created {
+		return false, ctx.Err()
+	}
+	deleted := map[string]int64{} // the revision of each key's last deletion since the watch began
+	for {
+		// The last key queued before this session's, if any is left.
+		before, err := cl.Get(ctx, m.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(m.rev-1))...)
+		if err != nil {
+			return false, err
 		}
-		for _, ev := range wr.Events {
-			if k := string(ev.Kv.Key); ev.Type == mvccpb.DELETE && (k == key || k == m.key) {
-				return k, nil
+		if len(before.Kvs) == 0 {
+			return true, nil
+		}
+		// A deletion at or before the Get's revision is of an earlier
+		// life of the key (a lease queues again under the same key): the
+		// watch may have begun before it, on a member that lagged.
+		for key, at := string(before.Kvs[0].Key), before.Header.Revision; deleted[key] <= at; {
+			if deleted[m.key] > m.rev {
+				return false, errExpired
+			}
+			wr, ok := <-wch
+			if !ok || wr.Err() != nil || wr.Canceled {
+				return false, ctx.Err()
+			}
+			for _, ev := range wr.Events {
+				deleted[string(ev.Kv.Key)] = ev.Kv.ModRevision // deletions only: WithFilterPut
 			}
 		}
+		if deleted[m.key] > m.rev {
+			return false, errExpired
+		}
 	}
-	return "", ctx.Err()
 }
 
 // isOwner is the compare that holds while the session holds the lock.
