@@ -149,8 +149,9 @@ func checkName(op, name string) error {
 // session. On failure it removes its place in the queue, with a timeout of
 // its own (see the package doc's caveats). A lock this session already
 // holds is granted again: the engine's queue, not Lock, keeps the
-// goroutines of a process apart. It costs one request uncontended, and a
-// watch while it waits.
+// goroutines of a process apart. It costs one request uncontended, which
+// also reads the document named name for the hold's first Read of it, and
+// a watch while it waits.
 func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Held, error) {
 	if err := checkName("Lock", name); err != nil {
 		return nil, err
@@ -162,6 +163,7 @@ func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 			return nil, b.lockError(ctx, name, err)
 		}
 		m := newMutex(s, key)
+		m.doc = b.docKey(name) // the document the lock is named for, as a store's is by default
 		err = m.lock(ctx, b.client, wait)
 		if err == nil {
 			return &held{b: b, name: name, m: m, reads: map[string]int64{}}, nil

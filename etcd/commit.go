@@ -34,7 +34,9 @@ type held struct {
 // Read returns the document named name, nil when there is none, by a
 // linearizable read bounded by ctx, and remembers the version read (the
 // first, if read twice): a Commit fenced by this hold then requires it
-// unchanged.
+// unchanged. The first Read of the document the lock is named for, when
+// Lock took the lock at once, sends nothing: it returns what Lock's own
+// request read, as of the moment the lock was taken.
 func (h *held) Read(ctx context.Context, name string) ([]byte, error) {
 	if err := checkName("Read", name); err != nil {
 		return nil, err
@@ -42,9 +44,21 @@ func (h *held) Read(ctx context.Context, name string) ([]byte, error) {
 	if h.isReleased() {
 		return nil, fmt.Errorf("etcd: read %s under lock %s: %w", name, h.name, errReleased)
 	}
-	data, rev, err := h.b.get(ctx, name)
-	if err != nil {
-		return nil, err
+	h.mu.Lock()
+	pre := h.m.pre
+	if name == h.name {
+		h.m.pre = nil // the first Read only
+	}
+	h.mu.Unlock()
+	var data []byte
+	var rev int64
+	if pre != nil && name == h.name {
+		data, rev = pre.data, pre.rev
+	} else {
+		var err error
+		if data, rev, err = h.b.get(ctx, name); err != nil {
+			return nil, err
+		}
 	}
 	h.mu.Lock()
 	if _, ok := h.reads[name]; !ok {

@@ -21,6 +21,16 @@ type mutex struct {
 	pfx string // the lock's prefix, ending in "/"
 	key string // pfx + the session's lease in hexadecimal
 	rev int64  // the create revision of key: the place in the queue
+
+	doc string // a document key to read in the request that queues the session ("": none)
+	pre *kv    // what that request read of doc, when it took the lock at once
+}
+
+// A kv is a document as one request read it: its bytes (nil: none) and
+// its mod revision (0: none).
+type kv struct {
+	data []byte
+	rev  int64
 }
 
 // errBusy is the error of a lock held by another session, without wait.
@@ -42,11 +52,12 @@ func newMutex(s *concurrency.Session, lockKey string) *mutex {
 // caller deletes it when lock fails.
 func (m *mutex) lock(ctx context.Context, cl *clientv3.Client, wait bool) error {
 	lease := m.s.Lease()
-	resp, err := cl.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(m.key), "=", 0)).
-		Then(clientv3.OpPut(m.key, "", clientv3.WithLease(lease)), clientv3.OpGet(m.pfx, clientv3.WithFirstCreate()...)).
-		Else(clientv3.OpGet(m.key), clientv3.OpGet(m.pfx, clientv3.WithFirstCreate()...)).
-		Commit()
+	then := []clientv3.Op{clientv3.OpPut(m.key, "", clientv3.WithLease(lease)), clientv3.OpGet(m.pfx, clientv3.WithFirstCreate()...)}
+	orElse := []clientv3.Op{clientv3.OpGet(m.key), clientv3.OpGet(m.pfx, clientv3.WithFirstCreate()...)}
+	if m.doc != "" {
+		then, orElse = append(then, clientv3.OpGet(m.doc)), append(orElse, clientv3.OpGet(m.doc))
+	}
+	resp, err := cl.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(m.key), "=", 0)).Then(then...).Else(orElse...).Commit()
 	if err != nil {
 		return err
 	}
@@ -60,6 +71,17 @@ func (m *mutex) lock(ctx context.Context, cl *clientv3.Client, wait bool) error 
 	}
 	first := resp.Responses[1].GetResponseRange().GetKvs()
 	if len(first) == 0 || first[0].CreateRevision == m.rev {
+		if m.doc != "" {
+			// Read at the revision the lock was taken: no holder has
+			// written it since, and the fence refuses a commit if anyone has.
+			m.pre = &kv{}
+			if kvs := resp.Responses[2].GetResponseRange().GetKvs(); len(kvs) > 0 {
+				m.pre.data, m.pre.rev = kvs[0].Value, kvs[0].ModRevision
+				if m.pre.data == nil {
+					m.pre.data = []byte{} // an empty document is not no document
+				}
+			}
+		}
 		return nil
 	}
 	if !wait {

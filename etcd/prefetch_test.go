@@ -1,0 +1,82 @@
+package etcd_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/etcd"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// TestMutateSendsTwoRequestsWhenFree: a Mutate of a document whose lock is
+// free sends two requests, the lock's (which reads the document too) and
+// the commit (which releases the lock too). Ablation: a Lock that does not
+// read the document (mutex.doc left empty) makes it three, and this test
+// red.
+func TestMutateSendsTwoRequestsWhenFree(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	var sent atomic.Int64
+	counting := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		sent.Add(1)
+		return invoke(ctx, method, req, reply, cc, opts...)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counting)}})
+	require.NoError(t, err)
+	defer cli.Close()
+	b, err := etcd.New(cli, "pf")
+	require.NoError(t, err)
+	defer b.Close()
+	s, err := filetxn.NewStore("n.json", filetxn.JSON[count](), filetxn.WithBackend(b))
+	require.NoError(t, err)
+	inc := func(d *count) error { d.N++; return nil }
+	_, err = s.Mutate(ctx, inc) // makes the session
+	require.NoError(t, err)
+	const n = 5
+	before := sent.Load()
+	for range n {
+		_, err := s.Mutate(ctx, inc)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, int64(2*n), sent.Load()-before, "requests of %d Mutates", n)
+	got, err := s.View(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, n+1, got.N, "the counter")
+}
+
+// TestPrefetchedReadIsFenced: a document written by another client after
+// Lock read it along with the lock is not returned fresh by Read (Lock's
+// read is returned), and the Commit is refused with lock.ErrLockLost, as
+// for any document written since it was read. Ablation: a Commit that
+// does not compare the documents read turns it red.
+func TestPrefetchedReadIsFenced(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	b := newBackend(t, c, "pr")
+	other := c.Client(t)
+	_, err := other.Put(ctx, "pr/docs/n.json", "one")
+	require.NoError(t, err)
+	h, err := b.Lock(ctx, "n.json", true)
+	require.NoError(t, err)
+	defer h.Release()
+	_, err = other.Put(ctx, "pr/docs/n.json", "two")
+	require.NoError(t, err)
+	data, err := h.Read(ctx, "n.json")
+	require.NoError(t, err)
+	assert.Equal(t, "one", string(data), "Read under a lock taken before the write")
+	err = b.Commit(ctx, []filetxn.Held{h}, []filetxn.Put{{Name: "n.json", Data: []byte("three")}}, true)
+	require.ErrorIs(t, err, lock.ErrLockLost, "Commit after another client's write")
+	resp, err := other.Get(ctx, "pr/docs/n.json")
+	require.NoError(t, err)
+	assert.Equal(t, "two", string(resp.Kvs[0].Value), "the document after the refused Commit")
+}
