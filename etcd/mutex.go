@@ -136,7 +136,7 @@ func (m *mutex) waitTurn(ctx context.Context, cl *clientv3.Client) (bool, error)
 		// A deletion at or before the Get's revision is of an earlier
 		// life of the key (a lease queues again under the same key): the
 		// watch may have begun before it, on a member that lagged.
-		for key, at := string(before.Kvs[0].Key), before.Header.Revision; deleted[key] <= at; {
+		for ahead, at := before.Kvs[0].Key, before.Header.Revision; deleted[string(ahead)] <= at; {
 			if deleted[m.key] > m.rev {
 				return false, errExpired
 			}
