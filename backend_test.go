@@ -365,3 +365,29 @@ func TestBackendPanicInLockFreesTheQueue(t *testing.T) {
 	_, err = s.Mutate(ctx, func(d *memCount) error { d.N++; return nil })
 	require.NoError(t, err)
 }
+
+// TestBackendRestoreRemoves: a nil snapshot over an owned version removes
+// the document in one fenced commit; over a missing one it writes nothing.
+// Ablation: a removal on a backend that commits a put of nil bytes (an
+// empty document) instead of a removal turns it red.
+func TestBackendRestoreRemoves(t *testing.T) {
+	ctx := context.Background()
+	c := newMemCluster()
+	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(&memBackend{c: c}))
+	require.NoError(t, err)
+	mine, err := s.Mutate(ctx, func(d *memCount) error { d.N = 1; return nil })
+	require.NoError(t, err)
+	owned, ok := mine.Digest()
+	require.True(t, ok)
+	before := c.commits
+	commit, err := s.Restore(ctx, nil, owned)
+	require.NoError(t, err)
+	assert.True(t, commit.Written)
+	_, there := c.docs["n.json"]
+	assert.False(t, there)
+	assert.Equal(t, before+1, c.commits)
+	commit, err = s.Restore(ctx, nil)
+	require.NoError(t, err)
+	assert.False(t, commit.Written)
+	assert.Equal(t, before+1, c.commits)
+}

@@ -497,10 +497,8 @@ func (tx *Tx) read(path, op string) ([]byte, error) {
 func (tx *Tx) remove(path, op string) (removed bool, err error) {
 	tx.live(op)
 	if tx.remote != nil {
-		cur, err := tx.remote.read(path, op)
-		if err != nil || cur == nil {
-			return false, err
-		}
+		// Restore, the only caller, has read the document under this
+		// lock and found it there: the fenced commit removes that version.
 		if err := tx.remote.commit(path, op, nil, true); err != nil {
 			return false, err
 		}
