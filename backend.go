@@ -43,6 +43,25 @@ type Backend interface {
 	// locks too (their Release then has nothing left to do), saving a
 	// request; the engine still calls Release, after any outcome.
 	Commit(ctx context.Context, held []Held, puts []Put, release bool) error
+	// Create makes the document named name with data, without any lock and
+	// only if there is none, in one atomic step: of two Creates of one name
+	// exactly one succeeds, and the other (like a Create of a name that a
+	// Commit made) writes nothing and fails with an error matching
+	// fs.ErrExist. A Commit whose hold read the name as missing is fenced
+	// by it. Package loopstate claims a loop's name with it.
+	Create(ctx context.Context, name string, data []byte) error
+	// List returns the documents whose names begin with prefix, read
+	// without any lock as of one moment, in the order they were created
+	// (those a single step created in the order of their names); none
+	// gives an empty list. Its cost grows with what it returns. A prefix
+	// meant as a directory ends in "/", so that "a/" does not list "ab/".
+	List(ctx context.Context, prefix string) ([]Entry, error)
+}
+
+// An Entry is one document of a Backend.List: its name and its bytes.
+type Entry struct {
+	Name string
+	Data []byte
 }
 
 // A Held is a lock of a Backend, held until Release.
@@ -56,11 +75,15 @@ type Held interface {
 	Release() error
 }
 
-// A Put is one document of a Backend.Commit: its new bytes, or its removal.
+// A Put is one document of a Backend.Commit: its new bytes, or its
+// removal. A removal with Prefix removes every document whose name begins
+// with Name, in the same step, whatever their number: a loop's tick log,
+// one document a line, goes with the loop in one request.
 type Put struct {
 	Name   string
 	Data   []byte // the new bytes, when Remove is false
 	Remove bool
+	Prefix bool // with Remove: every document whose name begins with Name
 }
 
 // WithBackend keeps the store's document in b instead of the local file at
@@ -95,6 +118,20 @@ func (s *Store[D]) lockName() string {
 		return docName(s.o.lockPath)
 	}
 	return s.Name()
+}
+
+// Held returns the backend's lock that the Locked callback holds, for a
+// store made WithBackend, and nil for a local file: a Backend.Commit of
+// several documents fenced by it publishes them in one step, which Write,
+// one document a call, cannot. Package loopstate commits a tick's log
+// lines and its state so. Like the Tx, it is valid only until the callback
+// returns.
+func (tx *Tx) Held() Held {
+	tx.live("Held")
+	if tx.remote == nil {
+		return nil
+	}
+	return tx.remote.held
 }
 
 // A remoteTx is what a Tx on a backend holds.

@@ -3,7 +3,6 @@ package filetxn_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -14,148 +13,28 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/board"
+	"github.com/filetxn/filetxn/internal/testkit/memback"
 	"github.com/filetxn/filetxn/ledger"
 	"github.com/filetxn/filetxn/lock"
 )
 
-// memCluster is what several memBackends share: documents with revisions,
-// and locks held by a backend (a session). It stands for a service in the
-// engine's own tests; the etcd module tests the real one.
-type memCluster struct {
-	mu      sync.Mutex
-	rev     int64
-	docs    map[string]memDoc
-	locks   map[string]*memBackend // holder of each lock
-	token   map[string]int64       // the revision at which the holder took it
-	freed   *sync.Cond
-	commits int // Commit calls that published
-}
+// memCluster and memBackend are the engine's test Backend (package memback).
+type (
+	memCluster = memback.Cluster
+	memBackend = memback.Backend
+)
 
-type memDoc struct {
-	data []byte
-	rev  int64
-}
+func newMemCluster() *memCluster { return memback.New() }
 
-func newMemCluster() *memCluster {
-	c := &memCluster{docs: map[string]memDoc{}, locks: map[string]*memBackend{}, token: map[string]int64{}}
-	c.freed = sync.NewCond(&c.mu)
-	return c
-}
-
-// A memBackend is one session of a memCluster. Like an etcd session's
-// mutex, its Lock does not exclude the goroutines that share the session:
-// a lock it holds is granted to it again at once. Only the engine's own
-// queue keeps two goroutines of one process apart.
-type memBackend struct {
-	c     *memCluster
-	panic bool // Lock panics, as a backend's bug may
-}
-
-type memHeld struct {
-	b     *memBackend
-	name  string
-	token int64
-	read  map[string]int64 // the revision of each document read (0: none)
-}
-
-func (b *memBackend) Lock(ctx context.Context, name string, wait bool) (filetxn.Held, error) {
-	if b.panic {
-		panic("memBackend: Lock")
-	}
-	c := b.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for c.locks[name] != nil && c.locks[name] != b {
-		if !wait {
-			return nil, lock.ErrWouldBlock
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		stop := context.AfterFunc(ctx, func() { c.mu.Lock(); c.freed.Broadcast(); c.mu.Unlock() })
-		c.freed.Wait()
-		stop()
-	}
-	if c.locks[name] == nil {
-		c.rev++
-		c.locks[name], c.token[name] = b, c.rev
-	}
-	return &memHeld{b: b, name: name, token: c.token[name], read: map[string]int64{}}, nil
-}
-
-func (b *memBackend) Get(ctx context.Context, name string) ([]byte, error) {
-	b.c.mu.Lock()
-	defer b.c.mu.Unlock()
-	return b.c.docs[name].data, nil
-}
-
-func (b *memBackend) Commit(ctx context.Context, held []filetxn.Held, puts []filetxn.Put, release bool) error {
-	c := b.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, h := range held {
-		h := h.(*memHeld)
-		if c.locks[h.name] != h.b || c.token[h.name] != h.token {
-			return fmt.Errorf("lock %s: %w", h.name, lock.ErrLockLost)
-		}
-		for name, rev := range h.read {
-			if c.docs[name].rev != rev {
-				return fmt.Errorf("%s written since read: %w", name, lock.ErrLockLost)
-			}
-		}
-	}
-	c.rev++
-	for _, p := range puts {
-		if p.Remove {
-			delete(c.docs, p.Name)
-		} else {
-			c.docs[p.Name] = memDoc{data: append([]byte(nil), p.Data...), rev: c.rev}
-		}
-	}
-	c.commits++
-	if release {
-		for _, h := range held {
-			delete(c.locks, h.(*memHeld).name)
-		}
-		c.freed.Broadcast()
-	}
-	return nil
-}
-
-func (h *memHeld) Read(ctx context.Context, name string) ([]byte, error) {
-	c := h.b.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d := c.docs[name]
-	h.read[name] = d.rev
-	return d.data, nil
-}
-
-func (h *memHeld) Release() error {
-	c := h.b.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.locks[h.name] == h.b && c.token[h.name] == h.token {
-		delete(c.locks, h.name)
-		c.freed.Broadcast()
-	}
-	return nil
-}
-
-// steal ends the hold of name, as an expired lease does.
-func (c *memCluster) steal(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.locks, name)
-	c.freed.Broadcast()
-}
+// docOf returns the bytes of c's document name, nil if there is none.
+func docOf(c *memCluster, name string) []byte { data, _ := c.Doc(name); return data }
 
 type memCount struct{ N int }
 
 func TestBackendMutateViewRestore(t *testing.T) {
 	ctx := context.Background()
 	c := newMemCluster()
-	b := &memBackend{c: c}
+	b := c.Backend()
 	s, err := filetxn.NewStore("proj/./count.json", filetxn.JSON[memCount](), filetxn.WithBackend(b))
 	require.NoError(t, err)
 	assert.Equal(t, "proj/count.json", s.Name())
@@ -166,27 +45,27 @@ func TestBackendMutateViewRestore(t *testing.T) {
 	commit, err := s.Mutate(ctx, func(d *memCount) error { d.N = 5; return nil })
 	require.NoError(t, err)
 	assert.True(t, commit.Written)
-	assert.JSONEq(t, `{"N":5}`, string(c.docs["proj/count.json"].data))
+	assert.JSONEq(t, `{"N":5}`, string(docOf(c, "proj/count.json")))
 	got, err := s.View(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 5, got.N)
 
 	// A fn that changes nothing commits nothing; a probed one takes no lock.
-	before := c.commits
+	before := c.Commits()
 	commit, err = s.Mutate(ctx, func(d *memCount) error { return nil })
 	require.NoError(t, err)
 	assert.False(t, commit.Written)
-	other := &memBackend{c: c}
+	other := c.Backend()
 	_, err = other.Lock(ctx, "proj/count.json", false)
 	require.NoError(t, err)
 	commit, err = s.MutateProbed(ctx, func(d *memCount) error { d.N = 5; return nil })
 	require.NoError(t, err)
 	assert.False(t, commit.Written)
-	assert.Equal(t, before, c.commits)
-	c.steal("proj/count.json")
+	assert.Equal(t, before, c.Commits())
+	c.Steal("proj/count.json")
 
 	// Restore over an owned version, and refusal over a rival's.
-	snap := append([]byte(nil), c.docs["proj/count.json"].data...)
+	snap := append([]byte(nil), docOf(c, "proj/count.json")...)
 	commit, err = s.Mutate(ctx, func(d *memCount) error { d.N = 6; return nil })
 	require.NoError(t, err)
 	dg, ok := commit.Digest()
@@ -210,7 +89,7 @@ func TestBackendMutateViewRestore(t *testing.T) {
 		return err
 	})
 	require.NoError(t, err)
-	assert.Equal(t, "hi", string(c.docs["proj/other.txt"].data))
+	assert.Equal(t, "hi", string(docOf(c, "proj/other.txt")))
 }
 
 // TestBackendLostLockPublishesNothing: a hold that ends before the commit
@@ -219,16 +98,16 @@ func TestBackendMutateViewRestore(t *testing.T) {
 func TestBackendLostLockPublishesNothing(t *testing.T) {
 	ctx := context.Background()
 	c := newMemCluster()
-	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(&memBackend{c: c}))
+	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(c.Backend()))
 	require.NoError(t, err)
 	_, err = s.Mutate(ctx, func(d *memCount) error {
-		c.steal("n.json")
+		c.Steal("n.json")
 		d.N = 1
 		return nil
 	})
 	require.ErrorIs(t, err, lock.ErrLockLost)
 	assert.Contains(t, err.Error(), "n.json")
-	assert.Nil(t, c.docs["n.json"].data)
+	assert.Nil(t, docOf(c, "n.json"))
 }
 
 // TestBackendGoroutinesExclude: goroutines of one process that share a
@@ -238,7 +117,7 @@ func TestBackendLostLockPublishesNothing(t *testing.T) {
 func TestBackendGoroutinesExclude(t *testing.T) {
 	ctx := context.Background()
 	c := newMemCluster()
-	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(&memBackend{c: c}))
+	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(c.Backend()))
 	require.NoError(t, err)
 	const workers, each = 8, 50
 	var wg sync.WaitGroup
@@ -264,7 +143,7 @@ func TestBackendGoroutinesExclude(t *testing.T) {
 func TestBackendReentryNoWaitAndCtx(t *testing.T) {
 	ctx := context.Background()
 	c := newMemCluster()
-	b := &memBackend{c: c}
+	b := c.Backend()
 	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(b))
 	require.NoError(t, err)
 	_, err = s.Mutate(ctx, func(d *memCount) error {
@@ -275,7 +154,7 @@ func TestBackendReentryNoWaitAndCtx(t *testing.T) {
 
 	// Another session holds the lock: WithNoWait fails at once, a wait
 	// ends with its ctx.
-	_, err = (&memBackend{c: c}).Lock(ctx, "n.json", false)
+	_, err = (c.Backend()).Lock(ctx, "n.json", false)
 	require.NoError(t, err)
 	nw, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(b), filetxn.WithNoWait())
 	require.NoError(t, err)
@@ -288,7 +167,7 @@ func TestBackendReentryNoWaitAndCtx(t *testing.T) {
 
 	// A goroutine queued in the engine behind a holder of this process
 	// leaves with its ctx too.
-	c.steal("n.json")
+	c.Steal("n.json")
 	held := make(chan struct{})
 	release := make(chan struct{})
 	go func() {
@@ -308,7 +187,7 @@ func TestBackendReentryNoWaitAndCtx(t *testing.T) {
 func TestBackendMutateAllOneCommit(t *testing.T) {
 	ctx := context.Background()
 	c := newMemCluster()
-	b := &memBackend{c: c}
+	b := c.Backend()
 	ls, err := ledger.Open("docs/deferred-work.md", filetxn.WithBackend(b))
 	require.NoError(t, err)
 	bs, err := board.Open("docs/sprint-status.yaml", filetxn.WithBackend(b))
@@ -321,7 +200,7 @@ func TestBackendMutateAllOneCommit(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ids, 1)
 
-	before := c.commits
+	before := c.Commits()
 	commits, err := filetxn.MutateAll(ctx, []filetxn.Member{ls, bs}, func(m *filetxn.Multi) error {
 		if _, err := ls.In(m).MarkDone(ids, "2026-12-02", "done"); err != nil {
 			return err
@@ -332,7 +211,7 @@ func TestBackendMutateAllOneCommit(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, commits[0].Written)
 	assert.True(t, commits[1].Written)
-	assert.Equal(t, before+1, c.commits, "one Commit for both documents")
+	assert.Equal(t, before+1, c.Commits(), "one Commit for both documents")
 
 	files, err := filetxn.NewStore(filepath.Join(t.TempDir(), "n.json"), filetxn.JSON[memCount](), filetxn.WithLockPath(filepath.Join(t.TempDir(), "n.lock")))
 	require.NoError(t, err)
@@ -341,12 +220,12 @@ func TestBackendMutateAllOneCommit(t *testing.T) {
 
 	// The archive shares the ledger's lock: one lock, one Commit of two
 	// documents.
-	before = c.commits
+	before = c.Commits()
 	moved, err := ls.Archive(ctx, "2026-12-03", "2026-12-03")
 	require.NoError(t, err)
 	assert.Equal(t, ids, moved)
-	assert.Equal(t, before+1, c.commits)
-	assert.Contains(t, string(c.docs["docs/deferred-work-archive.md"].data), ids[0])
+	assert.Equal(t, before+1, c.Commits())
+	assert.Contains(t, string(docOf(c, "docs/deferred-work-archive.md")), ids[0])
 }
 
 // TestBackendPanicInLockFreesTheQueue: a backend whose Lock panics leaves
@@ -355,11 +234,11 @@ func TestBackendMutateAllOneCommit(t *testing.T) {
 // it red (the second Mutate waits until its ctx ends).
 func TestBackendPanicInLockFreesTheQueue(t *testing.T) {
 	c := newMemCluster()
-	b := &memBackend{c: c, panic: true}
+	b := &memBackend{Cluster: c, Panic: true}
 	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(b))
 	require.NoError(t, err)
 	require.Panics(t, func() { _, _ = s.Mutate(context.Background(), func(*memCount) error { return nil }) })
-	b.panic = false
+	b.Panic = false
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err = s.Mutate(ctx, func(d *memCount) error { d.N++; return nil })
@@ -373,21 +252,21 @@ func TestBackendPanicInLockFreesTheQueue(t *testing.T) {
 func TestBackendRestoreRemoves(t *testing.T) {
 	ctx := context.Background()
 	c := newMemCluster()
-	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(&memBackend{c: c}))
+	s, err := filetxn.NewStore("n.json", filetxn.JSON[memCount](), filetxn.WithBackend(c.Backend()))
 	require.NoError(t, err)
 	mine, err := s.Mutate(ctx, func(d *memCount) error { d.N = 1; return nil })
 	require.NoError(t, err)
 	owned, ok := mine.Digest()
 	require.True(t, ok)
-	before := c.commits
+	before := c.Commits()
 	commit, err := s.Restore(ctx, nil, owned)
 	require.NoError(t, err)
 	assert.True(t, commit.Written)
-	_, there := c.docs["n.json"]
+	_, there := c.Doc("n.json")
 	assert.False(t, there)
-	assert.Equal(t, before+1, c.commits)
+	assert.Equal(t, before+1, c.Commits())
 	commit, err = s.Restore(ctx, nil)
 	require.NoError(t, err)
 	assert.False(t, commit.Written)
-	assert.Equal(t, before+1, c.commits)
+	assert.Equal(t, before+1, c.Commits())
 }

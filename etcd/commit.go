@@ -142,11 +142,7 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 	}
 	t := b.fence(hs)
 	for _, p := range puts {
-		if p.Remove {
-			t.then = append(t.then, clientv3.OpDelete(b.docKey(p.Name)))
-		} else {
-			t.then = append(t.then, clientv3.OpPut(b.docKey(p.Name), string(p.Data)))
-		}
+		t.then = append(t.then, b.putOp(p))
 	}
 	if release {
 		for _, h := range hs {
@@ -170,10 +166,10 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 		h.mu.Lock()
 		h.unlocked = h.unlocked || release
 		for _, p := range puts {
-			if _, ok := h.reads[p.Name]; ok {
-				h.reads[p.Name] = 0
+			for _, name := range touched(p, h.order) {
+				h.reads[name] = 0
 				if !p.Remove {
-					h.reads[p.Name] = resp.Header.Revision
+					h.reads[name] = resp.Header.Revision
 				}
 			}
 		}
@@ -281,7 +277,7 @@ func (b *Backend) checkSize(t *txn, puts []filetxn.Put) error {
 				RequestPut: &pb.PutRequest{Key: op.KeyBytes(), Value: op.ValueBytes()}}})
 		} else {
 			req.Success = append(req.Success, &pb.RequestOp{Request: &pb.RequestOp_RequestDeleteRange{
-				RequestDeleteRange: &pb.DeleteRangeRequest{Key: op.KeyBytes()}}})
+				RequestDeleteRange: &pb.DeleteRangeRequest{Key: op.KeyBytes(), RangeEnd: op.RangeBytes()}}})
 		}
 	}
 	for _, op := range t.orElse {

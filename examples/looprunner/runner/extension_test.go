@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -75,6 +78,30 @@ func (b *memBackend) Commit(ctx context.Context, held []filetxn.Held, puts []fil
 		}
 	}
 	return nil
+}
+
+func (b *memBackend) Create(ctx context.Context, name string, data []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.docs[name]; ok {
+		return fs.ErrExist
+	}
+	b.docs[name] = bytes.Clone(data)
+	return nil
+}
+
+// List lists in the order of names, not of creation: the extension's tests
+// list nothing.
+func (b *memBackend) List(ctx context.Context, prefix string) ([]filetxn.Entry, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []filetxn.Entry
+	for _, name := range slices.Sorted(maps.Keys(b.docs)) {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, filetxn.Entry{Name: name, Data: bytes.Clone(b.docs[name])})
+		}
+	}
+	return out, nil
 }
 
 func (h *memHeld) Read(ctx context.Context, name string) ([]byte, error) { return h.b.Get(ctx, name) }
