@@ -141,6 +141,9 @@ func (l *Loop) engine(op string, noWait bool) *filetxn.Store[*Doc] {
 // that was replaced meanwhile, while the state is still there, is taken
 // again on the file now at the path.
 func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *filetxn.Tx) error) error {
+	if l.root.b != nil {
+		return l.engine(op, noWait).Locked(ctx, fn) // a lock that no file holds: nothing to check
+	}
 	// The directory's identity before the wait tells a loop deleted (and
 	// perhaps created again) while the caller waited from one whose lock file
 	// alone was replaced: lock.Acquire takes the lock on whatever file is at
@@ -376,7 +379,10 @@ func (l *Loop) Mutate(ctx context.Context, fn func(*Doc) error) (filetxn.Commit,
 // it holds the lock again. A runner found dying is waited for, and the
 // call made again.
 func (l *Loop) mutate(ctx context.Context, op string, probe bool, fn func(d *Doc, now time.Time) error) (filetxn.Commit, error) {
-	dir0 := statDir(l.dir)
+	var dir0 os.FileInfo // on a backend, no directory: a Delete removes the state, which the engine reads as missing
+	if l.root.b == nil {
+		dir0 = statDir(l.dir)
+	}
 	step := func(d *Doc) error {
 		if err := l.sameDir(dir0); err != nil {
 			return err
@@ -552,6 +558,9 @@ func (l *Loop) SetSchedule(ctx context.Context, enabled bool) error {
 // as no transition changes it (see Mutate): the runner records its tick
 // first.
 func (l *Loop) Delete(ctx context.Context) error {
+	if l.root.b != nil {
+		return l.remoteDelete(ctx)
+	}
 	var tomb string
 	var missing error
 	del := func(tx *filetxn.Tx) error {
@@ -599,6 +608,9 @@ func (l *Loop) Delete(ctx context.Context) error {
 // loop that has no state (deleted, or never a loop) gives an error matching
 // filetxn.ErrNotFound, as View does, not an empty log.
 func (l *Loop) Ticks(ctx context.Context) ([]TickRecord, error) {
+	if l.root.b != nil {
+		return l.remoteTicks(ctx)
+	}
 	data, err := fsys.ReadState(l.log, "Read", nil, 1)
 	if err != nil {
 		return nil, err

@@ -27,6 +27,7 @@ const (
 // memory and is safe for concurrent use.
 type Root struct {
 	dir  string
+	b    filetxn.Backend  // the backend the loops are kept in (filetxn.WithBackend), nil for files
 	opts []filetxn.Option // the caller's, applied before each loop's own
 	now  func() time.Time // time.Now; tests set another
 }
@@ -39,10 +40,13 @@ type Root struct {
 // operation records its own purpose, "pause <name>", "tick <name>", in the
 // holder record) and filetxn.WithNoWait. A loop's lock is always its own
 // lock file, so a filetxn.WithStateRoot or filetxn.WithLockPath is
-// overridden. NewRoot refuses an empty dir, and options that filetxn.NewStore
-// refuses, with an error matching filetxn.ErrInvalidArgument; and
-// filetxn.WithBackend, with one matching errors.ErrUnsupported: a loop is a
-// directory of files, not yet a document of a backend.
+// overridden. With filetxn.WithBackend(b) the loops are documents of b,
+// named from dir (docs/formats/loopstate.md), with the same operations and
+// errors; a tick's line and its state are published in one commit, the
+// loop's lock is b's and is the runner's liveness, and a harness gets no
+// lock to hand over (Run.Lock is nil). NewRoot refuses an empty dir, and
+// options that filetxn.NewStore refuses, with an error matching
+// filetxn.ErrInvalidArgument.
 func NewRoot(dir string, opts ...filetxn.Option) (*Root, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("loopstate: NewRoot: empty directory: %w", filetxn.ErrInvalidArgument)
@@ -51,12 +55,7 @@ func NewRoot(dir string, opts ...filetxn.Option) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loopstate: NewRoot %s: %w", dir, err) // err matches filetxn.ErrInvalidArgument
 	}
-	if st.Backend() != nil {
-		// A loop is a directory (its state, tick log, runner lock and
-		// marker), created and removed as one: not yet a document.
-		return nil, fmt.Errorf("loopstate: NewRoot %s: loops are not kept on a backend yet: %w", dir, errors.ErrUnsupported)
-	}
-	return &Root{dir: dir, opts: opts, now: time.Now}, nil
+	return &Root{dir: dir, b: st.Backend(), opts: opts, now: time.Now}, nil
 }
 
 func (r *Root) loopDir(name string) string { return filepath.Join(r.dir, loopsDir, name) }
@@ -97,6 +96,9 @@ func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*L
 		return nil, err
 	}
 	l := r.loop(name)
+	if r.b != nil {
+		return l, l.remoteCreate(ctx, data)
+	}
 	if err := os.MkdirAll(filepath.Join(r.dir, loopsDir), 0o755); err != nil {
 		return nil, err
 	}
@@ -142,6 +144,9 @@ func (r *Root) Open(ctx context.Context, name string) (*Loop, error) {
 		return nil, err
 	}
 	l := r.loop(name)
+	if r.b != nil {
+		return l.remoteOpen(ctx)
+	}
 	data, err := fsys.ReadState(l.state, "Read", nil, 1)
 	if err != nil {
 		return nil, err
@@ -158,6 +163,9 @@ func (r *Root) Open(ctx context.Context, name string) (*Loop, error) {
 // that is refused. A root without loops gives an empty list. List does not
 // block; since it never waits, a done ctx does not stop it.
 func (r *Root) List(ctx context.Context) ([]*Loop, error) {
+	if r.b != nil {
+		return r.remoteList(ctx)
+	}
 	ents, err := os.ReadDir(filepath.Join(r.dir, loopsDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

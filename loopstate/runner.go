@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/proc"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -24,21 +25,25 @@ var running struct {
 
 // A runTick is one of this process's ticks in progress.
 type runTick struct {
-	dir     os.FileInfo  // the loop's directory, for os.SameFile
-	n       int64        // current_tick.n
-	started time.Time    // current_tick.started_at
-	lock    *lock.Handle // the lock the tick was marked under
+	dir     os.FileInfo     // the loop's directory, for os.SameFile (nil on a backend)
+	b       filetxn.Backend // on a backend, the loop's ...
+	doc     string          // ... and its state's name there
+	n       int64           // current_tick.n
+	started time.Time       // current_tick.started_at
+	lock    *lock.Handle    // the lock the tick was marked under
 }
 
-// markRunning records that this process runs the tick that ct marks in
-// the loop whose directory is dir (nil: not recorded), under the lock h,
-// and returns the function that forgets it, which may be called more than
-// once.
-func markRunning(dir os.FileInfo, ct *currentTick, h *lock.Handle) func() {
-	if dir == nil {
+// markRunning records that this process runs the tick that ct marks in l,
+// under the lock h (nil on a backend), and returns the function that
+// forgets it, which may be called more than once. A loop whose directory
+// cannot be found is not recorded.
+func (l *Loop) markRunning(ct *currentTick, h *lock.Handle) func() {
+	t := runTick{n: ct.N, started: ct.StartedAt, lock: h}
+	if l.root.b != nil {
+		t.b, t.doc = l.root.b, docName(l.state)
+	} else if t.dir = statDir(l.dir); t.dir == nil {
 		return func() {}
 	}
-	t := runTick{dir: dir, n: ct.N, started: ct.StartedAt, lock: h}
 	running.mu.Lock()
 	running.ticks = append(running.ticks, t)
 	running.mu.Unlock()
@@ -60,6 +65,14 @@ func (l *Loop) runningHere(ct *currentTick) (*lock.Handle, bool) {
 	running.mu.Lock()
 	defer running.mu.Unlock()
 	if len(running.ticks) == 0 {
+		return nil, false
+	}
+	if b := l.root.b; b != nil {
+		for _, r := range running.ticks {
+			if r.n == ct.N && r.started.Equal(ct.StartedAt) && r.b == b && r.doc == docName(l.state) {
+				return nil, true
+			}
+		}
 		return nil, false
 	}
 	dir := statDir(l.dir)
@@ -131,6 +144,9 @@ func (e *liveRunnerError) Unwrap() []error {
 func (l *Loop) runnerBusy(op string, ct *currentTick) error {
 	if ct == nil {
 		return nil
+	}
+	if l.root.b != nil {
+		return l.remoteBusy(op, ct)
 	}
 	if ct.self() {
 		h, ok := l.runningHere(ct)

@@ -106,7 +106,7 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 		rec, err = l.recordLost(ctx, lost, err)
 	}
 	var busy *lock.BusyError
-	if noWait && lost == nil && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
+	if noWait && lost == nil && (errors.As(err, &busy) || l.root.b != nil) && errors.Is(err, lock.ErrWouldBlock) {
 		return l.skipBusy(ctx, busy)
 	}
 	return rec, l.pathError("Encode", err)
@@ -142,12 +142,12 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	now, pid, self := l.now(), os.Getpid(), proc.Self()
 	var pending []*TickRecord // log lines owed for the ticks this one settles
 	if ct := d.current; ct != nil {
-		if tx.Lock().Borrowed() {
+		if h := tx.Lock(); h != nil && h.Borrowed() {
 			return TickRecord{}, fmt.Errorf("%w: tick %d (runner pid %d)", ErrTickInProgress, ct.N, ct.PID)
 		}
 		why, gone := l.runnerGone(ct)
 		if !gone {
-			return l.runnerAlive(tx, d, trigger, now, pid)
+			return l.runnerAlive(ctx, tx, d, trigger, now, pid)
 		}
 		rec, err := l.settleAbandoned(tx, d, now, trigger, why)
 		if err != nil {
@@ -165,7 +165,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 			StatusBefore: before, StatusAfter: d.Status, GatesTripped: gateKeys(trips),
 			Trigger: trigger, PID: pid,
 		}
-		if err := l.commit(tx, d, data, append(pending, &rec)); err != nil {
+		if err := l.commit(ctx, tx, d, data, append(pending, &rec)); err != nil {
 			return TickRecord{}, err
 		}
 		return rec, nil
@@ -187,12 +187,14 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	// it (not a regular file, read-only) fails the tick now, before the
 	// marker is written and the harness does work that could not be
 	// recorded.
-	if err := fsys.Check("Tick", l.log); err != nil {
-		return TickRecord{}, err
+	if l.root.b == nil {
+		if err := fsys.Check("Tick", l.log); err != nil {
+			return TickRecord{}, err
+		}
 	}
 	if err := d.beginTick(now, pid, self); err != nil {
 		// A tick settled above is owed its line and its count all the same.
-		return TickRecord{}, errors.Join(err, l.commit(tx, d, data, pending))
+		return TickRecord{}, errors.Join(err, l.commit(ctx, tx, d, data, pending))
 	}
 	// The running marker is written WithoutDirSync: its bytes are fsynced before
 	// the rename, so the state file is never torn or empty, but the
@@ -206,11 +208,11 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	if len(pending) == 0 {
 		mark = append(mark, atomicfile.WithoutDirSync())
 	}
-	if err := l.commit(tx, d, data, pending, mark...); err != nil {
+	if err := l.commit(ctx, tx, d, data, pending, mark...); err != nil {
 		return TickRecord{}, err
 	}
 	marker := *d.current
-	*forget = markRunning(statDir(l.dir), &marker, tx.Lock())
+	*forget = l.markRunning(&marker, tx.Lock())
 	n, timeout := d.current.N, d.Gates.timeout()
 
 	run := &Run{Loop: l, N: n, Lock: tx.Lock(), Remaining: d.remaining()}
@@ -222,7 +224,7 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	cancel()
 	outcome, note, cost := settle(res, herr, timedOut, ctx.Err(), timeout, wall)
 	e := &endedTick{marker: marker, trigger: trigger, before: before, outcome: outcome, note: note, cost: cost, exitCode: res.ExitCode}
-	rec, err := l.record(tx, e, false)
+	rec, err := l.record(ctx, tx, e, false)
 	if errors.Is(err, lock.ErrLockLost) {
 		*lost = e
 	}
@@ -257,8 +259,12 @@ const relockTimeout = 30 * time.Second
 // was refused while the runner ran), and a line for the tick that is in
 // the log already (appended before the lock was found lost at the state's
 // write) is counted as it says, not logged twice.
-func (l *Loop) record(tx *filetxn.Tx, e *endedTick, again bool) (TickRecord, error) {
-	d, data, err := l.read(tx)
+func (l *Loop) record(ctx context.Context, tx *filetxn.Tx, e *endedTick, again bool) (TickRecord, error) {
+	// The harness has run: its record is not dropped because the runner
+	// was cancelled (a backend's requests take a context).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), relockTimeout)
+	defer cancel()
+	d, data, err := l.readIn(ctx, tx)
 	if err != nil {
 		return TickRecord{}, err
 	}
@@ -275,7 +281,7 @@ func (l *Loop) record(tx *filetxn.Tx, e *endedTick, again bool) (TickRecord, err
 			if _, err := d.endTick(logged.EndedAt, logged.Outcome, logged.Cost); err != nil {
 				return TickRecord{}, err
 			}
-			return *logged, l.commit(tx, d, data, nil)
+			return *logged, l.commit(ctx, tx, d, data, nil)
 		}
 		note = joinNote(lostNote, note)
 	}
@@ -289,7 +295,7 @@ func (l *Loop) record(tx *filetxn.Tx, e *endedTick, again bool) (TickRecord, err
 		StatusBefore: e.before, StatusAfter: d.Status, ExitCode: e.exitCode, Cost: e.cost,
 		GatesTripped: gateKeys(trips), Trigger: e.trigger, PID: e.marker.PID, Note: note,
 	}
-	if err := l.commit(tx, d, data, []*TickRecord{&rec}); err != nil {
+	if err := l.commit(ctx, tx, d, data, []*TickRecord{&rec}); err != nil {
 		return TickRecord{}, err
 	}
 	return rec, nil
@@ -311,7 +317,7 @@ func (l *Loop) recordLost(ctx context.Context, e *endedTick, lostErr error) (Tic
 	var rec TickRecord
 	err := l.locked(rctx, "tick", false, func(tx *filetxn.Tx) error {
 		var err error
-		rec, err = l.record(tx, e, true)
+		rec, err = l.record(rctx, tx, e, true)
 		return err
 	})
 	if err != nil {
@@ -328,12 +334,15 @@ func (l *Loop) recordLost(ctx context.Context, e *endedTick, lostErr error) (Tic
 // line and counts what it says (settleAbandoned) instead of logging the
 // tick again. Both writes go through the engine, which publishes nothing
 // once the loop's lock file is no longer the one held (lock.ErrLockLost).
-func (l *Loop) commit(tx *filetxn.Tx, d *Doc, old []byte, recs []*TickRecord, opts ...atomicfile.Option) error {
+func (l *Loop) commit(ctx context.Context, tx *filetxn.Tx, d *Doc, old []byte, recs []*TickRecord, opts ...atomicfile.Option) error {
 	out, err := l.codec().Encode(d)
 	if err != nil {
 		return &fs.PathError{Op: "Encode", Path: l.state, Err: err}
 	}
-	if err := l.appendLog(tx, recs...); err != nil {
+	if l.root.b != nil {
+		return l.remoteCommit(ctx, tx, out, old, recs)
+	}
+	if err := l.appendLog(ctx, tx, recs...); err != nil {
 		return err
 	}
 	if bytes.Equal(out, old) {
@@ -354,6 +363,11 @@ func (l *Loop) runnerGone(ct *currentTick) (string, bool) {
 			return "", false
 		}
 		return fmt.Sprintf("runner pid %d (this process) left tick %d unfinished", ct.PID, ct.N), true
+	}
+	if l.root.b != nil {
+		// The lock is the runner's liveness there: this tick holds it, so
+		// the runner lost it (its lease expired) and is fenced.
+		return fmt.Sprintf("runner pid %d lost the loop's lock during tick %d", ct.PID, ct.N), true
 	}
 	if goneSoon(ct.PID, ct.pidStart) {
 		return fmt.Sprintf("runner pid %d died during tick %d", ct.PID, ct.N), true
@@ -390,7 +404,7 @@ func goneSoon(pid int, start string) bool {
 // removed while it held it, and it is still running its harness. The tick
 // is not counted as abandoned; a scheduled trigger logs skipped/busy, as
 // for a busy lock, and a manual one is refused.
-func (l *Loop) runnerAlive(tx *filetxn.Tx, d *Doc, trigger Trigger, now time.Time, pid int) (TickRecord, error) {
+func (l *Loop) runnerAlive(ctx context.Context, tx *filetxn.Tx, d *Doc, trigger Trigger, now time.Time, pid int) (TickRecord, error) {
 	ct := d.current
 	what := fmt.Sprintf("tick %d is still running in pid %d (since %s)", ct.N, ct.PID, ct.StartedAt.Format(timeLayout))
 	if trigger == TriggerSchedule {
@@ -399,7 +413,7 @@ func (l *Loop) runnerAlive(tx *filetxn.Tx, d *Doc, trigger Trigger, now time.Tim
 			StatusBefore: d.Status, StatusAfter: d.Status, GatesTripped: []string{},
 			Trigger: trigger, PID: pid, Note: what,
 		}
-		if err := l.appendLog(tx, &rec); err != nil {
+		if err := l.appendLog(ctx, tx, &rec); err != nil {
 			return TickRecord{}, err
 		}
 		return rec, nil
@@ -437,6 +451,9 @@ func (l *Loop) settleAbandoned(tx *filetxn.Tx, d *Doc, now time.Time, trigger Tr
 // the next tick to be counted settles this one first. It reads the log
 // backwards and stops at the first counted line.
 func (l *Loop) loggedTick(tx *filetxn.Tx, ct *currentTick) (*TickRecord, error) {
+	if l.root.b != nil {
+		return nil, nil // a tick's line and its count are one commit there
+	}
 	data, err := tx.Read(l.log)
 	if err != nil {
 		return nil, err
@@ -522,9 +539,12 @@ func (d *Doc) remaining() Cost {
 // them, so that a crash never leaves a counted tick without its line; a
 // power loss may still cost the log its last lines (see the package's
 // Caveats).
-func (l *Loop) appendLog(tx *filetxn.Tx, recs ...*TickRecord) error {
+func (l *Loop) appendLog(ctx context.Context, tx *filetxn.Tx, recs ...*TickRecord) error {
 	if len(recs) == 0 {
 		return nil
+	}
+	if l.root.b != nil {
+		return l.remoteCommit(ctx, tx, nil, nil, recs)
 	}
 	var b []byte
 	for _, r := range recs {
@@ -542,10 +562,16 @@ func (l *Loop) skipBusy(ctx context.Context, busy *lock.BusyError) (TickRecord, 
 	rec := TickRecord{
 		StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: skipBusy,
 		GatesTripped: []string{}, Trigger: TriggerSchedule, PID: os.Getpid(),
-		Note: "lock held by " + busy.Holder.String(),
+		Note: "lock held by another runner",
+	}
+	if busy != nil {
+		rec.Note = "lock held by " + busy.Holder.String()
 	}
 	if d, err := l.View(ctx); err == nil {
 		rec.N, rec.StatusBefore, rec.StatusAfter = d.TickCount, d.Status, d.Status
+	}
+	if l.root.b != nil {
+		return rec, l.createTick(ctx, &rec)
 	}
 	// The one write this package makes without the lock: the engine appends
 	// only under it, and a scheduled tick that finds the lock busy must log

@@ -54,7 +54,7 @@ const (
 type Command struct {
 	Path      string        // the program; resolved with exec.LookPath if it has no separator
 	Args      []string      // its arguments, without the program name
-	Dir       string        // the working directory; "" is the loop's directory
+	Dir       string        // the working directory; "" is the loop's directory (the runner's own for a loop kept on a backend)
 	Env       []string      // added to this process's environment, KEY=VALUE
 	KillGrace time.Duration // between SIGTERM and SIGKILL at the timeout; 0 is 10 seconds
 	Stdout    io.Writer     // if set, receives a copy of the child's standard output
@@ -95,8 +95,8 @@ func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result
 		// runs in the loop's directory unless c.Dir says otherwise, and
 		// perhaps elsewhere: give it the root absolute.
 		dir := filepath.Dir(run.Loop.LockPath())
-		if cmd.Dir == "" {
-			cmd.Dir = dir
+		if fi, err := os.Stat(dir); cmd.Dir == "" && err == nil && fi.IsDir() {
+			cmd.Dir = dir // not for a loop kept on a backend, which has no directory here
 		}
 		root := filepath.Dir(filepath.Dir(dir))
 		if abs, err := filepath.Abs(root); err == nil {

@@ -1,0 +1,215 @@
+package loopstate
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/testkit/memback"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// newBackendRoot returns the root "proj" of a fresh session of c, on a
+// test clock.
+func newBackendRoot(t testing.TB, c *memback.Cluster) *Root {
+	t.Helper()
+	r := mustRoot(NewRoot("proj", filetxn.WithBackend(c.Backend())))
+	r.now = newClock().now
+	return r
+}
+
+// TestBackendLoopLifecycle: on a backend every operation of a loop works
+// on documents, with the files' errors: Create claims the name (a second
+// gets fs.ErrExist), Open, List (a loop "a" does not list "ab"'s ticks),
+// the transitions, Tick, Ticks, and Delete, which removes the state and
+// every tick line in one commit; no local file is made. Ablation: a List
+// of "proj/ticks/a" without the slash gives "a" the ticks of "ab"; a Delete
+// without the prefix removal leaves its lines, and the loop created again
+// lists them.
+func TestBackendLoopLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	c := memback.New()
+	r := newBackendRoot(t, c)
+	a := mustCreate(t, r, "a", Template{})
+	ab := mustCreate(t, r, "ab", Template{})
+	_, err := r.Create(ctx0, "a", nil)
+	require.ErrorIs(t, err, fs.ErrExist, "Create(a) again")
+	_, err = r.Open(ctx0, "nope")
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "Open(nope)")
+	ls, err := r.List(ctx0)
+	require.NoError(t, err)
+	require.Len(t, ls, 2)
+	assert.Equal(t, []string{"a", "ab"}, []string{ls[0].Name(), ls[1].Name()})
+
+	require.NoError(t, a.Pause(ctx0, "ops", "maintenance"))
+	rec, err := a.Tick(ctx0, TriggerManual, mustNotRun(t))
+	require.NoError(t, err)
+	assert.Equal(t, Skipped, rec.Outcome)
+	require.NoError(t, a.Resume(ctx0))
+	_, err = a.Mutate(ctx0, func(d *Doc) error { d.Template = "t1"; return nil })
+	require.NoError(t, err)
+	for range 2 {
+		rec, err = a.Tick(ctx0, TriggerManual, okHarness(Cost{USD: 0.5, Tokens: 3}))
+		require.NoError(t, err)
+		assert.Equal(t, OK, rec.Outcome)
+	}
+	_, err = ab.Tick(ctx0, TriggerManual, failHarness)
+	require.NoError(t, err)
+	d := mustView(t, a)
+	assert.Equal(t, int64(2), d.TickCount)
+	assert.Equal(t, "t1", d.Template)
+	assert.Equal(t, 1.0, d.Spent.USD)
+	ticks := mustTicks(t, a)
+	require.Len(t, ticks, 3, "Ticks(a)")
+	assert.Equal(t, []Outcome{Skipped, OK, OK}, []Outcome{ticks[0].Outcome, ticks[1].Outcome, ticks[2].Outcome})
+	assert.Equal(t, int64(2), ticks[2].N)
+	require.Len(t, mustTicks(t, ab), 1, "Ticks(ab)")
+
+	require.NoError(t, a.Delete(ctx0))
+	require.ErrorIs(t, a.Delete(ctx0), filetxn.ErrNotFound, "Delete again")
+	_, err = a.View(ctx0)
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "View after Delete")
+	_, err = a.Ticks(ctx0)
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "Ticks after Delete")
+	_, err = a.Mutate(ctx0, func(d *Doc) error { return nil })
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "Mutate after Delete")
+	_, err = a.Tick(ctx0, TriggerManual, mustNotRun(t))
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "Tick after Delete")
+	for _, name := range c.Names() {
+		assert.False(t, strings.HasPrefix(name, "proj/loops/a/") || strings.HasPrefix(name, "proj/ticks/a/"), "%s outlives Delete", name)
+	}
+	a = mustCreate(t, r, "a", Template{})
+	assert.Empty(t, mustTicks(t, a), "Ticks of a loop created again")
+	require.Len(t, mustTicks(t, ab), 1, "Ticks(ab) after a's Delete")
+	_, err = os.Stat(filepath.Join(dir, "proj"))
+	assert.ErrorIs(t, err, fs.ErrNotExist, "a local file on a backend")
+}
+
+// TestBackendCreateOneWins: of concurrent Creates of one name, each in its
+// own session, exactly one succeeds and the others get fs.ErrExist.
+// Ablation: a Create that puts without its create-if-absent (a Commit)
+// lets them all succeed.
+func TestBackendCreateOneWins(t *testing.T) {
+	c := memback.New()
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		r := newBackendRoot(t, c)
+		wg.Go(func() { _, errs[i] = r.Create(ctx0, "x", nil) })
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+		} else {
+			require.ErrorIs(t, err, fs.ErrExist)
+		}
+	}
+	assert.Equal(t, 1, won)
+}
+
+// TestBackendTickIsOneCommit: a tick's line and its count are published
+// together: a tick costs two commits (the marker, then the line with the
+// state), and the log always has as many counted lines as tick_count.
+// Ablation: publishing the line in a Commit of its own makes three.
+func TestBackendTickIsOneCommit(t *testing.T) {
+	c := memback.New()
+	l := mustCreate(t, newBackendRoot(t, c), "x", Template{})
+	before := c.Commits()
+	_, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+	require.NoError(t, err)
+	assert.Equal(t, before+2, c.Commits(), "commits of one tick")
+}
+
+// TestBackendLostTickIsCountedOnce: a runner whose lock is lost during its
+// harness (its lease expired) is fenced: a tick of another session that
+// takes the lock counts the marked tick as abandoned, and the first
+// runner's record then publishes nothing and fails with lock.ErrLockLost;
+// every tick is counted once. When nobody took the lock, the runner
+// records its tick once it holds the lock again. Ablation: recording again
+// without checking that current_tick still marks the tick (record's
+// marker.same) counts it twice (tick_count 3); a runningHere that ignores
+// the backend takes the other session's tick for this one's, alive, and
+// refuses the second tick.
+func TestBackendLostTickIsCountedOnce(t *testing.T) {
+	c := memback.New()
+	r1, r2 := newBackendRoot(t, c), newBackendRoot(t, c)
+	l1 := mustCreate(t, r1, "x", Template{})
+	l2 := mustOpen(t, r2, "x")
+	lockName := docName(l1.LockPath())
+	_, err := l1.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) {
+		c.Steal(lockName)
+		rec, err := l2.Tick(ctx, TriggerManual, okHarness(Cost{}))
+		require.NoError(t, err, "the second session's tick")
+		assert.Equal(t, int64(2), rec.N)
+		return Result{}, nil
+	})
+	require.ErrorIs(t, err, lock.ErrLockLost, "the fenced runner's Tick")
+	d := mustView(t, l1)
+	assert.Equal(t, int64(2), d.TickCount)
+	assert.Nil(t, d.current)
+	ticks := mustTicks(t, l1)
+	require.Len(t, ticks, 2)
+	assert.Equal(t, []Outcome{Abandoned, OK}, []Outcome{ticks[0].Outcome, ticks[1].Outcome})
+
+	rec, err := l1.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) {
+		c.Steal(lockName)
+		return Result{}, nil
+	})
+	require.NoError(t, err, "a tick whose lock nobody took")
+	assert.Contains(t, rec.Note, lostNote)
+	assert.Equal(t, int64(3), mustView(t, l1).TickCount)
+	assert.Len(t, mustTicks(t, l1), 3)
+}
+
+// TestBackendScheduledTickSkipsBusy: a scheduled tick that finds the lock
+// held logs a skipped/busy line without it, and runs nothing. Ablation:
+// dropping the backend from Tick's busy check returns the lock's error.
+func TestBackendScheduledTickSkipsBusy(t *testing.T) {
+	c := memback.New()
+	l1 := mustCreate(t, newBackendRoot(t, c), "x", Template{})
+	_, err := l1.Mutate(ctx0, func(d *Doc) error { d.Schedule.Enabled = true; return nil })
+	require.NoError(t, err)
+	l2 := mustOpen(t, newBackendRoot(t, c), "x")
+	_, err = l1.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) {
+		rec, err := l2.Tick(ctx, TriggerSchedule, mustNotRun(t))
+		require.NoError(t, err)
+		assert.Equal(t, skipBusy, rec.SkipReason)
+		return Result{}, nil
+	})
+	require.NoError(t, err)
+	ticks := mustTicks(t, l1)
+	require.Len(t, ticks, 2)
+	assert.Equal(t, skipBusy, ticks[0].SkipReason)
+	assert.Equal(t, OK, ticks[1].Outcome)
+}
+
+// TestBackendMutateAllWithLoops: MutateAll with two loops on one backend
+// changes both in one commit, or neither.
+func TestBackendMutateAllWithLoops(t *testing.T) {
+	c := memback.New()
+	r := newBackendRoot(t, c)
+	a, b := mustCreate(t, r, "a", Template{}), mustCreate(t, r, "b", Template{})
+	_, err := filetxn.MutateAll(ctx0, []filetxn.Member{a, b}, func(m *filetxn.Multi) error {
+		a.In(m).Template, b.In(m).Template = "ta", "tb"
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "ta", mustView(t, a).Template)
+	assert.Equal(t, "tb", mustView(t, b).Template)
+	boom := errors.New("boom")
+	_, err = filetxn.MutateAll(ctx0, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { a.In(m).Template = "no"; return boom })
+	require.ErrorIs(t, err, boom)
+	assert.Equal(t, "ta", mustView(t, a).Template)
+}

@@ -1,0 +1,214 @@
+package loopstate
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/filetxn/filetxn"
+)
+
+// The loops of a Root made WithBackend are documents of the backend, named
+// from the root's directory as filetxn's Store.Name names a store's path
+// (docs/formats/loopstate.md, "On a backend"):
+//
+//	<dir>/loops/<name>/.state.loop    the state, the same JSON
+//	<dir>/loops/<name>/.state.lock    the name of the loop's lock (no document)
+//	<dir>/ticks/<name>/<id>           one tick-log line each, in creation order
+//
+// The tick lines live beside the loops, not under them, so that List reads
+// the states alone, whatever the logs hold.
+const ticksDir = "ticks"
+
+// docName is the name in a backend of the document at path.
+func docName(p string) string { return filepath.ToSlash(filepath.Clean(p)) }
+
+// ticksPrefix is the prefix of the names of the loop's tick lines.
+func (l *Loop) ticksPrefix() string {
+	return docName(filepath.Join(l.root.dir, ticksDir, l.name)) + "/"
+}
+
+// tickNames returns n fresh names of tick lines of l, which sort in the
+// order given: the lines of one commit are created at once, and a backend
+// lists those in the order of their names.
+func (l *Loop) tickNames(n int) []string {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	id := l.now().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:])
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s%s-%03d", l.ticksPrefix(), id, i)
+	}
+	return names
+}
+
+// remoteCommit is commit on a backend: the lines recs and the state out
+// (unless it is old, or nil: lines alone) in one Commit fenced by the lock
+// tx holds, so that a tick's line and its count are published together or
+// not at all.
+func (l *Loop) remoteCommit(ctx context.Context, tx *filetxn.Tx, out, old []byte, recs []*TickRecord) error {
+	var puts []filetxn.Put
+	for i, name := range l.tickNames(len(recs)) {
+		puts = append(puts, filetxn.Put{Name: name, Data: appendRecord(nil, recs[i])})
+	}
+	if out != nil && !bytes.Equal(out, old) {
+		puts = append(puts, filetxn.Put{Name: docName(l.state), Data: out})
+	}
+	if len(puts) == 0 {
+		return nil
+	}
+	if err := l.root.b.Commit(ctx, []filetxn.Held{tx.Held()}, puts, false); err != nil {
+		return &fs.PathError{Op: "Write", Path: l.state, Err: err}
+	}
+	return nil
+}
+
+// createTick logs rec without the lock (skipBusy): one line, created.
+func (l *Loop) createTick(ctx context.Context, rec *TickRecord) error {
+	name := l.tickNames(1)[0]
+	if err := l.root.b.Create(ctx, name, appendRecord(nil, rec)); err != nil {
+		return &fs.PathError{Op: "Write", Path: name, Err: err}
+	}
+	return nil
+}
+
+// readIn is read with ctx for the backend's request (tx's own is the one
+// the lock was waited for with, which may be over by now).
+func (l *Loop) readIn(ctx context.Context, tx *filetxn.Tx) (*Doc, []byte, error) {
+	h := tx.Held()
+	if h == nil {
+		return l.read(tx)
+	}
+	data, err := h.Read(ctx, docName(l.state))
+	if err != nil {
+		return nil, nil, &fs.PathError{Op: "Read", Path: l.state, Err: err}
+	}
+	if data == nil {
+		return nil, nil, l.missing()
+	}
+	d, err := l.codec().Decode(data)
+	if err != nil {
+		return nil, nil, &fs.PathError{Op: "Decode", Path: l.state, Err: err}
+	}
+	return d, data, nil
+}
+
+// remoteBusy is runnerBusy on a backend, where the lock is the runner's
+// liveness: a runner in another process whose tick is marked and whose
+// lock someone else holds has lost it (its lease expired) and can publish
+// nothing, so only a tick that this process still runs refuses op (its
+// runner lost the lock and is about to record it again; see recordLost).
+func (l *Loop) remoteBusy(op string, ct *currentTick) error {
+	if !ct.self() {
+		return nil
+	}
+	if _, ok := l.runningHere(ct); !ok {
+		return nil
+	}
+	return &liveRunnerError{op: op, loop: l.name, lock: l.lock, ct: *ct}
+}
+
+// remoteCreate is Create on a backend: the state, created if absent.
+func (l *Loop) remoteCreate(ctx context.Context, data []byte) error {
+	err := l.root.b.Create(ctx, docName(l.state), data)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("loopstate: Create: loop %s exists (%s): %w", l.name, docName(l.state), err)
+	}
+	if err != nil {
+		return &fs.PathError{Op: "Create", Path: l.state, Err: err}
+	}
+	return nil
+}
+
+// remoteOpen is Open on a backend.
+func (l *Loop) remoteOpen(ctx context.Context) (*Loop, error) {
+	data, err := l.root.b.Get(ctx, docName(l.state))
+	if err != nil {
+		return nil, &fs.PathError{Op: "Read", Path: l.state, Err: err}
+	}
+	if data == nil {
+		return nil, l.missing()
+	}
+	return l, nil
+}
+
+// remoteList is List on a backend: one List of the states.
+func (r *Root) remoteList(ctx context.Context) ([]*Loop, error) {
+	prefix := docName(filepath.Join(r.dir, loopsDir)) + "/"
+	ents, err := r.b.List(ctx, prefix)
+	if err != nil {
+		return nil, &fs.PathError{Op: "List", Path: prefix, Err: err}
+	}
+	var names []string
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(strings.TrimPrefix(e.Name, prefix), "/"+stateFile)
+		if ok && validName(name) && path.Join(prefix, name, stateFile) == e.Name {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	out := make([]*Loop, len(names))
+	for i, name := range names {
+		out[i] = r.loop(name)
+	}
+	return out, nil
+}
+
+// remoteTicks is Ticks on a backend: the lines in creation order, and a
+// missing state an error matching filetxn.ErrNotFound.
+func (l *Loop) remoteTicks(ctx context.Context) ([]TickRecord, error) {
+	ents, err := l.root.b.List(ctx, l.ticksPrefix())
+	if err != nil {
+		return nil, &fs.PathError{Op: "Read", Path: l.ticksPrefix(), Err: err}
+	}
+	if _, err := l.remoteOpen(ctx); err != nil {
+		return nil, err
+	}
+	var out []TickRecord
+	for _, e := range ents {
+		if r, err := parseRecord(bytes.TrimSpace(e.Data)); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// remoteDelete is Delete on a backend: under the loop's lock, one Commit
+// removes the state and every tick line. A loop whose tick this process
+// still runs after losing the lock is not deleted (see Mutate).
+func (l *Loop) remoteDelete(ctx context.Context) error {
+	var missing error
+	err := l.locked(ctx, "delete", false, func(tx *filetxn.Tx) error {
+		data, err := tx.Read(l.state)
+		if err != nil {
+			return err
+		}
+		if data == nil {
+			missing = l.missing()
+			return nil
+		}
+		if d, err := l.codec().Decode(data); err == nil {
+			// A state that is refused is deleted all the same.
+			if err := l.runnerBusy("delete", d.current); err != nil {
+				return err
+			}
+		}
+		puts := []filetxn.Put{{Name: docName(l.state), Remove: true}, {Name: l.ticksPrefix(), Remove: true, Prefix: true}}
+		if err := l.root.b.Commit(ctx, []filetxn.Held{tx.Held()}, puts, true); err != nil {
+			return &fs.PathError{Op: "Delete", Path: l.state, Err: err}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return missing
+}
