@@ -243,7 +243,7 @@ type endedTick struct {
 }
 
 // lostNote starts the note of a tick recorded after its lock was lost.
-const lostNote = "lock lost during the tick (its lock file was removed or replaced); recorded once the lock was held again"
+const lostNote = "lock lost during the tick (its lock file was removed or replaced, or its lease expired); recorded once the lock was held again"
 
 // relockTimeout bounds recordLost's wait for the lock. Every other holder
 // of the lock taken on the new lock file refuses at once while the

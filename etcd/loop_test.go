@@ -1,0 +1,182 @@
+//go:build unix
+
+package etcd_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/etcd"
+	"github.com/filetxn/filetxn/etcd/internal/etcdtest"
+	"github.com/filetxn/filetxn/lock"
+	"github.com/filetxn/filetxn/loopstate"
+)
+
+var _ = func() int {
+	etcdtest.Register("loop-ticker", childMain("loop-ticker", loopTicker))
+	etcdtest.Register("loop-stopped", childMain("loop-stopped", loopStopped))
+	return 0
+}()
+
+// loopName is the loop the tests tick, in the root "proj".
+const loopName = "race"
+
+func openLoop(ctx context.Context, b *etcd.Backend) (*loopstate.Loop, error) {
+	r, err := loopstate.NewRoot("proj", filetxn.WithBackend(b))
+	if err != nil {
+		return nil, err
+	}
+	return r.Open(ctx, loopName)
+}
+
+// loopTicker ticks the loop e.count times, each a manual tick that waits
+// for the lock and costs one token.
+func loopTicker(e faultEnv) error {
+	b, closeAll, err := e.backend()
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	ctx, cancel := context.WithTimeout(context.Background(), faultWait)
+	defer cancel()
+	l, err := openLoop(ctx, b)
+	if err != nil {
+		return err
+	}
+	for i := range e.count {
+		rec, err := l.Tick(ctx, loopstate.TriggerManual, func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
+			return loopstate.Result{Cost: &loopstate.Cost{Tokens: 1}}, nil
+		})
+		if err != nil {
+			return fmt.Errorf("tick %d: %w", i, err)
+		}
+		if rec.Outcome != loopstate.OK {
+			return fmt.Errorf("tick %d: outcome %s, want ok", i, rec.Outcome)
+		}
+	}
+	return nil
+}
+
+// TestLoopTicksAcrossProcesses: three processes, each with a Backend of
+// its own, tick one loop on etcd; every tick is counted once, its cost
+// once, and logged once, with the numbers 1 to n. Ablation: tick-line
+// names without their random part (the second alone) let the ticks of one
+// second overwrite each other's lines (1 line of 12).
+func TestLoopTicksAcrossProcesses(t *testing.T) {
+	c := startCluster(t)
+	ctx := testCtx(t)
+	b := parentBackend(t, c, "loops")
+	r, err := loopstate.NewRoot("proj", filetxn.WithBackend(b))
+	require.NoError(t, err)
+	_, err = r.Create(ctx, loopName, nil)
+	require.NoError(t, err)
+	const procs, each = 3, 4
+	startChildren(t, "loop-ticker", procs, func(i int) faultEnv {
+		return faultEnv{endpoints: c.Endpoints(), prefix: "loops", proc: i, count: each, ttl: 10 * time.Second}
+	}).wait()
+	l, err := r.Open(ctx, loopName)
+	require.NoError(t, err)
+	d, err := l.View(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(procs*each), d.TickCount, "tick_count")
+	assert.Equal(t, int64(procs*each), d.Spent.Tokens, "spent.tokens")
+	ticks, err := l.Ticks(ctx)
+	require.NoError(t, err)
+	require.Len(t, ticks, procs*each, "tick lines")
+	for i, rec := range ticks {
+		assert.Equal(t, int64(i+1), rec.N, "line %d's tick", i)
+	}
+}
+
+// loopStopped ticks the loop with a harness that says so (a file
+// "holding" in e.dir) and waits for a file "go"; the test stops it in
+// between for longer than its session's TTL. Its exit status is 0 only if
+// its Tick fails with an error matching lock.ErrLockLost.
+func loopStopped(e faultEnv) error {
+	b, closeAll, err := e.backend()
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	ctx, cancel := context.WithTimeout(context.Background(), faultWait)
+	defer cancel()
+	l, err := openLoop(ctx, b)
+	if err != nil {
+		return err
+	}
+	_, err = l.Tick(ctx, loopstate.TriggerManual, func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
+		if err := os.WriteFile(filepath.Join(e.dir, "holding"), nil, 0o644); err != nil {
+			return loopstate.Result{}, err
+		}
+		for {
+			if _, err := os.Stat(filepath.Join(e.dir, "go")); err == nil {
+				return loopstate.Result{}, nil
+			}
+			select {
+			case <-ctx.Done():
+				return loopstate.Result{}, ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+	switch {
+	case err == nil:
+		return errors.New("tick recorded after its lock was lost and its tick settled: want an error matching lock.ErrLockLost")
+	case !errors.Is(err, lock.ErrLockLost):
+		return fmt.Errorf("tick after its lock was lost: %w, want an error matching lock.ErrLockLost", err)
+	}
+	fmt.Fprintf(os.Stderr, "loop-stopped: refused as it should be: %v\n", err)
+	return nil
+}
+
+// TestLoopStoppedRunnerIsFenced stops (SIGSTOP) a process inside its
+// tick's harness for longer than its session's TTL; this process then
+// ticks the loop, taking the lock when the lease expires: it counts the
+// stopped runner's tick as abandoned and runs its own. The runner,
+// continued (SIGCONT), must have its record refused (lock.ErrLockLost):
+// two ticks counted, two lines, none twice. Ablation: recording a lost
+// tick again without checking that current_tick still marks it
+// (loopstate's record, marker.same) counts it a third time.
+func TestLoopStoppedRunnerIsFenced(t *testing.T) {
+	c := startCluster(t)
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	r, err := loopstate.NewRoot("proj", filetxn.WithBackend(parentBackend(t, c, "stopped")))
+	require.NoError(t, err)
+	l, err := r.Create(ctx, loopName, nil)
+	require.NoError(t, err)
+	env := faultEnv{endpoints: c.Endpoints(), prefix: "stopped", dir: dir, ttl: 2 * time.Second}
+	h := startChildren(t, "loop-stopped", 1, func(int) faultEnv { return env })
+	waitUntil(t, "the runner to run its harness", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "holding"))
+		return err == nil
+	})
+	pid := h.cmds[0].Process.Pid
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	rec, err := l.Tick(ctx, loopstate.TriggerManual, func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
+		return loopstate.Result{}, nil
+	})
+	require.NoError(t, err, "the tick after the runner's lease expired")
+	assert.Equal(t, int64(2), rec.N)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go"), nil, 0o644))
+	h.wait()
+	d, err := l.View(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), d.TickCount, "tick_count")
+	ticks, err := l.Ticks(ctx)
+	require.NoError(t, err)
+	require.Len(t, ticks, 2, "tick lines")
+	assert.Equal(t, []loopstate.Outcome{loopstate.Abandoned, loopstate.OK}, []loopstate.Outcome{ticks[0].Outcome, ticks[1].Outcome})
+	assert.Equal(t, pid, ticks[0].PID, "the abandoned tick's runner")
+}
