@@ -370,7 +370,7 @@ func (c *multi) run(fn func(*Multi) error) ([]Commit, error) {
 func (c *multi) lostError(i int, err error) error {
 	lp := c.held[c.of[i]].Path()
 	if err == nil {
-		err = fmt.Errorf("lock file %s: %w", lp, lock.ErrLockLost)
+		err = fmt.Errorf("lock file %s deleted or replaced while held: %w", lp, lock.ErrLockLost)
 	} else {
 		err = fmt.Errorf("checking lock file %s: %w", lp, err)
 	}

@@ -556,7 +556,7 @@ func (tx *Tx) checkLock(path, op string) error {
 	case err != nil:
 		tx.lost = fmt.Errorf("checking lock file %s: %w", tx.lock.Path(), err)
 	case !ok:
-		tx.lost = fmt.Errorf("lock file %s: %w", tx.lock.Path(), lock.ErrLockLost)
+		tx.lost = fmt.Errorf("lock file %s deleted or replaced while held: %w", tx.lock.Path(), lock.ErrLockLost)
 	default:
 		return nil
 	}

@@ -28,8 +28,10 @@ var (
 	// longer the file whose lock is held: it was deleted, or another file was
 	// renamed over it, while the lock was held. Another process may then hold
 	// a lock on the file now at the path, so a holder that finds its lock lost
-	// must publish nothing. The error wrapping it names the lock file.
-	ErrLockLost = errors.New("lock: lock file deleted or replaced while held")
+	// must publish nothing. The error wrapping it names the lock file. A
+	// filetxn.Backend's lost lock (on etcd, a lease that expired) matches it
+	// too, with an error that says how it was lost.
+	ErrLockLost = errors.New("lock: lock lost while held")
 
 	// ErrHandOverBroken is returned by Acquire and TryAcquire in a child
 	// process whose parent handed it the lock (see Handle.HandOver) and

@@ -170,7 +170,7 @@ func (l *Loop) locked(ctx context.Context, op string, noWait bool, fn func(tx *f
 					return l.missing()
 				}
 				stale = true
-				return fmt.Errorf("%w: %s", lock.ErrLockLost, l.lock)
+				return fmt.Errorf("loopstate: lock file %s deleted or replaced while held: %w", l.lock, lock.ErrLockLost)
 			}
 			return fn(tx)
 		})
@@ -583,7 +583,7 @@ func (l *Loop) Delete(ctx context.Context) error {
 		if current, err := tx.Lock().Current(); err != nil {
 			return err
 		} else if !current {
-			return fmt.Errorf("%w: %s", lock.ErrLockLost, l.lock)
+			return fmt.Errorf("loopstate: lock file %s deleted or replaced while held: %w", l.lock, lock.ErrLockLost)
 		}
 		tomb, err = l.tombstone()
 		return err

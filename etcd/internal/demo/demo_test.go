@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 // commit goes through, and the test goes red on a lost closure, a ledger
 // history not linearizable and no write refused; with a worker that says
 // it holds the lock but does not wait inside the Mutate, on no write
-// refused.
+// refused; with a worker that reports half its ticks' numbers, on a tick
+// history not linearizable.
 func TestDemoSmall(t *testing.T) {
 	if !cluster.Supported {
 		t.Skip("the demo needs a Unix system")

@@ -12,6 +12,8 @@ import (
 const (
 	ledgerName = "project/_bmad-output/implementation-artifacts/deferred-work.md"
 	boardName  = "project/_bmad-output/implementation-artifacts/sprint-status.yaml"
+	loopRoot   = "project/.looprunner" // the loops' root: loopstate.NewRoot's dir, naming the loop's documents
+	loopName   = "demo"                // the loop every worker ticks
 )
 
 // contended is the seeded open entry that every worker tries to close in

@@ -12,6 +12,7 @@ import (
 	"github.com/filetxn/filetxn/board"
 	"github.com/filetxn/filetxn/etcd/internal/lin"
 	"github.com/filetxn/filetxn/ledger"
+	"github.com/filetxn/filetxn/loopstate"
 )
 
 // linTimeout bounds each linearizability check.
@@ -36,7 +37,7 @@ type verdict struct {
 	Unknown []string      `json:"unknown"` // the errors of writes whose outcome was unknown, each retried
 	Ledger  lin.Result    `json:"ledger_history"`
 	Board   lin.Result    `json:"board_history"`
-	Loop    string        `json:"loop"`
+	Ticks   lin.Result    `json:"tick_history"`
 	Up      time.Duration `json:"cluster_up_ns"`
 	Race    time.Duration `json:"race_ns"`
 	Check   time.Duration `json:"check_ns"`
@@ -127,6 +128,11 @@ func (r *race) verify(ctx context.Context) (*verdict, error) {
 		}
 	}
 
+	ticked, logged, numbered, stray, abandoned, tickCount, err := r.verifyLoop(ctx)
+	if err != nil {
+		return nil, err
+	}
+
 	equal("ledger entries appended, acknowledged", appended, procs*rounds)
 	equal("  found on etcd, with their titles", found, appended)
 	equal("closures acknowledged, found on etcd", kept, closes)
@@ -135,22 +141,30 @@ func (r *race) verify(ctx context.Context) (*verdict, error) {
 	equal("distinct ids minted", len(minted), appended)
 	equal("ids carried by more than one entry", dups, 0)
 	equal("advances that answered a lower status", regressed, 0)
+	equal("loop ticks acknowledged", ticked, procs*rounds)
+	equal("  each logged once, as acknowledged", logged, ticked)
+	equal("tick_count, each number logged once", numbered, int(tickCount))
+	equal("ticks counted twice or out of order", stray, 0)
+	v.Checks = append(v.Checks, check{"  of them abandoned (ticks cut off or fenced)", strconv.Itoa(abandoned), "<= " + strconv.Itoa(len(v.Unknown)+len(v.Fenced)), abandoned <= len(v.Unknown)+len(v.Fenced)})
 	v.Checks = append(v.Checks, check{"fenced writes refused (lock.ErrLockLost)", strconv.Itoa(len(v.Fenced)), ">= 1", len(v.Fenced) >= 1})
 
 	var lops []lin.LedgerOp
 	var bops []lin.BoardOp
+	var tops []lin.TickOp
 	for _, rep := range r.reports {
 		lops = append(lops, rep.Ledger...)
 		bops = append(bops, rep.Board...)
+		tops = append(tops, rep.Ticks...)
 	}
 	if v.Ledger, err = lin.CheckLedger([]byte(seedLedger), lops, linTimeout); err != nil {
 		return nil, err
 	}
 	v.Board = lin.CheckBoard(seedStatuses(), bops, linTimeout)
+	v.Ticks = lin.CheckTicks(tops, linTimeout)
 	for _, h := range []struct {
 		name string
 		res  lin.Result
-	}{{"ledger", v.Ledger}, {"board", v.Board}} {
+	}{{"ledger", v.Ledger}, {"board", v.Board}, {"tick", v.Ticks}} {
 		got := "yes"
 		switch {
 		case !h.res.Decided:
@@ -164,10 +178,67 @@ func (r *race) verify(ctx context.Context) (*verdict, error) {
 	return v, nil
 }
 
+// verifyLoop reads the loop back from etcd and returns how many ticks the
+// workers were told were counted, how many of those the tick log holds
+// once with the same number, runner and start, how many of the numbers 1
+// to tick_count the log's counted lines carry once each, how many counted
+// lines carry a number outside them or shared with another line, how many
+// were abandoned, and tick_count.
+func (r *race) verifyLoop(ctx context.Context) (ticked, logged, numbered, stray, abandoned int, count int64, err error) {
+	root, err := loopstate.NewRoot(loopRoot, filetxn.WithBackend(r.b))
+	if err != nil {
+		return 0, 0, 0, 0, 0, 0, err
+	}
+	l, err := root.Open(ctx, loopName)
+	if err != nil {
+		return 0, 0, 0, 0, 0, 0, err
+	}
+	d, err := l.View(ctx)
+	if err != nil {
+		return 0, 0, 0, 0, 0, 0, err
+	}
+	recs, err := l.Ticks(ctx)
+	if err != nil {
+		return 0, 0, 0, 0, 0, 0, err
+	}
+	lines := map[tickSeen]int{} // the counted lines, by number, runner and start
+	byN := map[int64]int{}      // the counted lines, by number
+	for _, rec := range recs {
+		if rec.Outcome == loopstate.Skipped {
+			continue
+		}
+		if rec.Outcome == loopstate.Abandoned {
+			abandoned++
+		}
+		lines[tickSeen{N: rec.N, PID: rec.PID, Started: rec.StartedAt.UTC()}]++
+		byN[rec.N]++
+	}
+	for n := int64(1); n <= d.TickCount; n++ {
+		if byN[n] == 1 {
+			numbered++
+		}
+	}
+	for n, k := range byN {
+		if n < 1 || n > d.TickCount || k > 1 {
+			stray += k
+		}
+	}
+	for _, rep := range r.reports {
+		for _, t := range rep.Ticked {
+			ticked++
+			t.Started = t.Started.UTC()
+			if lines[t] == 1 {
+				logged++
+			}
+		}
+	}
+	return ticked, logged, numbered, stray, abandoned, d.TickCount, nil
+}
+
 // print prints the verdict as a table and notes.
 func (v *verdict) print(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%d hosts (worker processes) x %d rounds on one ledger and one board, kept on a %d-member etcd cluster\n\n", v.Procs, v.Rounds, members)
+	fmt.Fprintf(&b, "\n%d hosts (worker processes) x %d rounds on one ledger, one board and one loop, kept on a %d-member etcd cluster\n\n", v.Procs, v.Rounds, members)
 	width := len("check")
 	for _, c := range v.Checks {
 		width = max(width, len(c.Name))
@@ -197,7 +268,6 @@ func (v *verdict) print(w io.Writer) error {
 	default:
 		notes("retried", []string{fmt.Sprintf("%d write(s) cut off with their outcome unknown (during the faults), each retried; the first: %s", len(v.Unknown), v.Unknown[0])})
 	}
-	notes("loop", []string{v.Loop})
 	notes("elapsed", []string{fmt.Sprintf("%s (cluster up %s, race %s, checks %s)", round(v.Elapsed), round(v.Up), round(v.Race), round(v.Check))})
 	if v.Dir != "" {
 		notes("files", []string{v.Dir + " (etcd/: the members' data and logs; hosts/: each host's directories and stderr)"})
@@ -205,7 +275,7 @@ func (v *verdict) print(w io.Writer) error {
 		notes("files", []string{"removed, processes ended (give -dir DIR to keep the files)"})
 	}
 	if v.OK {
-		b.WriteString("\nall checks passed: no lost update, no duplicate id, the frozen host's write refused, every history linearizable\n")
+		b.WriteString("\nall checks passed: no lost update, no duplicate id, no tick counted twice, the frozen host's write refused, every history linearizable\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -20,6 +20,7 @@ import (
 	"github.com/filetxn/filetxn/etcd/internal/lin"
 	"github.com/filetxn/filetxn/ledger"
 	"github.com/filetxn/filetxn/lock"
+	"github.com/filetxn/filetxn/loopstate"
 )
 
 // workerTimeout bounds a worker's whole run, so that a demo that went wrong
@@ -56,6 +57,16 @@ type report struct {
 	Unknown   []string                `json:"unknown"`   // the errors of the writes whose outcome was unknown (retried)
 	Ledger    []lin.LedgerOp          `json:"ledger"`    // the history of its ledger operations
 	Board     []lin.BoardOp           `json:"board"`     // the history of its board operations
+	Ticked    []tickSeen              `json:"ticked"`    // the ticks it was told were counted
+	Ticks     []lin.TickOp            `json:"ticks"`     // the history of its ticks
+}
+
+// tickSeen is a tick its runner was told was counted: the tick log's line
+// for it must carry the same number, runner and start.
+type tickSeen struct {
+	N       int64     `json:"n"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
 }
 
 // workerArgs is what a worker is told on its command line.
@@ -85,8 +96,9 @@ type worker struct {
 // runWorker runs worker a: it connects to the cluster, waits for the start
 // line, runs its rounds and prints its report. Each round appends a ledger
 // entry, closes the one of the round before (in the first, the contended
-// seed entry), advances a random story and reads the ledger, each retried
-// until it is acknowledged; every attempt goes into the history.
+// seed entry), advances a random story, reads the ledger and ticks the
+// loop, each retried until it is acknowledged; every attempt goes into the
+// history.
 func runWorker(a workerArgs, stdin io.Reader, stdout io.Writer) error {
 	go cluster.WatchParent(a.parent)
 	ctx, cancel := context.WithTimeout(context.Background(), workerTimeout)
@@ -107,6 +119,14 @@ func runWorker(a workerArgs, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	bs, err := board.Open(boardName, opts...)
+	if err != nil {
+		return err
+	}
+	root, err := loopstate.NewRoot(loopRoot, opts...)
+	if err != nil {
+		return err
+	}
+	loop, err := root.Open(ctx, loopName)
 	if err != nil {
 		return err
 	}
@@ -152,6 +172,9 @@ func runWorker(a workerArgs, stdin io.Reader, stdout io.Writer) error {
 			return err
 		}
 		w.read(ctx, ls)
+		if err := w.tick(ctx, loop, r); err != nil {
+			return err
+		}
 		if err := w.print(workerLine{Round: r + 1}); err != nil {
 			return err
 		}
@@ -333,4 +356,24 @@ func (w *worker) read(ctx context.Context, ls *ledger.Store) {
 	}
 	op.Return, op.Summary = now(), lin.Summary(d)
 	w.rep.Ledger = append(w.rep.Ledger, op)
+}
+
+// tick runs one manual tick of the loop, whose harness only notes the host
+// and round, retried until one is counted. A tick cut off may still be
+// counted, as abandoned, by the next tick of any host.
+func (w *worker) tick(ctx context.Context, l *loopstate.Loop, r int) error {
+	harness := func(context.Context, *loopstate.Run) (loopstate.Result, error) {
+		return loopstate.Result{Note: fmt.Sprintf("host %d, round %d", w.index, r)}, nil
+	}
+	return retry(ctx, func(ctx context.Context) error {
+		op := lin.TickOp{Client: w.index, Call: now()}
+		rec, err := l.Tick(ctx, loopstate.TriggerManual, harness)
+		op.Return, op.Outcome = now(), w.outcome(err, true)
+		if err == nil {
+			op.N = rec.N
+			w.rep.Ticked = append(w.rep.Ticked, tickSeen{N: rec.N, PID: rec.PID, Started: rec.StartedAt})
+		}
+		w.rep.Ticks = append(w.rep.Ticks, op)
+		return err
+	})
 }

@@ -94,3 +94,28 @@ func TestCheckBoard(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckTicks(t *testing.T) {
+	tick := func(c int, n, call, ret int64) TickOp { return TickOp{Client: c, N: n, Call: call, Return: ret} }
+	tests := []struct {
+		name string
+		ops  []TickOp
+		want bool
+	}{
+		{"in turn", []TickOp{tick(0, 1, 0, 10), tick(1, 2, 11, 20)}, true},
+		{"counted twice", []TickOp{tick(0, 1, 0, 10), tick(1, 1, 11, 20)}, false},
+		{"counted twice, concurrently", []TickOp{tick(0, 1, 0, 10), tick(1, 1, 1, 9)}, false},
+		{"back in time", []TickOp{tick(0, 2, 0, 10), tick(1, 1, 11, 20)}, false},
+		{"concurrent, either order", []TickOp{tick(0, 2, 0, 10), tick(1, 1, 1, 9)}, true},
+		{"one abandoned between", []TickOp{tick(0, 1, 0, 10), {Client: 1, Call: 11, Return: 12, Outcome: Failed}, tick(0, 3, 13, 20)}, true},
+		{"an unknown tick", []TickOp{{Client: 1, Call: 0, Outcome: Unknown}, tick(0, 1, 1, 10)}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := CheckTicks(tt.ops, 10*time.Second)
+			if !res.Decided || res.Linearizable != tt.want {
+				t.Errorf("CheckTicks(%v) = %v, want linearizable %v", tt.ops, res, tt.want)
+			}
+		})
+	}
+}
