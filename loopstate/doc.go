@@ -3,8 +3,8 @@
 // on) in files that a runner and operator commands change at the same time.
 //
 // A [Root] is a directory of loops, <root>/loops/<name>/, each with its
-// state (one JSON document), its lock file and its tick log;
-// docs/formats/loopstate.md in the repository specifies the files. [Doc] is
+// state (one JSON document), its lock file and its tick log, or their
+// documents on a backend; docs/formats/loopstate.md specifies both. [Doc] is
 // the state; a [Loop] changes it under the loop's lock (Pause, Resume,
 // Approve, CheckGate, SetSchedule, or any change through Mutate), and
 // [Loop.Tick] runs a whole tick, harness included, under it:
@@ -48,7 +48,8 @@
 // # Caveats
 //
 //   - The lock is advisory and per host; local file systems only (flock is
-//     unreliable on NFS). Operator commands can wait up to a tick's timeout.
+//     unreliable on NFS): across hosts, keep the loops on a filetxn.Backend
+//     (NewRoot). Operator commands can wait up to a tick's timeout.
 //   - A Loop's methods are not re-entrant: from inside its Mutate one that
 //     would change the state returns lock.ErrReentrant, and an in-process
 //     harness must not call them.

@@ -90,7 +90,8 @@ func (l *Loop) join() membership {
 // LockPath returns the path of the loop's lock file,
 // <root>/loops/<name>/.state.lock, for lock.ReadHolder or a lock the caller
 // takes by hand. Its directory is the loop's, which holds the state
-// (.state.loop) and the tick log (ticks.jsonl) too.
+// (.state.loop) and the tick log (ticks.jsonl) too. On a backend it names
+// the loop's lock there (docs/formats/loopstate.md), and no file.
 func (l *Loop) LockPath() string { return l.lock }
 
 func (l *Loop) now() time.Time { return stamp(l.root.now()) }
