@@ -51,7 +51,8 @@ its ledger or board as a document on the etcd cluster, under -etcd-prefix
 session, whose lease (-etcd-session-ttl) frees the locks of a process that
 died. A -file then names a document, not a file: give the same relative path
 on every host. -lock-timeout bounds the requests to the cluster too. The loop
-commands are refused on etcd (exit 2): the loop state is kept in files only.
+commands keep their loops on etcd too: -root then names them; a tick's
+harness gets no lock handed over there.
 The demo and the lock commands work on local files, as without -etcd.
 'ledger import' and 'board import' copy a file into etcd, 'ledger export'
 and 'board export' a document back into its file, byte for byte, under the
@@ -66,7 +67,6 @@ func (e *etcdFlags) extension() runner.Extension {
 		Help:         etcdHelp,
 		Flags:        e.define,
 		StoreOptions: e.storeOptions,
-		Loops:        e.loops,
 		Explain:      e.explain,
 		Commands: map[string]map[string]runner.Command{
 			"ledger": {"import": e.copyCommand(ledgerKind, false), "export": e.copyCommand(ledgerKind, true)},
@@ -147,14 +147,6 @@ func (e *etcdFlags) storeOptions(*runner.Cmd) ([]filetxn.Option, error) {
 		return nil, err
 	}
 	return []filetxn.Option{filetxn.WithBackend(b)}, nil
-}
-
-// loops refuses the loop commands on etcd.
-func (e *etcdFlags) loops(*runner.Cmd) error {
-	if e.on() {
-		return runner.Usagef("not on etcd: the loop state is kept in files only; run loop commands without -etcd and $%s", envEndpoints)
-	}
-	return nil
 }
 
 // close ends the backend's session, which frees its locks at once, and

@@ -13,8 +13,9 @@
 // etcd backend (package github.com/filetxn/filetxn/etcd): a -file names a
 // document under the prefix, the same relative path naming the same
 // document on every host, and its lock is etcd's, held by this process's
-// session. The loop commands are refused there (exit 2): the loop state is
-// kept in files only. import and export copy a document byte for byte
+// session. The loop commands keep their loops there too, named from -root
+// (a tick's harness gets no lock handed over). import and export copy a
+// document byte for byte
 // between its file and etcd under both locks, the file's (the sidecar that
 // bmad-loop takes) and etcd's, so a project can move to etcd and back while
 // bmad-loop and people still read a file. etcd-demo starts a local

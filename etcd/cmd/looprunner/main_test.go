@@ -458,31 +458,29 @@ func TestOnEtcd(t *testing.T) {
 		require.Contains(t, string(read(t, "dw.md")), "### DW-1: t")
 	})
 
-	// The loop commands, and a batch's loop operation, are refused on etcd
-	// with exit 2 and one line that says why, and create nothing; without
-	// -etcd they run. import without a cluster is a usage error.
-	t.Run("LoopCommandsAreRefused", func(t *testing.T) {
+	// The loop commands, and a batch's loop operation, keep their loops on
+	// etcd: create, tick, list, a batch's pause, show; no local file is
+	// made, and without -etcd the root is another (a missing one, exit 3).
+	// import without a cluster is a usage error. Ablation: openRoot
+	// without the extensions' options makes work/loops/nightly here.
+	t.Run("LoopCommandsRunOnEtcd", func(t *testing.T) {
 		s := newSandbox(t, c)
-		for _, args := range [][]string{
-			{"loop", "create", "-root", "work", "nightly"},
-			{"loop", "list", "-root", "work"},
-			{"loop", "tick", "-root", "work", "nightly", "--", "true"},
-		} {
-			r := s.want(2, s.etcd(args...))
-			require.Regexp(t, `^loop [a-z]+: not on etcd: the loop state is kept in files only`, r.stderr, "%s", r)
-			require.Equal(t, 1, strings.Count(r.stderr, "\n"), "%s", r)
-		}
-		_, err := os.Stat("work")
-		require.ErrorIs(t, err, os.ErrNotExist, "a refused loop command made its root")
-
+		s.want(0, s.etcd("loop", "create", "-root", "work", "nightly"))
+		s.want(0, s.etcd("loop", "tick", "-root", "work", "nightly", "--", "true"))
+		r := s.want(0, s.etcd("loop", "list", "-root", "work"))
+		require.Contains(t, r.stdout, "nightly", "%s", r)
 		var stdout, stderr bytes.Buffer
 		batch := `{"op":"loop.pause","loop":"nightly","root":"work"}` + "\n"
-		code := run([]string{"-state-dir", filepath.Join(s.dir, "state"), "-etcd", s.eps, "batch"}, strings.NewReader(batch), &stdout, &stderr)
-		require.Equal(t, 2, code, "batch with a loop operation on etcd: %s", stderr.String())
-		require.Contains(t, stderr.String(), "not on etcd")
+		code := run([]string{"-state-dir", filepath.Join(s.dir, "state"), "-etcd", s.eps, "-etcd-prefix", s.prefix, "batch"}, strings.NewReader(batch), &stdout, &stderr)
+		require.Equal(t, 0, code, "batch with a loop operation on etcd: %s", stderr.String())
+		r = s.want(0, s.etcd("-json", "loop", "show", "-root", "work", "nightly"))
+		require.Contains(t, r.stdout, `"status": "paused"`, "%s", r)
+		require.Contains(t, r.stdout, `"tick_count": 1`, "%s", r)
+		_, err := os.Stat("work")
+		require.ErrorIs(t, err, os.ErrNotExist, "a loop command on etcd made its root here")
+		s.want(3, s.run("loop", "list", "-root", "work"))
 
-		s.want(0, s.run("loop", "create", "-root", "work", "nightly"))
-		r := s.want(2, s.run("ledger", "import", "dw.md"))
+		r = s.want(2, s.run("ledger", "import", "dw.md"))
 		require.Contains(t, r.stderr, "no etcd cluster", "%s", r)
 	})
 
@@ -517,7 +515,7 @@ func TestOnEtcd(t *testing.T) {
 	t.Run("HelpNamesTheEtcdFlagsAndCommands", func(t *testing.T) {
 		s := newSandbox(t, c)
 		r := s.want(0, s.run("-h"))
-		for _, want := range []string{"[-etcd ENDPOINTS]", "ledger import", "board export", "loop\ncommands are refused on etcd (exit 2)"} {
+		for _, want := range []string{"[-etcd ENDPOINTS]", "ledger import", "board export", "loop\ncommands keep their loops on etcd too"} {
 			require.Contains(t, r.stdout, want, "%s", r)
 		}
 		r = s.want(0, s.run("board", "export", "-h"))

@@ -50,12 +50,23 @@ func (c *cli) openRoot(dir string, create bool) (*loopstate.Root, error) {
 	if err := c.checkLoops(); err != nil {
 		return nil, err
 	}
-	if !create {
+	ext, err := c.storeOptions()
+	if err != nil {
+		return nil, err
+	}
+	if !create && len(ext) == 0 {
 		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 			return nil, notFoundf("no such root: -root %s does not exist", dir)
 		}
 	}
-	return loopstate.NewRoot(dir, filetxn.WithLockOptions(c.waitReport()))
+	return c.newRoot(dir, ext)
+}
+
+// newRoot returns the Root in dir with the wait message on every lock and
+// the extensions' options ext, which win: on a backend, the loops are its
+// documents, and dir only names them.
+func (c *cli) newRoot(dir string, ext []filetxn.Option) (*loopstate.Root, error) {
+	return loopstate.NewRoot(dir, append([]filetxn.Option{filetxn.WithLockOptions(c.waitReport())}, ext...)...)
 }
 
 // openLoop parses "-root DIR NAME" and opens the loop.
@@ -78,12 +89,16 @@ func (c *cli) openNamed(dir, name string) (*loopstate.Loop, error) {
 	if err := c.checkLoops(); err != nil {
 		return nil, err
 	}
-	r, err := loopstate.NewRoot(dir, filetxn.WithLockOptions(c.waitReport()))
+	ext, err := c.storeOptions()
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.newRoot(dir, ext)
 	if err != nil {
 		return nil, err
 	}
 	l, err := r.Open(context.Background(), name)
-	if errors.Is(err, filetxn.ErrNotFound) {
+	if errors.Is(err, filetxn.ErrNotFound) && len(ext) == 0 {
 		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
 			return nil, notFoundf("no such root: -root %s does not exist", dir)
 		}
