@@ -45,9 +45,12 @@ type Backend struct {
 
 	making chan struct{} // a token, held while a session is made
 
-	mu     sync.Mutex // protects sess and closed
+	mu     sync.Mutex // protects sess, closed, kept and the keepers' states
 	sess   *concurrency.Session
 	closed bool
+	kept   map[string]*keeper // the locks whose keys the session keeps, by name
+
+	wg sync.WaitGroup // the keepers' watches
 }
 
 type config struct {
@@ -161,6 +164,20 @@ func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 		s, err := b.session(ctx)
 		if err != nil {
 			return nil, b.lockError(ctx, name, err)
+		}
+		k, err := b.takeKept(ctx, name)
+		if err != nil {
+			return nil, b.lockError(ctx, name, err)
+		}
+		if k != nil {
+			m, err := b.lockKept(ctx, k, b.docKey(name))
+			if err != nil {
+				return nil, b.lockError(ctx, name, err)
+			}
+			if m != nil {
+				return &held{b: b, name: name, m: m, k: k, reads: map[string]int64{}}, nil
+			}
+			// The key was lost or given up to a waiter: queue anew.
 		}
 		m := newMutex(s, key)
 		m.doc = b.docKey(name) // the document the lock is named for, as a store's is by default
@@ -306,10 +323,14 @@ func (b *Backend) Close() error {
 	b.mu.Lock()
 	s, closed := b.sess, b.closed
 	b.sess, b.closed = nil, true
+	for _, k := range b.kept {
+		b.dropLocked(k) // their keys go with the lease
+	}
 	b.mu.Unlock()
 	if closed {
 		return nil
 	}
+	defer b.wg.Wait()
 	defer b.cancel()
 	if s == nil {
 		return nil

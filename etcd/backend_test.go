@@ -101,8 +101,9 @@ func TestNewRefusesBadArguments(t *testing.T) {
 
 // TestStoreOnEtcd: a Store[D] with filetxn.JSON runs every operation on
 // etcd, with the documented keys: the document at prefix/docs/name, the
-// lock at prefix/locks/escaped-name/lease while held, and nothing of the
-// lock left after (Mutate releases in its commit).
+// lock at prefix/locks/escaped-name/lease while held, and kept by the
+// session after a Mutate that no other session waited for (its value
+// "kept", on the session's lease).
 func TestStoreOnEtcd(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
@@ -121,7 +122,11 @@ func TestStoreOnEtcd(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, resp.Kvs, 1)
 	assert.JSONEq(t, `{"N":5}`, string(resp.Kvs[0].Value))
-	assert.Empty(t, keys(t, raw, "/t/store/locks/"), "lock keys after Mutate")
+	kept := keys(t, raw, "/t/store/locks/")
+	require.Len(t, kept, 1, "lock keys after Mutate")
+	for k, lease := range kept {
+		assert.Equal(t, fmt.Sprintf("/t/store/locks/proj%%2Fcount.json/%x", int64(lease)), k, "the kept lock key")
+	}
 
 	got, err = s.View(ctx)
 	require.NoError(t, err)
@@ -217,7 +222,7 @@ func TestLedgerAndBoardOnEtcd(t *testing.T) {
 	bd, err := bs.View(ctx)
 	require.NoError(t, err)
 	assert.Contains(t, string(bd.Bytes()), "3-2-login: done")
-	assert.Empty(t, keys(t, raw, "proj/locks/"), "lock keys after MutateAll")
+	assert.Len(t, keys(t, raw, "proj/locks/"), 2, "lock keys after MutateAll: kept, one a lock")
 
 	// The ledger's Restore over the version its MutateAll wrote.
 	dg, ok := commits[0].Digest()

@@ -23,12 +23,14 @@ type held struct {
 	b    *Backend
 	name string
 	m    *mutex
+	k    *keeper // the keeper Lock took the lock from, if any
 
 	mu       sync.Mutex       // protects the fields below
 	reads    map[string]int64 // the mod revision of each document read (0: none)
 	order    []string         // the documents read, in order
 	released bool             // Release was called
 	unlocked bool             // a Commit with release deleted the lock's key
+	kept     int64            // a Commit with release kept the lock's key, at this revision (0: none)
 }
 
 // Read returns the document named name, nil when there is none, by a
@@ -84,10 +86,19 @@ func (h *held) isReleased() bool {
 // Releasing twice does nothing.
 func (h *held) Release() error {
 	h.mu.Lock()
-	released := h.released || h.unlocked
+	released, unlocked, kept := h.released, h.unlocked, h.kept
 	h.released = true
 	h.mu.Unlock()
-	if released {
+	switch {
+	case released:
+		return nil
+	case kept != 0:
+		h.b.keep(h, kept)
+		return nil
+	case h.k != nil:
+		defer h.b.unkeep(h.k)
+	}
+	if unlocked {
 		return nil
 	}
 	// A session that is done may still have its lease (one orphaned by a
@@ -145,8 +156,16 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 		t.then = append(t.then, b.putOp(p))
 	}
 	if release {
+		// Each lock's key is kept if no other key is queued for it, and
+		// deleted otherwise: a nested transaction whose compare holds for
+		// every key of the queue.
 		for _, h := range hs {
-			t.then = append(t.then, clientv3.OpDelete(h.m.key))
+			var keep []clientv3.Op
+			if !h.m.kept {
+				keep = append(keep, clientv3.OpPut(h.m.key, keptValue, clientv3.WithIgnoreLease()))
+			}
+			alone := clientv3.Compare(clientv3.CreateRevision(h.m.pfx), "<", h.m.rev+1).WithPrefix()
+			t.then = append(t.then, clientv3.OpTxn([]clientv3.Cmp{alone}, keep, []clientv3.Op{clientv3.OpDelete(h.m.key)}))
 		}
 	}
 	if err := b.checkSize(t, puts); err != nil {
@@ -162,9 +181,15 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 	if !resp.Succeeded {
 		return t.failure(resp)
 	}
-	for _, h := range hs {
+	for i, h := range hs {
 		h.mu.Lock()
-		h.unlocked = h.unlocked || release
+		if release {
+			if resp.Responses[len(puts)+i].GetResponseTxn().GetSucceeded() {
+				h.kept, h.m.kept = resp.Header.Revision, true
+			} else {
+				h.unlocked = true
+			}
+		}
 		for _, p := range puts {
 			for _, name := range touched(p, h.order) {
 				h.reads[name] = 0
@@ -272,13 +297,7 @@ func (b *Backend) checkSize(t *txn, puts []filetxn.Put) error {
 		req.Compare = append(req.Compare, t.cmps[i].GetCompare())
 	}
 	for _, op := range t.then {
-		if op.IsPut() {
-			req.Success = append(req.Success, &pb.RequestOp{Request: &pb.RequestOp_RequestPut{
-				RequestPut: &pb.PutRequest{Key: op.KeyBytes(), Value: op.ValueBytes()}}})
-		} else {
-			req.Success = append(req.Success, &pb.RequestOp{Request: &pb.RequestOp_RequestDeleteRange{
-				RequestDeleteRange: &pb.DeleteRangeRequest{Key: op.KeyBytes(), RangeEnd: op.RangeBytes()}}})
-		}
+		req.Success = append(req.Success, requestOp(op, false))
 	}
 	for _, op := range t.orElse {
 		req.Failure = append(req.Failure, &pb.RequestOp{Request: &pb.RequestOp_RequestRange{
@@ -294,6 +313,32 @@ func (b *Backend) checkSize(t *txn, puts []filetxn.Put) error {
 	}
 	return fmt.Errorf("etcd: commit of %s: the request would be %d bytes, over the limit of %d; nothing written: %w",
 		largest(puts), n, b.max, ErrTooLarge)
+}
+
+// requestOp is op (a put, a delete or a transaction of them, as a Commit
+// sends) as the server receives it; a put of a nested transaction keeps
+// its key's lease, as the keeping of a lock's key does.
+func requestOp(op clientv3.Op, nested bool) *pb.RequestOp {
+	switch {
+	case op.IsPut():
+		return &pb.RequestOp{Request: &pb.RequestOp_RequestPut{
+			RequestPut: &pb.PutRequest{Key: op.KeyBytes(), Value: op.ValueBytes(), IgnoreLease: nested}}}
+	case op.IsTxn():
+		cmps, thenOps, elseOps := op.Txn()
+		r := &pb.TxnRequest{}
+		for i := range cmps {
+			r.Compare = append(r.Compare, cmps[i].GetCompare())
+		}
+		for _, o := range thenOps {
+			r.Success = append(r.Success, requestOp(o, true))
+		}
+		for _, o := range elseOps {
+			r.Failure = append(r.Failure, requestOp(o, true))
+		}
+		return &pb.RequestOp{Request: &pb.RequestOp_RequestTxn{RequestTxn: r}}
+	}
+	return &pb.RequestOp{Request: &pb.RequestOp_RequestDeleteRange{
+		RequestDeleteRange: &pb.DeleteRangeRequest{Key: op.KeyBytes(), RangeEnd: op.RangeBytes()}}}
 }
 
 // largest names the largest document of puts, and how many others there are.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
@@ -17,10 +18,11 @@ import (
 // would outlast its ctx. This one also stops waiting as soon as its own
 // key is deleted (its lease ended), to queue again on a new session.
 type mutex struct {
-	s   *concurrency.Session
-	pfx string // the lock's prefix, ending in "/"
-	key string // pfx + the session's lease in hexadecimal
-	rev int64  // the create revision of key: the place in the queue
+	s    *concurrency.Session
+	pfx  string // the lock's prefix, ending in "/"
+	key  string // pfx + the session's lease in hexadecimal
+	rev  int64  // the create revision of key: the place in the queue
+	kept bool   // key's value is keptValue
 
 	doc string // a document key to read in the request that queues the session ("": none)
 	pre *kv    // what that request read of doc, when it took the lock at once
@@ -52,7 +54,11 @@ func newMutex(s *concurrency.Session, lockKey string) *mutex {
 // caller deletes it when lock fails.
 func (m *mutex) lock(ctx context.Context, cl *clientv3.Client, wait bool) error {
 	lease := m.s.Lease()
-	then := []clientv3.Op{clientv3.OpPut(m.key, "", clientv3.WithLease(lease)), clientv3.OpGet(m.pfx, clientv3.WithFirstCreate()...)}
+	val := ""
+	if !wait {
+		val = noWaitValue // a holder that keeps its lock answers it (see docs/formats/etcd.md)
+	}
+	then := []clientv3.Op{clientv3.OpPut(m.key, val, clientv3.WithLease(lease)), clientv3.OpGet(m.pfx, clientv3.WithFirstCreate()...)}
 	orElse := []clientv3.Op{clientv3.OpGet(m.key), clientv3.OpGet(m.pfx, clientv3.WithFirstCreate()...)}
 	if m.doc != "" {
 		then, orElse = append(then, clientv3.OpGet(m.doc)), append(orElse, clientv3.OpGet(m.doc))
@@ -67,25 +73,18 @@ func (m *mutex) lock(ctx context.Context, cl *clientv3.Client, wait bool) error 
 		if len(kvs) == 0 {
 			return errExpired
 		}
-		m.rev = kvs[0].CreateRevision
+		m.rev, m.kept = kvs[0].CreateRevision, string(kvs[0].Value) == keptValue
 	}
 	first := resp.Responses[1].GetResponseRange().GetKvs()
 	if len(first) == 0 || first[0].CreateRevision == m.rev {
-		if m.doc != "" {
-			// Read at the revision the lock was taken: no holder has
-			// written it since, and the fence refuses a commit if anyone has.
-			m.pre = &kv{}
-			if kvs := resp.Responses[2].GetResponseRange().GetKvs(); len(kvs) > 0 {
-				m.pre.data, m.pre.rev = kvs[0].Value, kvs[0].ModRevision
-				if m.pre.data == nil {
-					m.pre.data = []byte{} // an empty document is not no document
-				}
-			}
-		}
+		m.prefetch(resp.Responses[2:])
 		return nil
 	}
 	if !wait {
-		return errBusy
+		if string(first[0].Value) != keptValue {
+			return errBusy
+		}
+		return m.askKeeper(ctx, cl)
 	}
 	for {
 		done, err := m.waitTurn(ctx, cl)
@@ -105,6 +104,79 @@ func (m *mutex) lock(ctx context.Context, cl *clientv3.Client, wait bool) error 
 		return errExpired
 	}
 	return nil
+}
+
+// prefetch keeps what resps[0], a read of m.doc by the request that took
+// the lock, read: as of the moment the lock was taken, no holder has
+// written it since, and the fence refuses a commit if anyone has.
+func (m *mutex) prefetch(resps []*pb.ResponseOp) {
+	if m.doc == "" {
+		return
+	}
+	m.pre = &kv{}
+	if kvs := resps[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
+		m.pre.data, m.pre.rev = kvs[0].Value, kvs[0].ModRevision
+		if m.pre.data == nil {
+			m.pre.data = []byte{} // an empty document is not no document
+		}
+	}
+}
+
+// askKeeper is the wait of a Lock without wait behind a holder that keeps
+// its lock (its key's value is keptValue): such a holder deletes its key
+// when it sees a waiter while no hold has the lock, and marks a waiter
+// that will not wait busy while one has. It returns nil once the session
+// holds the lock, errBusy on the mark, when the holder's key says nothing
+// of the kind or after noWaitBound, and errExpired if the session's own key
+// is deleted.
+func (m *mutex) askKeeper(ctx context.Context, cl *clientv3.Client) error {
+	bctx, cancel := context.WithTimeout(ctx, noWaitBound)
+	defer cancel()
+	busy := func(err error) error {
+		if ctx.Err() == nil && bctx.Err() != nil {
+			return errBusy // the bound, not the caller's ctx
+		}
+		return err
+	}
+	wch := cl.Watch(clientv3.WithRequireLeader(bctx), m.pfx, clientv3.WithPrefix(), clientv3.WithCreatedNotify())
+	if wr, ok := <-wch; !ok || wr.Err() != nil || !wr.Created {
+		return busy(ctx.Err())
+	}
+	for {
+		ops := []clientv3.Op{clientv3.OpGet(m.key), clientv3.OpGet(m.pfx, clientv3.WithFirstCreate()...)}
+		if m.doc != "" {
+			ops = append(ops, clientv3.OpGet(m.doc))
+		}
+		look, err := cl.Txn(bctx).Then(ops...).Commit()
+		if err != nil {
+			return busy(err)
+		}
+		own := look.Responses[0].GetResponseRange().GetKvs()
+		if len(own) == 0 || own[0].CreateRevision != m.rev {
+			return errExpired
+		}
+		if string(own[0].Value) == busyValue {
+			return errBusy
+		}
+		first := look.Responses[1].GetResponseRange().GetKvs()
+		if len(first) == 0 || first[0].CreateRevision == m.rev {
+			m.prefetch(look.Responses[2:])
+			return nil
+		}
+		if string(first[0].Value) != keptValue {
+			return errBusy
+		}
+		// Wait for a change after the look: the watch began before it.
+		for changed := false; !changed; {
+			wr, ok := <-wch
+			if !ok || wr.Err() != nil || wr.Canceled {
+				return busy(ctx.Err())
+			}
+			for _, ev := range wr.Events {
+				changed = changed || ev.Kv.ModRevision > look.Header.Revision
+			}
+		}
+	}
 }
 
 // waitTurn waits, on one watch of the queue made before it looks at the

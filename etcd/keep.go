@@ -1,0 +1,364 @@
+package etcd
+
+import (
+	"context"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// The values of waiter keys (see docs/formats/etcd.md): a holder's key that
+// keeps the lock between commits, a waiter that will not wait, and a
+// holder's answer to it. Any other value (etcdctl's and concurrency.Mutex's
+// are empty) promises nothing.
+const (
+	keptValue   = "kept"
+	noWaitValue = "nowait"
+	busyValue   = "busy"
+)
+
+// noWaitBound bounds how long a Lock without wait waits for a holder that
+// keeps its lock to release it or to say it is busy.
+const noWaitBound = time.Second
+
+// A keeper is a lock whose key its session keeps between holds: after a
+// Commit with release that found no waiter, the next Lock of the name by
+// the Backend confirms the key by a read instead of writing it anew. While
+// it lives a goroutine watches the lock's queue: it deletes the key when a
+// waiter comes while no hold has it (idle), and marks a waiter that will
+// not wait busy while one has.
+type keeper struct {
+	name string
+	m    *mutex        // the session's key; its pre is unused
+	stop func()        // ends the watch
+	kick chan struct{} // 1-buffered: marks is not empty
+
+	// Under Backend.mu:
+	state   keepState
+	waiter  bool               // a waiter that waits came while busy: release at the hold's end
+	pending []*mvccpb.KeyValue // waiters that will not wait, come while acquiring
+	marks   []*mvccpb.KeyValue // waiters that will not wait, to mark busy
+	freed   chan struct{}      // closed once the key is deleted (or given up) and the keeper out of the map
+}
+
+type keepState int
+
+const (
+	idle      keepState = iota // no hold has it: a waiter's key makes the watch delete it
+	acquiring                  // a Lock is confirming it by a read
+	busy                       // a hold has it
+	releasing                  // its key is being deleted
+	dropped                    // out of the map
+)
+
+// keep makes, or makes idle again, the keeper of a hold whose Commit with
+// release kept its key at revision at: the hold's own keeper, or a new one.
+// It releases the key at once when a waiter came during the hold, and
+// gives it up when the Backend is closed.
+func (b *Backend) keep(h *held, at int64) {
+	b.mu.Lock()
+	k := h.k
+	switch {
+	case b.closed || h.m.s != b.sess || done(h.m.s):
+		// The lease goes (or has gone) with its keys.
+		if k != nil {
+			b.dropLocked(k)
+		}
+		b.mu.Unlock()
+		return
+	case k == nil:
+		if old := b.kept[h.name]; old != nil {
+			b.dropLocked(old) // a hold granted again alongside (the engine does not do this)
+		}
+		m := *h.m
+		m.pre, m.doc = nil, ""
+		ctx, cancel := context.WithCancel(b.life)
+		k = &keeper{name: h.name, m: &m, stop: cancel, kick: make(chan struct{}, 1), freed: make(chan struct{})}
+		if b.kept == nil {
+			b.kept = map[string]*keeper{}
+		}
+		b.kept[h.name] = k
+		b.wg.Add(1)
+		go b.watchKept(ctx, k, at)
+		b.mu.Unlock()
+		return
+	case k.state != busy:
+		b.mu.Unlock()
+		return
+	case k.waiter:
+		k.state = releasing
+		b.mu.Unlock()
+		b.release(k)
+		return
+	}
+	k.state, k.marks = idle, nil
+	b.mu.Unlock()
+}
+
+// takeKept returns the idle keeper of name for session s, acquiring, or
+// nil. A keeper of an older session is dropped; one whose key is being
+// deleted is waited for, as ctx lets.
+func (b *Backend) takeKept(ctx context.Context, name string) (*keeper, error) {
+	b.mu.Lock()
+	k := b.kept[name]
+	switch {
+	case k == nil:
+	case k.m.s != b.sess || done(k.m.s):
+		b.dropLocked(k)
+	case k.state == idle:
+		k.state = acquiring
+		b.mu.Unlock()
+		return k, nil
+	case k.state == releasing:
+		b.mu.Unlock()
+		select {
+		case <-k.freed:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	b.mu.Unlock()
+	return nil, nil
+}
+
+// lockKept confirms, by one read, that the key of k (acquiring) is still
+// there with its create revision and that no waiter is queued behind it,
+// and reads the document the lock is named for: then the session holds the
+// lock, as of the read, and k is busy. A key lost or a waiter queued gives
+// nil (k is gone, its key deleted: the caller queues anew); an error leaves
+// k idle.
+func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, error) {
+	m := k.m
+	resp, err := b.client.Txn(ctx).If(m.isOwner()).
+		Then(clientv3.OpGet(m.pfx, clientv3.WithFirstCreate()...), clientv3.OpGet(m.pfx, clientv3.WithLastCreate()...), clientv3.OpGet(doc)).
+		Commit()
+	if err != nil {
+		b.mu.Lock()
+		if k.state == acquiring {
+			k.state, k.pending = idle, nil
+		}
+		b.mu.Unlock()
+		return nil, err
+	}
+	ends := func(i int) bool {
+		kvs := resp.Responses[i].GetResponseRange().GetKvs()
+		return len(kvs) == 1 && string(kvs[0].Key) == m.key
+	}
+	switch {
+	case !resp.Succeeded:
+		b.mu.Lock()
+		b.dropLocked(k)
+		b.mu.Unlock()
+		return nil, nil
+	case !ends(0) || !ends(1):
+		b.mu.Lock()
+		if k.state != acquiring {
+			b.mu.Unlock()
+			return nil, nil
+		}
+		k.state = releasing
+		b.mu.Unlock()
+		b.release(k)
+		return nil, nil
+	}
+	got := *m
+	got.doc = doc
+	got.pre = &kv{}
+	if kvs := resp.Responses[2].GetResponseRange().GetKvs(); len(kvs) > 0 {
+		got.pre.data, got.pre.rev = kvs[0].Value, kvs[0].ModRevision
+		if got.pre.data == nil {
+			got.pre.data = []byte{} // an empty document is not no document
+		}
+	}
+	b.mu.Lock()
+	if k.state != acquiring {
+		// Dropped meanwhile (its key deleted, the Backend closed).
+		b.mu.Unlock()
+		return nil, nil
+	}
+	k.state = busy
+	k.marks, k.pending = append(k.marks, k.pending...), nil
+	if len(k.marks) > 0 {
+		select {
+		case k.kick <- struct{}{}:
+		default:
+		}
+	}
+	b.mu.Unlock()
+	return &got, nil
+}
+
+// unkeep ends k after a hold that did not keep its key: the hold's Release
+// deletes it, or its Commit did.
+func (b *Backend) unkeep(k *keeper) {
+	b.mu.Lock()
+	b.dropLocked(k)
+	b.mu.Unlock()
+}
+
+// dropLocked takes k out of the map and ends its watch; b.mu is held.
+func (b *Backend) dropLocked(k *keeper) {
+	if b.kept[k.name] == k {
+		delete(b.kept, k.name)
+	}
+	if k.state != dropped {
+		k.state = dropped
+		k.stop()
+		close(k.freed)
+	}
+}
+
+// release deletes the key of k (releasing), with a timeout of its own,
+// then drops k. If the delete fails, the session is given up, so that the
+// key goes with the lease (as cleanup does).
+func (b *Backend) release(k *keeper) {
+	ctx, cancel := context.WithTimeout(b.life, releaseTimeout)
+	defer cancel()
+	if _, err := b.client.Delete(ctx, k.m.key); err != nil && b.life.Err() == nil {
+		k.m.s.Orphan()
+	}
+	b.mu.Lock()
+	b.dropLocked(k)
+	b.mu.Unlock()
+}
+
+// watchKept watches the queue of k's lock until ctx ends or k's key goes:
+// a waiter queued after the revision at which the key was kept makes an
+// idle k release the key, and a busy k mark it busy if it will not wait
+// (and release at the hold's end if it will). The watch has no start
+// revision (one from an old revision is caught up by the server only in
+// its periodic resync); a read fills the gap when the server had moved on.
+func (b *Backend) watchKept(ctx context.Context, k *keeper, at int64) {
+	defer b.wg.Done()
+	m := k.m
+	seen := at // every waiter queued at or before seen has been handled
+	for ctx.Err() == nil {
+		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+		wch := b.client.Watch(wctx, m.pfx, clientv3.WithPrefix(), clientv3.WithCreatedNotify())
+		ok := b.watchQueue(ctx, k, wch, &seen)
+		cancel()
+		if !ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond): // a lost leader, a compaction: watch again
+		}
+	}
+}
+
+// watchQueue serves one watch of watchKept; false once k is done with.
+func (b *Backend) watchQueue(ctx context.Context, k *keeper, wch clientv3.WatchChan, seen *int64) bool {
+	m := k.m
+	wr, ok := <-wch
+	if !ok || wr.Err() != nil || !wr.Created {
+		return ctx.Err() == nil
+	}
+	if wr.Header.Revision > *seen {
+		resp, err := b.client.Txn(ctx).Then(clientv3.OpGet(m.key), clientv3.OpGet(m.pfx, clientv3.WithPrefix(), clientv3.WithMinCreateRev(*seen+1))).Commit()
+		if err != nil {
+			return ctx.Err() == nil
+		}
+		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) == 0 || kvs[0].CreateRevision != m.rev {
+			b.unkeep(k)
+			return false
+		}
+		for _, kv := range resp.Responses[1].GetResponseRange().GetKvs() {
+			if !b.waiterCame(k, kv) {
+				return false
+			}
+		}
+		*seen = resp.Header.Revision
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-k.kick:
+			b.mark(ctx, k)
+			continue
+		case wr, ok = <-wch:
+		}
+		if !ok || wr.Err() != nil || wr.Canceled {
+			return ctx.Err() == nil
+		}
+		for _, ev := range wr.Events {
+			kv := ev.Kv
+			switch {
+			case kv.ModRevision <= *seen:
+			case string(kv.Key) == m.key:
+				if ev.Type == clientv3.EventTypeDelete {
+					b.unkeep(k) // its lease ended, or someone deleted it
+					return false
+				}
+			case ev.Type == clientv3.EventTypePut && ev.IsCreate():
+				if !b.waiterCame(k, kv) {
+					return false
+				}
+			}
+		}
+		*seen = max(*seen, wr.Header.Revision)
+	}
+}
+
+// waiterCame answers the waiter kv of k's queue; false once k is released.
+func (b *Backend) waiterCame(k *keeper, kv *mvccpb.KeyValue) bool {
+	if string(kv.Key) == k.m.key || kv.CreateRevision <= k.m.rev {
+		return true
+	}
+	noWait := string(kv.Value) == noWaitValue
+	b.mu.Lock()
+	switch k.state {
+	case idle:
+		k.state = releasing
+		b.mu.Unlock()
+		b.release(k)
+		return false
+	case acquiring:
+		if noWait {
+			k.pending = append(k.pending, kv)
+		} else {
+			k.waiter = true
+		}
+	case busy:
+		if noWait {
+			k.marks = append(k.marks, kv)
+			select {
+			case k.kick <- struct{}{}:
+			default:
+			}
+		} else {
+			k.waiter = true
+		}
+	case releasing, dropped:
+		b.mu.Unlock()
+		return false
+	}
+	b.mu.Unlock()
+	return true
+}
+
+// mark tells each waiter of k.marks that will not wait that the lock is
+// busy: it puts busyValue in its key, keeping the waiter's lease, if the
+// key is still the one queued, still says it will not wait, and k's key
+// still holds the lock.
+func (b *Backend) mark(ctx context.Context, k *keeper) {
+	b.mu.Lock()
+	marks := k.marks
+	k.marks = nil
+	if k.state != busy {
+		marks = nil
+	}
+	b.mu.Unlock()
+	for _, kv := range marks {
+		key := string(kv.Key)
+		mctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+		_, _ = b.client.Txn(mctx).If(k.m.isOwner(),
+			clientv3.Compare(clientv3.CreateRevision(key), "=", kv.CreateRevision),
+			clientv3.Compare(clientv3.Value(key), "=", noWaitValue)).
+			Then(clientv3.OpPut(key, busyValue, clientv3.WithIgnoreLease())).Commit()
+		cancel() // a mark not made: the waiter gives up after noWaitBound
+	}
+}

@@ -1,0 +1,275 @@
+package etcd_test
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/etcd"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// handOver bounds a hand-over of a kept lock in these tests: far less than
+// the session TTL (60 s), after which an expired lease would free the lock
+// even if nobody released it.
+const handOver = 20 * time.Second
+
+// counterStore returns the store of n.json on b.
+func counterStore(t *testing.T, b *etcd.Backend) *filetxn.Store[*count] {
+	t.Helper()
+	s, err := filetxn.NewStore("n.json", filetxn.JSON[count](), filetxn.WithBackend(b))
+	require.NoError(t, err)
+	return s
+}
+
+func inc(d *count) error { d.N++; return nil }
+
+// lockKeys returns the keys of the lock of n.json under prefix, with their
+// values.
+func lockKeys(t *testing.T, cl *clientv3.Client, prefix string) map[string]string {
+	t.Helper()
+	resp, err := cl.Get(testCtx(t), prefix+"/locks/n.json/", clientv3.WithPrefix())
+	require.NoError(t, err)
+	m := map[string]string{}
+	for _, kv := range resp.Kvs {
+		m[string(kv.Key)] = string(kv.Value)
+	}
+	return m
+}
+
+// TestKeptLockMutateWritesOnce: after a first Mutate, each Mutate of a
+// document no other session wants is one read-only request (the lock
+// confirmed, the document read) and one write (the commit), and the
+// session's lock key stays, marked kept. Ablation: a Commit with release
+// that always deletes the key (the nested transaction's Then doing the
+// Else) makes it two writes a Mutate, and this test red.
+func TestKeptLockMutateWritesOnce(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	var sent, writes atomic.Int64
+	counting := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		sent.Add(1)
+		if r, ok := req.(*pb.TxnRequest); ok && !readOnly(r) {
+			writes.Add(1)
+		}
+		return invoke(ctx, method, req, reply, cc, opts...)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counting)}})
+	require.NoError(t, err)
+	defer cli.Close()
+	b, err := etcd.New(cli, "kw")
+	require.NoError(t, err)
+	defer b.Close()
+	s := counterStore(t, b)
+	_, err = s.Mutate(ctx, inc) // makes the session, keeps the lock
+	require.NoError(t, err)
+	const n = 5
+	before, wbefore := sent.Load(), writes.Load()
+	for range n {
+		_, err := s.Mutate(ctx, inc)
+		require.NoError(t, err)
+	}
+	// The keeper's watch reads the queue once if it began after a write.
+	assert.InDelta(t, int64(2*n), sent.Load()-before, 1, "requests of %d Mutates", n)
+	assert.Equal(t, int64(n), writes.Load()-wbefore, "writes of %d Mutates", n)
+	got, err := s.View(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, n+1, got.N, "the counter")
+	vals := lockKeys(t, c.Client(t), "kw")
+	require.Len(t, vals, 1, "lock keys after the Mutates")
+	for _, v := range vals {
+		assert.Equal(t, "kept", v, "the kept key's value")
+	}
+}
+
+// readOnly reports whether a transaction only reads (the server answers it
+// without a raft entry).
+func readOnly(r *pb.TxnRequest) bool {
+	for _, ops := range [][]*pb.RequestOp{r.Success, r.Failure} {
+		for _, op := range ops {
+			if op.GetRequestRange() == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestKeptLockPassesOn: a lock kept idle by one Backend is released to
+// whoever asks, well before its lease would expire: another Backend's
+// Mutate, a plain concurrency.Mutex (the protocol of etcdctl lock), and
+// a Lock without wait; and the keeper takes it back after each. Ablation:
+// a keeper that does not watch its queue (watchKept returning at once)
+// turns each red (the waiter times out, or is refused after the bound).
+func TestKeptLockPassesOn(t *testing.T) {
+	c := startCluster(t)
+	keeper := newBackend(t, c, "kp")
+	ks := counterStore(t, keeper)
+	for _, tc := range []struct {
+		name string
+		take func(ctx context.Context, t *testing.T) // takes the lock, once, and releases it
+	}{
+		{"another Backend", func(ctx context.Context, t *testing.T) {
+			_, err := counterStore(t, newBackend(t, c, "kp")).Mutate(ctx, inc)
+			require.NoError(t, err, "Mutate of another Backend")
+		}},
+		{"concurrency.Mutex", func(ctx context.Context, t *testing.T) {
+			sess, err := concurrency.NewSession(c.Client(t))
+			require.NoError(t, err)
+			defer sess.Close()
+			m := concurrency.NewMutex(sess, "kp/locks/n.json")
+			require.NoError(t, m.Lock(ctx), "concurrency.Mutex.Lock")
+			require.NoError(t, m.Unlock(ctx))
+		}},
+		{"a Lock without wait", func(ctx context.Context, t *testing.T) {
+			h, err := newBackend(t, c, "kp").Lock(ctx, "n.json", false)
+			require.NoError(t, err, "Lock(wait=false) of another Backend")
+			require.NoError(t, h.Release())
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			_, err := ks.Mutate(ctx, inc)
+			require.NoError(t, err, "the keeper's Mutate")
+			require.Len(t, lockKeys(t, c.Client(t), "kp"), 1, "lock keys: the kept one")
+			hctx, cancel := context.WithTimeout(ctx, handOver)
+			defer cancel()
+			tc.take(hctx, t)
+			_, err = ks.Mutate(ctx, inc)
+			require.NoError(t, err, "the keeper's Mutate after")
+		})
+	}
+}
+
+// TestNoWaitRefusedWhileKeptLockBusy: a Lock without wait, while a hold
+// of a kept lock is busy, is refused with lock.ErrWouldBlock on the
+// holder's answer (the busy mark on its key), not by the bound; the
+// hold then commits. Ablation: a keeper that does not mark (mark doing
+// nothing) turns it red (no mark is seen; the refusal comes by the bound).
+func TestNoWaitRefusedWhileKeptLockBusy(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	raw := c.Client(t)
+	b := newBackend(t, c, "nb")
+	s := counterStore(t, b)
+	_, err := s.Mutate(ctx, inc) // keeps the lock
+	require.NoError(t, err)
+	h, err := b.Lock(ctx, "n.json", true) // from the kept key: busy
+	require.NoError(t, err)
+	now, err := raw.Get(ctx, "nb/")
+	require.NoError(t, err)
+	wch := raw.Watch(ctx, "nb/locks/n.json/", clientv3.WithPrefix(), clientv3.WithRev(now.Header.Revision+1))
+	_, err = newBackend(t, c, "nb").Lock(ctx, "n.json", false)
+	require.ErrorIs(t, err, lock.ErrWouldBlock, "Lock(wait=false) while the kept lock is busy")
+	marked := false
+	for !marked {
+		select {
+		case wr := <-wch:
+			for _, ev := range wr.Events {
+				marked = marked || ev.Type == clientv3.EventTypePut && string(ev.Kv.Value) == "busy"
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no waiter key was marked busy")
+		}
+	}
+	data, err := h.Read(ctx, "n.json")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"N":1}`, string(data))
+	require.NoError(t, b.Commit(ctx, []filetxn.Held{h}, []filetxn.Put{{Name: "n.json", Data: []byte(`{"N":2}`)}}, true), "Commit of the busy hold")
+	require.NoError(t, h.Release())
+}
+
+// TestKeptLockLostIsTakenAgain: a kept key that is gone at the next Lock
+// (its lease revoked, or the key deleted by someone) is noticed by the
+// Lock's read: the lock is taken again normally and fn reads the document
+// as another client wrote it meanwhile. Ablation: a lockKept that takes
+// the lock whatever its read found turns it red (the commit is refused,
+// lock.ErrLockLost).
+func TestKeptLockLostIsTakenAgain(t *testing.T) {
+	c := startCluster(t)
+	raw := c.Client(t)
+	for _, tc := range []struct {
+		name string
+		lose func(ctx context.Context, t *testing.T, key string, lease clientv3.LeaseID)
+	}{
+		{"lease revoked", func(ctx context.Context, t *testing.T, _ string, lease clientv3.LeaseID) {
+			_, err := raw.Revoke(ctx, lease)
+			require.NoError(t, err)
+		}},
+		{"key deleted", func(ctx context.Context, t *testing.T, key string, _ clientv3.LeaseID) {
+			_, err := raw.Delete(ctx, key)
+			require.NoError(t, err)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			b := newBackend(t, c, "kl")
+			s := counterStore(t, b)
+			_, err := s.Mutate(ctx, inc)
+			require.NoError(t, err)
+			ks := keys(t, raw, "kl/locks/n.json/")
+			require.Len(t, ks, 1, "the kept key")
+			for k, lease := range ks {
+				tc.lose(ctx, t, k, lease)
+			}
+			_, err = raw.Put(ctx, "kl/docs/n.json", `{"N":10}`)
+			require.NoError(t, err)
+			_, err = s.Mutate(ctx, inc)
+			require.NoError(t, err, "Mutate after the kept key was lost")
+			got, err := s.View(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, 11, got.N, "the counter")
+		})
+	}
+}
+
+// TestCloseEndsTheKeepersWatches: a Backend that keeps locks leaves no
+// goroutine behind once it and its client are closed. Ablation: a Close
+// that does not end the keepers (no dropLocked of b.kept) turns it red.
+func TestCloseEndsTheKeepersWatches(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	raw := c.Client(t)
+	assert.Empty(t, keys(t, raw, "ce/"), "keys before") // raw's connection is up
+	base := settledGoroutines(-1)
+	cl, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: wait, Logger: zap.NewNop()})
+	require.NoError(t, err)
+	b, err := etcd.New(cl, "ce")
+	require.NoError(t, err)
+	for _, name := range []string{"a.json", "b.json", "c.json"} {
+		s, err := filetxn.NewStore(name, filetxn.JSON[count](), filetxn.WithBackend(b))
+		require.NoError(t, err)
+		_, err = s.Mutate(ctx, inc)
+		require.NoError(t, err)
+	}
+	require.NoError(t, b.Close())
+	require.NoError(t, cl.Close())
+	assert.Equal(t, base, settledGoroutines(base), "goroutines after Close")
+}
+
+// settledGoroutines returns runtime.NumGoroutine once it is want, or once
+// it has not changed for a while (want < 0, or after a bound).
+func settledGoroutines(want int) int {
+	n, same := runtime.NumGoroutine(), 0
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && n != want && same < 20; {
+		time.Sleep(10 * time.Millisecond)
+		if m := runtime.NumGoroutine(); m == n {
+			same++
+		} else {
+			n, same = m, 0
+		}
+	}
+	return n
+}
