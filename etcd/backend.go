@@ -31,9 +31,14 @@ const releaseTimeout = 5 * time.Second
 // A Backend is a filetxn.Backend on an etcd cluster: the documents and
 // locks of one project, under its key prefix. Its locks are held by one
 // session (a lease kept alive while the Backend lives), made at the first
-// Lock and made anew when it has expired. A Backend is safe for concurrent
-// use; it does not exclude goroutines that share it from each other (the
-// engine does). Close it when done.
+// Lock and made anew when it has expired. After a commit that ends a hold
+// (a Mutate's) with no other session waiting, the session keeps the lock,
+// so that its next Lock of it is a read instead of a write; a watch per
+// kept lock gives it up as soon as another session asks for it. An idle
+// process therefore holds such locks until someone else wants them, or it
+// closes the Backend. A Backend is safe for concurrent use; it does not
+// exclude goroutines that share it from each other (the engine does).
+// Close it when done.
 type Backend struct {
 	client *clientv3.Client
 	prefix string
@@ -95,7 +100,10 @@ func WithMaxRequestBytes(n int) Option {
 // prefix must not be empty nor end in "/", and the prefixes of two projects
 // must not nest; a nil client, a bad prefix or an invalid option fails it
 // with an error matching filetxn.ErrInvalidArgument. The caller keeps the
-// client, and closes it after the Backend.
+// client, and closes it after the Backend. The Backend keeps the locks of
+// its Mutates between them (see Backend): an uncontended Mutate costs a
+// read and a write, and another host that asks for such a lock waits for
+// one round trip of its keeper's watch.
 func New(client *clientv3.Client, prefix string, opts ...Option) (*Backend, error) {
 	c := config{ttl: DefaultSessionTTL, max: DefaultMaxRequestBytes}
 	for _, o := range opts {
@@ -146,15 +154,16 @@ func checkName(op, name string) error {
 // Lock takes the lock named name for this Backend's session, making the
 // session first if there is none or it has expired. With wait it waits for
 // the holders before it as long as ctx lets it (a done ctx gives a
-// *lock.BusyError wrapping ctx's error); without, a lock held by another
-// session fails it at once with a *lock.BusyError matching
-// lock.ErrWouldBlock. A waiter whose lease ends queues again on a new
-// session. On failure it removes its place in the queue, with a timeout of
-// its own (see the package doc's caveats). A lock this session already
-// holds is granted again: the engine's queue, not Lock, keeps the
-// goroutines of a process apart. It costs one request uncontended, which
-// also reads the document named name for the hold's first Read of it, and
-// a watch while it waits.
+// *lock.BusyError wrapping ctx's error); without, a lock another session
+// is using fails it with a *lock.BusyError matching lock.ErrWouldBlock: at
+// once, or, if that session keeps the lock idle, once it answers (at most
+// a second). A waiter whose lease ends queues again on a new session. On
+// failure it removes its place in the queue, with a timeout of its own. A
+// lock this session already holds is granted again: the engine's queue,
+// not Lock, keeps the goroutines of a process apart. It costs one request
+// uncontended, which also reads the document named name for the hold's
+// first Read of it: a read-only one when the session kept the lock, a
+// write otherwise; and a watch while it waits.
 func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Held, error) {
 	if err := checkName("Lock", name); err != nil {
 		return nil, err
@@ -314,9 +323,11 @@ func (b *Backend) get(ctx context.Context, name string) ([]byte, int64, error) {
 	return kv.Value, kv.ModRevision, nil
 }
 
-// Close ends the Backend: it stops keeping its session alive and revokes
-// its lease, with a timeout of its own, which frees every lock it holds
-// (their holders' Commits then fail with lock.ErrLockLost). Later Locks
+// Close ends the Backend: it stops the watches of the locks it keeps and
+// keeping its session alive, and revokes its lease, with a timeout of its
+// own, which frees every lock it holds or keeps (their holders' Commits
+// then fail with lock.ErrLockLost); it returns once no goroutine of the
+// Backend is left. Later Locks
 // fail with an error matching fs.ErrClosed. It does not close the client.
 // Closing twice does nothing.
 func (b *Backend) Close() error {

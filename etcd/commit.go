@@ -79,8 +79,9 @@ func (h *held) isReleased() bool {
 	return h.released
 }
 
-// Release unlocks, with a timeout of its own. A lock already lost (its
-// session ended) releases without error. If the unlock fails, the session
+// Release unlocks, with a timeout of its own; after a Commit with release
+// it sends nothing (the lock is already released, or kept, see Backend). A
+// lock already lost (its session ended) releases without error. If the unlock fails, the session
 // stops being kept alive, so that the lock is freed when its lease expires,
 // and the error is returned; the Backend's other holds are lost then too.
 // Releasing twice does nothing.
@@ -122,9 +123,11 @@ func (h *held) Release() error {
 // ended fails it at once. A request over the limit (see WithMaxRequestBytes)
 // fails it, before any write, with an error matching ErrTooLarge. Any other
 // error (ctx done, the cluster unreachable) leaves its outcome unknown.
-// With release, the same transaction deletes the locks' keys when it
-// writes, and their Release then sends nothing. A Commit fenced by no hold
-// is refused (filetxn.ErrInvalidArgument).
+// With release, the same transaction ends the holds when it writes: it
+// deletes each lock's key if another session is queued for it, and keeps
+// it for this Backend's next Lock otherwise (see Backend); their Release
+// then sends nothing. A Commit fenced by no hold is refused
+// (filetxn.ErrInvalidArgument).
 func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filetxn.Put, release bool) error {
 	if len(holds) == 0 {
 		return fmt.Errorf("etcd: commit: no locks to fence it by: %w", filetxn.ErrInvalidArgument)
@@ -164,8 +167,7 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 			if !h.m.kept {
 				keep = append(keep, clientv3.OpPut(h.m.key, keptValue, clientv3.WithIgnoreLease()))
 			}
-			alone := clientv3.Compare(clientv3.CreateRevision(h.m.pfx), "<", h.m.rev+1).WithPrefix()
-			t.then = append(t.then, clientv3.OpTxn([]clientv3.Cmp{alone}, keep, []clientv3.Op{clientv3.OpDelete(h.m.key)}))
+			t.then = append(t.then, clientv3.OpTxn([]clientv3.Cmp{h.m.alone()}, keep, []clientv3.Op{clientv3.OpDelete(h.m.key)}))
 		}
 	}
 	if err := b.checkSize(t, puts); err != nil {

@@ -131,9 +131,7 @@ func (b *Backend) takeKept(ctx context.Context, name string) (*keeper, error) {
 // k idle.
 func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, error) {
 	m := k.m
-	resp, err := b.client.Txn(ctx).If(m.isOwner()).
-		Then(clientv3.OpGet(m.pfx, clientv3.WithFirstCreate()...), clientv3.OpGet(m.pfx, clientv3.WithLastCreate()...), clientv3.OpGet(doc)).
-		Commit()
+	resp, err := b.client.Txn(ctx).If(m.isOwner(), m.alone()).Then(clientv3.OpGet(doc)).Else(clientv3.OpGet(m.key)).Commit()
 	if err != nil {
 		b.mu.Lock()
 		if k.state == acquiring {
@@ -142,22 +140,16 @@ func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, 
 		b.mu.Unlock()
 		return nil, err
 	}
-	ends := func(i int) bool {
-		kvs := resp.Responses[i].GetResponseRange().GetKvs()
-		return len(kvs) == 1 && string(kvs[0].Key) == m.key
-	}
-	switch {
-	case !resp.Succeeded:
+	if !resp.Succeeded {
 		b.mu.Lock()
-		b.dropLocked(k)
-		b.mu.Unlock()
-		return nil, nil
-	case !ends(0) || !ends(1):
-		b.mu.Lock()
-		if k.state != acquiring {
+		own := resp.Responses[0].GetResponseRange().GetKvs()
+		if k.state != acquiring || len(own) == 0 || own[0].CreateRevision != m.rev {
+			// The key is lost (or k was dropped meanwhile).
+			b.dropLocked(k)
 			b.mu.Unlock()
 			return nil, nil
 		}
+		// A waiter is queued: it is its turn.
 		k.state = releasing
 		b.mu.Unlock()
 		b.release(k)
@@ -166,7 +158,7 @@ func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, 
 	got := *m
 	got.doc = doc
 	got.pre = &kv{}
-	if kvs := resp.Responses[2].GetResponseRange().GetKvs(); len(kvs) > 0 {
+	if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
 		got.pre.data, got.pre.rev = kvs[0].Value, kvs[0].ModRevision
 		if got.pre.data == nil {
 			got.pre.data = []byte{} // an empty document is not no document

@@ -226,6 +226,12 @@ func (m *mutex) waitTurn(ctx context.Context, cl *clientv3.Client) (bool, error)
 	}
 }
 
+// alone is the compare that holds while no key is queued after the
+// session's: it holds for every key of the queue.
+func (m *mutex) alone() clientv3.Cmp {
+	return clientv3.Compare(clientv3.CreateRevision(m.pfx), "<", m.rev+1).WithPrefix()
+}
+
 // isOwner is the compare that holds while the session holds the lock.
 func (m *mutex) isOwner() clientv3.Cmp {
 	return clientv3.Compare(clientv3.CreateRevision(m.key), "=", m.rev)
