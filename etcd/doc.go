@@ -36,6 +36,9 @@
 //     with a timeout of its own (five seconds), which may outlast ctx; if
 //     the cluster cannot be reached for that, the session is given up, so
 //     that its lease expires, and the Backend's other holds are lost.
+//   - A Backend keeps the lock of a document it mutated while no other
+//     session wants it (see Backend): its key stays in etcd while the
+//     process is idle, until another session asks, or the Backend closes.
 //   - Two projects must not use nested prefixes ("p" and "p/docs"): their
 //     keys would overlap.
 package etcd
