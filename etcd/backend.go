@@ -186,7 +186,9 @@ func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 			if m != nil {
 				return &held{b: b, name: name, m: m, k: k, reads: map[string]int64{}}, nil
 			}
-			// The key was lost or given up to a waiter: queue anew.
+			// The key was lost or given up to a waiter: queue anew, on the
+			// session as it is now (a failed give-up ends it).
+			continue
 		}
 		m := newMutex(s, key)
 		m.doc = b.docKey(name) // the document the lock is named for, as a store's is by default
