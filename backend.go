@@ -58,10 +58,15 @@ type Backend interface {
 	List(ctx context.Context, prefix string) ([]Entry, error)
 }
 
-// An Entry is one document of a Backend.List: its name and its bytes.
+// An Entry is one document of a Backend.List: its name, its bytes, and
+// the moment it was created, as a number that orders the creations of the
+// backend's documents: one created later has a larger one (etcd: its
+// create_revision), and a document removed and made again gets a new one.
+// A backend that cannot tell leaves Created 0.
 type Entry struct {
-	Name string
-	Data []byte
+	Name    string
+	Data    []byte
+	Created int64 // orders creations; 0: unknown
 }
 
 // A Held is a lock of a Backend, held until Release.

@@ -61,7 +61,7 @@ func (b *Backend) List(ctx context.Context, prefix string) ([]filetxn.Entry, err
 		if data == nil {
 			data = []byte{} // an empty document is not no document
 		}
-		out[i] = filetxn.Entry{Name: string(kv.Key[len(b.docKey("")):]), Data: data}
+		out[i] = filetxn.Entry{Name: string(kv.Key[len(b.docKey("")):]), Data: data, Created: kv.CreateRevision}
 	}
 	return out, nil
 }

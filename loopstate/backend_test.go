@@ -213,3 +213,40 @@ func TestBackendMutateAllWithLoops(t *testing.T) {
 	require.ErrorIs(t, err, boom)
 	assert.Equal(t, "ta", mustView(t, a).Template)
 }
+
+// TestBackendBusyTickOnDeletedLoop: on a backend the lock exists whether
+// or not the loop does. A scheduled tick of a deleted loop whose lock name
+// another session holds fails with filetxn.ErrNotFound and creates no
+// line; and a busy line created for the old loop after a Delete (the
+// window between skipBusy's View and its Create) is not listed by the loop
+// created again with the name. Ablation: skipBusy ignoring View's error on
+// a backend creates a line and returns nil; Ticks without the filter on
+// the state's Created lists the stray line.
+func TestBackendBusyTickOnDeletedLoop(t *testing.T) {
+	c := memback.New()
+	r := newBackendRoot(t, c)
+	l := mustCreate(t, r, "x", Template{})
+	require.NoError(t, l.Delete(ctx0))
+	h, err := c.Backend().Lock(ctx0, docName(l.lock), false)
+	require.NoError(t, err)
+	_, err = l.Tick(ctx0, TriggerSchedule, mustNotRun(t))
+	require.ErrorIs(t, err, filetxn.ErrNotFound, "scheduled tick of a deleted loop")
+	require.NoError(t, h.Release())
+	for _, name := range c.Names() {
+		assert.False(t, strings.HasPrefix(name, l.ticksPrefix()), "line %s created", name)
+	}
+
+	// The window: a busy line created after the Delete, then a new loop.
+	now := r.now()
+	stray := TickRecord{StartedAt: now, EndedAt: now, Outcome: Skipped, SkipReason: skipBusy, Trigger: TriggerSchedule, GatesTripped: []string{}, PID: 1}
+	_, err = parseRecord(appendRecord(nil, &stray))
+	require.NoError(t, err, "the stray line parses")
+	require.NoError(t, l.createTick(ctx0, &stray))
+	l = mustCreate(t, r, "x", Template{})
+	assert.Empty(t, mustTicks(t, l), "Ticks of the loop created again")
+	_, err = l.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+	require.NoError(t, err)
+	ticks := mustTicks(t, l)
+	require.Len(t, ticks, 1)
+	assert.Equal(t, OK, ticks[0].Outcome)
+}

@@ -163,22 +163,47 @@ func (r *Root) remoteList(ctx context.Context) ([]*Loop, error) {
 }
 
 // remoteTicks is Ticks on a backend: the lines in creation order, and a
-// missing state an error matching filetxn.ErrNotFound.
+// missing state an error matching filetxn.ErrNotFound. Only the lines
+// created after the state count: a line created for an earlier loop of the
+// name (a scheduled tick's busy line, created without the lock, that read
+// the old state before a Delete) is not this loop's. The lines are listed
+// before the state, so that a Delete and a Create between the two reads
+// leave only lines older than the state they are compared with.
 func (l *Loop) remoteTicks(ctx context.Context) ([]TickRecord, error) {
 	ents, err := l.root.b.List(ctx, l.ticksPrefix())
 	if err != nil {
 		return nil, &fs.PathError{Op: "Read", Path: l.ticksPrefix(), Err: err}
 	}
-	if _, err := l.remoteOpen(ctx); err != nil {
+	born, err := l.remoteCreated(ctx)
+	if err != nil {
 		return nil, err
 	}
 	var out []TickRecord
 	for _, e := range ents {
+		if e.Created < born {
+			continue // an earlier loop's
+		}
 		if r, err := parseRecord(bytes.TrimSpace(e.Data)); err == nil {
 			out = append(out, r)
 		}
 	}
 	return out, nil
+}
+
+// remoteCreated returns the Created of the loop's state (0 if the backend
+// does not tell), or an error matching filetxn.ErrNotFound.
+func (l *Loop) remoteCreated(ctx context.Context) (int64, error) {
+	name := docName(l.state)
+	ents, err := l.root.b.List(ctx, name)
+	if err != nil {
+		return 0, &fs.PathError{Op: "Read", Path: l.state, Err: err}
+	}
+	for _, e := range ents {
+		if e.Name == name {
+			return e.Created, nil
+		}
+	}
+	return 0, l.missing()
 }
 
 // remoteDelete is Delete on a backend: under the loop's lock, one Commit

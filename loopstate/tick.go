@@ -567,10 +567,18 @@ func (l *Loop) skipBusy(ctx context.Context, busy *lock.BusyError) (TickRecord, 
 	if busy != nil {
 		rec.Note = "lock held by " + busy.Holder.String()
 	}
-	if d, err := l.View(ctx); err == nil {
+	d, err := l.View(ctx)
+	if err == nil {
 		rec.N, rec.StatusBefore, rec.StatusAfter = d.TickCount, d.Status, d.Status
 	}
 	if l.root.b != nil {
+		// The lock exists whether or not the loop does: a loop that is not
+		// there gets no line. One deleted after this View may still get
+		// one, which Ticks leaves out (it is older than any new state).
+		if err != nil {
+			return TickRecord{}, err
+		}
+		rec.Note = "lock held by another session"
 		return rec, l.createTick(ctx, &rec)
 	}
 	// The one write this package makes without the lock: the engine appends

@@ -152,7 +152,7 @@ func (b *Backend) List(ctx context.Context, prefix string) ([]filetxn.Entry, err
 	var es []ent
 	for name, d := range c.docs {
 		if strings.HasPrefix(name, prefix) {
-			es = append(es, ent{filetxn.Entry{Name: name, Data: append([]byte{}, d.data...)}, d.created})
+			es = append(es, ent{filetxn.Entry{Name: name, Data: append([]byte{}, d.data...), Created: d.created}, d.created})
 		}
 	}
 	slices.SortFunc(es, func(x, y ent) int {
