@@ -298,3 +298,37 @@ func settledGoroutines(want int) int {
 	}
 	return n
 }
+
+// TestKeptLockWaiterDuringHoldIsServedAtItsEnd: a waiter that queues
+// after a hold of a kept lock has committed (keeping the key), but before
+// the hold is released, gets the lock at the Release. Ablation: a keep
+// that makes the key idle without looking at the waiters seen during the
+// hold (k.waiter ignored) turns it red (the waiter waits past handOver).
+func TestKeptLockWaiterDuringHoldIsServedAtItsEnd(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	raw := c.Client(t)
+	b := newBackend(t, c, "kh")
+	_, err := counterStore(t, b).Mutate(ctx, inc) // keeps the lock
+	require.NoError(t, err)
+	h, err := b.Lock(ctx, "n.json", true) // from the kept key
+	require.NoError(t, err)
+	_, err = h.Read(ctx, "n.json")
+	require.NoError(t, err)
+	require.NoError(t, b.Commit(ctx, []filetxn.Held{h}, []filetxn.Put{{Name: "n.json", Data: []byte(`{"N":2}`)}}, true))
+	require.Len(t, lockKeys(t, raw, "kh"), 1, "lock keys after the Commit: kept")
+	other := newBackend(t, c, "kh")
+	hctx, cancel := context.WithTimeout(ctx, handOver)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := counterStore(t, other).Mutate(hctx, inc)
+		errc <- err
+	}()
+	queue(t, raw, "kh/locks/n.json/", 2)
+	require.NoError(t, h.Release())
+	require.NoError(t, <-errc, "the waiter's Mutate")
+	got, err := counterStore(t, other).View(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, got.N, "the counter")
+}
