@@ -332,3 +332,24 @@ func TestKeptLockWaiterDuringHoldIsServedAtItsEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, got.N, "the counter")
 }
+
+// TestNoWaitGivesUpOnASilentKeeper: a Lock without wait behind a key that
+// says it is kept but whose session never answers (here a raw client's)
+// fails with lock.ErrWouldBlock after the bound, not at ctx's end, and
+// leaves no key behind. Ablation: askKeeper without its bound (waiting on
+// ctx alone) turns it red.
+func TestNoWaitGivesUpOnASilentKeeper(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	raw := c.Client(t)
+	lease, err := raw.Grant(ctx, 60)
+	require.NoError(t, err)
+	_, err = raw.Put(ctx, fmt.Sprintf("ks/locks/n.json/%x", int64(lease.ID)), "kept", clientv3.WithLease(lease.ID))
+	require.NoError(t, err)
+	lctx, cancel := context.WithTimeout(ctx, handOver)
+	defer cancel()
+	_, err = newBackend(t, c, "ks").Lock(lctx, "n.json", false)
+	require.ErrorIs(t, err, lock.ErrWouldBlock, "Lock(wait=false) behind a silent keeper")
+	require.NoError(t, lctx.Err(), "the Lock's ctx: the bound, not ctx, ended the wait")
+	assert.Len(t, lockKeys(t, raw, "ks"), 1, "lock keys after: the silent keeper's")
+}
