@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -249,4 +250,46 @@ func TestBackendBusyTickOnDeletedLoop(t *testing.T) {
 	ticks := mustTicks(t, l)
 	require.Len(t, ticks, 1)
 	assert.Equal(t, OK, ticks[0].Outcome)
+}
+
+// lateLock is a session whose Lock returns the lock it took only once the
+// wait's ctx is done: a lock taken at the very end of a WithLockTimeout.
+type lateLock struct{ *memback.Backend }
+
+func (b lateLock) Lock(ctx context.Context, name string, wait bool) (filetxn.Held, error) {
+	h, err := b.Backend.Lock(ctx, name, wait)
+	if err == nil {
+		<-ctx.Done()
+	}
+	return h, err
+}
+
+// TestBackendLockTimeout: on a backend (memback fails a request whose ctx
+// is done, as etcd does) WithLockTimeout(0) tries the lock once: it ticks
+// uncontended and reports a busy lock as lock.ErrWouldBlock, running
+// nothing; and a lock taken just as WithLockTimeout's bound passes still
+// ticks, its requests bounded by the caller's ctx. Ablation: a wait ctx
+// of WithTimeout(ctx, 0) fails the uncontended tick with
+// context.DeadlineExceeded; the tick's first read with the wait's ctx
+// (tx.Read) fails the late lock's tick.
+func TestBackendLockTimeout(t *testing.T) {
+	c := memback.New()
+	l := mustCreate(t, newBackendRoot(t, c), "x", Template{})
+	rec, err := l.Tick(ctx0, TriggerManual, okHarness(Cost{}), WithLockTimeout(0))
+	require.NoError(t, err, "uncontended Tick(WithLockTimeout(0))")
+	assert.Equal(t, OK, rec.Outcome)
+
+	h, err := c.Backend().Lock(ctx0, docName(l.lock), false)
+	require.NoError(t, err)
+	_, err = l.Tick(ctx0, TriggerManual, mustNotRun(t), WithLockTimeout(0))
+	require.ErrorIs(t, err, lock.ErrWouldBlock, "Tick(WithLockTimeout(0)) on a held lock")
+	require.NoError(t, h.Release())
+
+	r := mustRoot(NewRoot("proj", filetxn.WithBackend(lateLock{c.Backend()})))
+	r.now = newClock().now
+	late := mustOpen(t, r, "x")
+	rec, err = late.Tick(ctx0, TriggerManual, okHarness(Cost{}), WithLockTimeout(time.Millisecond))
+	require.NoError(t, err, "Tick whose lock is taken as its bound passes")
+	assert.Equal(t, OK, rec.Outcome)
+	assert.Len(t, mustTicks(t, l), 2)
 }

@@ -82,16 +82,23 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 	}
 	var rec TickRecord
 	noWait := trigger == TriggerSchedule
-	// The wait for the lock gets its own context; the harness gets ctx.
-	wctx := ctx
+	// The wait for the lock gets its own context; the harness, and on a
+	// backend every request once the lock is held, gets ctx. On a backend a
+	// bound of 0 or less is a lock without wait: a request under a ctx
+	// already done would fail even uncontended.
+	wctx, try := ctx, noWait
 	if o.lockTimeout != nil && !noWait {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(ctx, *o.lockTimeout)
-		defer cancel()
+		if l.root.b != nil && *o.lockTimeout <= 0 {
+			try = true
+		} else {
+			var cancel context.CancelFunc
+			wctx, cancel = context.WithTimeout(ctx, *o.lockTimeout)
+			defer cancel()
+		}
 	}
 	var lost *endedTick // a tick that ran and found its lock lost: recorded once the lock is held again
 	forget := func() {} // forgets that this process runs the tick it marked
-	err := l.locked(wctx, "tick", noWait, func(tx *filetxn.Tx) error {
+	err := l.locked(wctx, "tick", try, func(tx *filetxn.Tx) error {
 		defer func() {
 			if lost == nil {
 				forget() // before the lock is let go: the next holder may look
@@ -123,7 +130,9 @@ type tickOptions struct {
 // d, apart from the ctx given to Tick, which still bounds the wait too and
 // goes on bounding the harness. When d passes first, Tick returns a
 // *lock.BusyError naming the holder and runs and records nothing;
-// a d of 0 or less tries the lock once. Once the lock is taken, d no longer
+// a d of 0 or less tries the lock once (on a backend, busy is then an
+// error matching lock.ErrWouldBlock, and a lock that d let lapse a
+// context.DeadlineExceeded). Once the lock is taken, d no longer
 // matters: a harness may run for as long as its own timeout allows. A
 // TriggerSchedule tick never waits, whatever d. (It is looprunner's
 // -lock-timeout.)
@@ -135,7 +144,7 @@ func WithLockTimeout(d time.Duration) TickOption {
 // *forget to forget that this process runs it, and when the tick's record
 // finds the lock lost it sets *lost to what the tick is owed.
 func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Harness, lost **endedTick, forget *func()) (TickRecord, error) {
-	d, data, err := l.read(tx)
+	d, data, err := l.readIn(ctx, tx)
 	if err != nil {
 		return TickRecord{}, err
 	}

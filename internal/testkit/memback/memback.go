@@ -78,8 +78,9 @@ func (c *Cluster) Steal(name string) {
 	c.freed.Broadcast()
 }
 
-// A Backend is one session of a Cluster. Like an etcd session's mutex, its
-// Lock does not exclude the goroutines that share the session: a lock it
+// A Backend is one session of a Cluster. Each of its requests fails with
+// ctx's error when ctx is done as it starts, as a service's request does.
+// Like an etcd session's mutex, its Lock does not exclude the goroutines that share the session: a lock it
 // holds is granted to it again at once. Only the engine's own queue keeps
 // two goroutines of one process apart.
 type Backend struct {
@@ -98,6 +99,9 @@ type held struct {
 func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Held, error) {
 	if b.Panic {
 		panic("memback: Lock")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // a request under a done ctx fails, as etcd's does
 	}
 	c := b.Cluster
 	c.mu.Lock()
@@ -122,6 +126,9 @@ func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 
 // Get implements filetxn.Backend.
 func (b *Backend) Get(ctx context.Context, name string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	b.Cluster.mu.Lock()
 	defer b.Cluster.mu.Unlock()
 	return b.Cluster.docs[name].data, nil
@@ -129,6 +136,9 @@ func (b *Backend) Get(ctx context.Context, name string) ([]byte, error) {
 
 // Create implements filetxn.Backend.
 func (b *Backend) Create(ctx context.Context, name string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	c := b.Cluster
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -142,6 +152,9 @@ func (b *Backend) Create(ctx context.Context, name string, data []byte) error {
 
 // List implements filetxn.Backend.
 func (b *Backend) List(ctx context.Context, prefix string) ([]filetxn.Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	c := b.Cluster
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -170,6 +183,9 @@ func (b *Backend) List(ctx context.Context, prefix string) ([]filetxn.Entry, err
 
 // Commit implements filetxn.Backend.
 func (b *Backend) Commit(ctx context.Context, hs []filetxn.Held, puts []filetxn.Put, release bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	c := b.Cluster
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -225,6 +241,9 @@ func (b *Backend) Commit(ctx context.Context, hs []filetxn.Held, puts []filetxn.
 
 // Read implements filetxn.Held.
 func (h *held) Read(ctx context.Context, name string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	c := h.b.Cluster
 	c.mu.Lock()
 	defer c.mu.Unlock()
