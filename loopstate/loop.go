@@ -94,6 +94,10 @@ func (l *Loop) join() membership {
 // the loop's lock there (docs/formats/loopstate.md), and no file.
 func (l *Loop) LockPath() string { return l.lock }
 
+// Backend returns the backend the loop is kept on (filetxn.WithBackend
+// given to NewRoot), or nil for a loop kept in files. It does no I/O.
+func (l *Loop) Backend() filetxn.Backend { return l.root.b }
+
 func (l *Loop) now() time.Time { return stamp(l.root.now()) }
 
 // engine returns the filetxn store of the state file that records op as

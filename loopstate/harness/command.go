@@ -37,10 +37,12 @@ const (
 // method to loopstate's Loop.Tick.
 //
 // The child is started in its own process group (Unix), in the loop's
-// directory unless Dir says otherwise, with the loop's lock handed over (see
-// lock.Handle.HandOver): when the child, or a program it runs, asks for the
-// loop's lock (check-gate or pause on the same loop) it borrows the runner's
-// at once. No other descriptor this process opened is inherited; one that
+// directory unless Dir says otherwise (a loop kept on a backend has none:
+// the runner's own), with LOOPSTATE_ROOT absolute (on a backend, as the
+// root was given: it names documents), with the loop's lock handed over
+// (see lock.Handle.HandOver): when the child, or a program it runs, asks
+// for the loop's lock (check-gate or pause on the same loop) it borrows the
+// runner's at once. No other descriptor this process opened is inherited; one that
 // it itself inherited without close-on-exec passes on, as through any exec.
 //
 // When the tick's context ends (the gates.tick_timeout_s wall timeout) the
@@ -91,16 +93,21 @@ func (c *Command) Run(ctx context.Context, run *loopstate.Run) (loopstate.Result
 	cmd.Dir = c.Dir
 	cmd.Env = os.Environ()
 	if run.Loop != nil {
-		// A loop's lock file is <root>/loops/<name>/.state.lock. The child
-		// runs in the loop's directory unless c.Dir says otherwise, and
-		// perhaps elsewhere: give it the root absolute.
+		// A loop's lock is <root>/loops/<name>/.state.lock. In files the
+		// child runs in the loop's directory unless c.Dir says otherwise,
+		// and perhaps elsewhere: give it the root absolute. On a backend
+		// the root names documents, not a directory here: it is passed as
+		// given (made absolute it would name another root), and the child
+		// runs where c.Dir says.
 		dir := filepath.Dir(run.Loop.LockPath())
-		if fi, err := os.Stat(dir); cmd.Dir == "" && err == nil && fi.IsDir() {
-			cmd.Dir = dir // not for a loop kept on a backend, which has no directory here
-		}
 		root := filepath.Dir(filepath.Dir(dir))
-		if abs, err := filepath.Abs(root); err == nil {
-			root = abs
+		if run.Loop.Backend() == nil {
+			if fi, err := os.Stat(dir); cmd.Dir == "" && err == nil && fi.IsDir() {
+				cmd.Dir = dir
+			}
+			if abs, err := filepath.Abs(root); err == nil {
+				root = abs
+			}
 		}
 		cmd.Env = append(cmd.Env, EnvRoot+"="+root, EnvLoop+"="+run.Loop.Name())
 	}

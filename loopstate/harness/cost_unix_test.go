@@ -4,10 +4,13 @@ package harness
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/testkit/memback"
 	"github.com/filetxn/filetxn/loopstate"
 	"github.com/stretchr/testify/require"
 )
@@ -60,6 +63,30 @@ func TestCommandGetsTheRootAbsolute(t *testing.T) {
 	want, _ := filepath.EvalSymlinks(dir)
 	require.Equal(t, want, got, "the harness's LOOPSTATE_ROOT = %q, want %q", got, want)
 	require.Equal(t, "x", loop, "the harness's LOOPSTATE_LOOP = %q, want %q", loop, "x")
+}
+
+// TestCommandOnABackendGetsTheRootAsGiven: the harness of a loop kept on
+// a backend gets LOOPSTATE_ROOT as the root was given (its documents'
+// names are not absolute) and runs where the caller runs, even if a local
+// directory has the loop's path. Ablation (run): making the root absolute
+// on a backend too, or running the child in the local <root>/loops/x,
+// turns the test red.
+func TestCommandOnABackendGetsTheRootAsGiven(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.MkdirAll(filepath.Join("proj", "loops", "x"), 0o755))
+	ctx := context.Background()
+	r := mustRoot(loopstate.NewRoot("proj", filetxn.WithBackend(memback.New().Backend())))
+	l, err := r.Create(ctx, "x", nil)
+	require.NoError(t, err, "Create(x) = %v", err)
+	script := `echo "{\"cost\": {}, \"note\": \"$LOOPSTATE_ROOT|$(pwd)\"}"`
+	rec, err := l.Tick(ctx, loopstate.TriggerManual, (&Command{Path: "sh", Args: []string{"-c", script}}).Run)
+	require.NoError(t, err, "Tick = %v", err)
+	root, wd, _ := strings.Cut(rec.Note, "|")
+	require.Equal(t, "proj", root, "the harness's LOOPSTATE_ROOT")
+	got, _ := filepath.EvalSymlinks(wd)
+	want, _ := filepath.EvalSymlinks(dir)
+	require.Equal(t, want, got, "the harness's working directory")
 }
 
 // mustRoot returns r, and panics if NewRoot refused its arguments.
