@@ -68,7 +68,7 @@ type intentFile struct {
 	Staged  string `json:"staged"`  // the staged file, in the target's directory
 	Old     string `json:"old"`     // the SHA-256 of the bytes replaced, hex; "" for no file
 	New     string `json:"new"`     // the SHA-256 of the staged bytes, hex
-	Durable bool   `json:"durable"` // made durable, and so is its rename (its directory)
+	Durable bool   `json:"durable"` // fsynced: the rename's directory is fsynced too
 }
 
 func digestHex(data []byte) string {
@@ -177,88 +177,31 @@ func parallel(tasks []func() error) error {
 	return nil
 }
 
-// A flushItem is one thing a step of a multi-file commit makes durable:
-// a file open as f, or, with f nil, a directory (the names in it), each at
-// path, with the fsync that makes it durable and, for a file, the start of
-// its writeback before the fsyncs (fsys.StartSync: all of their
-// allocations then fall in one journal transaction).
-type flushItem struct {
-	path  string
-	f     *os.File
-	fsync func() error
-	start func()
-}
-
-// dirItems returns the items of each directory of paths, once.
-func dirItems(paths []string) []flushItem {
-	var items []flushItem
+// syncDirs returns the tasks that fsync each directory of paths once.
+func syncDirs(paths []string) []func() error {
+	var dirs []string
 	for _, p := range paths {
-		d := filepath.Dir(p)
-		if slices.ContainsFunc(items, func(it flushItem) bool { return it.path == d }) {
-			continue
+		if d := filepath.Dir(p); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
 		}
-		items = append(items, flushItem{path: d, fsync: func() error {
+	}
+	tasks := make([]func() error, len(dirs))
+	for i, d := range dirs {
+		tasks[i] = func() error {
 			if err := fsys.SyncDir(d); err != nil {
 				return stepError("Commit", d, "fsync the directory", err)
 			}
 			return nil
-		}})
-	}
-	return items
-}
-
-// flushTasks returns the tasks, to run at once (parallel), that make items
-// durable. On Linux it is one syncfs(2) per file system among them
-// (fsys.FileSystem says which serve), through its first item, in place of
-// their fsyncs: a file system's journal commit and device flush make all of
-// them durable, and each fsync on its own would pay one of each. Elsewhere,
-// and for an item on any other file system, it is the item's fsync, its
-// writeback started first.
-func flushTasks(items []flushItem) []func() error {
-	type group struct {
-		id     uint64
-		via    flushItem
-		fsyncs []func() error // the group's fsyncs, where the kernel turns out to have no syncfs
-	}
-	var groups []*group
-	var tasks []func() error
-	for _, it := range items {
-		id, ok := fsys.FileSystem(it.path, it.f)
-		if !ok {
-			if it.start != nil {
-				it.start()
-			}
-			tasks = append(tasks, it.fsync)
-			continue
 		}
-		k := slices.IndexFunc(groups, func(g *group) bool { return g.id == id })
-		if k < 0 {
-			k = len(groups)
-			groups = append(groups, &group{id: id, via: it})
-		}
-		groups[k].fsyncs = append(groups[k].fsyncs, it.fsync)
-	}
-	for _, g := range groups {
-		tasks = append(tasks, func() error {
-			err := fsys.SyncFS(g.via.path, g.via.f)
-			switch {
-			case errors.Is(err, errors.ErrUnsupported):
-				return parallel(g.fsyncs)
-			case err != nil:
-				return stepError("Commit", g.via.path, "flush the file system", err)
-			}
-			return nil
-		})
 	}
 	return tasks
 }
 
 // publish commits the changed parts (two or more) under the held locks: it
 // stages each new version beside its target and writes the intent record
-// beside each lock, makes all of them and their directories durable at once
-// (flushTasks: a syncfs per file system on Linux, else their fsyncs), checks
-// the locks, renames in order, makes the targets' directories durable and
-// removes the records. Up to the first rename a failure undoes everything; after
+// beside each lock, fsyncs all of them and their directories at once, checks
+// the locks, renames in order, fsyncs the targets' directories and removes
+// the records. Up to the first rename a failure undoes everything; after
 // it, the commit stands and the rest is left to recovery (errSplit).
 func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commit, error) {
 	// pfs[k] stages rec.Files[k], the file of part changed[k]; once
@@ -295,7 +238,7 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 		}
 		if committed {
 			removeRecords()
-			_ = parallel(flushTasks(dirItems(intents)))
+			_ = parallel(syncDirs(intents))
 		}
 		for k, pf := range pfs {
 			if detached {
@@ -351,8 +294,8 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	record := rec.encode()
 
 	// The commit point: every staged file and every copy of the record
-	// durable, with their names. All are made durable at once.
-	var items []flushItem
+	// durable, with their names. All are fsynced at once.
+	var tasks []func() error
 	for k, lp := range c.locks {
 		ip := intentPath(lp)
 		err := seam.At(seam.Intent, ip)
@@ -377,16 +320,18 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 			undo()
 			return nil, stepError("Commit", ip, "write the intent record", err)
 		}
-		items = append(items, flushItem{path: ip, f: f, start: func() { fsys.StartSync(f) }, fsync: func() error {
-			err := seam.At(seam.Intent, ip)
-			if err == nil {
-				err = f.Sync()
-			}
-			if err != nil {
-				return stepError("Commit", ip, "fsync the intent record", err)
-			}
-			return nil
-		}})
+		if durable {
+			tasks = append(tasks, func() error {
+				err := seam.At(seam.Intent, ip)
+				if err == nil {
+					err = f.Sync()
+				}
+				if err != nil {
+					return stepError("Commit", ip, "fsync the intent record", err)
+				}
+				return nil
+			})
+		}
 	}
 	for k, i := range changed {
 		pf, err := fsys.Create("Commit", c.parts[i].path(), filePerm, opts[k])
@@ -401,23 +346,27 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 		}
 	}
 	var names []string
-	var tasks []func() error
 	for k, pf := range pfs {
 		path := c.parts[changed[k]].path()
-		sync := func() error {
+		tasks = append(tasks, func() error {
 			if err := pf.Sync(); err != nil {
 				return stepError("Commit", path, "fsync the staged file", err)
 			}
 			return nil
-		}
-		items = append(items, flushItem{path: path, f: pf.File(), start: pf.StartSync, fsync: sync})
+		})
 		names = append(names, pf.TempPath())
-		if !durable {
-			tasks = append(tasks, sync) // an fsync of nothing, but a write error held back
-		}
 	}
 	if durable {
-		tasks = flushTasks(append(items, dirItems(append(names, intents...))...))
+		tasks = append(tasks, syncDirs(append(names, intents...))...)
+		// Every file's writeback started before any fsync, so that the
+		// fsyncs find all of their allocations in one journal transaction
+		// (fsys.StartSync).
+		for _, f := range files {
+			fsys.StartSync(f)
+		}
+		for _, pf := range pfs {
+			pf.StartSync()
+		}
 	}
 	if err := parallel(tasks); err != nil {
 		undo()
@@ -690,9 +639,8 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 	return r.retire(cps)
 }
 
-// syncTargets makes the directory of each of r's durable targets durable,
-// at once (flushTasks: a syncfs per file system on Linux, else an fsync of
-// each directory): the renames over them are durable when it returns.
+// syncTargets fsyncs, at once, the directory of each of r's durable
+// targets, once: the renames over them are durable when it returns.
 func (r *intentRecord) syncTargets() error {
 	var targets []string
 	for _, f := range r.Files {
@@ -700,7 +648,7 @@ func (r *intentRecord) syncTargets() error {
 			targets = append(targets, f.Path)
 		}
 	}
-	return parallel(flushTasks(dirItems(targets)))
+	return parallel(syncDirs(targets))
 }
 
 // copyAt is what the path beside one of a record's locks holds: a whole

@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
-	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -37,7 +36,6 @@ type multiFixture struct {
 	locks  []string // the distinct lock files, absolute, in the order of first use (MutateAll's)
 	lockOf []int    // lockOf[i] is the index in locks of stores[i]'s lock
 	dirs   []string // every directory that holds a file of the fixture
-	syncfs bool     // the commit flushes the root's file system with syncfs (Linux), not with fsyncs
 }
 
 // A multiFile is one file of a layout: its path under the root, its lock's
@@ -65,7 +63,6 @@ var multiLayouts = []multiLayout{
 func (l multiLayout) make(t *testing.T) *multiFixture {
 	t.Helper()
 	f := &multiFixture{root: t.TempDir()}
-	_, f.syncfs = fsys.FileSystem(f.root, nil)
 	for _, mf := range l.files {
 		p := filepath.Join(f.root, filepath.FromSlash(mf.path))
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -267,7 +264,7 @@ func (c *stepCounter) next(p seam.Point, path string) step {
 
 // commitPoints are the steps of a multi-file commit and of its recovery
 // that can fail.
-var commitPoints = []seam.Point{seam.Create, seam.Write, seam.Sync, seam.Intent, seam.SyncDir, seam.SyncFS, seam.Rename, seam.Retire}
+var commitPoints = []seam.Point{seam.Create, seam.Write, seam.Sync, seam.Intent, seam.SyncDir, seam.Rename, seam.Retire}
 
 // record returns the steps at points that run makes.
 func (f *multiFixture) record(t *testing.T, points []seam.Point, run func()) []step {
@@ -348,8 +345,6 @@ type outcome struct {
 // expect returns the outcome of a fault at s in f's commit. The dir fsyncs
 // are made twice per directory, before the renames (the commit point) and
 // after them; an intent record's copy twice too, written and then fsynced.
-// A syncfs is made through a file at the commit point, through a directory
-// after the renames.
 func (f *multiFixture) expect(s step) outcome {
 	o := outcome{named: f.abs(s)}
 	switch s.p {
@@ -366,11 +361,6 @@ func (f *multiFixture) expect(s step) outcome {
 		if s.n == 2 {
 			o.after, o.says = true, append(o.says, "published, but not yet durable")
 		}
-	case seam.SyncFS:
-		o.says = []string{"flush the file system"}
-		if slices.Contains(f.dirs, o.named) {
-			o.after, o.says = true, append(o.says, "published, but not yet durable")
-		}
 	case seam.Rename:
 		o.says = []string{"rename the staged file"}
 		if slices.Index(f.paths, o.named) > 0 {
@@ -385,31 +375,20 @@ func (f *multiFixture) expect(s step) outcome {
 // commitSteps returns every step a commit of f makes, sorted as record
 // sorts them: per file its creation, write, fsync and rename; per copy of
 // the intent record its write and fsync (two Intent steps) and its removal;
-// per directory its two fsyncs. Where the commit flushes with syncfs, no
-// file or directory is fsynced: the one file system is flushed at the
-// commit point through the first copy of the record, and after the renames
-// through the first file's directory.
+// per directory its two fsyncs.
 func (f *multiFixture) commitSteps() []step {
 	var steps []step
 	for _, p := range f.paths {
-		steps = append(steps, step{seam.Create, f.rel(p), 1}, step{seam.Write, f.rel(p), 1}, step{seam.Rename, f.rel(p), 1})
-		if !f.syncfs {
-			steps = append(steps, step{seam.Sync, f.rel(p), 1})
+		for _, pt := range []seam.Point{seam.Create, seam.Write, seam.Sync, seam.Rename} {
+			steps = append(steps, step{pt, f.rel(p), 1})
 		}
 	}
 	for k := range f.locks {
 		ip := f.rel(f.copyPath(k))
-		steps = append(steps, step{seam.Intent, ip, 1}, step{seam.Retire, ip, 1})
-		if !f.syncfs {
-			steps = append(steps, step{seam.Intent, ip, 2})
-		}
+		steps = append(steps, step{seam.Intent, ip, 1}, step{seam.Intent, ip, 2}, step{seam.Retire, ip, 1})
 	}
-	if f.syncfs {
-		steps = append(steps, step{seam.SyncFS, f.rel(f.copyPath(0)), 1}, step{seam.SyncFS, f.rel(filepath.Dir(f.paths[0])), 1})
-	} else {
-		for _, d := range f.dirs {
-			steps = append(steps, step{seam.SyncDir, f.rel(d), 1}, step{seam.SyncDir, f.rel(d), 2})
-		}
+	for _, d := range f.dirs {
+		steps = append(steps, step{seam.SyncDir, f.rel(d), 1}, step{seam.SyncDir, f.rel(d), 2})
 	}
 	slices.SortFunc(steps, func(a, b step) int { return strings.Compare(a.String(), b.String()) })
 	return steps
@@ -418,9 +397,7 @@ func (f *multiFixture) commitSteps() []step {
 // TestAFaultAtAnyStepOfAMultiFileCommitLeavesItAllOldOrAllNew fails each
 // step of a multi-file commit once (every staged file's creation, write,
 // fsync and rename, each copy of the intent record's write, fsync and
-// removal, each directory's fsync before the renames and after them; on
-// Linux, in place of the fsyncs, the syncfs at the commit point and the one
-// after the renames), for
+// removal, each directory's fsync before the renames and after them), for
 // two files, three with two sharing a lock, and two in two directories (one
 // of them new). The error names the file, the record or the directory, and
 // the step, and matches the errno; the next transaction, a Mutate of one
@@ -441,10 +418,7 @@ func (f *multiFixture) commitSteps() []step {
 // intentRecord.settle without its check that every copy is there and
 // with its "no staged file is whole" case refusing (a Mutate of each file
 // after a failed removal of the second copy gets ErrDiverged; see
-// TestAPartlyRetiredCommitLeavesItsFilesWritable); on Linux, flushTasks
-// returning nil for a failed syncfs (no EIO), the commit point's syncfs
-// dropped (the steps of a commit lack it), and the undo after a failed
-// syncfs removed (all new, want all old).
+// TestAPartlyRetiredCommitLeavesItsFilesWritable).
 func TestAFaultAtAnyStepOfAMultiFileCommitLeavesItAllOldOrAllNew(t *testing.T) {
 	for _, lay := range multiLayouts {
 		t.Run(lay.name, func(t *testing.T) {
@@ -572,11 +546,10 @@ func (f *multiFixture) unfinished(t *testing.T) {
 // TestAFaultDuringRecoveryIsRecoveredFromAgain leaves an unfinished commit
 // (the rename of its second file failed), then fails each step of the
 // recovery that the next transaction makes (each rename of a staged file,
-// each directory's fsync, or on Linux the syncfs in their place, each
-// copy's removal) and, separately, loses a lock once recovery holds them
-// all: the recovering transaction fails, naming the file, the directory or
-// the record and the step (or the lock), and the next one recovers: every
-// file new, nothing left behind.
+// each directory's fsync, each copy's removal) and, separately, loses a
+// lock once recovery holds them all: the recovering transaction fails,
+// naming the file, the directory or the record and the step (or the lock),
+// and the next one recovers: every file new, nothing left behind.
 // Recovery is idempotent: it is run again over what a failed one did.
 //
 // Ablations seen red: intentRecord.settle refusing as diverged a later
@@ -585,7 +558,7 @@ func (f *multiFixture) unfinished(t *testing.T) {
 // removal, fails for good); intentRecord.settle without its check of the
 // locks (the recovery whose lock was lost renames).
 func TestAFaultDuringRecoveryIsRecoveredFromAgain(t *testing.T) {
-	recoveryPoints := []seam.Point{seam.Rename, seam.SyncDir, seam.SyncFS, seam.Retire}
+	recoveryPoints := []seam.Point{seam.Rename, seam.SyncDir, seam.Retire}
 	for _, lay := range multiLayouts {
 		t.Run(lay.name, func(t *testing.T) {
 			ref := lay.make(t)
@@ -600,12 +573,8 @@ func TestAFaultDuringRecoveryIsRecoveredFromAgain(t *testing.T) {
 			for k := range ref.locks {
 				want = append(want, step{seam.Retire, ref.rel(ref.copyPath(k)), 1})
 			}
-			if ref.syncfs {
-				want = append(want, step{seam.SyncFS, ref.rel(filepath.Dir(ref.paths[0])), 1})
-			} else {
-				for _, d := range ref.dirs {
-					want = append(want, step{seam.SyncDir, ref.rel(d), 1})
-				}
+			for _, d := range ref.dirs {
+				want = append(want, step{seam.SyncDir, ref.rel(d), 1})
 			}
 			require.ElementsMatch(t, want, steps, "the steps of a recovery")
 
@@ -637,7 +606,7 @@ func TestAFaultDuringRecoveryIsRecoveredFromAgain(t *testing.T) {
 							require.True(t, hit(), "%v was not reached", s)
 							require.ErrorIs(t, err, syscall.EIO, "a recovery with %v failing = %v, want EIO", s, err)
 							named := f.abs(s)
-							say := map[seam.Point]string{seam.Rename: "rename the staged file", seam.SyncDir: "fsync the directory", seam.SyncFS: "flush the file system", seam.Retire: "remove the intent record"}[s.p]
+							say := map[seam.Point]string{seam.Rename: "rename the staged file", seam.SyncDir: "fsync the directory", seam.Retire: "remove the intent record"}[s.p]
 							require.Contains(t, err.Error(), named, "a recovery with %v failing = %v, want it to name %s", s, err, named)
 							require.Contains(t, err.Error(), say, "a recovery with %v failing = %v, want it to say %q", s, err, say)
 						}

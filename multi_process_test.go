@@ -18,7 +18,6 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/board"
-	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/ledger"
@@ -429,12 +428,6 @@ func TestMutateAllKilledAtEachPointIsAllOrNothing(t *testing.T) {
 		{"staging-second", []xpStep{commit(seam.Create, 2)}, []int{0, 0}, false},
 		{"intent-then-recovery-published", []xpStep{commit(seam.Intent, 2), {role: "recover", point: seam.Published, n: 1, mayFinish: true}}, []int{0, 0}, false},
 		{"lost-copy-then-recovery-published", []xpStep{commit(seam.Committed, 1), {role: "lose-second-copy"}, {role: "recover", point: seam.Published, n: 1, mayFinish: true}}, []int{0, 0}, false},
-		// Where the commit flushes with syncfs (Linux): killed at the
-		// commit point's flush (every record and staged file whole in the
-		// page cache: the next transaction completes it), and at the flush
-		// after the renames.
-		{"syncfs-commit-point", []xpStep{commit(seam.SyncFS, 1)}, []int{0, 0}, true},
-		{"syncfs-after-renames", []xpStep{commit(seam.SyncFS, 2)}, []int{1, 1}, true},
 	}
 	for _, fx := range []xpFixture{xpJSON, xpLedgerBoard} {
 		for k, sc := range scenarios {
@@ -450,9 +443,6 @@ func TestMutateAllKilledAtEachPointIsAllOrNothing(t *testing.T) {
 					}
 					t.Parallel()
 					root := t.TempDir()
-					if _, ok := fsys.FileSystem(root, nil); sc.steps[0].point == seam.SyncFS && !ok {
-						t.Skip("the commit fsyncs here: no syncfs to be killed at")
-					}
 					fx.prepare(t, root)
 					for stage, s := range sc.steps {
 						if s.role == "lose-second-copy" {

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/filetxn/filetxn/internal/fsys"
 	"github.com/filetxn/filetxn/internal/seam"
 )
 
@@ -66,8 +65,7 @@ func relTo(s *Store, path string) string {
 // TestArchiveIsAllOrNothingUnderAFaultAtEveryStep fails, one run each, every
 // file-system step of an Archive (each read, the lock, each staged file's
 // create, write and fsync, the intent record's write and fsync, each
-// directory fsync, or on Linux the syncfs in place of those fsyncs, each
-// rename, the record's removal) with ENOSPC. Each
+// directory fsync, each rename, the record's removal) with ENOSPC. Each
 // failure matches ENOSPC; after the next transaction on the ledger (a Mutate
 // that changes nothing) the two files are both as they were or both archived,
 // and both archived exactly when Archive returned the ids; nothing is left
@@ -85,13 +83,7 @@ func TestArchiveIsAllOrNothingUnderAFaultAtEveryStep(t *testing.T) {
 	}
 	newLedger := oldLedger.textString()
 	hits := archiveHits(t, ledgerFixture)
-	wants := []seam.Point{seam.Create, seam.Write, seam.Sync, seam.Intent, seam.Rename, seam.SyncDir, seam.Retire}
-	if _, ok := fsys.FileSystem(t.TempDir(), nil); ok {
-		// Linux flushes the commit's file system with syncfs, in place of
-		// the fsyncs of its files and directories.
-		wants = []seam.Point{seam.Create, seam.Write, seam.Intent, seam.SyncFS, seam.Rename, seam.Retire}
-	}
-	for _, want := range wants {
+	for _, want := range []seam.Point{seam.Create, seam.Write, seam.Sync, seam.Intent, seam.Rename, seam.SyncDir, seam.Retire} {
 		if !slices.ContainsFunc(hits, func(h hit) bool { return h.p == want }) {
 			t.Errorf("an Archive makes no %s step: %v", want, hits)
 		}

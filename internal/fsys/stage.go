@@ -394,13 +394,6 @@ func (pf *PendingFile) rename() error {
 // from Create until CloseAtomicallyReplace or Cleanup.
 func (pf *PendingFile) TempPath() string { return pf.tmp }
 
-// File returns the temporary file, open until CloseAtomicallyReplace,
-// Detach or Cleanup closes it: a caller that flushes its file system
-// (SyncFS) flushes through it, so that a writeback error since its
-// creation is reported. The caller must not write to it, close it or
-// fsync it.
-func (pf *PendingFile) File() *os.File { return pf.f }
-
 // TargetPath returns the path that CloseAtomicallyReplace replaces: the
 // caller's path with the symbolic links of its last element followed.
 func (pf *PendingFile) TargetPath() string { return pf.target }

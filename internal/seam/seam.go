@@ -21,14 +21,13 @@ const (
 	Mkdir   Point = "mkdir"   // package lock creates a lock file's directory
 	Intent  Point = "intent"  // a multi-file commit writes, or fsyncs, its intent record (path: the record)
 	Retire  Point = "retire"  // a multi-file commit, or its recovery, removes its intent record (path: the record)
-	SyncFS  Point = "syncfs"  // a multi-file commit, or its recovery, flushes a file system with syncfs(2) on Linux (path: the file or directory it flushes through)
 )
 
 // Fails reports whether a hook's error at p fails the work: whether p is
 // a file-system step.
 func (p Point) Fails() bool {
 	switch p {
-	case Create, Write, Sync, Rename, SyncDir, Read, Lock, Mkdir, Intent, Retire, SyncFS:
+	case Create, Write, Sync, Rename, SyncDir, Read, Lock, Mkdir, Intent, Retire:
 		return true
 	}
 	return false

@@ -58,12 +58,12 @@ var multiSteps = []board.Status{board.Backlog, board.ReadyForDev, board.InProgre
 // multiSeams are the points a life may end at, by the worker killing
 // itself there: the steps of a multi-file commit and of its recovery, and
 // the file-system steps that single-file writes share with it.
-var multiSeams = []seam.Point{seam.Intent, seam.Committed, seam.Published, seam.Retire, seam.Recovering, seam.SyncFS,
+var multiSeams = []seam.Point{seam.Intent, seam.Committed, seam.Published, seam.Retire, seam.Recovering,
 	seam.Create, seam.Sync, seam.Rename, seam.SyncDir}
 
 // multiSeamWeights are the points' weights, in multiSeams' order: the
 // commit's own points, whose windows are narrow, twice the others.
-var multiSeamWeights = []int{2, 2, 2, 2, 2, 2, 1, 1, 1, 1}
+var multiSeamWeights = []int{2, 2, 2, 2, 2, 1, 1, 1, 1}
 
 // TestTortureMultiFileCommitsAreNeverSplit runs worker processes that, in
 // one filetxn.MutateAll each, close or append a ledger entry that names a
