@@ -77,21 +77,21 @@ func In[D any](m *Multi, s *Store[D]) D {
 // every document fn changed, or none: a commit of several files that no
 // crash, full disk or lost lock splits. It returns one Commit per member.
 //
-// The locks are the members' own (single-file writers still exclude it),
-// taken in one global order: no deadlock. One changed file costs one
-// ordinary write; more are staged beside an intent record at each lock file
-// (docs/formats/commit.md), made durable in one flush, renamed and flushed
-// again: two flushes, as one write. On Linux a flush is a syncfs of the
-// file system, so a commit also waits for any other dirty data there (a
-// large write elsewhere) to reach the disk. The next transaction on any
-// file completes or undoes a commit a crash left unfinished; a lock-free
-// reader (View) may meanwhile see some files new, others old.
+// The locks are the members' own (single-file writers still exclude it file
+// by file), taken in one global order (lock.AcquireAll): MutateAlls over
+// overlapping stores never deadlock. One changed file costs one ordinary
+// write; more are staged, an intent record naming them is made durable
+// beside each lock file (docs/formats/commit.md), and then they are renamed.
+// The next transaction on any of the files, from any process, completes or
+// undoes a commit a crash left unfinished, before it reads. A lock-free
+// reader (View) may meanwhile see some files new and others old.
 //
 // Errors are Mutate's: fn's unchanged, nothing written; decode, encode and
 // Join check errors name the file; ctx bounds waits (WithNoWait: none);
 // re-entry matches lock.ErrReentrant; a lock lost before the renames
-// publishes nothing, and after the first rename an error says the commit
-// stands. No members, two of one file, a nil fn: ErrInvalidArgument.
+// publishes nothing. After the first rename an error says the commit stands
+// (the Commits report Written). No members, two of one file, a nil fn:
+// ErrInvalidArgument.
 func MutateAll(ctx context.Context, members []Member, fn func(*Multi) error) ([]Commit, error) {
 	c, err := newMulti(members, fn)
 	if err != nil {
