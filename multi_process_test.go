@@ -381,8 +381,9 @@ var xpNexts = []string{"mutate-first", "mutate-second", "mutateall-second-and-th
 // two-file MutateAll (two JSON stores in two directories; a ledger and a
 // board with one state root) and is SIGKILLed at each point of the commit:
 // between the writes of the two copies of the intent record (Intent),
-// between the two staged files (Create), with everything staged and durable
-// and nothing renamed (Committed), after the first rename (Published),
+// between the two staged files (Create), in the commit point's fsyncs
+// (Sync, everything written), with everything staged and durable and
+// nothing renamed (Committed), after the first rename (Published),
 // before the removal of the first and of the last copy (Retire); or a second
 // child, recovering that commit with a Mutate or a MutateAll, is killed in
 // its turn (Recovering, Published or Retire inside the recovery), once
@@ -406,7 +407,9 @@ var xpNexts = []string{"mutate-first", "mutate-second", "mutateall-second-and-th
 // ErrDiverged) and "lost-copy-then-recovery-published" (a recovery that
 // completed a commit with a copy missing, killed after its first rename,
 // let a Mutate of the file without a copy read it old beside the other
-// file new).
+// file new); and each staged file written in its fsync's goroutine instead
+// of before the fsyncs ("fsync-commit-point", red in some of its variants
+// each run: a file not yet written when the kill came, the commit undone).
 func TestMutateAllKilledAtEachPointIsAllOrNothing(t *testing.T) {
 	xpSkipKills(t)
 	commit := func(p seam.Point, n int32) xpStep { return xpStep{role: "commit", point: p, n: n} }
@@ -428,6 +431,10 @@ func TestMutateAllKilledAtEachPointIsAllOrNothing(t *testing.T) {
 		{"staging-second", []xpStep{commit(seam.Create, 2)}, []int{0, 0}, false},
 		{"intent-then-recovery-published", []xpStep{commit(seam.Intent, 2), {role: "recover", point: seam.Published, n: 1, mayFinish: true}}, []int{0, 0}, false},
 		{"lost-copy-then-recovery-published", []xpStep{commit(seam.Committed, 1), {role: "lose-second-copy"}, {role: "recover", point: seam.Published, n: 1, mayFinish: true}}, []int{0, 0}, false},
+		// Killed in the commit point's fsyncs, at the first staged
+		// file's: every copy and staged file is whole in the page cache,
+		// which a kill does not lose, so the next transaction completes it.
+		{"fsync-commit-point", []xpStep{commit(seam.Sync, 1)}, []int{0, 0}, true},
 	}
 	for _, fx := range []xpFixture{xpJSON, xpLedgerBoard} {
 		for k, sc := range scenarios {
