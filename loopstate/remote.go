@@ -3,8 +3,6 @@ package loopstate
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/loopnames"
 )
 
 // The loops of a Root made WithBackend are documents of the backend, named
@@ -25,30 +24,19 @@ import (
 //	<dir>/ticks/<name>/<id>           one tick-log line each, in creation order
 //
 // The tick lines live beside the loops, not under them, so that List reads
-// the states alone, whatever the logs hold.
-const ticksDir = "ticks"
+// the states alone, whatever the logs hold. Package loopnames builds the
+// names, for the tools that copy a loop too.
 
 // docName is the name in a backend of the document at path.
-func docName(p string) string { return filepath.ToSlash(filepath.Clean(p)) }
+func docName(p string) string { return loopnames.Doc(p) }
 
 // ticksPrefix is the prefix of the names of the loop's tick lines.
-func (l *Loop) ticksPrefix() string {
-	return docName(filepath.Join(l.root.dir, ticksDir, l.name)) + "/"
-}
+func (l *Loop) ticksPrefix() string { return loopnames.TicksPrefix(l.root.dir, l.name) }
 
 // tickNames returns n fresh names of tick lines of l, which sort in the
 // order given: the lines of one commit are created at once, and a backend
 // lists those in the order of their names.
-func (l *Loop) tickNames(n int) []string {
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	id := l.now().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:])
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("%s%s-%03d", l.ticksPrefix(), id, i)
-	}
-	return names
-}
+func (l *Loop) tickNames(n int) []string { return loopnames.Ticks(l.ticksPrefix(), l.now(), n) }
 
 // remoteCommit is commit on a backend: the lines recs and the state out
 // (unless it is old, or nil: lines alone) in one Commit fenced by the lock
