@@ -12,15 +12,16 @@ import (
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/atomicfile"
 	"github.com/filetxn/filetxn/internal/fsys"
+	"github.com/filetxn/filetxn/internal/loopnames"
 )
 
 // The files of a loop, in <root>/loops/<name>/ (docs/formats/loopstate.md
 // in the repository specifies them).
 const (
-	stateFile = ".state.loop" // the state: one JSON document, replaced atomically
-	lockFile  = ".state.lock" // the lock file: created with the loop, never rewritten, never deleted while the loop exists
-	tickLog   = "ticks.jsonl" // the tick log: append-only JSON Lines
-	loopsDir  = "loops"       // the directory of loops under the root
+	stateFile = loopnames.State   // the state: one JSON document, replaced atomically
+	lockFile  = loopnames.Lock    // the lock file: created with the loop, never rewritten, never deleted while the loop exists
+	tickLog   = loopnames.TickLog // the tick log: append-only JSON Lines
+	loopsDir  = loopnames.Loops   // the directory of loops under the root
 )
 
 // A Root is a directory of loops, <dir>/loops/<name>/. It holds no state in

@@ -41,3 +41,12 @@ func Ticks(prefix string, now time.Time, n int) []string {
 	}
 	return names
 }
+
+// The files of a loop on files, in <root>/Loops/<name>/, whose names its
+// documents on a backend keep.
+const (
+	Loops   = "loops"       // the directory of loops under a root
+	State   = ".state.loop" // the state
+	Lock    = ".state.lock" // the lock file, the name of the lock on a backend
+	TickLog = "ticks.jsonl" // the tick log, on files only
+)
