@@ -42,7 +42,7 @@ func Ticks(prefix string, now time.Time, n int) []string {
 	return names
 }
 
-// The files of a loop on files, in <root>/Loops/<name>/, whose names its
+// The files of a loop on files, in <root>/loops/<name>/, whose names its
 // documents on a backend keep.
 const (
 	Loops   = "loops"       // the directory of loops under a root

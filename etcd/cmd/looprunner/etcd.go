@@ -71,6 +71,7 @@ func (e *etcdFlags) extension() runner.Extension {
 		Commands: map[string]map[string]runner.Command{
 			"ledger": {"import": e.copyCommand(ledgerKind, false), "export": e.copyCommand(ledgerKind, true)},
 			"board":  {"import": e.copyCommand(boardKind, false), "export": e.copyCommand(boardKind, true)},
+			"loop":   {"import": e.loopCopyCommand(false), "export": e.loopCopyCommand(true)},
 			"":       {"etcd-demo": e.demoCommand()},
 		},
 		Close: e.close,

@@ -484,6 +484,97 @@ func TestOnEtcd(t *testing.T) {
 		require.Contains(t, r.stderr, "no etcd cluster", "%s", r)
 	})
 
+	// A loop goes from files into etcd and back byte for byte: its state
+	// and every complete line of ticks.jsonl (230 lines: three commits),
+	// a torn last line skipped and said so; export into a root without the
+	// loop makes its directory and lock file and gives the same files. A
+	// tick on etcd is exported without -force (the files are still the last
+	// copy); with ticks on both sides, import and export are refused and
+	// change nothing, and -force replaces etcd's loop, its old lines gone. A
+	// state that does not parse is exit 65, a missing loop exit 3.
+	// Ablation: one commit for every line fails the import (etcd's 128
+	// operations); no removal before a replacing import leaves the old
+	// lines and the -force round trip differs; an export that writes the
+	// state alone leaves the log, and the first comparison fails.
+	t.Run("LoopsGoIntoEtcdAndBack", func(t *testing.T) {
+		s := newSandbox(t, c)
+		ctx := context.Background()
+		s.want(0, s.run("loop", "create", "-root", "work", "nightly"))
+		s.want(0, s.run("loop", "tick", "-root", "work", "nightly", "--", "true"))
+		state, log := filepath.Join("work", "loops", "nightly", ".state.loop"), filepath.Join("work", "loops", "nightly", "ticks.jsonl")
+		line := read(t, log)
+		require.Equal(t, 1, bytes.Count(line, []byte("\n")), "one tick line: %q", line)
+		ticks := bytes.Repeat(line, 230)
+		write(t, log, append(append([]byte{}, ticks...), `{"n": 2, "start`...))
+		onEtcd := func() (st, lines []byte) {
+			t.Helper()
+			ents, err := s.client.List(ctx, "work/ticks/nightly/")
+			require.NoError(t, err)
+			for _, e := range ents {
+				lines = append(lines, e.Data...)
+			}
+			return s.doc("work/loops/nightly/.state.loop"), lines
+		}
+
+		r := s.want(0, s.etcd("loop", "import", "-root", "work", "nightly"))
+		require.Contains(t, r.stdout, "230 ticks", "%s", r)
+		require.Contains(t, r.stdout, "no newline (15 bytes", "%s", r)
+		st, lines := onEtcd()
+		require.Equal(t, read(t, state), st, "the state in etcd after import")
+		require.Equal(t, ticks, lines, "the tick lines in etcd after import")
+		r = s.want(0, s.etcd("-json", "loop", "show", "-root", "work", "nightly"))
+		require.Contains(t, r.stdout, `"tick_count": 1`, "%s", r)
+
+		require.NoError(t, os.RemoveAll(filepath.Join("work", "loops")))
+		s.want(0, s.etcd("loop", "export", "-root", "work", "nightly"))
+		require.Equal(t, st, read(t, state), "the state exported")
+		require.Equal(t, ticks, read(t, log), "ticks.jsonl exported")
+		_, err := os.Stat(filepath.Join("work", "loops", "nightly", ".state.lock"))
+		require.NoError(t, err, "export made no lock file")
+		r = s.want(0, s.etcd("loop", "import", "-root", "work", "nightly"))
+		require.Contains(t, r.stdout, "nothing written", "%s", r)
+
+		// A tick on etcd: export refreshes the files without -force.
+		s.want(0, s.etcd("loop", "tick", "-root", "work", "nightly", "--", "true"))
+		s.want(0, s.etcd("loop", "export", "-root", "work", "nightly"))
+		st, lines = onEtcd()
+		require.Equal(t, st, read(t, state), "the state exported after a tick on etcd")
+		require.Equal(t, lines, read(t, log), "ticks.jsonl exported after a tick on etcd")
+		require.Equal(t, 231, bytes.Count(lines, []byte("\n")))
+
+		// Ticks on both sides: refused both ways, -force replaces.
+		s.want(0, s.etcd("loop", "tick", "-root", "work", "nightly", "--", "true"))
+		s.want(6, s.run("loop", "tick", "-root", "work", "nightly", "--", "false"))
+		st, lines = onEtcd()
+		fileState, fileLog := read(t, state), read(t, log)
+		r = s.want(1, s.etcd("loop", "import", "-root", "work", "nightly"))
+		require.Contains(t, r.stderr, "the loop in etcd changed since the last copy", "%s", r)
+		r = s.want(1, s.etcd("loop", "export", "-root", "work", "nightly"))
+		require.Contains(t, r.stderr, "the loop on files changed since the last copy", "%s", r)
+		gotSt, gotLines := onEtcd()
+		require.Equal(t, st, gotSt, "a refused import changed etcd's state")
+		require.Equal(t, lines, gotLines, "a refused import changed etcd's lines")
+		require.Equal(t, fileState, read(t, state), "a refused export changed the state file")
+		require.Equal(t, fileLog, read(t, log), "a refused export changed ticks.jsonl")
+		r = s.want(0, s.etcd("-json", "loop", "import", "-force", "-root", "work", "nightly"))
+		require.Contains(t, r.stdout, `"forced": true`, "%s", r)
+		gotSt, gotLines = onEtcd()
+		require.Equal(t, fileState, gotSt, "the state in etcd after import -force")
+		require.Equal(t, fileLog, gotLines, "the tick lines in etcd after import -force")
+		s.want(0, s.etcd("loop", "export", "-force", "-root", "work", "nightly"))
+		require.Equal(t, fileState, read(t, state))
+		require.Equal(t, fileLog, read(t, log))
+
+		s.want(3, s.etcd("loop", "import", "-root", "work", "none"))
+		s.want(3, s.etcd("loop", "export", "-root", "work", "none"))
+		s.want(0, s.run("loop", "create", "-root", "work", "bad"))
+		write(t, filepath.Join("work", "loops", "bad", ".state.loop"), []byte("{}\n"))
+		s.want(65, s.etcd("loop", "import", "-root", "work", "bad"))
+		require.Nil(t, s.doc("work/loops/bad/.state.loop"), "a state that does not parse was imported")
+		r = s.want(0, s.run("loop", "import", "-h"))
+		require.Contains(t, r.stdout, "torn", "%s", r)
+	})
+
 	// On a cluster of the user's the demo runs under a prefix of its own
 	// and deletes its keys at the end. Ablation: without removePrefix the
 	// demo's keys stay, and the test fails.
