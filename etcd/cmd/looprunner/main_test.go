@@ -495,7 +495,8 @@ func TestOnEtcd(t *testing.T) {
 	// Ablation: one commit for every line fails the import (etcd's 128
 	// operations); no removal before a replacing import leaves the old
 	// lines and the -force round trip differs; an export that writes the
-	// state alone leaves the log, and the first comparison fails.
+	// state alone leaves the log, and the first comparison fails; a
+	// removal only when etcd has a state leaves a cut import's line.
 	t.Run("LoopsGoIntoEtcdAndBack", func(t *testing.T) {
 		s := newSandbox(t, c)
 		ctx := context.Background()
@@ -564,6 +565,15 @@ func TestOnEtcd(t *testing.T) {
 		s.want(0, s.etcd("loop", "export", "-force", "-root", "work", "nightly"))
 		require.Equal(t, fileState, read(t, state))
 		require.Equal(t, fileLog, read(t, log))
+
+		// Tick lines without a state (an import cut short) are no loop:
+		// imported over without -force, and removed.
+		s.put("work/loops/cut/.state.lock", "work/ticks/cut/x", line)
+		s.want(0, s.run("loop", "create", "-root", "work", "cut"))
+		s.want(0, s.etcd("loop", "import", "-root", "work", "cut"))
+		ents, err := s.client.List(ctx, "work/ticks/cut/")
+		require.NoError(t, err)
+		require.Empty(t, ents, "the lines of a cut import outlived the next import")
 
 		s.want(3, s.etcd("loop", "import", "-root", "work", "none"))
 		s.want(3, s.etcd("loop", "export", "-root", "work", "none"))
