@@ -56,7 +56,8 @@ harness gets no lock handed over there.
 The demo and the lock commands work on local files, as without -etcd.
 'ledger import' and 'board import' copy a file into etcd, 'ledger export'
 and 'board export' a document back into its file, byte for byte, under the
-file's lock and etcd's. 'etcd-demo' shows it all on a cluster of its own.
+file's lock and etcd's; 'loop import' and 'loop export' a loop, its state
+and tick log. 'etcd-demo' shows it all on a cluster of its own.
 `
 
 // extension returns the extension that adds the etcd flags and commands.
