@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/filetxn/filetxn/etcd"
 	"github.com/filetxn/filetxn/examples/looprunner/runner"
 	"github.com/filetxn/filetxn/internal/loopnames"
+	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
 	"github.com/filetxn/filetxn/loopstate/harness"
 )
@@ -197,7 +199,9 @@ func (e *etcdFlags) loopCopy(c *runner.Cmd, export bool, args []string) error {
 	res := loopCopyResult{Prefix: e.prefixKey(), Loop: name, State: loopnames.Doc(statePath)}
 	// The file's lock first, then etcd's, in both directions, as ledger
 	// and board import and export take them.
+	fileHeld := false
 	err = onFile.Locked(ctx, func(ftx *filetxn.Tx) error {
+		fileHeld = true
 		return onEtcd.Locked(ctx, func(etx *filetxn.Tx) error {
 			base, err := readRecord(rec)
 			if err != nil {
@@ -271,6 +275,12 @@ func (e *etcdFlags) loopCopy(c *runner.Cmd, export bool, args []string) error {
 			return writeRecord(rec, src.digest())
 		})
 	})
+	var busy *lock.BusyError
+	if err != nil && !fileHeld && (errors.As(err, &busy) || errors.Is(err, lock.ErrWouldBlock)) {
+		// The loop's lock file: explain, which cannot tell its path from
+		// the etcd lock's name, would blame a session in etcd.
+		return runner.Busyf("%v (the loop's lock file, held by another process of this host)", err)
+	}
 	if err != nil {
 		return err
 	}
