@@ -119,11 +119,15 @@ func splitTorn(log []byte) ([]byte, int) {
 	return log[:i+1], len(log) - (i + 1)
 }
 
-// lines returns the lines of log, each with its newline.
+// lines returns the lines of log, each with its newline (the last one
+// without, if log does not end in one).
 func lines(log []byte) [][]byte {
 	var out [][]byte
 	for len(log) > 0 {
 		i := bytes.IndexByte(log, '\n')
+		if i < 0 {
+			i = len(log) - 1
+		}
 		out, log = append(out, log[:i+1]), log[i+1:]
 	}
 	return out
