@@ -69,7 +69,11 @@ type Entry struct {
 	Created int64 // orders creations; 0: unknown
 }
 
-// A Held is a lock of a Backend, held until Release.
+// A Held is a lock of a Backend, held until Release. A Held may also have
+// a method Done() <-chan struct{} that returns a channel closed once the
+// hold has ended, by Release or lost (etcd: its session's lease is no
+// longer kept alive); a client notices a lost lease only some time after
+// the server let it go. Package loopstate cancels a harness when it fires.
 type Held interface {
 	// Read returns the bytes of the document named name, nil when there is
 	// none, and remembers the version read, which a Commit by this holder

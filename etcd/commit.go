@@ -33,6 +33,11 @@ type held struct {
 	kept     int64            // a Commit with release kept the lock's key, at this revision (0: none)
 }
 
+// Done returns a channel closed once the session that holds the lock has
+// ended: its lease no longer kept alive (expired, revoked, or the Backend
+// closed). The server may have let the lease go some time before.
+func (h *held) Done() <-chan struct{} { return h.m.s.Done() }
+
 // Read returns the document named name, nil when there is none, by a
 // linearizable read bounded by ctx, and remembers the version read (the
 // first, if read twice): a Commit fenced by this hold then requires it

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/internal/testkit/memback"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -151,7 +152,7 @@ func TestBackendLostTickIsCountedOnce(t *testing.T) {
 	lockName := docName(l1.LockPath())
 	_, err := l1.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) {
 		c.Steal(lockName)
-		rec, err := l2.Tick(ctx, TriggerManual, okHarness(Cost{}))
+		rec, err := l2.Tick(ctx0, TriggerManual, okHarness(Cost{}))
 		require.NoError(t, err, "the second session's tick")
 		assert.Equal(t, int64(2), rec.N)
 		return Result{}, nil
@@ -292,4 +293,28 @@ func TestBackendLockTimeout(t *testing.T) {
 	require.NoError(t, err, "Tick whose lock is taken as its bound passes")
 	assert.Equal(t, OK, rec.Outcome)
 	assert.Len(t, mustTicks(t, l), 2)
+}
+
+// TestBackendHarnessStopsWhenTheLockEnds: a harness is cancelled once its
+// backend lock's hold ends (memback's Steal, as a lapsed lease), so that
+// its work stops before another session may count the tick abandoned and
+// run its own; the tick is then recorded as lost. Ablation: not watching
+// the Held's Done leaves the harness running until the test's bound.
+func TestBackendHarnessStopsWhenTheLockEnds(t *testing.T) {
+	c := memback.New()
+	l := mustCreate(t, newBackendRoot(t, c), "x", Template{})
+	cancelled := false
+	rec, err := l.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) {
+		c.Steal(docName(l.lock))
+		select {
+		case <-ctx.Done():
+			cancelled = true
+			return Result{}, ctx.Err()
+		case <-time.After(testkit.Timeout):
+			return Result{Failed: true, Note: "not cancelled"}, nil
+		}
+	})
+	require.NoError(t, err)
+	assert.True(t, cancelled, "the harness's ctx was cancelled when its lock ended")
+	assert.True(t, strings.HasPrefix(rec.Note, lostNote), "note %q", rec.Note)
 }

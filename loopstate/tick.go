@@ -59,16 +59,16 @@ type Result struct {
 // halts it; if the log cannot take the line, fails with an error matching
 // atomicfile.ErrNotRegular or fs.ErrPermission, writing nothing; marks
 // current_tick (see Caveats); runs fn, ctx bounded by gates.tick_timeout_s
-// (past it the outcome is timeout); re-reads the state, counts the tick and
-// its cost, evaluates the gates; appends the line, then writes the state
-// (durably unless WithoutSync). With a nil error the record is the tick's
-// line, a halt included; with an error it is zero and nothing was recorded:
-// a counter or sum that would overflow (a *filetxn.FormatError in an
-// *fs.PathError), a Tick inside a harness of the same loop
-// (ErrTickInProgress), a lock lost before the harness (lock.ErrLockLost). A
-// lock lost after it is taken again (up to 30 seconds, whatever ctx) to log
-// the tick, noted "lock lost during the tick", else the tick is left marked,
-// as by a panic in fn, which releases the lock and propagates.
+// (then timeout) and on a backend cancelled when the client sees its lease
+// end (between the server's end and that, it may overlap a harness of
+// another's); counts the tick; appends the line, writes the state. With a
+// nil error the record is the tick's line, a halt included; with an error
+// it is zero and nothing was recorded: a counter or sum that would overflow
+// (a *filetxn.FormatError in an *fs.PathError), a Tick inside a harness of
+// the same loop (ErrTickInProgress), a lock lost before the harness
+// (lock.ErrLockLost). A lock lost after it is taken again (up to 30 s,
+// whatever ctx) to log the tick, noted "lock lost during the tick", else
+// the tick is left marked, as by a panic in fn (released, propagated).
 func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...TickOption) (TickRecord, error) {
 	if trigger != TriggerSchedule && trigger != TriggerManual {
 		return TickRecord{}, fmt.Errorf("loopstate: Tick: trigger %q: want %q or %q: %w", trigger, TriggerSchedule, TriggerManual, filetxn.ErrInvalidArgument)
@@ -226,11 +226,14 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 
 	run := &Run{Loop: l, N: n, Lock: tx.Lock(), Remaining: d.remaining()}
 	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel() // a harness that panics: the watch ends too
+	stop := cancelOnEnd(hctx, cancel, tx.Held())
 	start := time.Now()
 	res, herr := fn(hctx, run)
 	wall := time.Since(start)
 	timedOut := errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
+	stop()
 	outcome, note, cost := settle(res, herr, timedOut, ctx.Err(), timeout, wall)
 	e := &endedTick{marker: marker, trigger: trigger, before: before, outcome: outcome, note: note, cost: cost, exitCode: res.ExitCode}
 	rec, err := l.record(ctx, tx, e, false)
@@ -238,6 +241,27 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 		*lost = e
 	}
 	return rec, err
+}
+
+// cancelOnEnd calls cancel when the hold h ends, if h tells (a Held with
+// Done: a backend's lock whose lease lapsed), so that a harness stops once
+// another session may take the lock and count the tick abandoned. The
+// returned stop, called once ctx is done, ends the watch.
+func cancelOnEnd(ctx context.Context, cancel context.CancelFunc, h filetxn.Held) (stop func()) {
+	e, ok := h.(interface{ Done() <-chan struct{} })
+	if !ok {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-e.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return func() { <-done }
 }
 
 // An endedTick is a tick whose harness has run: what its record needs.

@@ -21,8 +21,9 @@ type Cluster struct {
 	mu      sync.Mutex // protects the fields below
 	rev     int64
 	docs    map[string]doc
-	locks   map[string]*Backend // holder of each lock
-	token   map[string]int64    // the revision at which the holder took it
+	locks   map[string]*Backend      // holder of each lock
+	token   map[string]int64         // the revision at which the holder took it
+	ended   map[string]chan struct{} // closed when the hold ends
 	freed   *sync.Cond
 	commits int // Commit calls that published
 }
@@ -35,7 +36,7 @@ type doc struct {
 
 // New returns an empty Cluster.
 func New() *Cluster {
-	c := &Cluster{docs: map[string]doc{}, locks: map[string]*Backend{}, token: map[string]int64{}}
+	c := &Cluster{docs: map[string]doc{}, locks: map[string]*Backend{}, token: map[string]int64{}, ended: map[string]chan struct{}{}}
 	c.freed = sync.NewCond(&c.mu)
 	return c
 }
@@ -74,8 +75,17 @@ func (c *Cluster) Commits() int {
 func (c *Cluster) Steal(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.locks, name)
+	c.free(name)
 	c.freed.Broadcast()
+}
+
+// free ends the hold of the lock name, if any. c.mu must be held.
+func (c *Cluster) free(name string) {
+	if c.locks[name] != nil {
+		close(c.ended[name])
+		delete(c.ended, name)
+	}
+	delete(c.locks, name)
 }
 
 // A Backend is one session of a Cluster. Each of its requests fails with
@@ -93,7 +103,12 @@ type held struct {
 	name  string
 	token int64
 	read  map[string]int64 // the revision of each document read (0: none)
+	ended chan struct{}    // closed when the hold ends
 }
+
+// Done returns a channel closed once the hold has ended: released, or
+// lost (Steal).
+func (h *held) Done() <-chan struct{} { return h.ended }
 
 // Lock implements filetxn.Backend.
 func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Held, error) {
@@ -119,9 +134,9 @@ func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 	}
 	if c.locks[name] == nil {
 		c.rev++
-		c.locks[name], c.token[name] = b, c.rev
+		c.locks[name], c.token[name], c.ended[name] = b, c.rev, make(chan struct{})
 	}
-	return &held{b: b, name: name, token: c.token[name], read: map[string]int64{}}, nil
+	return &held{b: b, name: name, token: c.token[name], read: map[string]int64{}, ended: c.ended[name]}, nil
 }
 
 // Get implements filetxn.Backend.
@@ -232,7 +247,7 @@ func (b *Backend) Commit(ctx context.Context, hs []filetxn.Held, puts []filetxn.
 	c.commits++
 	if release {
 		for _, h := range hs {
-			delete(c.locks, h.(*held).name)
+			c.free(h.(*held).name)
 		}
 		c.freed.Broadcast()
 	}
@@ -260,7 +275,7 @@ func (h *held) Release() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.locks[h.name] == h.b && c.token[h.name] == h.token {
-		delete(c.locks, h.name)
+		c.free(h.name)
 		c.freed.Broadcast()
 	}
 	return nil
