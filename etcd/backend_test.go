@@ -507,3 +507,21 @@ func TestFenceComparesEveryRevisionRead(t *testing.T) {
 	err = b.Commit(ctx, nil, []filetxn.Put{{Name: "x", Data: []byte("blind")}}, false)
 	require.ErrorIs(t, err, filetxn.ErrInvalidArgument)
 }
+
+// TestCreateTooLargeRefusedBeforeSending: a Create with a long name and a
+// document that fit the limit once but not with the name counted twice (the
+// request's compare and put both carry the key) is refused by the check,
+// before anything is sent. Ablation: counting the key once lets the request
+// through and the cluster refuses it ("refused by the cluster").
+func TestCreateTooLargeRefusedBeforeSending(t *testing.T) {
+	ctx := testCtx(t)
+	b := newBackend(t, startCluster(t), "cbig")
+	name := strings.Repeat("n", 2000)
+	data := make([]byte, etcd.DefaultMaxRequestBytes-len("cbig/docs/")-len(name)-300)
+	err := b.Create(ctx, name, data)
+	require.ErrorIs(t, err, etcd.ErrTooLarge)
+	assert.NotContains(t, err.Error(), "refused by the cluster")
+	got, err := b.Get(ctx, name)
+	require.NoError(t, err)
+	assert.Nil(t, got)
+}

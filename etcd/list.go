@@ -23,11 +23,13 @@ func (b *Backend) Create(ctx context.Context, name string, data []byte) error {
 		return err
 	}
 	key := b.docKey(name)
-	if n := len(key) + len(data) + envelope; n > b.max {
-		return fmt.Errorf("etcd: create %s: %d bytes, over the limit of %d; nothing written: %w", name, n, b.max, ErrTooLarge)
+	// The request names the key twice (the compare and the put): sized as
+	// a Commit's is.
+	t := &txn{cmps: []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)}, then: []clientv3.Op{clientv3.OpPut(key, string(data))}}
+	if err := b.checkSize(t, []filetxn.Put{{Name: name, Data: data}}); err != nil {
+		return fmt.Errorf("etcd: create %s: %w", name, err)
 	}
-	resp, err := b.client.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(data))).Commit()
+	resp, err := b.client.Txn(ctx).If(t.cmps...).Then(t.then...).Commit()
 	if err != nil {
 		if tooLarge(err) {
 			return fmt.Errorf("etcd: create %s: refused by the cluster: %w: %w", name, ErrTooLarge, err)
