@@ -87,12 +87,14 @@ type Held interface {
 // A Put is one document of a Backend.Commit: its new bytes, or its
 // removal. A removal with Prefix removes every document whose name begins
 // with Name, in the same step, whatever their number: a loop's tick log,
-// one document a line, goes with the loop in one request.
+// one document a line, goes with the loop in one request. A Commit refuses
+// a Put with Prefix but not Remove with an error matching
+// ErrInvalidArgument, publishing nothing.
 type Put struct {
 	Name   string
 	Data   []byte // the new bytes, when Remove is false
 	Remove bool
-	Prefix bool // with Remove: every document whose name begins with Name
+	Prefix bool // with Remove: every document whose name begins with Name; without, refused
 }
 
 // WithBackend keeps the store's document in b instead of the local file at

@@ -155,6 +155,9 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 		if err := checkName("Commit", p.Name); err != nil {
 			return err
 		}
+		if p.Prefix && !p.Remove {
+			return fmt.Errorf("etcd: commit: %s: Prefix without Remove: %w", p.Name, filetxn.ErrInvalidArgument)
+		}
 	}
 	if len(puts) == 0 {
 		return nil

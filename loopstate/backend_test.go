@@ -318,3 +318,25 @@ func TestBackendHarnessStopsWhenTheLockEnds(t *testing.T) {
 	assert.True(t, cancelled, "the harness's ctx was cancelled when its lock ended")
 	assert.True(t, strings.HasPrefix(rec.Note, lostNote), "note %q", rec.Note)
 }
+
+// TestBackendNits: a Create that fails returns no Loop; a Commit of a Put
+// with Prefix but not Remove is refused (ErrInvalidArgument) and publishes
+// nothing. Ablation: returning the Loop with Create's error; memback
+// taking the Put as a plain put.
+func TestBackendNits(t *testing.T) {
+	c := memback.New()
+	r := newBackendRoot(t, c)
+	mustCreate(t, r, "x", Template{})
+	l, err := r.Create(ctx0, "x", nil)
+	require.ErrorIs(t, err, fs.ErrExist)
+	assert.Nil(t, l, "the Loop of a failed Create")
+
+	b := c.Backend()
+	h, err := b.Lock(ctx0, "n", true)
+	require.NoError(t, err)
+	defer h.Release()
+	err = b.Commit(ctx0, []filetxn.Held{h}, []filetxn.Put{{Name: "p/", Data: []byte("x"), Prefix: true}}, false)
+	require.ErrorIs(t, err, filetxn.ErrInvalidArgument)
+	_, ok := c.Doc("p/")
+	assert.False(t, ok, "a refused Put published")
+}

@@ -458,7 +458,8 @@ func codecError(err error) error {
 // file is only ever replaced by rename), which may be replaced right after:
 // decide under Mutate. A refused state gives its *filetxn.FormatError inside
 // an *fs.PathError naming the state file; a missing one an error matching
-// filetxn.ErrNotFound. It does not block.
+// filetxn.ErrNotFound. It does not block (on a backend: one request,
+// bounded by ctx).
 func (l *Loop) View(ctx context.Context) (*Doc, error) {
 	d, err := l.engine("view", false).View(ctx)
 	return d, codecError(err)
@@ -609,7 +610,8 @@ func (l *Loop) Delete(ctx context.Context) error {
 }
 
 // Ticks returns the tick log, read without the lock, skipping lines that do
-// not parse (a crash can leave a partial last line). It does not block. A
+// not parse (a crash can leave a partial last line). It does not block (on
+// a backend: two requests, bounded by ctx, see docs/formats/loopstate.md). A
 // loop that has no state (deleted, or never a loop) gives an error matching
 // filetxn.ErrNotFound, as View does, not an empty log.
 func (l *Loop) Ticks(ctx context.Context) ([]TickRecord, error) {

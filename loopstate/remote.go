@@ -101,7 +101,7 @@ func (l *Loop) remoteBusy(op string, ct *currentTick) error {
 	if _, ok := l.runningHere(ct); !ok {
 		return nil
 	}
-	return &liveRunnerError{op: op, loop: l.name, lock: l.lock, ct: *ct}
+	return &liveRunnerError{op: op, loop: l.name, lock: docName(l.lock), ct: *ct, remote: true}
 }
 
 // remoteCreate is Create on a backend: the state, created if absent.

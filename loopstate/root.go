@@ -77,7 +77,9 @@ func (r *Root) loop(name string) *Loop {
 // it paused, so that no scheduled tick runs first). The name is claimed
 // atomically: of two concurrent Creates exactly one succeeds, the other gets
 // an error matching fs.ErrExist, and nobody sees a loop without its state.
-// No lock is taken; Create does not block, and checks ctx once. A name
+// No lock is taken; in files Create does not block and checks ctx once. On
+// a backend it is one request, bounded by ctx, and an error other than
+// fs.ErrExist may leave the loop created or not (Open tells). A name
 // Windows reserves for a device (con, prn, aux, nul, com0 to com9, lpt0 to
 // lpt9) is refused on every system, so that a loop can move between them;
 // Open and List still accept one. An invalid name, an error from fn
@@ -98,7 +100,10 @@ func (r *Root) Create(ctx context.Context, name string, fn func(*Doc) error) (*L
 	}
 	l := r.loop(name)
 	if r.b != nil {
-		return l, l.remoteCreate(ctx, data)
+		if err := l.remoteCreate(ctx, data); err != nil {
+			return nil, err
+		}
+		return l, nil
 	}
 	if err := os.MkdirAll(filepath.Join(r.dir, loopsDir), 0o755); err != nil {
 		return nil, err
@@ -161,8 +166,9 @@ func (r *Root) Open(ctx context.Context, name string) (*Loop, error) {
 // List returns every loop under the root, sorted by name: each directory
 // of a valid loop name that holds a state file. It reads no state: a
 // Loop's View does, without the lock, and gives the *filetxn.FormatError of a state
-// that is refused. A root without loops gives an empty list. List does not
-// block; since it never waits, a done ctx does not stop it.
+// that is refused. A root without loops gives an empty list. In files List
+// does not block and a done ctx does not stop it; on a backend it is one
+// request, bounded by ctx.
 func (r *Root) List(ctx context.Context) ([]*Loop, error) {
 	if r.b != nil {
 		return r.remoteList(ctx)

@@ -107,9 +107,14 @@ type liveRunnerError struct {
 	op, loop, lock string
 	ct             currentTick
 	wouldBlock     bool
+	remote         bool // on a backend: the lock is a lease, not a file
 }
 
 func (e *liveRunnerError) Error() string {
+	if e.remote {
+		return fmt.Sprintf("loopstate: %s: tick %d is still running in this process (since %s), but it lost its lock %s (its session's lease ended) (%v): %s refused until that tick has ended",
+			e.loop, e.ct.N, e.ct.StartedAt.Format(timeLayout), e.lock, lock.ErrLockLost, e.op)
+	}
 	return fmt.Sprintf("loopstate: %s: tick %d is still running in pid %d (since %s), but its lock file %s was removed or replaced while it held it (%v): %s refused until that tick has ended",
 		e.loop, e.ct.N, e.ct.PID, e.ct.StartedAt.Format(timeLayout), e.lock, lock.ErrLockLost, e.op)
 }

@@ -32,7 +32,8 @@ type Run struct {
 	// Lock is the loop's lock, held by the runner for the whole tick. It is
 	// valid only until the harness returns. Hand it to a child process with
 	// Lock.HandOver so that the child can run operator commands on the loop
-	// (check-gate, pause) without deadlocking on its own parent.
+	// (check-gate, pause) without deadlocking on its own parent. It is nil
+	// for a loop kept on a backend, whose lock is no file to hand over.
 	Lock *lock.Handle
 	// Remaining is what is left of each budget in the current window, so
 	// that the harness can bound its own spending: the gates only stop the

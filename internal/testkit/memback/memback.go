@@ -204,6 +204,11 @@ func (b *Backend) Commit(ctx context.Context, hs []filetxn.Held, puts []filetxn.
 	c := b.Cluster
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, p := range puts {
+		if p.Prefix && !p.Remove {
+			return fmt.Errorf("memback: commit %s: Prefix without Remove: %w", p.Name, filetxn.ErrInvalidArgument)
+		}
+	}
 	for _, h := range hs {
 		h := h.(*held)
 		if c.locks[h.name] != h.b || c.token[h.name] != h.token {
