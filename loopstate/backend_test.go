@@ -340,3 +340,42 @@ func TestBackendNits(t *testing.T) {
 	_, ok := c.Doc("p/")
 	assert.False(t, ok, "a refused Put published")
 }
+
+// hookList is a session that runs after once, after its first List of a
+// prefix that ends in "/".
+type hookList struct {
+	*memback.Backend
+	after func()
+}
+
+func (b *hookList) List(ctx context.Context, prefix string) ([]filetxn.Entry, error) {
+	ents, err := b.Backend.List(ctx, prefix)
+	if f := b.after; f != nil && strings.HasSuffix(prefix, "/") {
+		b.after = nil
+		f()
+	}
+	return ents, err
+}
+
+// TestBackendTicksAcrossARecreate: a Delete and a Create of the loop
+// between Ticks' two reads (the lines, then the state) give no line of the
+// older loop. Ablation: Ticks without the filter on the state's Created
+// returns the old loop's line with the new loop's state.
+func TestBackendTicksAcrossARecreate(t *testing.T) {
+	c := memback.New()
+	other := newBackendRoot(t, c)
+	old := mustCreate(t, other, "x", Template{})
+	_, err := old.Tick(ctx0, TriggerManual, okHarness(Cost{}))
+	require.NoError(t, err)
+	hb := &hookList{Backend: c.Backend()}
+	r := mustRoot(NewRoot("proj", filetxn.WithBackend(hb)))
+	r.now = newClock().now
+	l := mustOpen(t, r, "x")
+	hb.after = func() {
+		require.NoError(t, old.Delete(ctx0))
+		mustCreate(t, other, "x", Template{})
+	}
+	ticks, err := l.Ticks(ctx0)
+	require.NoError(t, err)
+	assert.Empty(t, ticks, "the lines of the loop deleted between Ticks' reads")
+}
