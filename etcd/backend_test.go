@@ -525,3 +525,31 @@ func TestCreateTooLargeRefusedBeforeSending(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, got)
 }
+
+// TestHeldDoneWhenTheLeaseEnds: a hold's Done is closed once its session's
+// lease ends on the server (revoked here, as an expiry does), which is how
+// loopstate stops a harness whose lock another session may now take; the
+// client learns it at its next keep-alive. Ablation: a Done that returns a channel never closed times the wait out.
+func TestHeldDoneWhenTheLeaseEnds(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	raw := c.Client(t)
+	b := newBackend(t, c, "done", etcd.WithSessionTTL(3*time.Second)) // a keep-alive each second
+	h, err := b.Lock(ctx, "n.json", true)
+	require.NoError(t, err)
+	defer h.Release()
+	d, ok := h.(interface{ Done() <-chan struct{} })
+	require.True(t, ok, "the etcd Held has Done")
+	var lease clientv3.LeaseID
+	for _, l := range keys(t, raw, "done/locks/") {
+		lease = l
+	}
+	require.NotZero(t, lease, "the lock's key has a lease")
+	_, err = raw.Revoke(ctx, lease)
+	require.NoError(t, err)
+	select {
+	case <-d.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("Done not closed after the lease was revoked")
+	}
+}
