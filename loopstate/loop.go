@@ -243,6 +243,12 @@ func (l *Loop) read(tx *filetxn.Tx) (*Doc, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return l.decodeState(data)
+}
+
+// decodeState returns the state that data, the bytes of the loop's state
+// read under its lock, holds, and data; nil data is a missing loop.
+func (l *Loop) decodeState(data []byte) (*Doc, []byte, error) {
 	if data == nil {
 		return nil, nil, l.missing()
 	}

@@ -79,14 +79,7 @@ func (l *Loop) readIn(ctx context.Context, tx *filetxn.Tx) (*Doc, []byte, error)
 	if err != nil {
 		return nil, nil, &fs.PathError{Op: "Read", Path: l.state, Err: err}
 	}
-	if data == nil {
-		return nil, nil, l.missing()
-	}
-	d, err := l.codec().Decode(data)
-	if err != nil {
-		return nil, nil, &fs.PathError{Op: "Decode", Path: l.state, Err: err}
-	}
-	return d, data, nil
+	return l.decodeState(data)
 }
 
 // remoteBusy is runnerBusy on a backend, where the lock is the runner's
