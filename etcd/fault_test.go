@@ -193,19 +193,7 @@ func holder(e faultEnv) error {
 	_, err = s.Mutate(ctx, func(d *ownerDoc) error {
 		d.Owner = "holder"
 		d.Writes++
-		if err := os.WriteFile(filepath.Join(e.dir, "holding"), nil, 0o644); err != nil {
-			return err
-		}
-		for {
-			if _, err := os.Stat(filepath.Join(e.dir, "go")); err == nil {
-				return nil
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
+		return holdUntilGo(ctx, e.dir)
 	})
 	switch {
 	case err == nil:
@@ -215,6 +203,24 @@ func holder(e faultEnv) error {
 	}
 	fmt.Fprintf(os.Stderr, "holder: refused as it should be: %v\n", err)
 	return nil
+}
+
+// holdUntilGo says that the caller holds its lock, with the file "holding"
+// in dir, and waits for the test's "go" file there, or for ctx.
+func holdUntilGo(ctx context.Context, dir string) error {
+	if err := os.WriteFile(filepath.Join(dir, "holding"), nil, 0o644); err != nil {
+		return err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go")); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // successor writes the owner document once, waiting for its lock.

@@ -115,19 +115,7 @@ func loopStopped(e faultEnv) error {
 		return err
 	}
 	_, err = l.Tick(ctx, loopstate.TriggerManual, func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
-		if err := os.WriteFile(filepath.Join(e.dir, "holding"), nil, 0o644); err != nil {
-			return loopstate.Result{}, err
-		}
-		for {
-			if _, err := os.Stat(filepath.Join(e.dir, "go")); err == nil {
-				return loopstate.Result{}, nil
-			}
-			select {
-			case <-ctx.Done():
-				return loopstate.Result{}, ctx.Err()
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
+		return loopstate.Result{}, holdUntilGo(ctx, e.dir)
 	})
 	switch {
 	case err == nil:
