@@ -13,6 +13,7 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.etcd.io/etcd/server/v3/etcdserver/txn"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
@@ -61,7 +62,7 @@ func TestKeptLockMutateWritesOnce(t *testing.T) {
 	var sent, writes atomic.Int64
 	counting := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		sent.Add(1)
-		if r, ok := req.(*pb.TxnRequest); ok && !readOnly(r) {
+		if r, ok := req.(*pb.TxnRequest); ok && !txn.IsTxnReadonly(r) {
 			writes.Add(1)
 		}
 		return invoke(ctx, method, req, reply, cc, opts...)
@@ -93,19 +94,6 @@ func TestKeptLockMutateWritesOnce(t *testing.T) {
 	for _, v := range vals {
 		assert.Equal(t, "kept", v, "the kept key's value")
 	}
-}
-
-// readOnly reports whether a transaction only reads (the server answers it
-// without a raft entry).
-func readOnly(r *pb.TxnRequest) bool {
-	for _, ops := range [][]*pb.RequestOp{r.Success, r.Failure} {
-		for _, op := range ops {
-			if op.GetRequestRange() == nil {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // TestKeptLockPassesOn: a lock kept idle by one Backend is released to

@@ -14,6 +14,7 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.etcd.io/etcd/server/v3/etcdserver/txn"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 )
@@ -53,7 +54,7 @@ func dial(endpoints []string) (*client, error) {
 		c.mu.Lock()
 		if c.took != nil {
 			name := method[strings.LastIndexByte(method, '/')+1:]
-			if r, ok := req.(*pb.TxnRequest); ok && readOnly(r) {
+			if r, ok := req.(*pb.TxnRequest); ok && txn.IsTxnReadonly(r) {
 				name = "read-only Txn" // the server answers it without a raft entry
 			}
 			c.took[name] = append(c.took[name], time.Since(start))
@@ -79,18 +80,6 @@ func dial(endpoints []string) (*client, error) {
 	}
 	c.Client = cli
 	return c, nil
-}
-
-// readOnly reports whether a transaction only reads, as the server decides.
-func readOnly(r *pb.TxnRequest) bool {
-	for _, ops := range [][]*pb.RequestOp{r.Success, r.Failure} {
-		for _, op := range ops {
-			if op.GetRequestRange() == nil {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 type countedStream struct {
