@@ -31,17 +31,9 @@ var _ = func() int {
 // loopName is the loop the tests tick, in the root "proj".
 const loopName = "race"
 
-func openLoop(ctx context.Context, b *etcd.Backend) (*loopstate.Loop, error) {
-	r, err := loopstate.NewRoot("proj", filetxn.WithBackend(b))
-	if err != nil {
-		return nil, err
-	}
-	return r.Open(ctx, loopName)
-}
-
-// loopTicker ticks the loop e.count times, each a manual tick that waits
-// for the lock and costs one token.
-func loopTicker(e faultEnv) error {
+// withLoop runs fn, a child's body, with the test's loop opened on a
+// Backend of the child's own, under a context bounded by faultWait.
+func withLoop(e faultEnv, fn func(ctx context.Context, l *loopstate.Loop) error) error {
 	b, closeAll, err := e.backend()
 	if err != nil {
 		return err
@@ -53,7 +45,28 @@ func loopTicker(e faultEnv) error {
 	if err != nil {
 		return err
 	}
-	for i := range e.count {
+	return fn(ctx, l)
+}
+
+func openLoop(ctx context.Context, b *etcd.Backend) (*loopstate.Loop, error) {
+	r, err := loopstate.NewRoot("proj", filetxn.WithBackend(b))
+	if err != nil {
+		return nil, err
+	}
+	return r.Open(ctx, loopName)
+}
+
+// loopTicker ticks the loop e.count times, each a manual tick that waits
+// for the lock and costs one token.
+func loopTicker(e faultEnv) error {
+	return withLoop(e, func(ctx context.Context, l *loopstate.Loop) error {
+		return tickTimes(ctx, l, e.count)
+	})
+}
+
+// tickTimes ticks l n times, each a manual tick that costs one token.
+func tickTimes(ctx context.Context, l *loopstate.Loop, n int) error {
+	for i := range n {
 		rec, err := l.Tick(ctx, loopstate.TriggerManual, func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 			return loopstate.Result{Cost: &loopstate.Cost{Tokens: 1}}, nil
 		})
@@ -103,19 +116,15 @@ func TestLoopTicksAcrossProcesses(t *testing.T) {
 // between for longer than its session's TTL. Its exit status is 0 only if
 // its Tick fails with an error matching lock.ErrLockLost.
 func loopStopped(e faultEnv) error {
-	b, closeAll, err := e.backend()
-	if err != nil {
-		return err
-	}
-	defer closeAll()
-	ctx, cancel := context.WithTimeout(context.Background(), faultWait)
-	defer cancel()
-	l, err := openLoop(ctx, b)
-	if err != nil {
-		return err
-	}
-	_, err = l.Tick(ctx, loopstate.TriggerManual, func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
-		return loopstate.Result{}, holdUntilGo(ctx, e.dir)
+	return withLoop(e, func(ctx context.Context, l *loopstate.Loop) error {
+		return tickStopped(ctx, l, e.dir)
+	})
+}
+
+// tickStopped is loopStopped's tick, its harness holding in dir.
+func tickStopped(ctx context.Context, l *loopstate.Loop, dir string) error {
+	_, err := l.Tick(ctx, loopstate.TriggerManual, func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
+		return loopstate.Result{}, holdUntilGo(ctx, dir)
 	})
 	switch {
 	case err == nil:
