@@ -54,6 +54,10 @@ type Backend struct {
 	sess   *concurrency.Session
 	closed bool
 	kept   map[string]*keeper // the locks whose keys the session keeps, by name
+	// firsts names, by lock, the document that the last hold of it read
+	// first when that was not the lock's own name (a store made
+	// WithLockPath, a loop's state): the next Lock reads it with the lock.
+	firsts map[string]string
 
 	wg sync.WaitGroup // the keepers' watches
 }
@@ -151,6 +155,32 @@ func checkName(op, name string) error {
 	return nil
 }
 
+// firstRead returns the document that Lock reads with the lock named name:
+// the one the last hold of name read first, or the one named name.
+func (b *Backend) firstRead(name string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if doc, ok := b.firsts[name]; ok {
+		return doc
+	}
+	return name
+}
+
+// readFirst notes that a hold of the lock named name read the document doc
+// first, for firstRead.
+func (b *Backend) readFirst(name, doc string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if doc == name {
+		delete(b.firsts, name)
+		return
+	}
+	if b.firsts == nil {
+		b.firsts = map[string]string{}
+	}
+	b.firsts[name] = doc
+}
+
 // Lock takes the lock named name for this Backend's session, making the
 // session first if there is none or it has expired. With wait it waits for
 // the holders before it as long as ctx lets it (a done ctx gives a
@@ -161,14 +191,14 @@ func checkName(op, name string) error {
 // failure it removes its place in the queue, with a timeout of its own. A
 // lock this session already holds is granted again: the engine's queue,
 // not Lock, keeps the goroutines of a process apart. It costs one request
-// uncontended, which also reads the document named name for the hold's
-// first Read of it: a read-only one when the session kept the lock, a
+// uncontended, which also reads, for the hold's first Read of it, the
+// document named name, or the one the last hold of name read first: a read-only one when the session kept the lock, a
 // write otherwise; and a watch while it waits.
 func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Held, error) {
 	if err := checkName("Lock", name); err != nil {
 		return nil, err
 	}
-	key := b.lockKey(name)
+	key, doc := b.lockKey(name), b.firstRead(name)
 	for tries := 1; ; tries++ {
 		s, err := b.session(ctx)
 		if err != nil {
@@ -179,22 +209,22 @@ func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 			return nil, b.lockError(ctx, name, err)
 		}
 		if k != nil {
-			m, err := b.lockKept(ctx, k, b.docKey(name))
+			m, err := b.lockKept(ctx, k, b.docKey(doc))
 			if err != nil {
 				return nil, b.lockError(ctx, name, err)
 			}
 			if m != nil {
-				return &held{b: b, name: name, m: m, k: k, reads: map[string]int64{}}, nil
+				return &held{b: b, name: name, doc: doc, m: m, k: k, reads: map[string]int64{}}, nil
 			}
 			// The key was lost or given up to a waiter: queue anew, on the
 			// session as it is now (a failed give-up ends it).
 			continue
 		}
 		m := newMutex(s, key)
-		m.doc = b.docKey(name) // the document the lock is named for, as a store's is by default
+		m.doc = b.docKey(doc)
 		err = m.lock(ctx, b.client, wait)
 		if err == nil {
-			return &held{b: b, name: name, m: m, reads: map[string]int64{}}, nil
+			return &held{b: b, name: name, doc: doc, m: m, reads: map[string]int64{}}, nil
 		}
 		// The session's key may be left behind (a request whose outcome is
 		// unknown, a queue left): remove it, or end the session.

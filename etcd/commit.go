@@ -22,6 +22,7 @@ import (
 type held struct {
 	b    *Backend
 	name string
+	doc  string // the document Lock read with the lock, for the first Read of it
 	m    *mutex
 	k    *keeper // the keeper Lock took the lock from, if any
 
@@ -41,7 +42,8 @@ func (h *held) Done() <-chan struct{} { return h.m.s.Done() }
 // Read returns the document named name, nil when there is none, by a
 // linearizable read bounded by ctx, and remembers the version read (the
 // first, if read twice): a Commit fenced by this hold then requires it
-// unchanged. The first Read of the document the lock is named for, when
+// unchanged. The first Read of the document Lock read with the lock (the
+// one the lock is named for, or the one its last hold read first), when
 // Lock took the lock at once, sends nothing: it returns what Lock's own
 // request read, as of the moment the lock was taken.
 func (h *held) Read(ctx context.Context, name string) ([]byte, error) {
@@ -52,14 +54,17 @@ func (h *held) Read(ctx context.Context, name string) ([]byte, error) {
 		return nil, fmt.Errorf("etcd: read %s under lock %s: %w", name, h.name, errReleased)
 	}
 	h.mu.Lock()
-	pre := h.m.pre
-	if name == h.name {
+	pre, first := h.m.pre, len(h.order) == 0
+	if name == h.doc {
 		h.m.pre = nil // the first Read only
 	}
 	h.mu.Unlock()
+	if first {
+		h.b.readFirst(h.name, name)
+	}
 	var data []byte
 	var rev int64
-	if pre != nil && name == h.name {
+	if pre != nil && name == h.doc {
 		data, rev = pre.data, pre.rev
 	} else {
 		var err error

@@ -23,6 +23,23 @@ import (
 // read the document (mutex.doc left empty) makes it three, and this test
 // red.
 func TestMutateSendsTwoRequestsWhenFree(t *testing.T) {
+	mutateRequests(t, "pf")
+}
+
+// TestMutateUnderALockPathSendsTwoRequests: a store whose lock is named
+// apart from its document (WithLockPath, as a loop's state and a shared
+// bmad-loop lock are) sends two requests a Mutate too, once a hold of the
+// lock has read the document: the next Lock reads that document with the
+// lock. Ablation: Lock reading the document named for the lock alone
+// (firstRead returning name) makes it three, and this test red.
+func TestMutateUnderALockPathSendsTwoRequests(t *testing.T) {
+	mutateRequests(t, "pl", filetxn.WithLockPath("locks/n.lock"))
+}
+
+// mutateRequests checks that, after a first Mutate that makes the session,
+// each Mutate of a counter store made with opts on a Backend at prefix
+// sends two requests, and that the counter counts them all.
+func mutateRequests(t *testing.T, prefix string, opts ...filetxn.Option) {
 	ctx := testCtx(t)
 	c := startCluster(t)
 	var sent atomic.Int64
@@ -34,10 +51,10 @@ func TestMutateSendsTwoRequestsWhenFree(t *testing.T) {
 		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counting)}})
 	require.NoError(t, err)
 	defer cli.Close()
-	b, err := etcd.New(cli, "pf")
+	b, err := etcd.New(cli, prefix)
 	require.NoError(t, err)
 	defer b.Close()
-	s, err := filetxn.NewStore("n.json", filetxn.JSON[count](), filetxn.WithBackend(b))
+	s, err := filetxn.NewStore("n.json", filetxn.JSON[count](), append([]filetxn.Option{filetxn.WithBackend(b)}, opts...)...)
 	require.NoError(t, err)
 	inc := func(d *count) error { d.N++; return nil }
 	_, err = s.Mutate(ctx, inc) // makes the session
