@@ -1,0 +1,246 @@
+package benchkit
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestQuartilesInterpolateBetweenOrderStatistics(t *testing.T) {
+	for _, tc := range []struct {
+		xs          []float64
+		q1, med, q3 float64
+	}{
+		{nil, 0, 0, 0},
+		{[]float64{1}, 1, 1, 1},
+		{[]float64{3, 1, 2}, 1.5, 2, 2.5},
+		{[]float64{4, 1, 3, 2}, 1.75, 2.5, 3.25},
+	} {
+		in := append([]float64(nil), tc.xs...)
+		q1, med, q3 := Quartiles(tc.xs)
+		require.Equal(t, []float64{tc.q1, tc.med, tc.q3}, []float64{q1, med, q3}, "Quartiles(%v) = %v %v %v, want %v %v %v", tc.xs, q1, med, q3, tc.q1, tc.med, tc.q3)
+		require.Equal(t, tc.med, Median(tc.xs), "Median(%v) = %v, want %v", tc.xs, Median(tc.xs), tc.med)
+		require.Equal(t, in, tc.xs, "Quartiles(%v) changed its argument", in)
+	}
+}
+
+// A testRow is a benchmark's own row type, as the commands define theirs.
+type testRow struct {
+	Row
+	runs int
+}
+
+func newSection(names ...string) *Section[*testRow] {
+	s := &Section[*testRow]{Key: "k", Title: "T"}
+	for i, n := range names {
+		s.Rows = append(s.Rows, &testRow{Row: Row{Name: n, Ref: i == 0}})
+	}
+	return s
+}
+
+// TestInterleaveRotatesTheOrderAndRatiosAreToTheSameRound: each round starts
+// one row later, and a row's ratio is to the reference's value of the same
+// round, not of another. (Ablation: dividing by the reference's first
+// round's value instead makes the ratios of round 2 wrong.)
+func TestInterleaveRotatesTheOrderAndRatiosAreToTheSameRound(t *testing.T) {
+	s := newSection("a", "b", "c")
+	var order []string
+	round := 0
+	err := s.Interleave(3, func(r *testRow) (float64, error) {
+		order = append(order, r.Name)
+		r.runs++
+		round = (len(order) - 1) / 3
+		v := float64(10 * (round + 1))
+		if r.Name == "b" {
+			v *= 2
+		}
+		return v, nil
+	})
+	require.NoError(t, err, "Interleave = %v, want nil", err)
+	require.Equal(t, "a b c b c a c a b", strings.Join(order, " "), "Interleave's order = %v, want each round one row later", order)
+	b := s.Row("b")
+	require.NotNil(t, b, `Row("b") = nil, want the row`)
+	require.Equal(t, 3, b.runs)
+	require.Equal(t, []float64{20, 40, 60}, b.Values, "b's values = %v, want 20 40 60", b.Values)
+	require.Equal(t, []float64{2, 2, 2}, b.Ratios, "b's ratios = %v, want 2 2 2", b.Ratios)
+	require.Equal(t, []float64{1, 1, 1}, s.Row("a").Ratios, "the reference's ratios = %v, want 1 1 1", s.Row("a").Ratios)
+	require.Nil(t, s.Row("d"), `Row("d") = %v, want nil`, s.Row("d"))
+}
+
+func TestInterleaveNamesTheRowAndRoundThatFailed(t *testing.T) {
+	boom := errors.New("boom")
+	s := newSection("a", "b")
+	calls := 0
+	err := s.Interleave(3, func(r *testRow) (float64, error) {
+		calls++
+		if calls == 4 {
+			return 0, boom
+		}
+		return 1, nil
+	})
+	require.ErrorIs(t, err, boom, "Interleave = %v, want boom", err)
+	require.EqualError(t, err, "k: a: round 2: boom")
+	require.Equal(t, 4, calls, "Interleave ran %d rows, want it to stop at the failure", calls)
+
+	s.Rows[0].Ref = false
+	err = s.Interleave(1, func(*testRow) (float64, error) { return 1, nil })
+	require.EqualError(t, err, "section k has no reference row")
+}
+
+func TestSectionsFindByKey(t *testing.T) {
+	a, b := &Section[*testRow]{Key: "a"}, &Section[*testRow]{Key: "b"}
+	ss := Sections[*testRow]{a, b}
+	require.Same(t, b, ss.Find("b"))
+	require.Nil(t, ss.Find("c"))
+}
+
+func TestTableHasTheStylesColumns(t *testing.T) {
+	st := &Style[*testRow]{MicroDecimals: 2, Columns: []string{"x/op", "y/op"}, Cells: func(r *testRow) []string {
+		if r.Ref {
+			return []string{"", ""}
+		}
+		return []string{"3", "4"}
+	}}
+	s := newSection("ref", "other")
+	s.Rows[0].Values, s.Rows[0].Ratios = []float64{1500, 2500, 2000}, []float64{1, 1, 1}
+	s.Rows[1].Values, s.Rows[1].Ratios = []float64{3e6}, []float64{1.5}
+	s.Rows[1].Note = "lost 2"
+	s.Notes = []string{"a note"}
+	want := "| row | time ratio (lower is faster): median | quartiles | median | x/op | y/op |\n" +
+		"|---|---:|---:|---:|---:|---:|\n" +
+		"| ref (reference) | 1.00 | 1.00-1.00 | 2.00 µs |  |  |\n" +
+		"| other; lost 2 | 1.50 | 1.50-1.50 | 3.00 ms | 3 | 4 |\n"
+	require.Equal(t, want, st.Table(s), "Table = %q, want %q", st.Table(s), want)
+	require.Equal(t, "\n### T\n\n"+want+"\na note\n", st.Markdown(s))
+
+	plain := &Style[*testRow]{}
+	s.Throughput = true
+	want = "| row | throughput ratio (higher is faster): median | quartiles | median |\n|---|---:|---:|---:|\n" +
+		"| ref (reference) | 1.00 | 1.00-1.00 | 2000 ops/s |\n| other; lost 2 | 1.50 | 1.50-1.50 | 3000000 ops/s |\n"
+	require.Equal(t, want, plain.Table(s), "Table = %q, want %q", plain.Table(s), want)
+	s.Throughput = false
+	require.Equal(t, "2 µs", plain.Value(s, s.Rows[0]), "Value with no decimals")
+}
+
+func TestTargetsCompareTheMedianWithTheLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		t            Target
+		want         string
+		met, known   bool
+		status, cell string
+	}{
+		{name: "at most, met", t: AtMost("m", []float64{0.9, 1.0, 1.2}, 1.0), want: "at most 1.00", met: true, known: true,
+			status: "1.00 [0.95-1.10], want at most 1.00: met", cell: "1.00 (0.95-1.10) **met**"},
+		{name: "at most, not met", t: AtMost("m", []float64{1.2}, 1.1), want: "at most 1.10", known: true,
+			status: "1.20 [1.20-1.20], want at most 1.10: NOT met", cell: "1.20 (1.20-1.20) not met"},
+		{name: "at least, met", t: AtLeast("m", []float64{3, 4}, 3), want: "at least 3.00", met: true, known: true,
+			status: "3.50 [3.25-3.75], want at least 3.00: met", cell: "3.50 (3.25-3.75) **met**"},
+		{name: "not measured", t: AtLeast("m", nil, 3), want: "at least 3.00",
+			status: "not measured in this run", cell: "-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, "m", tc.t.Measure)
+			require.Equal(t, tc.want, tc.t.Want)
+			require.Equal(t, tc.met, tc.t.Met, "Met = %v, want %v", tc.t.Met, tc.met)
+			require.Equal(t, tc.known, tc.t.Known, "Known = %v, want %v", tc.t.Known, tc.known)
+			require.Equal(t, tc.status, tc.t.Status())
+			require.Equal(t, tc.cell, tc.t.Cell())
+		})
+	}
+}
+
+// TestBarChartIsWellFormedAndScalesToTheLargest: the chart parses as XML
+// with names and labels escaped, the largest bar spans the room between the
+// names and the labels, and the highlighted bar alone is red. (Ablation:
+// dropping Escape from the names makes it malformed.)
+func TestBarChartIsWellFormedAndScalesToTheLargest(t *testing.T) {
+	svg := BarChart(500, 200, 100, "a & b", []Bar{
+		{Name: "<one>", Label: "1 & 2", Value: 50, Ratio: 1},
+		{Name: "two", Label: "x", Value: 100, Ratio: 2, Highlight: true},
+	})
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	for {
+		_, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err, "BarChart is not well-formed XML: %v\n%s", err, svg)
+	}
+	s := string(svg)
+	require.True(t, strings.HasPrefix(s, SVGHeader(500, 40+2*32+30)), "BarChart's height is not the bars': %s", s)
+	require.True(t, strings.HasSuffix(s, "</svg>\n"))
+	require.Contains(t, s, `width="100.0" height="22" fill="#1f77b4"`, "the half bar")
+	require.Contains(t, s, `width="200.0" height="22" fill="#d62728"`, "the largest, highlighted bar")
+	require.Contains(t, s, ">1 &amp; 2 (1.00x)<")
+	require.Contains(t, s, ">a &amp; b<")
+	require.Equal(t, 1, strings.Count(s, "#d62728"), "red bars")
+}
+
+func TestReplaceAboveKeepsTheNotes(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, old, want string
+		missing         bool
+	}{
+		{name: "notes kept", old: "old tables\n## Notes\n\nwhat was tried\n", want: "new\n## Notes\n\nwhat was tried\n"},
+		{name: "no notes", old: "old tables\n## Notes later\n", want: "new\n"},
+		{name: "heading on the first line", old: "## Notes\nx\n", want: "new\n"},
+		{name: "no file", missing: true, want: "new\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".md")
+			if !tc.missing {
+				require.NoError(t, os.WriteFile(path, []byte(tc.old), 0o644))
+			}
+			require.NoError(t, ReplaceAbove(path, "## Notes", []byte("new\n")))
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, string(got), "ReplaceAbove over %q left %q, want %q", tc.old, got, tc.want)
+		})
+	}
+}
+
+// TestReplaceBetweenReplacesItsOwn checks that a second write replaces the
+// first between the markers and keeps what surrounds them.
+func TestReplaceBetweenReplacesItsOwn(t *testing.T) {
+	const begin, end = "<!-- from here -->", "<!-- to here -->"
+	md := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	require.NoError(t, os.WriteFile(md, []byte("# Benchmarks\n"), 0o644))
+	for _, s := range []string{"first\n", "second\n"} {
+		require.NoError(t, ReplaceBetween(md, begin, end, []byte(s)), "ReplaceBetween(%q)", s)
+		if s == "first\n" {
+			f, err := os.OpenFile(md, os.O_APPEND|os.O_WRONLY, 0)
+			require.NoError(t, err)
+			_, err = f.WriteString("\nnotes kept\n")
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		}
+	}
+	got, err := os.ReadFile(md)
+	require.NoError(t, err)
+	want := "# Benchmarks\n\n" + begin + "\nsecond\n" + end + "\n\nnotes kept\n"
+	require.Equal(t, want, string(got), "after two ReplaceBetweens the file = %q, want %q", got, want)
+
+	missing := filepath.Join(t.TempDir(), "new.md")
+	require.NoError(t, ReplaceBetween(missing, begin, end, []byte("x\n")))
+	got, err = os.ReadFile(missing)
+	require.NoError(t, err)
+	require.Equal(t, "\n\n"+begin+"\nx\n"+end+"\n", string(got))
+}
+
+func TestSelectSectionsRefusesAnUnknownName(t *testing.T) {
+	all := []string{"a", "b", "c"}
+	got, err := SelectSections("c,a", all)
+	require.NoError(t, err)
+	require.Equal(t, []string{"c", "a"}, got)
+	_, err = SelectSections("a,x", all)
+	require.EqualError(t, err, `-sections: no section "x" (have a,b,c)`)
+}
