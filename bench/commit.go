@@ -12,6 +12,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/board"
+	"github.com/filetxn/filetxn/internal/benchkit"
 	"github.com/filetxn/filetxn/ledger"
 )
 
@@ -171,7 +172,7 @@ func runCommit(cfg *config) (*section, error) {
 	const key = "commit"
 	ops := min(cfg.commitOps, commitEntries)
 	ledgerSeed, boardSeed := commitSeeds()
-	sec := &section{key: key, title: "A durable two-file commit: close a ledger entry and advance its story"}
+	sec := &section{Key: key, Title: "A durable two-file commit: close a ledger entry and advance its story"}
 	sd, err := os.MkdirTemp(cfg.dir, key+"-")
 	if err != nil {
 		return nil, err
@@ -189,8 +190,8 @@ func runCommit(cfg *config) (*section, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", key, name, err)
 		}
-		r := &result{name: name, ref: i == 0, measured: true}
-		sec.rows = append(sec.rows, r)
+		r := &result{Row: benchkit.Row{Name: name, Ref: i == 0}, measured: true}
+		sec.Rows = append(sec.Rows, r)
 		rows[r] = row
 		if err := row.step(1); err != nil {
 			return nil, fmt.Errorf("%s: %s: first step: %w", key, name, err)
@@ -212,7 +213,7 @@ func runCommit(cfg *config) (*section, error) {
 			return nil, err
 		}
 		if (lb != nil && !bytes.Equal(lb, wantLedger)) || (bb != nil && !bytes.Equal(bb, wantBoard)) {
-			return nil, fmt.Errorf("%s: %s: after one step the files differ from the two single-file transactions'", key, r.name)
+			return nil, fmt.Errorf("%s: %s: after one step the files differ from the two single-file transactions'", key, r.Name)
 		}
 		if err := row.reset(); err != nil {
 			return nil, err

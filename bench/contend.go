@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/benchkit"
 	"github.com/gofrs/flock"
 )
 
@@ -256,19 +257,19 @@ func contendOnce(cfg *config, row string, procs, n int) (elapsed time.Duration, 
 func runContend(cfg *config) (*section, error) {
 	procs, n := cfg.contendProcs, cfg.contendIncrements
 	total := procs * n
-	sec := &section{key: "contend", throughput: true,
-		title: fmt.Sprintf("%d processes x %d durable increments of one counter file", procs, n)}
+	sec := &section{Key: "contend", Throughput: true,
+		Title: fmt.Sprintf("%d processes x %d durable increments of one counter file", procs, n)}
 	names := []string{rowContendFloor, rowContendGofrs, rowContendFiletxn, rowContendUnlocked}
 	for i, name := range names {
-		sec.rows = append(sec.rows, &result{name: name, ref: i == 0, measured: name == rowContendFiletxn})
+		sec.Rows = append(sec.Rows, &result{Row: benchkit.Row{Name: name, Ref: i == 0}, measured: name == rowContendFiletxn})
 	}
 	var lost []int
-	err := interleave(sec, cfg.rounds*contendRoundsPer, func(r *result) (float64, error) {
-		elapsed, final, m, h, err := contendOnce(cfg, r.name, procs, n)
+	err := sec.Interleave(cfg.rounds*contendRoundsPer, func(r *result) (float64, error) {
+		elapsed, final, m, h, err := contendOnce(cfg, r.Name, procs, n)
 		if err != nil {
 			return 0, err
 		}
-		if r.name == rowContendUnlocked {
+		if r.Name == rowContendUnlocked {
 			if final >= total {
 				return 0, fmt.Errorf("the unlocked control lost no update (%d of %d): the section measured no contention", final, total)
 			}
@@ -283,8 +284,8 @@ func runContend(cfg *config) (*section, error) {
 		}
 		return float64(total) / elapsed.Seconds(), nil
 	})
-	if r := sec.row(rowContendUnlocked); r != nil {
-		r.note = lostNote(lost, total)
+	if r := sec.Row(rowContendUnlocked); r != nil {
+		r.Note = lostNote(lost, total)
 	}
 	return sec, err
 }
@@ -299,5 +300,5 @@ func lostNote(lost []int, total int) string {
 	for i, n := range lost {
 		xs[i] = float64(n)
 	}
-	return fmt.Sprintf("lost %d-%d of %d per round (median %.0f)", slices.Min(lost), slices.Max(lost), total, median(xs))
+	return fmt.Sprintf("lost %d-%d of %d per round (median %.0f)", slices.Min(lost), slices.Max(lost), total, benchkit.Median(xs))
 }

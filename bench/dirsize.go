@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/filetxn/filetxn/internal/benchkit"
 )
 
 // The dirsize section: one durable append to a 100-entry ledger whose
@@ -68,7 +70,7 @@ func runDirSize(cfg *config) (*section, error) {
 	if err != nil {
 		return nil, err
 	}
-	sec := &section{key: key, title: fmt.Sprintf("One durable append, %d-entry ledger, by other files in its directory", n)}
+	sec := &section{Key: key, Title: fmt.Sprintf("One durable append, %d-entry ledger, by other files in its directory", n)}
 	sd, err := os.MkdirTemp(cfg.dir, key+"-")
 	if err != nil {
 		return nil, err
@@ -105,8 +107,8 @@ func runDirSize(cfg *config) (*section, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", key, name, err)
 		}
-		r := &result{name: name, ref: i == 0, measured: sp.row == rowFiletxn}
-		sec.rows = append(sec.rows, r)
+		r := &result{Row: benchkit.Row{Name: name, Ref: i == 0}, measured: sp.row == rowFiletxn}
+		sec.Rows = append(sec.Rows, r)
 		rows[r] = row
 		if err := row.append(n + 1); err != nil {
 			return nil, fmt.Errorf("%s: %s: first append: %w", key, name, err)

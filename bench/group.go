@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/filetxn/filetxn/internal/benchkit"
 	"github.com/filetxn/filetxn/ledger"
 )
 
@@ -127,8 +128,8 @@ func verifyDB(name string, count func() (int, error), get func(int) ([]byte, err
 // per durable appends to one store, all started together.
 func runGroup(cfg *config) (*section, error) {
 	g, per := cfg.groupGoroutines, cfg.groupAppends
-	sec := &section{key: "group", throughput: true,
-		title: fmt.Sprintf("%d goroutines x %d durable appends, one file", g, per)}
+	sec := &section{Key: "group", Throughput: true,
+		Title: fmt.Sprintf("%d goroutines x %d durable appends, one file", g, per)}
 	names := []string{rowSQLitePooled, rowSQLiteOneConn, rowBoltUpdate, rowBoltBatch, rowBoltBatch8, rowFiletxnGroup}
 	sd, err := os.MkdirTemp(cfg.dir, "group-")
 	if err != nil {
@@ -150,11 +151,11 @@ func runGroup(cfg *config) (*section, error) {
 		if err != nil {
 			return nil, fmt.Errorf("group: %s: %w", name, err)
 		}
-		r := &result{name: name, ref: i == 0, measured: name == rowFiletxnGroup}
-		sec.rows = append(sec.rows, r)
+		r := &result{Row: benchkit.Row{Name: name, Ref: i == 0}, measured: name == rowFiletxnGroup}
+		sec.Rows = append(sec.Rows, r)
 		rows[r] = row
 	}
-	err = interleave(sec, cfg.rounds, func(r *result) (float64, error) {
+	err = sec.Interleave(cfg.rounds, func(r *result) (float64, error) {
 		row := rows[r]
 		var elapsed time.Duration
 		err := measure(r, g*per, func() error {

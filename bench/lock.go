@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/filetxn/filetxn/internal/benchkit"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/gofrs/flock"
 	"github.com/rogpeppe/go-internal/lockedfile"
@@ -139,18 +140,18 @@ func runLock(cfg *config) (*section, error) {
 		return nil, err
 	}
 	defer closeAll()
-	sec := &section{key: "lock", title: "Lock round trip, uncontended"}
+	sec := &section{Key: "lock", Title: "Lock round trip, uncontended"}
 	byRow := map[*result]func() (func() error, error){}
 	for i, name := range names {
 		if err := excludes(path, acquire[name]); err != nil {
 			return nil, fmt.Errorf("lock: %s: %w", name, err)
 		}
-		r := &result{name: name, ref: i == 0, measured: name == rowLockAcquire || name == rowLockDeep}
-		sec.rows = append(sec.rows, r)
+		r := &result{Row: benchkit.Row{Name: name, Ref: i == 0}, measured: name == rowLockAcquire || name == rowLockDeep}
+		sec.Rows = append(sec.Rows, r)
 		byRow[r] = acquire[name]
 	}
 	ops := cfg.lockOps
-	err = interleave(sec, cfg.rounds, func(r *result) (float64, error) {
+	err = sec.Interleave(cfg.rounds, func(r *result) (float64, error) {
 		acq := byRow[r]
 		var elapsed time.Duration
 		err := measure(r, ops, func() error {

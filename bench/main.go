@@ -17,14 +17,14 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/filetxn/filetxn/internal/benchkit"
 )
 
 // config holds the flags: how much of each section a run measures.
@@ -83,11 +83,9 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg.sections = strings.Split(sections, ",")
-	for _, s := range cfg.sections {
-		if !slices.Contains(allSections, s) {
-			return fmt.Errorf("-sections: no section %q (have %s)", s, strings.Join(allSections, ","))
-		}
+	var err error
+	if cfg.sections, err = benchkit.SelectSections(sections, allSections); err != nil {
+		return err
 	}
 	for _, f := range strings.Split(sizes, ",") {
 		var n int
@@ -106,9 +104,8 @@ func run(args []string) error {
 	}
 	defer os.RemoveAll(scratch)
 	cfg.dir = scratch
-	m := describeMachine(scratch)
-	m.command = strings.TrimSpace("cd bench && go run . " + strings.Join(args, " "))
-	m.commit = libraryCommit()
+	m := machine{Machine: benchkit.Describe(".."), fsys: fileSystem(scratch),
+		command: strings.TrimSpace("cd bench && go run . " + strings.Join(args, " "))}
 	var reports []*report
 	for i := range runs {
 		rep, err := runOnce(&cfg)
@@ -121,29 +118,23 @@ func run(args []string) error {
 	if mdPath != "" {
 		// The "## Notes" section of an existing report is written by people
 		// (what was tried, what stands in the way): keep it.
-		var notes []byte
-		if old, err := os.ReadFile(mdPath); err == nil {
-			if i := bytes.Index(old, []byte("\n"+notesHeading+"\n")); i >= 0 {
-				notes = old[i+1:]
-			}
-		}
-		if err := os.WriteFile(mdPath, append(markdown(m, &cfg, reports), notes...), 0o644); err != nil {
+		if err := benchkit.ReplaceAbove(mdPath, notesHeading, markdown(m, &cfg, reports)); err != nil {
 			return err
 		}
 	}
 	if svgDir != "" {
 		last := reports[len(reports)-1]
-		if sec := last.section("scaling"); sec != nil {
+		if sec := last.sections.Find("scaling"); sec != nil {
 			if err := os.WriteFile(filepath.Join(svgDir, "scaling.svg"), scalingSVG(sec, cfg.scalingSizes), 0o644); err != nil {
 				return err
 			}
 		}
-		if sec := last.section("group"); sec != nil {
+		if sec := last.sections.Find("group"); sec != nil {
 			if err := os.WriteFile(filepath.Join(svgDir, "group.svg"), groupSVG(sec), 0o644); err != nil {
 				return err
 			}
 		}
-		if sec := last.section("commit"); sec != nil {
+		if sec := last.sections.Find("commit"); sec != nil {
 			if err := os.WriteFile(filepath.Join(svgDir, "commit.svg"), commitSVG(sec), 0o644); err != nil {
 				return err
 			}
@@ -156,16 +147,15 @@ func run(args []string) error {
 type report struct {
 	start    time.Time
 	took     time.Duration
-	sections []*section
+	sections benchkit.Sections[*result]
 }
 
-func (r *report) section(key string) *section {
-	for _, s := range r.sections {
-		if s.key == key {
-			return s
-		}
-	}
-	return nil
+// A machine is where the benchmark ran: the host and the library's commit
+// (benchkit.Describe of the repository, the directory above bench/), the
+// file system measured, and the command that ran it.
+type machine struct {
+	benchkit.Machine
+	fsys, command string
 }
 
 func runOnce(cfg *config) (*report, error) {
@@ -213,15 +203,15 @@ func runOnce(cfg *config) (*report, error) {
 // runScaling measures one durable append at each size, filetxn against the
 // floor, and folds the sizes into one section whose rows are "row @ size".
 func runScaling(cfg *config) (*section, error) {
-	all := &section{key: "scaling", title: "One durable append by ledger size"}
+	all := &section{Key: "scaling", Title: "One durable append by ledger size"}
 	for _, n := range cfg.scalingSizes {
 		sec, err := runTxn(cfg, "scaling", "", n, []string{rowFloor, rowFiletxn}, cfg.scalingOps)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range sec.rows {
-			r.name = fmt.Sprintf("%s @ %s", r.name, thousands(n))
-			all.rows = append(all.rows, r)
+		for _, r := range sec.Rows {
+			r.Name = fmt.Sprintf("%s @ %s", r.Name, thousands(n))
+			all.Rows = append(all.Rows, r)
 		}
 	}
 	return all, nil

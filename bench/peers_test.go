@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/filetxn/filetxn/internal/benchkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,20 +24,6 @@ func TestMain(m *testing.M) {
 		os.Exit(contendChild())
 	}
 	os.Exit(m.Run())
-}
-
-func TestQuartilesInterpolateBetweenOrderStatistics(t *testing.T) {
-	for _, tc := range []struct {
-		xs          []float64
-		q1, med, q3 float64
-	}{
-		{[]float64{1}, 1, 1, 1},
-		{[]float64{3, 1, 2}, 1.5, 2, 2.5},
-		{[]float64{4, 1, 3, 2}, 1.75, 2.5, 3.25},
-	} {
-		q1, med, q3 := quartiles(tc.xs)
-		require.Equal(t, []float64{tc.q1, tc.med, tc.q3}, []float64{q1, med, q3}, "quartiles(%v) = %v %v %v, want %v %v %v", tc.xs, q1, med, q3, tc.q1, tc.med, tc.q3)
-	}
 }
 
 // TestFloorPublishesTheBytesLedgerAppendPublishes guards the floor's entry
@@ -71,21 +58,21 @@ func TestFloorPublishesTheBytesLedgerAppendPublishes(t *testing.T) {
 // costs both sides of the ratio the same. (Ablation: taking the deep row's
 // ratio to the reference instead gives 1.08, and the test fails.)
 func TestDeepLockTargetIsOverTheRawRowAtTheSameDepth(t *testing.T) {
-	sec := &section{key: "lock", rows: []*result{
-		{name: rowOpenFlock, ref: true, values: []float64{100, 100, 100}},
-		{name: rowOpenDeep, values: []float64{110, 120, 130}},
-		{name: rowLockDeep, values: []float64{99, 108, 130}, ratios: []float64{0.99, 1.08, 1.30}},
+	sec := &section{Key: "lock", Rows: []*result{
+		{Row: benchkit.Row{Name: rowOpenFlock, Ref: true, Values: []float64{100, 100, 100}}},
+		{Row: benchkit.Row{Name: rowOpenDeep, Values: []float64{110, 120, 130}}},
+		{Row: benchkit.Row{Name: rowLockDeep, Values: []float64{99, 108, 130}, Ratios: []float64{0.99, 1.08, 1.30}}},
 	}}
-	rep := &report{sections: []*section{sec}}
-	var got *target
+	rep := &report{sections: benchkit.Sections[*result]{sec}}
+	var got *benchkit.Target
 	for _, tg := range rep.targets() {
-		if strings.Contains(tg.measure, "thirty frames deep") {
+		if strings.Contains(tg.Measure, "thirty frames deep") {
 			got = &tg
 		}
 	}
 	require.NotNil(t, got, "targets() has no deep lock target")
-	require.InDelta(t, 0.9, got.got, 1e-9, "deep lock target = %v, want 0.9 (the median of 99/110, 108/120, 130/130)", got.got)
-	require.True(t, got.met, "deep lock target met = false, want true at %v", got.got)
+	require.InDelta(t, 0.9, got.Got, 1e-9, "deep lock target = %v, want 0.9 (the median of 99/110, 108/120, 130/130)", got.Got)
+	require.True(t, got.Met, "deep lock target met = false, want true at %v", got.Got)
 }
 
 func TestLostNoteGivesTheRangeAndTheMedian(t *testing.T) {

@@ -9,119 +9,39 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/filetxn/filetxn/internal/benchkit"
 )
-
-// value formats a row's median value: time per operation, or throughput.
-func (s *section) value(r *result) string {
-	v := median(r.values)
-	if s.throughput {
-		return fmt.Sprintf("%.0f ops/s", v)
-	}
-	if v >= 1e6 {
-		return fmt.Sprintf("%.2f ms", v/1e6)
-	}
-	return fmt.Sprintf("%.2f µs", v/1e3)
-}
-
-func (r *result) allocs() (string, string) {
-	if !r.measured || r.ops == 0 {
-		return "", ""
-	}
-	return fmt.Sprintf("%.0f", float64(r.mallocs)/float64(r.ops)), fmt.Sprintf("%.0f", float64(r.heap)/float64(r.ops))
-}
-
-func (s *section) ratioHeader() string {
-	if s.throughput {
-		return "throughput ratio (higher is faster)"
-	}
-	return "time ratio (lower is faster)"
-}
-
-// table renders the section as Markdown table lines.
-func (s *section) table() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "| row | %s: median | quartiles | median | allocs/op | B/op |\n|---|---:|---:|---:|---:|---:|\n", s.ratioHeader())
-	for _, r := range s.rows {
-		q1, med, q3 := quartiles(r.ratios)
-		a, by := r.allocs()
-		name := r.name
-		if r.ref {
-			name += " (reference)"
-		}
-		if r.note != "" {
-			name += "; " + r.note
-		}
-		fmt.Fprintf(&b, "| %s | %.2f | %.2f-%.2f | %s | %s | %s |\n", name, med, q1, q3, s.value(r), a, by)
-	}
-	return b.String()
-}
 
 // text is the run as plain columns for the terminal.
 func (rep *report) text(run, runs int) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "run %d of %d, %s, took %s\n", run, runs, rep.start.UTC().Format(time.RFC3339), rep.took.Round(time.Second))
 	for _, s := range rep.sections {
-		fmt.Fprintf(&b, "\n%s (%s, median [quartiles], median value, allocs/op, B/op)\n", s.title, s.ratioHeader())
+		fmt.Fprintf(&b, "\n%s (%s, median [quartiles], median value, allocs/op, B/op)\n", s.Title, s.RatioHeader())
 		w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-		for _, r := range s.rows {
-			q1, med, q3 := quartiles(r.ratios)
+		for _, r := range s.Rows {
+			q1, med, q3 := benchkit.Quartiles(r.Ratios)
 			a, by := r.allocs()
-			fmt.Fprintf(w, "  %s\t%.2f\t[%.2f-%.2f]\t%s\t%s\t%s\t%s\n", r.name, med, q1, q3, s.value(r), a, by, r.note)
+			fmt.Fprintf(w, "  %s\t%.2f\t[%.2f-%.2f]\t%s\t%s\t%s\t%s\n", r.Name, med, q1, q3, style.Value(s, r), a, by, r.Note)
 		}
 		w.Flush()
 	}
 	fmt.Fprintln(&b)
 	for _, t := range rep.targets() {
-		fmt.Fprintf(&b, "target %s: %s\n", t.measure, t.status())
+		fmt.Fprintf(&b, "target %s: %s\n", t.Measure, t.Status())
 	}
 	fmt.Fprintln(&b)
 	return b.String()
 }
 
-// A target is one line of the project's table of targets, checked against a run.
-type target struct {
-	measure, want string
-	got           float64 // median
-	q1, q3        float64
-	met, known    bool
-}
-
-func (t target) status() string {
-	if !t.known {
-		return "not measured in this run"
-	}
-	verdict := "NOT met"
-	if t.met {
-		verdict = "met"
-	}
-	return fmt.Sprintf("%.2f [%.2f-%.2f], want %s: %s", t.got, t.q1, t.q3, t.want, verdict)
-}
-
-func (rep *report) targets() []target {
-	check := func(measure string, ratios []float64, limit float64, atLeast bool) target {
-		t := target{measure: measure, want: fmt.Sprintf("at most %.2f", limit)}
-		if atLeast {
-			t.want = fmt.Sprintf("at least %.2f", limit)
-		}
-		if len(ratios) > 0 {
-			t.q1, t.got, t.q3 = quartiles(ratios)
-			t.known, t.met = true, t.got <= limit
-			if atLeast {
-				t.met = t.got >= limit
-			}
-		}
-		return t
-	}
-	atMost := func(measure string, ratios []float64, limit float64) target {
-		return check(measure, ratios, limit, false)
-	}
-	atLeast := func(measure string, ratios []float64, limit float64) target {
-		return check(measure, ratios, limit, true)
-	}
+// targets returns the project's table of targets, checked against the run.
+func (rep *report) targets() []benchkit.Target {
+	atMost, atLeast := benchkit.AtMost, benchkit.AtLeast
 	ratiosOf := func(key, row string) []float64 {
-		if s := rep.section(key); s != nil {
-			if r := s.row(row); r != nil {
-				return r.ratios
+		if s := rep.sections.Find(key); s != nil {
+			if r := s.Row(row); r != nil {
+				return r.Ratios
 			}
 		}
 		return nil
@@ -130,16 +50,16 @@ func (rep *report) targets() []target {
 	// a ratio to another row than the section's reference.
 	over := func(key, row, of string) []float64 {
 		var rs []float64
-		if s := rep.section(key); s != nil {
-			if r, o := s.row(row), s.row(of); r != nil && o != nil {
-				for i := range r.values {
-					rs = append(rs, r.values[i]/o.values[i])
+		if s := rep.sections.Find(key); s != nil {
+			if r, o := s.Row(row), s.Row(of); r != nil && o != nil {
+				for i := range r.Values {
+					rs = append(rs, r.Values[i]/o.Values[i])
 				}
 			}
 		}
 		return rs
 	}
-	return []target{
+	return []benchkit.Target{
 		atMost("lock round trip (lock.Acquire+Release / open+flock+close)", ratiosOf("lock", rowLockAcquire), 1.0),
 		atMost("lock round trip, thirty frames deep (/ open+flock+close as deep)", over("lock", rowLockDeep, rowOpenDeep), 1.0),
 		atMost("one durable append, 100 entries (/ floor)", ratiosOf("txn-100", rowFiletxn), 1.05),
@@ -170,7 +90,7 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 	p("Figures are from a shared, noisy machine: compare ratios, not absolute times.\n\n")
 	p("Reproduce (from the repository root; the default run takes a few minutes):\n\n")
 	p("```sh\n%s\n```\n\n", m.command)
-	p("- CPUs: %d (%s)\n- Kernel: %s\n- File system of the scratch directory: %s\n- Go: %s\n- Library measured: commit %s\n", m.cpus, m.cpu, m.kernel, m.fsys, m.goVersion, m.commit)
+	p("- CPUs: %d (%s)\n- Kernel: %s\n- File system of the scratch directory: %s\n- Go: %s\n- Library measured: commit %s\n", m.CPUs, m.CPU, m.Kernel, m.fsys, m.Go, m.Commit)
 	p("- Rounds per section: %d (contend: %d); lock: %d round trips per row and round; txn: %d appends; scaling: %d appends per size;\n  group: %d goroutines x %d appends; contend: %d processes x %d increments; commit: %d steps\n\n",
 		cfg.rounds, cfg.rounds*contendRoundsPer, cfg.lockOps, cfg.txnOps, cfg.scalingOps, cfg.groupGoroutines, cfg.groupAppends, cfg.contendProcs, cfg.contendIncrements, min(cfg.commitOps, commitEntries))
 	p("The rows:\n\n")
@@ -193,23 +113,14 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 		p("---|")
 	}
 	p("\n")
-	tss := make([][]target, len(reps))
+	tss := make([][]benchkit.Target, len(reps))
 	for i, rep := range reps {
 		tss[i] = rep.targets()
 	}
 	for j, t := range tss[0] {
-		p("| %s | %s |", t.measure, t.want)
+		p("| %s | %s |", t.Measure, t.Want)
 		for i := range reps {
-			t := tss[i][j]
-			if !t.known {
-				p(" - |")
-				continue
-			}
-			verdict := "not met"
-			if t.met {
-				verdict = "**met**"
-			}
-			p(" %.2f (%.2f-%.2f) %s |", t.got, t.q1, t.q3, verdict)
+			p(" %s |", tss[i][j].Cell())
 		}
 		p("\n")
 	}
@@ -217,24 +128,11 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 	for i, rep := range reps {
 		p("\n## Run %d of %d (%s, %s)\n", i+1, len(reps), rep.start.UTC().Format("2006-01-02 15:04 UTC"), rep.took.Round(time.Second))
 		for _, s := range rep.sections {
-			p("\n### %s\n\n%s", s.title, s.table())
-			for _, n := range s.notes {
-				p("\n%s\n", n)
-			}
+			b.WriteString(style.Markdown(s))
 		}
 	}
 	p("\n")
 	return b.Bytes()
-}
-
-// The charts are hand-written SVG: no plotting dependency.
-
-const svgHead = `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">
-<rect width="100%%" height="100%%" fill="white"/>
-`
-
-func esc(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // scalingSVG draws the median time of one durable append against the
@@ -242,16 +140,16 @@ func esc(s string) string {
 func scalingSVG(sec *section, sizes []int) []byte {
 	const w, h, left, right, top, bottom = 660, 400, 70, 40, 40, 60
 	var b bytes.Buffer
-	fmt.Fprintf(&b, svgHead, w, h, w, h)
+	b.WriteString(benchkit.SVGHeader(w, h))
 	series := []struct{ row, color string }{{rowFloor, "#1f77b4"}, {rowFiletxn, "#d62728"}}
 	ys := map[string][]float64{}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
 		for _, n := range sizes {
-			r := sec.row(fmt.Sprintf("%s @ %s", s.row, thousands(n)))
+			r := sec.Row(fmt.Sprintf("%s @ %s", s.row, thousands(n)))
 			v := math.NaN()
 			if r != nil {
-				v = median(r.values) / 1e6
+				v = benchkit.Median(r.Values) / 1e6
 				lo, hi = min(lo, v), max(hi, v)
 			}
 			ys[s.row] = append(ys[s.row], v)
@@ -289,7 +187,7 @@ func scalingSVG(sec *section, sizes []int) []byte {
 			}
 		}
 		fmt.Fprintf(&b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>\n", s.color, strings.Join(pts, " "))
-		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n", left+10, top+6+i*18, s.color, left+28, top+16+i*18, esc(s.row))
+		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n", left+10, top+6+i*18, s.color, left+28, top+16+i*18, benchkit.Escape(s.row))
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
@@ -297,7 +195,7 @@ func scalingSVG(sec *section, sizes []int) []byte {
 
 // groupSVG draws each group row's median throughput as a horizontal bar.
 func groupSVG(sec *section) []byte {
-	title := esc(sec.title) + ": median durable appends per second (last run)"
+	title := sec.Title + ": median durable appends per second (last run)"
 	return barSVG(sec, 760, 270, 140, title, rowFiletxnGroup, func(_ *result, v float64) string {
 		return fmt.Sprintf("%.0f/s", v)
 	})
@@ -307,38 +205,18 @@ func groupSVG(sec *section) []byte {
 // bar, with its ratio to the reference.
 func commitSVG(sec *section) []byte {
 	title := "A durable two-file commit and what it replaces: median time per step (last run)"
-	return barSVG(sec, 860, 430, 150, title, rowCommitAll, func(r *result, _ float64) string { return sec.value(r) })
+	return barSVG(sec, 860, 430, 150, title, rowCommitAll, func(r *result, _ float64) string { return style.Value(sec, r) })
 }
 
 // barSVG draws each of sec's rows as a horizontal bar of its median value
-// (the largest the longest) in a chart w wide, with left for the names and
+// (see benchkit.BarChart) in a chart w wide, with left for the names and
 // right for the labels; the row named highlight is red, and each bar is
 // labelled with label's text and its ratio to the reference.
 func barSVG(sec *section, w, left, right int, title, highlight string, label func(r *result, v float64) string) []byte {
-	const top, bar, gap = 40, 22, 10
-	h := top + len(sec.rows)*(bar+gap) + 30
-	var b bytes.Buffer
-	fmt.Fprintf(&b, svgHead, w, h, w, h)
-	fmt.Fprintf(&b, "<text x=\"10\" y=\"22\" font-size=\"14\">%s</text>\n", title)
-	hi := 0.0
-	for _, r := range sec.rows {
-		hi = max(hi, median(r.values))
+	var bars []benchkit.Bar
+	for _, r := range sec.Rows {
+		v := benchkit.Median(r.Values)
+		bars = append(bars, benchkit.Bar{Name: r.Name, Label: label(r, v), Value: v, Ratio: benchkit.Median(r.Ratios), Highlight: r.Name == highlight})
 	}
-	for i, r := range sec.rows {
-		v := median(r.values)
-		y := top + i*(bar+gap)
-		color := "#1f77b4"
-		if r.name == highlight {
-			color = "#d62728"
-		}
-		bw := 0.0
-		if hi > 0 {
-			bw = v / hi * float64(w-left-right)
-		}
-		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left-8, y+bar-6, esc(r.name))
-		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", left, y, bw, bar, color)
-		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\">%s (%.2fx)</text>\n", float64(left)+bw+6, y+bar-6, label(r, v), median(r.ratios))
-	}
-	b.WriteString("</svg>\n")
-	return b.Bytes()
+	return benchkit.BarChart(w, left, right, title, bars)
 }

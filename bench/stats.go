@@ -5,104 +5,47 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"sort"
 	"time"
+
+	"github.com/filetxn/filetxn/internal/benchkit"
 )
 
-// A result is one row of a section: its value in every round (nanoseconds per
-// operation, or operations per second for a throughput section) and its ratio
-// to the section's reference row in the same round.
+// A result is one row of a section (see benchkit.Row), with the
+// allocation counts of filetxn's rows.
 type result struct {
-	name   string
-	ref    bool
-	values []float64
-	ratios []float64
+	benchkit.Row
 
 	// Allocation counts, for filetxn's rows only (measured is false for
 	// the others): the runtime.MemStats deltas summed over every timed batch.
 	measured      bool
 	mallocs, heap uint64
 	ops           int
-
-	note string // printed after the row (the unlocked control's lost updates)
 }
 
 // A section is one table of the report.
-type section struct {
-	key, title string
-	throughput bool // values are ops/s and a higher ratio is better
-	rows       []*result
-	notes      []string
+type section = benchkit.Section[*result]
+
+// style prints the tables: times under a millisecond to a hundredth of a
+// µs, and the allocations per operation of filetxn's rows.
+var style = benchkit.Style[*result]{
+	MicroDecimals: 2,
+	Columns:       []string{"allocs/op", "B/op"},
+	Cells:         func(r *result) []string { a, b := r.allocs(); return []string{a, b} },
 }
 
-func (s *section) row(name string) *result {
-	for _, r := range s.rows {
-		if r.name == name {
-			return r
-		}
+func (r *result) allocs() (string, string) {
+	if !r.measured || r.ops == 0 {
+		return "", ""
 	}
-	return nil
+	return fmt.Sprintf("%.0f", float64(r.mallocs)/float64(r.ops)), fmt.Sprintf("%.0f", float64(r.heap)/float64(r.ops))
 }
 
-// quartiles returns the first quartile, the median and the third quartile of
-// xs, interpolating linearly between order statistics.
-func quartiles(xs []float64) (q1, med, q3 float64) {
-	if len(xs) == 0 {
-		return 0, 0, 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	at := func(p float64) float64 {
-		pos := p * float64(len(s)-1)
-		i := int(pos)
-		if i+1 >= len(s) {
-			return s[len(s)-1]
-		}
-		return s[i] + (pos-float64(i))*(s[i+1]-s[i])
-	}
-	return at(0.25), at(0.5), at(0.75)
-}
-
-func median(xs []float64) float64 { _, m, _ := quartiles(xs); return m }
-
-// interleave runs rounds rounds of every row of sec, in an order rotated by
-// one row each round so that no row always runs first or right after the
-// reference, and records each row's value and its ratio to the reference's
-// value of the same round. run returns the row's value for one round.
-func interleave(sec *section, rounds int, run func(r *result) (float64, error)) error {
-	var ref *result
-	for _, r := range sec.rows {
-		if r.ref {
-			ref = r
-		}
-	}
-	if ref == nil {
-		return fmt.Errorf("section %s has no reference row", sec.key)
-	}
-	n := len(sec.rows)
-	for round := range rounds {
-		got := make(map[*result]float64, n)
-		for k := range n {
-			r := sec.rows[(round+k)%n]
-			v, err := run(r)
-			if err != nil {
-				return fmt.Errorf("%s: %s: round %d: %w", sec.key, r.name, round+1, err)
-			}
-			got[r] = v
-		}
-		for _, r := range sec.rows {
-			r.values = append(r.values, got[r])
-			r.ratios = append(r.ratios, got[r]/got[ref])
-		}
-	}
-	return nil
-}
-
-// timeSteps interleaves the rows of sec (see interleave), each round
-// timing ops calls of step(r, k), k from 1 to ops, and then calling
-// reset(r), untimed: a row's value is its time per call in nanoseconds.
+// timeSteps interleaves the rows of sec (see benchkit.Section.Interleave),
+// each round timing ops calls of step(r, k), k from 1 to ops, and then
+// calling reset(r), untimed: a row's value is its time per call in
+// nanoseconds.
 func timeSteps(sec *section, rounds, ops int, step func(r *result, k int) error, reset func(r *result) error) error {
-	return interleave(sec, rounds, func(r *result) (float64, error) {
+	return sec.Interleave(rounds, func(r *result) (float64, error) {
 		var elapsed time.Duration
 		err := measure(r, ops, func() error {
 			start := time.Now()

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/filetxn/filetxn/internal/benchkit"
 )
 
 // A txnRow is one way to make one durable append to a store of n entries.
@@ -112,7 +114,7 @@ func runTxn(cfg *config, key, title string, n int, names []string, ops int) (*se
 	if err != nil {
 		return nil, err
 	}
-	sec := &section{key: key, title: title}
+	sec := &section{Key: key, Title: title}
 	sd, err := os.MkdirTemp(cfg.dir, key+"-")
 	if err != nil {
 		return nil, err
@@ -133,8 +135,8 @@ func runTxn(cfg *config, key, title string, n int, names []string, ops int) (*se
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", key, name, err)
 		}
-		r := &result{name: name, ref: i == 0, measured: name == rowFiletxn}
-		sec.rows = append(sec.rows, r)
+		r := &result{Row: benchkit.Row{Name: name, Ref: i == 0}, measured: name == rowFiletxn}
+		sec.Rows = append(sec.Rows, r)
 		rows[r] = row
 		if err := row.append(n + 1); err != nil {
 			return nil, fmt.Errorf("%s: %s: first append: %w", key, name, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/etcd"
+	"github.com/filetxn/filetxn/internal/benchkit"
 	"github.com/filetxn/filetxn/ledger"
 )
 
@@ -73,7 +74,7 @@ func ledgerBytes(ctx context.Context, dir string, n, ops int) (seed, want []byte
 // of cfg.entries entries: in a local file, and on each target's etcd.
 // Every row must end each round with the bytes the appends make on files.
 func runLedger(ctx context.Context, cfg *config, targets []*target) (*section, error) {
-	sec := &section{key: "ledger", title: fmt.Sprintf("One durable ledger.Store.Append to a %d-entry ledger: files and etcd", cfg.entries)}
+	sec := &section{Key: "ledger", Title: fmt.Sprintf("One durable ledger.Store.Append to a %d-entry ledger: files and etcd", cfg.entries)}
 	seed, want, err := ledgerBytes(ctx, cfg.dir, cfg.entries, cfg.ledgerOps)
 	if err != nil {
 		return nil, err
@@ -91,8 +92,8 @@ func runLedger(ctx context.Context, cfg *config, targets []*target) (*section, e
 	if err != nil {
 		return nil, err
 	}
-	r := &result{name: "files: a local ledger, fsync'd", ref: true}
-	sec.rows = append(sec.rows, r)
+	r := &result{Row: benchkit.Row{Name: "files: a local ledger, fsync'd", Ref: true}}
+	sec.Rows = append(sec.Rows, r)
 	rows[r] = &ledgerRow{
 		store: s,
 		reset: func() error { return os.WriteFile(path, seed, 0o644) },
@@ -108,8 +109,8 @@ func runLedger(ctx context.Context, cfg *config, targets []*target) (*section, e
 			c.Close()
 			return nil, err
 		}
-		r := &result{name: "etcd, " + t.name}
-		sec.rows = append(sec.rows, r)
+		r := &result{Row: benchkit.Row{Name: "etcd, " + t.name}}
+		sec.Rows = append(sec.Rows, r)
 		lr := &ledgerRow{c: c, end: func() { b.Close(); c.Close() }}
 		rows[r] = lr
 		if lr.store, err = ledger.Open(ledgerName, filetxn.WithBackend(b)); err != nil {
@@ -136,7 +137,7 @@ func runLedger(ctx context.Context, cfg *config, targets []*target) (*section, e
 			return nil, err
 		}
 	}
-	err = interleave(sec, cfg.rounds, func(r *result) (float64, error) {
+	err = sec.Interleave(cfg.rounds, func(r *result) (float64, error) {
 		lr := rows[r]
 		if err := lr.reset(); err != nil {
 			return 0, err

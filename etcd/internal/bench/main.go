@@ -20,20 +20,17 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/filetxn/filetxn/etcd/internal/cluster"
+	"github.com/filetxn/filetxn/internal/benchkit"
 )
 
 // config holds the flags.
@@ -90,11 +87,9 @@ func run(args []string, stdout *os.File) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg.sections = strings.Split(sections, ",")
-	for _, s := range cfg.sections {
-		if !slices.Contains(allSections, s) {
-			return fmt.Errorf("-sections: no section %q (have %s)", s, strings.Join(allSections, ","))
-		}
+	var err error
+	if cfg.sections, err = benchkit.SelectSections(sections, allSections); err != nil {
+		return err
 	}
 	if cfg.rounds < 1 || cfg.ops < 1 || cfg.procs < 2 || cfg.contendOps < 1 || cfg.entries < 1 || cfg.ledgerOps < 1 {
 		return fmt.Errorf("counts must be positive, and -procs at least 2")
@@ -134,7 +129,7 @@ func run(args []string, stdout *os.File) error {
 	add := func(s *section, err error) error {
 		if err == nil {
 			rep.sections = append(rep.sections, s)
-			fmt.Fprint(stdout, s.text())
+			fmt.Fprint(stdout, text(s))
 		}
 		return err
 	}
@@ -161,10 +156,10 @@ func run(args []string, stdout *os.File) error {
 	rep.took = time.Since(rep.start)
 	fmt.Fprintln(stdout)
 	for _, t := range rep.targets(targets) {
-		fmt.Fprintf(stdout, "target %s: %s\n", t.measure, t.status())
+		fmt.Fprintf(stdout, "target %s: %s\n", t.Measure, t.Status())
 	}
 	if mdPath != "" {
-		if err := writeSection(mdPath, rep.markdown(&cfg, targets)); err != nil {
+		if err := benchkit.ReplaceBetween(mdPath, beginMarker, endMarker, rep.markdown(&cfg, targets)); err != nil {
 			return err
 		}
 	}
@@ -189,59 +184,21 @@ const (
 	endMarker   = "<!-- etcd benchmark: to here; the notes below are kept -->"
 )
 
-// writeSection puts section between the markers of the file at path, or
-// at its end if it has none.
-func writeSection(path string, section []byte) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	block := append(append([]byte(beginMarker+"\n"), section...), endMarker...)
-	var out []byte
-	i, j := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
-	if i >= 0 && j > i {
-		out = append(append(append(out, old[:i]...), block...), old[j+len(endMarker):]...)
-	} else {
-		out = append(append(append(out, bytes.TrimRight(old, "\n")...), "\n\n"...), block...)
-		out = append(out, '\n')
-	}
-	return os.WriteFile(path, out, 0o644)
-}
-
-// machine describes where a run ran.
+// machine describes where a run ran: the host and the library's commit
+// (benchkit.Describe of the repository, which holds the etcd directory),
+// and the file system of the scratch directory, as df names it.
 type machine struct {
-	cpus             int
-	cpu, kernel, goV string
-	commit, fsys     string
+	benchkit.Machine
+	fsys string
 }
 
 func describeMachine(dir string) machine {
-	m := machine{cpus: runtime.NumCPU(), goV: runtime.Version(), cpu: "unknown", kernel: "unknown", fsys: "unknown file system"}
+	m := machine{Machine: benchkit.Describe("."), fsys: "unknown file system"}
 	if out, err := exec.Command("df", "-T", dir).Output(); err == nil {
 		if lines := strings.Split(strings.TrimSpace(string(out)), "\n"); len(lines) == 2 {
 			if f := strings.Fields(lines[1]); len(f) == 7 {
 				m.fsys = fmt.Sprintf("%s on %s (%s)", f[1], f[6], f[0])
 			}
-		}
-	}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.cpu = strings.TrimSpace(v)
-				break
-			}
-		}
-		f.Close()
-	}
-	if out, err := exec.Command("uname", "-sr").Output(); err == nil {
-		m.kernel = strings.TrimSpace(string(out))
-	}
-	m.commit = "unknown (not run in a git checkout)"
-	if out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output(); err == nil {
-		m.commit = strings.TrimSpace(string(out))
-		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
-			m.commit += " + changes"
 		}
 	}
 	return m

@@ -68,30 +68,3 @@ func TestBenchmarkRuns(t *testing.T) {
 		t.Errorf("etcd-contend.svg has %d rects, want the background and 12 bars", n)
 	}
 }
-
-// TestWriteSectionReplacesItsOwn checks that a second report replaces the
-// first between the markers and keeps what surrounds them.
-func TestWriteSectionReplacesItsOwn(t *testing.T) {
-	md := filepath.Join(t.TempDir(), "BENCHMARKS.md")
-	if err := os.WriteFile(md, []byte("# Benchmarks\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{"first\n", "second\n"} {
-		if err := writeSection(md, []byte(s)); err != nil {
-			t.Fatalf("writeSection(%q) = %v, want nil", s, err)
-		}
-		if s == "first\n" {
-			f, err := os.OpenFile(md, os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.WriteString("\nnotes kept\n")
-			f.Close()
-		}
-	}
-	got, _ := os.ReadFile(md)
-	want := "# Benchmarks\n\n" + beginMarker + "\nsecond\n" + endMarker + "\n\nnotes kept\n"
-	if string(got) != want {
-		t.Errorf("after two writeSections the file =\n%s\nwant\n%s", got, want)
-	}
-}

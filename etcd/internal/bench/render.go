@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/filetxn/filetxn/internal/benchkit"
 	"go.etcd.io/etcd/api/v3/version"
 )
 
@@ -16,116 +16,41 @@ type report struct {
 	took     time.Duration
 	machine  machine
 	command  string
-	sections []*section
-}
-
-func (r *report) section(key string) *section {
-	for _, s := range r.sections {
-		if s.key == key {
-			return s
-		}
-	}
-	return nil
-}
-
-// value formats a row's median value: time per operation, or throughput.
-func (s *section) value(r *result) string {
-	v := median(r.values)
-	if s.throughput {
-		return fmt.Sprintf("%.0f ops/s", v)
-	}
-	if v >= 1e6 {
-		return fmt.Sprintf("%.2f ms", v/1e6)
-	}
-	return fmt.Sprintf("%.0f µs", v/1e3)
-}
-
-func (s *section) ratioHeader() string {
-	if s.throughput {
-		return "throughput ratio (higher is faster)"
-	}
-	return "time ratio (lower is faster)"
-}
-
-func (r *result) label() string {
-	name := r.name
-	if r.ref {
-		name += " (reference)"
-	}
-	if r.note != "" {
-		name += "; " + r.note
-	}
-	return name
-}
-
-// table renders the section as a Markdown table.
-func (s *section) table() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "| row | %s: median | quartiles | median | requests/op |\n|---|---:|---:|---:|---:|\n", s.ratioHeader())
-	for _, r := range s.rows {
-		q1, med, q3 := quartiles(r.ratios)
-		fmt.Fprintf(&b, "| %s | %.2f | %.2f-%.2f | %s | %s |\n", r.label(), med, q1, q3, s.value(r), r.requestsPerOp())
-	}
-	return b.String()
+	sections benchkit.Sections[*result]
 }
 
 // text renders the section as columns for a terminal.
-func (s *section) text() string {
+func text(s *section) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "\n%s (%s: median [quartiles], median value, requests/op)\n", s.title, s.ratioHeader())
+	fmt.Fprintf(&b, "\n%s (%s: median [quartiles], median value, requests/op)\n", s.Title, s.RatioHeader())
 	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	for _, r := range s.rows {
-		q1, med, q3 := quartiles(r.ratios)
-		fmt.Fprintf(w, "  %s\t%.2f\t[%.2f-%.2f]\t%s\t%s\n", r.label(), med, q1, q3, s.value(r), r.requestsPerOp())
+	for _, r := range s.Rows {
+		q1, med, q3 := benchkit.Quartiles(r.Ratios)
+		fmt.Fprintf(w, "  %s\t%.2f\t[%.2f-%.2f]\t%s\t%s\n", r.Label(), med, q1, q3, style.Value(s, r), r.requestsPerOp())
 	}
 	w.Flush()
-	for _, n := range s.notes {
+	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "%s", n)
 	}
 	return b.String()
 }
 
-// A goal is one of the issue's targets, checked against a run.
-type goal struct {
-	measure, want string
-	got, q1, q3   float64
-	met, known    bool
-}
-
-func (g goal) status() string {
-	if !g.known {
-		return "not measured in this run"
-	}
-	verdict := "NOT met"
-	if g.met {
-		verdict = "met"
-	}
-	return fmt.Sprintf("%.2f [%.2f-%.2f], want %s: %s", g.got, g.q1, g.q3, g.want, verdict)
-}
-
-func (r *report) targets(ts []*target) []goal {
-	check := func(measure, key, row string, limit float64, atLeast bool) goal {
-		g := goal{measure: measure, want: fmt.Sprintf("at most %.2f", limit)}
-		if atLeast {
-			g.want = fmt.Sprintf("at least %.2f", limit)
-		}
-		if s := r.section(key); s != nil {
-			if res := s.row(row); res != nil && len(res.ratios) > 0 {
-				g.q1, g.got, g.q3 = quartiles(res.ratios)
-				g.known, g.met = true, g.got <= limit
-				if atLeast {
-					g.met = g.got >= limit
-				}
+// targets returns the issue's targets, checked against the run.
+func (r *report) targets(ts []*target) []benchkit.Target {
+	ratios := func(key, row string) []float64 {
+		if s := r.sections.Find(key); s != nil {
+			if res := s.Row(row); res != nil {
+				return res.Ratios
 			}
 		}
-		return g
+		return nil
 	}
-	var gs []goal
+	var gs []benchkit.Target
 	for _, t := range ts {
-		gs = append(gs, check(fmt.Sprintf("one durable Mutate, %s (/ hand-written Get + Txn)", t.name), "mutate-"+t.name, variantNames[varFiletxn], 1.10, false))
+		gs = append(gs, benchkit.AtMost(fmt.Sprintf("one durable Mutate, %s (/ hand-written Get + Txn)", t.name), ratios("mutate-"+t.name, variantNames[varFiletxn]), 1.10))
 	}
 	for _, t := range ts {
-		gs = append(gs, check(fmt.Sprintf("contended throughput, %s (/ concurrency.NewSTM; 0 lost is checked)", t.name), "contend-"+t.name, variantNames[varFiletxn], 1.00, true))
+		gs = append(gs, benchkit.AtLeast(fmt.Sprintf("contended throughput, %s (/ concurrency.NewSTM; 0 lost is checked)", t.name), ratios("contend-"+t.name, variantNames[varFiletxn]), 1.00))
 	}
 	return gs
 }
@@ -147,7 +72,7 @@ func (r *report) markdown(cfg *config, ts []*target) []byte {
 	p("Every row's client goes to every member of its cluster (the etcd client balances its requests over them, and a\nfollower forwards a write to the leader). The members, the clients and the contending processes share this host's CPUs\nand one disk (%s): three members here pay for three fsyncs on one disk and for each other's CPU, which members on\nhosts of their own would not. Figures are from a shared, noisy machine: compare ratios.\n\n", r.machine.fsys)
 	p("Reproduce:\n\n```sh\n%s\n```\n\n", r.command)
 	m := r.machine
-	p("- CPUs: %d (%s)\n- Kernel: %s\n- Go: %s\n- Library measured: commit %s\n", m.cpus, m.cpu, m.kernel, m.goV, m.commit)
+	p("- CPUs: %d (%s)\n- Kernel: %s\n- Go: %s\n- Library measured: commit %s\n", m.CPUs, m.CPU, m.Kernel, m.Go, m.Commit)
 	p("- Rounds per section: %d; uncontended: %d increments per row and round; contended: %d processes x %d increments;\n  ledger: %d appends to a %d-entry ledger per row and round\n\n", cfg.rounds, cfg.ops, cfg.procs, cfg.contendOps, cfg.ledgerOps, cfg.entries)
 	p("The rows:\n\n")
 	p("- *hand-written*: `Get` of the document, then `Txn(If(ModRevision = read), Then(Put))`, from the `Get` again if it\n  fails: the least a correct read-modify-write on etcd sends.\n")
@@ -159,76 +84,27 @@ func (r *report) markdown(cfg *config, ts []*target) []byte {
 	p("![one durable read-modify-write on etcd](docs/bench/etcd.svg)\n![contended increments on etcd](docs/bench/etcd-contend.svg)\n\n")
 	p("### Targets\n\n| measure | want | got |\n|---|---|---|\n")
 	for _, g := range r.targets(ts) {
-		if !g.known {
-			p("| %s | %s | - |\n", g.measure, g.want)
-			continue
-		}
-		verdict := "not met"
-		if g.met {
-			verdict = "**met**"
-		}
-		p("| %s | %s | %.2f (%.2f-%.2f) %s |\n", g.measure, g.want, g.got, g.q1, g.q3, verdict)
+		p("| %s | %s | %s |\n", g.Measure, g.Want, g.Cell())
 	}
 	for _, s := range r.sections {
-		p("\n### %s\n\n%s", s.title, s.table())
-		for _, n := range s.notes {
-			p("\n%s\n", n)
-		}
+		b.WriteString(style.Markdown(s))
 	}
 	p("\n")
 	return b.Bytes()
 }
 
-// The chart is hand-written SVG, in the look of the peer benchmark's.
-const svgHead = `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">
-<rect width="100%%" height="100%%" fill="white"/>
-`
-
-func esc(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
 // chartSVG draws the median value of each row of the sections keyed kind
-// + "-" + a target's name as a horizontal bar (filetxn's red), labelled
-// with its ratio to its section's reference.
+// + "-" + a target's name as a horizontal bar (see benchkit.BarChart;
+// filetxn's red), labelled with its ratio to its section's reference.
 func (r *report) chartSVG(ts []*target, kind, title string) []byte {
-	type bar struct {
-		name string
-		res  *result
-		sec  *section
-	}
-	var bars []bar
+	var bars []benchkit.Bar
 	for _, t := range ts {
-		if s := r.section(kind + "-" + t.name); s != nil {
-			for _, res := range s.rows {
-				bars = append(bars, bar{name: t.name + ": " + res.name, res: res, sec: s})
+		if s := r.sections.Find(kind + "-" + t.name); s != nil {
+			for _, res := range s.Rows {
+				bars = append(bars, benchkit.Bar{Name: t.name + ": " + res.Name, Label: style.Value(s, res),
+					Value: benchkit.Median(res.Values), Ratio: benchkit.Median(res.Ratios), Highlight: res.Name == variantNames[varFiletxn]})
 			}
 		}
 	}
-	const w, left, right, top, height, gap = 1080, 560, 150, 40, 22, 10
-	h := top + len(bars)*(height+gap) + 30
-	var b bytes.Buffer
-	fmt.Fprintf(&b, svgHead, w, h, w, h)
-	fmt.Fprintf(&b, "<text x=\"10\" y=\"22\" font-size=\"14\">%s</text>\n", esc(title))
-	hi := 0.0
-	for _, x := range bars {
-		hi = max(hi, median(x.res.values))
-	}
-	for i, x := range bars {
-		v := median(x.res.values)
-		y := top + i*(height+gap)
-		color := "#1f77b4"
-		if x.res.name == variantNames[varFiletxn] {
-			color = "#d62728"
-		}
-		bw := 0.0
-		if hi > 0 {
-			bw = v / hi * float64(w-left-right)
-		}
-		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left-8, y+height-6, esc(x.name))
-		fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", left, y, bw, height, color)
-		fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\">%s (%.2fx)</text>\n", float64(left)+bw+6, y+height-6, x.sec.value(x.res), median(x.res.ratios))
-	}
-	b.WriteString("</svg>\n")
-	return b.Bytes()
+	return benchkit.BarChart(1080, 560, 150, title, bars)
 }

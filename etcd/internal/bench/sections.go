@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn/etcd/internal/cluster"
+	"github.com/filetxn/filetxn/internal/benchkit"
 )
 
 // A target is a cluster the sections run on.
@@ -26,7 +27,7 @@ type target struct {
 // runMutate times one durable increment of the counter, each variant
 // through its own client, ops in a row, on t.
 func runMutate(ctx context.Context, cfg *config, t *target) (*section, error) {
-	sec := &section{key: "mutate-" + t.name, title: fmt.Sprintf("One durable read-modify-write of a JSON document, %s", t.name)}
+	sec := &section{Key: "mutate-" + t.name, Title: fmt.Sprintf("One durable read-modify-write of a JSON document, %s", t.name)}
 	ins := map[*result]*incrementer{}
 	defer func() {
 		for _, in := range ins {
@@ -36,14 +37,14 @@ func runMutate(ctx context.Context, cfg *config, t *target) (*section, error) {
 	for i, v := range []string{varHand, varFiletxn, varLocked, varSTM} {
 		in, err := newIncrementer(ctx, v, t.endpoints)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", sec.key, v, err)
+			return nil, fmt.Errorf("%s: %s: %w", sec.Key, v, err)
 		}
-		r := &result{name: variantNames[v], ref: i == 0}
+		r := &result{Row: benchkit.Row{Name: variantNames[v], Ref: i == 0}}
 		in.c.keep()
 		ins[r] = in
-		sec.rows = append(sec.rows, r)
+		sec.Rows = append(sec.Rows, r)
 	}
-	err := interleave(sec, cfg.rounds, func(r *result) (float64, error) {
+	err := sec.Interleave(cfg.rounds, func(r *result) (float64, error) {
 		in := ins[r]
 		before, err := readCounter(ctx, t.admin.Client)
 		if err != nil {
@@ -71,7 +72,7 @@ func runMutate(ctx context.Context, cfg *config, t *target) (*section, error) {
 	if err != nil {
 		return nil, err
 	}
-	sec.notes = append(sec.notes, breakdown(sec, ins))
+	sec.Notes = append(sec.Notes, breakdown(sec, ins))
 	return sec, nil
 }
 
@@ -80,8 +81,8 @@ func runMutate(ctx context.Context, cfg *config, t *target) (*section, error) {
 // work: the engine, the codec, the retry loop).
 func breakdown(sec *section, ins map[*result]*incrementer) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Where the time of one operation goes (%s; requests per operation by method, each with the mean and the median duration of one request, over every round; outside requests is the mean time per operation less the mean time in requests: the engine, the codec, the client library):\n", sec.title)
-	for _, r := range sec.rows {
+	fmt.Fprintf(&b, "Where the time of one operation goes (%s; requests per operation by method, each with the mean and the median duration of one request, over every round; outside requests is the mean time per operation less the mean time in requests: the engine, the codec, the client library):\n", sec.Title)
+	for _, r := range sec.Rows {
 		took := ins[r].c.kept()
 		var methods []string
 		for m := range took {
@@ -99,13 +100,13 @@ func breakdown(sec *section, ins map[*result]*incrementer) string {
 				sum += d
 			}
 			inRequests += float64(sum) / float64(r.ops)
-			parts = append(parts, fmt.Sprintf("%.2f %s, mean %s (median %s)", float64(len(ds))/float64(r.ops), m, ms(float64(sum)/float64(len(ds))), ms(median(ns))))
+			parts = append(parts, fmt.Sprintf("%.2f %s, mean %s (median %s)", float64(len(ds))/float64(r.ops), m, ms(float64(sum)/float64(len(ds))), ms(benchkit.Median(ns))))
 		}
 		var mean float64
-		for _, v := range r.values {
-			mean += v / float64(len(r.values))
+		for _, v := range r.Values {
+			mean += v / float64(len(r.Values))
 		}
-		fmt.Fprintf(&b, "- %s: %s; outside requests %s of the mean %s\n", r.name, strings.Join(parts, ", "), ms(mean-inRequests), ms(mean))
+		fmt.Fprintf(&b, "- %s: %s; outside requests %s of the mean %s\n", r.Name, strings.Join(parts, ", "), ms(mean-inRequests), ms(mean))
 	}
 	return b.String()
 }
@@ -128,22 +129,22 @@ type childSpec struct {
 // fenced row must lose no increment; the unfenced control's losses are
 // reported.
 func runContend(ctx context.Context, cfg *config, t *target) (*section, error) {
-	sec := &section{key: "contend-" + t.name, throughput: true,
-		title: fmt.Sprintf("%d processes x %d increments of one document, %s", cfg.procs, cfg.contendOps, t.name)}
+	sec := &section{Key: "contend-" + t.name, Throughput: true,
+		Title: fmt.Sprintf("%d processes x %d increments of one document, %s", cfg.procs, cfg.contendOps, t.name)}
 	for i, v := range []string{varSTM, varFiletxn, varLocked, varCarried, varHand, varUnfenced} {
-		sec.rows = append(sec.rows, &result{name: variantNames[v], ref: i == 0})
+		sec.Rows = append(sec.Rows, &result{Row: benchkit.Row{Name: variantNames[v], Ref: i == 0}})
 	}
 	variant := map[string]string{}
 	for v, n := range variantNames {
 		variant[n] = v
 	}
 	var lost []int
-	err := interleave(sec, cfg.rounds, func(r *result) (float64, error) {
+	err := sec.Interleave(cfg.rounds, func(r *result) (float64, error) {
 		before, err := readCounter(ctx, t.admin.Client)
 		if err != nil {
 			return 0, err
 		}
-		v := variant[r.name]
+		v := variant[r.Name]
 		took, sent, err := contendRound(cfg, t, v)
 		if err != nil {
 			return 0, err
@@ -167,8 +168,8 @@ func runContend(ctx context.Context, cfg *config, t *target) (*section, error) {
 		return nil, err
 	}
 	if len(lost) > 0 {
-		q1, med, q3 := quartiles(intsToFloats(lost))
-		sec.row(variantNames[varUnfenced]).note = fmt.Sprintf("lost %.0f-%.0f of %d per round (median %.0f)", q1, q3, cfg.procs*cfg.contendOps, med)
+		q1, med, q3 := benchkit.Quartiles(intsToFloats(lost))
+		sec.Row(variantNames[varUnfenced]).Note = fmt.Sprintf("lost %.0f-%.0f of %d per round (median %.0f)", q1, q3, cfg.procs*cfg.contendOps, med)
 	}
 	return sec, nil
 }
