@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/filetxn/filetxn/internal/bound"
 	"github.com/filetxn/filetxn/internal/proc"
 	"github.com/filetxn/filetxn/lock"
 )
@@ -100,8 +101,14 @@ type Put struct {
 // WithBackend keeps the store's document in b instead of the local file at
 // its path, which then only names the document (see Store.Name). The
 // options that place lock files (WithStateRoot) do not apply; WithLockPath
-// names the lock to share. On a backend, ctx bounds each request too, Tx.Lock
-// returns nil, Tx.Append fails with errors.ErrUnsupported, and MutateAll
+// names the lock to share. ctx bounds the wait for the lock as on files: a
+// done ctx still takes a free lock, in one try without wait, and fails at
+// once on a busy one; once the lock is held, the requests made under it
+// (its reads, the commit) go on after ctx ends, each for a few seconds
+// from its start at most, so that a backend that stops answering fails
+// the call instead of holding it. A read without the lock (View, a probe)
+// is bounded by ctx, or, under a ctx already done, gets that try too. On a
+// backend Tx.Lock returns nil, Tx.Append fails with errors.ErrUnsupported, and MutateAll
 // takes members of one backend only. A nil b is refused by NewStore.
 func WithBackend(b Backend) Option {
 	return func(o *options) {
@@ -214,6 +221,13 @@ func (s *Store[D]) remoteProbe(ctx context.Context, fn func(D) error) bool {
 }
 
 func (s *Store[D]) remoteGet(ctx context.Context) ([]byte, error) {
+	if ctx.Err() != nil {
+		// A read without the lock never waits for a holder: a done ctx
+		// does not stop it (see View, MutateProbed), as on files.
+		var cancel context.CancelFunc
+		ctx, cancel = bound.Try(ctx)
+		defer cancel()
+	}
 	data, err := s.o.backend.Get(ctx, s.Name())
 	if err != nil {
 		return nil, &fs.PathError{Op: "Read", Path: s.path, Err: err}
@@ -223,7 +237,9 @@ func (s *Store[D]) remoteGet(ctx context.Context) ([]byte, error) {
 
 // remoteRead is Tx.Read on a backend.
 func (r *remoteTx) read(path, op string) ([]byte, error) {
-	data, err := r.held.Read(r.ctx, docName(path))
+	ctx, cancel := bound.Held(r.ctx)
+	defer cancel()
+	data, err := r.held.Read(ctx, docName(path))
 	if err != nil {
 		return nil, &fs.PathError{Op: op, Path: path, Err: err}
 	}
@@ -232,7 +248,9 @@ func (r *remoteTx) read(path, op string) ([]byte, error) {
 
 // commit is Tx.Write (or, with remove, the removal) on a backend.
 func (r *remoteTx) commit(path, op string, data []byte, remove bool) error {
-	err := r.b.Commit(r.ctx, []Held{r.held}, []Put{{Name: docName(path), Data: data, Remove: remove}}, r.last)
+	ctx, cancel := bound.Held(r.ctx)
+	defer cancel()
+	err := r.b.Commit(ctx, []Held{r.held}, []Put{{Name: docName(path), Data: data, Remove: remove}}, r.last)
 	if err != nil {
 		return &fs.PathError{Op: op, Path: path, Err: err}
 	}
@@ -257,6 +275,13 @@ func (h *remoteHeld) release() {
 
 // lockRemote takes the locks named names (sorted, distinct) of b: each
 // first in this process's queue for it, then in b, in the order given.
+//
+// A ctx already done bounds no wait, as on files: each lock is taken in one
+// try without wait (the queue's, then b's), under a context that keeps
+// ctx's values but not its end (bound.Try), so that a free lock is taken and
+// a busy one fails at once. With wait, the busy one's error is then the one
+// lock.Acquire gives under a done ctx: a *lock.BusyError whose Err is
+// ctx.Err(), not lock.ErrWouldBlock (doneBusy).
 func lockRemote(ctx context.Context, b Backend, names []string, wait bool) (_ *remoteHeld, err error) {
 	h := &remoteHeld{}
 	done := false
@@ -268,20 +293,56 @@ func lockRemote(ctx context.Context, b Backend, names []string, wait bool) (_ *r
 		}
 	}()
 	me := proc.ID()
+	cause := ctx.Err() // non-nil: ctx was done at the call
 	for _, name := range names {
-		g, err := enterGate(ctx, b, name, me, wait)
-		if err != nil {
+		if err := h.take(ctx, b, name, me, wait, cause); err != nil {
 			return nil, &fs.PathError{Op: "Acquire", Path: name, Err: err}
 		}
-		h.gates = append(h.gates, g)
-		held, err := b.Lock(ctx, name, wait)
-		if err != nil {
-			return nil, &fs.PathError{Op: "Acquire", Path: name, Err: err}
-		}
-		h.held = append(h.held, held)
 	}
 	done = true
 	return h, nil
+}
+
+// take adds the lock named name of b to h, for lockRemote: in the queue,
+// then in b; cause is ctx's error if ctx was done at the call.
+func (h *remoteHeld) take(ctx context.Context, b Backend, name string, me int64, wait bool, cause error) error {
+	try := !wait
+	if cause != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = bound.Try(ctx)
+		defer cancel()
+		try = true
+	}
+	g, err := enterGate(ctx, b, name, me, !try)
+	if err == nil {
+		h.gates = append(h.gates, g)
+		var held Held
+		if held, err = b.Lock(ctx, name, !try); err == nil {
+			h.held = append(h.held, held)
+			return nil
+		}
+	}
+	if cause != nil && wait {
+		return doneBusy(name, err, cause)
+	}
+	return err
+}
+
+// doneBusy returns err, the failure of a try without wait made for a
+// caller that would wait but whose ctx was done, as the wait that ctx
+// ended at once: a busy lock (err matching lock.ErrWouldBlock) becomes a
+// *lock.BusyError whose Err is cause, ctx's error, keeping what the
+// backend said of the holder; any other failure stays as it is.
+func doneBusy(name string, err, cause error) error {
+	if !errors.Is(err, lock.ErrWouldBlock) {
+		return err
+	}
+	be := &lock.BusyError{Path: name}
+	if theirs := (*lock.BusyError)(nil); errors.As(err, &theirs) {
+		*be = *theirs
+	}
+	be.Err = cause
+	return be
 }
 
 // A gate queues the goroutines of this process that ask for one lock of

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/filetxn/filetxn/internal/bound"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -428,7 +429,9 @@ func (c *multi) remoteRun(ctx context.Context, fn func(*Multi) error) ([]Commit,
 	for k, i := range changed {
 		puts[k] = Put{Name: docName(c.parts[i].path()), Data: outs[i]}
 	}
-	if err := c.backend.Commit(ctx, hs.held, puts, true); err != nil {
+	cctx, cancel := bound.Held(ctx)
+	defer cancel()
+	if err := c.backend.Commit(cctx, hs.held, puts, true); err != nil {
 		return nil, &fs.PathError{Op: "Commit", Path: c.parts[changed[0]].path(), Err: err}
 	}
 	commits := make([]Commit, len(c.parts))

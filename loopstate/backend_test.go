@@ -266,12 +266,15 @@ func (b lateLock) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 }
 
 // TestBackendLockTimeout: on a backend (memback fails a request whose ctx
-// is done, as etcd does) WithLockTimeout(0) tries the lock once: it ticks
-// uncontended and reports a busy lock as lock.ErrWouldBlock, running
-// nothing; and a lock taken just as WithLockTimeout's bound passes still
-// ticks, its requests bounded by the caller's ctx. Ablation: a wait ctx
-// of WithTimeout(ctx, 0) fails the uncontended tick with
-// context.DeadlineExceeded; the tick's first read with the wait's ctx
+// is done, as etcd does) WithLockTimeout(0) tries the lock once, as on
+// files: it ticks uncontended and reports a busy lock as files do, a
+// *lock.BusyError matching context.DeadlineExceeded, running nothing; and
+// a lock taken just as WithLockTimeout's bound passes still ticks, its
+// requests bounded by the caller's ctx. Ablations: the engine's lockRemote
+// without its one try under a done ctx (b.Lock given the done ctx) fails
+// the uncontended tick with context.DeadlineExceeded (loopstate once made
+// a bound of 0 a lock without wait on a backend for it, whose busy error
+// said lock.ErrWouldBlock); the tick's first read with the wait's ctx
 // (tx.Read) fails the late lock's tick.
 func TestBackendLockTimeout(t *testing.T) {
 	c := memback.New()
@@ -283,7 +286,10 @@ func TestBackendLockTimeout(t *testing.T) {
 	h, err := c.Backend().Lock(ctx0, docName(l.lock), false)
 	require.NoError(t, err)
 	_, err = l.Tick(ctx0, TriggerManual, mustNotRun(t), WithLockTimeout(0))
-	require.ErrorIs(t, err, lock.ErrWouldBlock, "Tick(WithLockTimeout(0)) on a held lock")
+	var busy *lock.BusyError
+	require.ErrorAs(t, err, &busy, "Tick(WithLockTimeout(0)) on a held lock")
+	require.ErrorIs(t, err, context.DeadlineExceeded, "Tick(WithLockTimeout(0)) on a held lock")
+	require.NotErrorIs(t, err, lock.ErrWouldBlock, "Tick(WithLockTimeout(0)) on a held lock: files say ctx's error, not ErrWouldBlock")
 	require.NoError(t, h.Release())
 
 	r := mustRoot(NewRoot("proj", filetxn.WithBackend(lateLock{c.Backend()})))

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/bound"
 	"github.com/filetxn/filetxn/internal/loopnames"
 )
 
@@ -53,6 +54,8 @@ func (l *Loop) remoteCommit(ctx context.Context, tx *filetxn.Tx, out, old []byte
 	if len(puts) == 0 {
 		return nil
 	}
+	ctx, cancel := bound.Held(ctx)
+	defer cancel()
 	if err := l.root.b.Commit(ctx, []filetxn.Held{tx.Held()}, puts, false); err != nil {
 		return &fs.PathError{Op: "Write", Path: l.state, Err: err}
 	}
@@ -69,12 +72,16 @@ func (l *Loop) createTick(ctx context.Context, rec *TickRecord) error {
 }
 
 // readIn is read with ctx for the backend's request (tx's own is the one
-// the lock was waited for with, which may be over by now).
+// the lock was waited for with, which may be over by now). As the
+// engine's, the requests made under the lock go on after ctx ends, for a
+// bound of their own (package bound): ctx bounds the wait for the lock.
 func (l *Loop) readIn(ctx context.Context, tx *filetxn.Tx) (*Doc, []byte, error) {
 	h := tx.Held()
 	if h == nil {
 		return l.read(tx)
 	}
+	ctx, cancel := bound.Held(ctx)
+	defer cancel()
 	data, err := h.Read(ctx, docName(l.state))
 	if err != nil {
 		return nil, nil, &fs.PathError{Op: "Read", Path: l.state, Err: err}
@@ -208,6 +215,8 @@ func (l *Loop) remoteDelete(ctx context.Context) error {
 			}
 		}
 		puts := []filetxn.Put{{Name: docName(l.state), Remove: true}, {Name: l.ticksPrefix(), Remove: true, Prefix: true}}
+		ctx, cancel := bound.Held(ctx)
+		defer cancel()
 		if err := l.root.b.Commit(ctx, []filetxn.Held{tx.Held()}, puts, true); err != nil {
 			return &fs.PathError{Op: "Delete", Path: l.state, Err: err}
 		}

@@ -84,22 +84,17 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 	var rec TickRecord
 	noWait := trigger == TriggerSchedule
 	// The wait for the lock gets its own context; the harness, and on a
-	// backend every request once the lock is held, gets ctx. On a backend a
-	// bound of 0 or less is a lock without wait: a request under a ctx
-	// already done would fail even uncontended.
-	wctx, try := ctx, noWait
+	// backend every request once the lock is held, gets ctx. A bound of 0
+	// or less leaves it done at once: one try, on files as on a backend.
+	wctx := ctx
 	if o.lockTimeout != nil && !noWait {
-		if l.root.b != nil && *o.lockTimeout <= 0 {
-			try = true
-		} else {
-			var cancel context.CancelFunc
-			wctx, cancel = context.WithTimeout(ctx, *o.lockTimeout)
-			defer cancel()
-		}
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, *o.lockTimeout)
+		defer cancel()
 	}
 	var lost *endedTick // a tick that ran and found its lock lost: recorded once the lock is held again
 	forget := func() {} // forgets that this process runs the tick it marked
-	err := l.locked(wctx, "tick", try, func(tx *filetxn.Tx) error {
+	err := l.locked(wctx, "tick", noWait, func(tx *filetxn.Tx) error {
 		defer func() {
 			if lost == nil {
 				forget() // before the lock is let go: the next holder may look
@@ -130,10 +125,10 @@ type tickOptions struct {
 // WithLockTimeout bounds a TriggerManual tick's wait for the loop's lock to
 // d, apart from the ctx given to Tick, which still bounds the wait too and
 // goes on bounding the harness. When d passes first, Tick returns a
-// *lock.BusyError naming the holder and runs and records nothing;
-// a d of 0 or less tries the lock once (on a backend, busy is then an
-// error matching lock.ErrWouldBlock, and a lock that d let lapse a
-// context.DeadlineExceeded). Once the lock is taken, d no longer
+// *lock.BusyError naming the holder, matching context.DeadlineExceeded,
+// and runs and records nothing; a d of 0 or less tries the lock once and
+// fails so at once if it is busy, on files as on a backend. Once the lock
+// is taken, d no longer
 // matters: a harness may run for as long as its own timeout allows. A
 // TriggerSchedule tick never waits, whatever d. (It is looprunner's
 // -lock-timeout.)
