@@ -36,7 +36,10 @@ func backendDoneCalls() []backendDoneCall {
 	inc := func(d *memCount) error { d.N++; return nil }
 	return []backendDoneCall{
 		{"Mutate", true, func(ctx context.Context, s *filetxn.Store[*memCount]) error { _, err := s.Mutate(ctx, inc); return err }},
-		{"MutateProbed", true, func(ctx context.Context, s *filetxn.Store[*memCount]) error { _, err := s.MutateProbed(ctx, inc); return err }},
+		{"MutateProbed", true, func(ctx context.Context, s *filetxn.Store[*memCount]) error {
+			_, err := s.MutateProbed(ctx, inc)
+			return err
+		}},
 		{"Locked", true, func(ctx context.Context, s *filetxn.Store[*memCount]) error {
 			return s.Locked(ctx, func(tx *filetxn.Tx) error {
 				data, err := tx.Read(s.Name())
@@ -75,11 +78,11 @@ func backendDoneCalls() []backendDoneCall {
 // (TestDoneContextRunsOnAFreeLock), a ctx already done bounds waiting and
 // nothing else: every entry point called with one on a free lock runs, a
 // writing one writes, a reading one reads, though memback fails every
-// request whose ctx is done, as etcd does. Ablation: lockRemote giving
-// b.Lock the done ctx (the one try under bound.Try left out) fails every
-// call that waits with ctx's error; remoteTx's requests with the done ctx
-// (bound.Held left out) fail them at the read; remoteGet without its try
-// fails View.
+// request whose ctx is done, as etcd does. Ablations, each red: lockRemote
+// giving b.Lock the done ctx (its one try under bound.Try left out, as it
+// was) fails every call that waits with ctx's error; bound.Held returning
+// ctx itself fails them at the read under the lock; remoteGet without its
+// try fails View.
 func TestBackendDoneContextTakesAFreeLock(t *testing.T) {
 	for how, ctx := range doneCtxs() {
 		for _, c := range backendDoneCalls() {
@@ -110,9 +113,12 @@ func TestBackendDoneContextTakesAFreeLock(t *testing.T) {
 // (TestDoneContextFailsAtOnceOnABusyLock): one matching ctx.Err(), not
 // lock.ErrWouldBlock, that carries a *lock.BusyError naming the lock; those
 // that need not wait read as usual. A store WithNoWait says
-// lock.ErrWouldBlock, as files' TryAcquire does. Ablation: doneBusy left
-// out (the try's error as the backend gives it) turns the error's shape red
-// (it matches lock.ErrWouldBlock, not ctx.Err()).
+// lock.ErrWouldBlock, as files' TryAcquire does. Ablations, each red:
+// doneBusy left out (the try's error as the backend gives it: it matches
+// lock.ErrWouldBlock, not ctx.Err()); lockRemote without its one try (the
+// other session's memback says ctx's error bare, no *lock.BusyError, and
+// the WithNoWait store then fails on the free lock); remoteGet without its
+// try (the no-op MutateProbed and View fail).
 func TestBackendDoneContextFailsAtOnceOnABusyLock(t *testing.T) {
 	holders := map[string]func(t *testing.T, cl *memCluster, s *filetxn.Store[*memCount]) (release func()){
 		"other session": func(t *testing.T, cl *memCluster, s *filetxn.Store[*memCount]) func() {
@@ -199,8 +205,9 @@ func TestBackendDoneContextMutateAllLetsGoOfWhatItTook(t *testing.T) {
 // TestBackendCtxEndingUnderTheLockStopsNothing: a ctx that ends while the
 // lock is held (in fn) no longer bounds anything, on a backend as on files:
 // the read done, the commit still publishes, for Mutate, Locked and
-// MutateAll. Ablation: remoteTx.commit and multi's Commit given ctx itself
-// (bound.Held left out) fail them with context.Canceled.
+// MutateAll. Ablation: bound.Held returning ctx itself (remoteTx's and
+// multi's requests made with ctx, as they were) fails them with
+// context.Canceled.
 func TestBackendCtxEndingUnderTheLockStopsNothing(t *testing.T) {
 	cl := newMemCluster()
 	s, err := filetxn.NewStore(filepath.Join("p", "n.json"), filetxn.JSON[memCount](), filetxn.WithBackend(cl.Backend()))

@@ -43,7 +43,8 @@
 //   - Reads cannot hang: a FIFO or any other non-regular file is refused,
 //     unread (atomicfile.ErrNotRegular).
 //   - ctx bounds waiting only: a done ctx takes a free lock, fails at once on
-//     a busy one (ctx.Err(), with a *lock.BusyError), and leaves no goroutine.
+//     a busy one (ctx.Err(), with a *lock.BusyError), and leaves no goroutine;
+//     on a backend too (WithBackend).
 //
 // # Caveats
 //

@@ -169,9 +169,10 @@ func (s *Store[D]) LockPath() (string, error) {
 // the error says the file was replaced. ctx bounds the wait for the lock
 // only: a wait it ends returns an error matching ctx.Err() that carries a
 // *lock.BusyError, fn not run; a done ctx still takes a free lock, and fails
-// at once on a busy one. If the lock file is deleted or replaced meanwhile,
-// nothing is written and the error matches lock.ErrLockLost and names the
-// data file and the lock file.
+// so at once on a busy one; once the lock is held, ctx stops nothing. A
+// store on a backend keeps the same promise (see WithBackend). If the lock
+// file is deleted or replaced meanwhile, nothing is written and the error
+// matches lock.ErrLockLost and names the data file and the lock file.
 func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error) {
 	if fn == nil {
 		return Commit{}, s.nilFn("Mutate")

@@ -34,7 +34,8 @@ import (
 // filetxn.ErrNotFound; while a tick whose runner lost its lock file still
 // runs, one matching lock.ErrLockLost (see Mutate). A wait ended by ctx
 // returns a *lock.BusyError naming the lock file and its holder; a done ctx
-// tries the lock once. Such a method called from inside a Mutate callback on
+// tries the lock once, and once it is held stops nothing, on files as on a
+// backend. Such a method called from inside a Mutate callback on
 // the same loop returns an error matching lock.ErrReentrant; CheckGate and
 // SetSchedule, when they change nothing, answer from the file as last
 // written.
