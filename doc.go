@@ -42,9 +42,8 @@
 //     lock.ErrLockLost that names the data file and the lock file.
 //   - Reads cannot hang: a FIFO or any other non-regular file is refused,
 //     unread (atomicfile.ErrNotRegular).
-//   - ctx bounds waiting only: a done ctx takes a free lock, fails at once on
-//     a busy one (ctx.Err(), with a *lock.BusyError), and leaves no goroutine;
-//     on a backend too (WithBackend).
+//   - ctx bounds waiting only (backends too): a done ctx takes a free lock,
+//     fails at once on a busy one (ctx.Err(), a *lock.BusyError), leaves no goroutine.
 //
 // # Caveats
 //

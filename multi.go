@@ -88,13 +88,11 @@ func In[D any](m *Multi, s *Store[D]) D {
 // reader (View) may meanwhile see some files new and others old.
 //
 // Errors are Mutate's: fn's unchanged, nothing written; decode, encode and
-// Join check errors name the file; ctx bounds waits (WithNoWait: none),
-// as in Mutate, on files as on a backend: a done ctx takes the free locks
-// and fails at once on a busy one, having given back those it took;
-// re-entry matches lock.ErrReentrant; a lock lost before the renames
-// publishes nothing. After the first rename an error says the commit stands
-// (the Commits report Written). No members, two of one file, a nil fn:
-// ErrInvalidArgument.
+// Join check errors name the file; ctx bounds waits as Mutate's do, on a
+// backend too (WithNoWait: none); re-entry matches lock.ErrReentrant; a lock
+// lost before the renames publishes nothing. After the first rename an error
+// says the commit stands (the Commits report Written). No members, two of
+// one file, a nil fn: ErrInvalidArgument.
 func MutateAll(ctx context.Context, members []Member, fn func(*Multi) error) ([]Commit, error) {
 	c, err := newMulti(members, fn)
 	if err != nil {

@@ -167,12 +167,11 @@ func (s *Store[D]) LockPath() (string, error) {
 // doc); the document is valid only while fn runs. A nil error means
 // published durably, unless WithoutSync; if only the directory fsync fails,
 // the error says the file was replaced. ctx bounds the wait for the lock
-// only: a wait it ends returns an error matching ctx.Err() that carries a
-// *lock.BusyError, fn not run; a done ctx still takes a free lock, and fails
-// so at once on a busy one; once the lock is held, ctx stops nothing. A
-// store on a backend keeps the same promise (see WithBackend). If the lock
-// file is deleted or replaced meanwhile, nothing is written and the error
-// matches lock.ErrLockLost and names the data file and the lock file.
+// only, on a backend too: a wait it ends returns an error matching ctx.Err()
+// that carries a *lock.BusyError, fn not run; a done ctx still takes a free
+// lock, and fails so at once on a busy one. If the lock file is deleted or
+// replaced meanwhile, nothing is written and the error matches
+// lock.ErrLockLost and names the data file and the lock file.
 func (s *Store[D]) Mutate(ctx context.Context, fn func(D) error) (Commit, error) {
 	if fn == nil {
 		return Commit{}, s.nilFn("Mutate")
