@@ -81,7 +81,10 @@ type Held interface {
 	// then requires to be unchanged.
 	Read(ctx context.Context, name string) ([]byte, error)
 	// Release gives the lock up. A lock already lost releases without
-	// error.
+	// error, except that an error matching lock.ErrLockLost says the lock
+	// may have been lost before the hold wrote anything, so that what it
+	// read may not have been current (etcd: a read taken from the
+	// session's own last commit): a call that wrote nothing returns it.
 	Release() error
 }
 
@@ -161,7 +164,7 @@ type remoteTx struct {
 }
 
 // remoteLocked is locked for a store on a backend.
-func (s *Store[D]) remoteLocked(ctx context.Context, fn func(tx *Tx) error) error {
+func (s *Store[D]) remoteLocked(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if s.o.lockErr != nil {
 		return &fs.PathError{Op: "Lock", Path: s.path, Err: s.o.lockErr}
 	}
@@ -169,7 +172,11 @@ func (s *Store[D]) remoteLocked(ctx context.Context, fn func(tx *Tx) error) erro
 	if err != nil {
 		return err
 	}
-	defer hs.release()
+	defer func() {
+		if lost := hs.release(); err == nil {
+			err = lost
+		}
+	}()
 	tx := &Tx{o: &s.o, remote: &remoteTx{ctx: ctx, b: s.o.backend, held: hs.held[0]}}
 	defer tx.done.Store(true)
 	return fn(tx)
@@ -262,15 +269,23 @@ func (r *remoteTx) commit(path, op string, data []byte, remove bool) error {
 type remoteHeld struct {
 	gates []*gate
 	held  []Held
+	names []string // of held
 }
 
-func (h *remoteHeld) release() {
+// release releases every lock; it returns the first Release error that
+// says a hold's reads may not have been current (lock.ErrLockLost), and
+// drops the others: the lock is gone either way.
+func (h *remoteHeld) release() error {
+	var lost error
 	for i := len(h.held) - 1; i >= 0; i-- {
-		_ = h.held[i].Release()
+		if err := h.held[i].Release(); lost == nil && errors.Is(err, lock.ErrLockLost) {
+			lost = &fs.PathError{Op: "Release", Path: h.names[i], Err: err}
+		}
 	}
 	for i := len(h.gates) - 1; i >= 0; i-- {
 		h.gates[i].leave()
 	}
+	return lost
 }
 
 // lockRemote takes the locks named names (sorted, distinct) of b: each
@@ -289,7 +304,7 @@ func lockRemote(ctx context.Context, b Backend, names []string, wait bool) (_ *r
 		// Whatever ends the loop early (an error, a panic in b.Lock) gives
 		// back what it took, so no queue of this process stays full.
 		if !done {
-			h.release()
+			_ = h.release() // nothing was read
 		}
 	}()
 	me := proc.ID()
@@ -318,7 +333,7 @@ func (h *remoteHeld) take(ctx context.Context, b Backend, name string, me int64,
 		h.gates = append(h.gates, g)
 		var held Held
 		if held, err = b.Lock(ctx, name, !try); err == nil {
-			h.held = append(h.held, held)
+			h.held, h.names = append(h.held, held), append(h.names, name)
 			return nil
 		}
 	}

@@ -407,13 +407,17 @@ func (c *multi) addRemote(i int, p part, names map[string]int) error {
 // remoteRun is MutateAll on a backend: every lock, in the order of their
 // names; every document read under them; fn once; and one Commit of every
 // changed document, fenced by every lock.
-func (c *multi) remoteRun(ctx context.Context, fn func(*Multi) error) ([]Commit, error) {
+func (c *multi) remoteRun(ctx context.Context, fn func(*Multi) error) (out []Commit, err error) {
 	names := slices.Sorted(slices.Values(c.locks))
 	hs, err := lockRemote(ctx, c.backend, names, !c.noWait)
 	if err != nil {
 		return nil, err
 	}
-	defer hs.release()
+	defer func() {
+		if lost := hs.release(); err == nil && lost != nil {
+			out, err = nil, lost
+		}
+	}()
 	for i, p := range c.parts {
 		held := hs.held[slices.Index(names, c.locks[c.of[i]])]
 		p.setRemote(&remoteTx{ctx: ctx, b: c.backend, held: held})
