@@ -224,6 +224,7 @@ func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 		m.doc = b.docKey(doc)
 		err = m.lock(ctx, b.client, wait)
 		if err == nil {
+			m.since = time.Now()
 			return &held{b: b, name: name, doc: doc, m: m, reads: map[string]int64{}}, nil
 		}
 		// The session's key may be left behind (a request whose outcome is
@@ -346,8 +347,10 @@ func (b *Backend) get(ctx context.Context, name string) ([]byte, int64, error) {
 		return nil, 0, fmt.Errorf("etcd: get %s (key %s): %w", name, key, err)
 	}
 	if len(resp.Kvs) == 0 {
+		b.sawDoc(key, resp.Header.Revision)
 		return nil, 0, nil
 	}
+	b.sawDoc(key, resp.Kvs[0].ModRevision)
 	kv := resp.Kvs[0]
 	if kv.Value == nil {
 		kv.Value = []byte{} // an empty document is not no document

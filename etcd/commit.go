@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/lock"
@@ -31,7 +32,9 @@ type held struct {
 	order    []string         // the documents read, in order
 	released bool             // Release was called
 	unlocked bool             // a Commit with release deleted the lock's key
-	kept     int64            // a Commit with release kept the lock's key, at this revision (0: none)
+	kept     int64            // a Commit with release kept the lock's key: no waiter came at or before this revision (0: not kept)
+	cache    *cached          // what that Commit wrote of the document read first, for the keeper
+	settled  bool             // a Commit fenced by this hold wrote or was refused: its reads were checked
 }
 
 // Done returns a channel closed once the session that holds the lock has
@@ -97,14 +100,14 @@ func (h *held) isReleased() bool {
 // Releasing twice does nothing.
 func (h *held) Release() error {
 	h.mu.Lock()
-	released, unlocked, kept := h.released, h.unlocked, h.kept
+	released, unlocked, kept, check := h.released, h.unlocked, h.kept, h.m.cached && !h.settled
 	h.released = true
 	h.mu.Unlock()
 	switch {
 	case released:
 		return nil
 	case kept != 0:
-		h.b.keep(h, kept)
+		h.b.keep(h, kept, h.cache)
 		return nil
 	case h.k != nil:
 		defer h.b.unkeep(h.k)
@@ -118,9 +121,43 @@ func (h *held) Release() error {
 	// safe; for a lost lock it is best effort.
 	ctx, cancel := context.WithTimeout(h.b.life, releaseTimeout)
 	defer cancel()
+	if check {
+		return h.releaseChecked(ctx)
+	}
 	if _, err := h.b.client.Delete(ctx, h.m.key); err != nil && !done(h.m.s) {
 		h.m.s.Orphan()
 		return fmt.Errorf("etcd: release %s (key %s; freed when lease %x expires): %w", h.name, h.m.key, h.m.s.Lease(), err)
+	}
+	return nil
+}
+
+// settle notes that a Commit fenced by h was decided.
+func (h *held) settle() {
+	h.mu.Lock()
+	h.settled = true
+	h.mu.Unlock()
+}
+
+// releaseChecked is the Release of a hold whose first Read was the cached
+// document and that no decided Commit fenced: in one request it deletes the key
+// and finds out whether the lock and every document read were still as
+// read, as a Commit's fence would. If not, or if the request fails, what
+// the hold read may not have been current: the error matches
+// lock.ErrLockLost.
+func (h *held) releaseChecked(ctx context.Context) error {
+	t := h.b.fence([]*held{h})
+	del := clientv3.OpDelete(h.m.key)
+	resp, err := h.b.client.Txn(ctx).If(t.cmps...).Then(del).Else(del).Commit()
+	switch {
+	case err != nil:
+		if !done(h.m.s) {
+			h.m.s.Orphan()
+		}
+		return fmt.Errorf("etcd: release %s (key %s): the hold read the document its session last wrote, and the check that the lock still stood failed: %w: %w",
+			h.name, h.m.key, lock.ErrLockLost, err)
+	case !resp.Succeeded:
+		return fmt.Errorf("etcd: release %s: the hold read the document its session last wrote, but the lock or that document changed before the hold ended: %w",
+			h.name, lock.ErrLockLost)
 	}
 	return nil
 }
@@ -152,6 +189,7 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 			return fmt.Errorf("etcd: commit: lock %s: %w", h.name, errReleased)
 		}
 		if done(h.m.s) {
+			h.settle()
 			return fmt.Errorf("etcd: commit: lock %s: its session's lease %x expired or is no longer kept alive: %w", h.name, h.m.s.Lease(), lock.ErrLockLost)
 		}
 		hs[i] = h
@@ -171,27 +209,38 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 	for _, p := range puts {
 		t.then = append(t.then, b.putOp(p))
 	}
+	runs := make([]bool, len(hs)) // kept whoever waits
 	if release {
 		// Each lock's key is kept if no other key is queued for it, and
 		// deleted otherwise: a nested transaction whose compare holds for
-		// every key of the queue.
-		for _, h := range hs {
+		// every key of the queue. During the session's run (see runFor)
+		// it is kept whoever waits.
+		for i, h := range hs {
+			runs[i] = time.Since(h.m.since) < runFor
 			var keep []clientv3.Op
 			if !h.m.kept {
 				keep = append(keep, clientv3.OpPut(h.m.key, keptValue, clientv3.WithIgnoreLease()))
 			}
-			t.then = append(t.then, clientv3.OpTxn([]clientv3.Cmp{h.m.alone()}, keep, []clientv3.Op{clientv3.OpDelete(h.m.key)}))
+			cmps := []clientv3.Cmp{h.m.alone()}
+			if runs[i] {
+				cmps = nil // holds without compares
+			}
+			t.then = append(t.then, clientv3.OpTxn(cmps, keep, []clientv3.Op{clientv3.OpDelete(h.m.key)}))
 		}
 	}
 	if err := b.checkSize(t, puts); err != nil {
 		return err
 	}
+	sent := time.Now()
 	resp, err := b.client.Txn(ctx).If(t.cmps...).Then(t.then...).Else(t.orElse...).Commit()
 	if err != nil {
 		if tooLarge(err) {
 			return fmt.Errorf("etcd: commit of %s: refused by the cluster: %w: %w", largest(puts), ErrTooLarge, err)
 		}
 		return fmt.Errorf("etcd: commit of %s: %w", largest(puts), err)
+	}
+	for _, h := range hs {
+		h.settle()
 	}
 	if !resp.Succeeded {
 		return t.failure(resp)
@@ -200,7 +249,12 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 		h.mu.Lock()
 		if release {
 			if resp.Responses[len(puts)+i].GetResponseTxn().GetSucceeded() {
+				// Kept in a run, it may have waiters queued before the commit.
 				h.kept, h.m.kept = resp.Header.Revision, true
+				if runs[i] {
+					h.kept = h.m.rev
+				}
+				h.cache = wrote(b, h, puts, resp.Header.Revision, sent)
 			} else {
 				h.unlocked = true
 			}
@@ -216,6 +270,27 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 		h.mu.Unlock()
 	}
 	return nil
+}
+
+// wrote returns, for the keeper of h, the document that h read first as
+// puts wrote it at revision rev, in a commit sent at sent; nil if they did
+// not write it (or removed it: a Create may make it again without a lock).
+func wrote(b *Backend, h *held, puts []filetxn.Put, rev int64, sent time.Time) *cached {
+	if len(h.order) == 0 {
+		return nil
+	}
+	first := h.order[0]
+	var c *cached
+	for _, p := range puts {
+		switch {
+		case len(touched(p, h.order[:1])) == 0:
+		case p.Remove:
+			c = nil
+		default:
+			c = &cached{doc: b.docKey(first), data: append([]byte{}, p.Data...), rev: rev, at: sent}
+		}
+	}
+	return c
 }
 
 // A txn is a Commit's transaction: its fence (cmps), its writes (then),

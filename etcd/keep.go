@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"bytes"
 	"context"
 	"time"
 
@@ -22,6 +23,30 @@ const (
 // keeps its lock to release it or to say it is busy.
 const noWaitBound = time.Second
 
+// runFor is how long after a session takes a lock by queueing its
+// process's holds may follow one another on it while another session
+// waits: a run (as sync.Mutex lets a running goroutine take the lock ahead
+// of a woken waiter). Each hold of a run takes the kept lock without a
+// write, most with no request at all (see cached); a hand-over costs the
+// next session a watch event and two requests before its own commit, so a
+// run of a few holds pays for itself under contention. A waiter waits at
+// most runFor plus the hold in progress longer than without runs. It is
+// a few commits long: etcd's commit is a raft round and an fsync.
+const runFor = 10 * time.Millisecond
+
+// A cached is the document that the last commit of a kept lock's hold
+// wrote, the one the next hold reads first: while the session still holds
+// the lock no fenced writer can have changed it, so that hold's first Read
+// takes it from here instead of asking the cluster. The fence still
+// compares it: a commit made on it after the lock was lost (its lease
+// expired unseen) or after a write that took no lock is refused.
+type cached struct {
+	doc  string // its key
+	data []byte // never nil
+	rev  int64
+	at   time.Time // when that commit was sent: the session held the lock then
+}
+
 // A keeper is a lock whose key its session keeps between holds: after a
 // Commit with release that found no waiter, the next Lock of the name by
 // the Backend confirms the key by a read instead of writing it anew. While
@@ -36,10 +61,14 @@ type keeper struct {
 
 	// Under Backend.mu:
 	state   keepState
-	waiter  bool               // a waiter that waits came while busy: release at the hold's end
-	pending []*mvccpb.KeyValue // waiters that will not wait, come while acquiring
+	waiter  bool               // a waiter that waits came: release at the hold's end (or the run's)
+	pending []*mvccpb.KeyValue // waiters that will not wait, come while acquiring (or idle in a run)
 	marks   []*mvccpb.KeyValue // waiters that will not wait, to mark busy
 	freed   chan struct{}      // closed once the key is deleted (or given up) and the keeper out of the map
+	cache   *cached            // the document the last hold wrote, if any
+	doc     string             // the key of the documents cached, watched ("": none)
+	docRev  int64              // the newest mod revision of doc the watch has seen
+	timer   *time.Timer        // ends the run, once a waiter came during it
 }
 
 type keepState int
@@ -53,10 +82,10 @@ const (
 )
 
 // keep makes, or makes idle again, the keeper of a hold whose Commit with
-// release kept its key at revision at: the hold's own keeper, or a new one.
+// release kept its key, no waiter queued at or before revision at: the hold's own keeper, or a new one.
 // It releases the key at once when a waiter came during the hold, and
 // gives it up when the Backend is closed.
-func (b *Backend) keep(h *held, at int64) {
+func (b *Backend) keep(h *held, at int64, c *cached) {
 	b.mu.Lock()
 	k := h.k
 	switch {
@@ -74,7 +103,10 @@ func (b *Backend) keep(h *held, at int64) {
 		m := *h.m
 		m.pre, m.doc = nil, ""
 		ctx, cancel := context.WithCancel(b.life)
-		k = &keeper{name: h.name, m: &m, stop: cancel, kick: make(chan struct{}, 1), freed: make(chan struct{})}
+		k = &keeper{name: h.name, m: &m, stop: cancel, kick: make(chan struct{}, 1), freed: make(chan struct{}), cache: c}
+		if c != nil {
+			k.doc, k.docRev = c.doc, c.rev
+		}
 		if b.kept == nil {
 			b.kept = map[string]*keeper{}
 		}
@@ -86,14 +118,44 @@ func (b *Backend) keep(h *held, at int64) {
 	case k.state != busy:
 		b.mu.Unlock()
 		return
-	case k.waiter:
+	case k.waiter && !b.inRun(k):
 		k.state = releasing
 		b.mu.Unlock()
 		b.release(k)
 		return
 	}
-	k.state, k.marks = idle, nil
+	if c != nil && c.doc != k.doc {
+		c = nil // not the document k watches
+	}
+	k.state, k.marks, k.cache = idle, nil, c
 	b.mu.Unlock()
+}
+
+// inRun reports whether k's session took its lock less than runFor ago;
+// b.mu is held. While it is, a waiter that comes does not end the run at
+// once: a timer does, or the first hold to end after it, if a hold has the
+// lock then.
+func (b *Backend) inRun(k *keeper) bool {
+	left := runFor - time.Since(k.m.since)
+	if left <= 0 {
+		return false
+	}
+	if k.timer == nil {
+		k.timer = time.AfterFunc(left, func() { b.runOver(k) })
+	}
+	return true
+}
+
+// runOver ends k's run: an idle k with a waiter releases its key.
+func (b *Backend) runOver(k *keeper) {
+	b.mu.Lock()
+	if k.state != idle || (!k.waiter && len(k.pending) == 0) {
+		b.mu.Unlock()
+		return
+	}
+	k.state = releasing
+	b.mu.Unlock()
+	b.release(k)
 }
 
 // takeKept returns the idle keeper of name for session s, acquiring, or
@@ -123,15 +185,34 @@ func (b *Backend) takeKept(ctx context.Context, name string) (*keeper, error) {
 	return nil, nil
 }
 
-// lockKept confirms, by one read, that the key of k (acquiring) is still
-// there with its create revision and that no waiter is queued behind it,
-// and reads the document the lock is named for: then the session holds the
-// lock, as of the read, and k is busy. A key lost or a waiter queued gives
-// nil (k is gone, its key deleted: the caller queues anew); an error leaves
-// k idle.
+// lockKept takes the lock of k (acquiring) for a hold of the session,
+// which reads the document doc first, and makes k busy. If the last hold
+// wrote doc, within fresh of now, it sends nothing: the hold's first Read
+// is the cached bytes. Otherwise it confirms, by one read, that the key of
+// k is still there with its create revision and, after the session's run,
+// that no waiter is queued behind it, and reads doc: the session holds the
+// lock as of the read. A key lost or a waiter queued gives nil (k is gone,
+// its key deleted: the caller queues anew); an error leaves k idle.
 func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, error) {
 	m := k.m
-	resp, err := b.client.Txn(ctx).If(m.isOwner(), m.alone()).Then(clientv3.OpGet(doc)).Else(clientv3.OpGet(m.key)).Commit()
+	b.mu.Lock()
+	c, run := k.cache, b.inRun(k)
+	if c != nil && c.rev < k.docRev {
+		c = nil // written since by a writer that took no lock
+	}
+	b.mu.Unlock()
+	if c != nil && c.doc == doc && time.Since(c.at) < b.fresh() && !done(m.s) {
+		got := *m
+		got.doc = doc
+		got.pre = &kv{data: bytes.Clone(c.data), rev: c.rev}
+		got.cached = true
+		return b.busy(k, &got), nil
+	}
+	cmps := []clientv3.Cmp{m.isOwner(), m.alone()}
+	if run {
+		cmps = cmps[:1] // a waiter queued behind waits for the run's end
+	}
+	resp, err := b.client.Txn(ctx).If(cmps...).Then(clientv3.OpGet(doc)).Else(clientv3.OpGet(m.key)).Commit()
 	if err != nil {
 		b.mu.Lock()
 		if k.state == acquiring {
@@ -164,11 +245,22 @@ func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, 
 			got.pre.data = []byte{} // an empty document is not no document
 		}
 	}
+	return b.busy(k, &got), nil
+}
+
+// fresh is how long after a commit a kept lock's cached document is used:
+// a third of the session's TTL, so that the lease cannot have expired on
+// the server meanwhile unless its keep-alives had failed for two thirds of
+// it before the commit (the fence refuses a commit made on it then).
+func (b *Backend) fresh() time.Duration { return time.Duration(b.ttl) * time.Second / 3 }
+
+// busy makes k (acquiring) busy for the hold whose mutex is m: nil if k
+// was dropped meanwhile (its key deleted, the Backend closed).
+func (b *Backend) busy(k *keeper, m *mutex) *mutex {
 	b.mu.Lock()
 	if k.state != acquiring {
-		// Dropped meanwhile (its key deleted, the Backend closed).
 		b.mu.Unlock()
-		return nil, nil
+		return nil
 	}
 	k.state = busy
 	k.marks, k.pending = append(k.marks, k.pending...), nil
@@ -179,7 +271,7 @@ func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, 
 		}
 	}
 	b.mu.Unlock()
-	return &got, nil
+	return m
 }
 
 // unkeep ends k after a hold that did not keep its key: the hold's Release
@@ -199,6 +291,9 @@ func (b *Backend) dropLocked(k *keeper) {
 		k.state = dropped
 		k.stop()
 		close(k.freed)
+		if k.timer != nil {
+			k.timer.Stop()
+		}
 	}
 }
 
@@ -217,7 +312,7 @@ func (b *Backend) release(k *keeper) {
 }
 
 // watchKept watches the queue of k's lock until ctx ends or k's key goes:
-// a waiter queued after the revision at which the key was kept makes an
+// a waiter queued after revision at (none was at or before it) makes an
 // idle k release the key, and a busy k mark it busy if it will not wait
 // (and release at the hold's end if it will). The watch has no start
 // revision (one from an old revision is caught up by the server only in
@@ -229,7 +324,11 @@ func (b *Backend) watchKept(ctx context.Context, k *keeper, at int64) {
 	for ctx.Err() == nil {
 		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 		wch := b.client.Watch(wctx, m.pfx, clientv3.WithPrefix(), clientv3.WithCreatedNotify())
-		ok := b.watchQueue(ctx, k, wch, &seen)
+		var dch clientv3.WatchChan
+		if k.doc != "" {
+			dch = b.client.Watch(wctx, k.doc, clientv3.WithCreatedNotify())
+		}
+		ok := b.watchQueue(ctx, k, wch, dch, &seen)
 		cancel()
 		if !ok {
 			return
@@ -241,17 +340,38 @@ func (b *Backend) watchKept(ctx context.Context, k *keeper, at int64) {
 	}
 }
 
-// watchQueue serves one watch of watchKept; false once k is done with.
-func (b *Backend) watchQueue(ctx context.Context, k *keeper, wch clientv3.WatchChan, seen *int64) bool {
+// watchQueue serves one watch of watchKept, of the queue (wch) and of the
+// document cached (dch, nil if none), which marks the cache stale on a
+// write; false once k is done with.
+func (b *Backend) watchQueue(ctx context.Context, k *keeper, wch, dch clientv3.WatchChan, seen *int64) bool {
 	m := k.m
 	wr, ok := <-wch
 	if !ok || wr.Err() != nil || !wr.Created {
 		return ctx.Err() == nil
 	}
-	if wr.Header.Revision > *seen {
-		resp, err := b.client.Txn(ctx).Then(clientv3.OpGet(m.key), clientv3.OpGet(m.pfx, clientv3.WithPrefix(), clientv3.WithMinCreateRev(*seen+1))).Commit()
+	began := wr.Header.Revision
+	if dch != nil {
+		dr, ok := <-dch
+		if !ok || dr.Err() != nil || !dr.Created {
+			return ctx.Err() == nil
+		}
+		began = max(began, dr.Header.Revision)
+	}
+	if began > *seen {
+		ops := []clientv3.Op{clientv3.OpGet(m.key), clientv3.OpGet(m.pfx, clientv3.WithPrefix(), clientv3.WithMinCreateRev(*seen+1))}
+		if dch != nil {
+			ops = append(ops, clientv3.OpGet(k.doc, clientv3.WithKeysOnly()))
+		}
+		resp, err := b.client.Txn(ctx).Then(ops...).Commit()
 		if err != nil {
 			return ctx.Err() == nil
+		}
+		if dch != nil {
+			rev := resp.Header.Revision // gone: removed since
+			if kvs := resp.Responses[2].GetResponseRange().GetKvs(); len(kvs) > 0 {
+				rev = kvs[0].ModRevision
+			}
+			b.docWritten(k, rev)
 		}
 		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) == 0 || kvs[0].CreateRevision != m.rev {
 			b.unkeep(k)
@@ -270,6 +390,14 @@ func (b *Backend) watchQueue(ctx context.Context, k *keeper, wch clientv3.WatchC
 			return false
 		case <-k.kick:
 			b.mark(ctx, k)
+			continue
+		case dr, ok := <-dch:
+			if !ok || dr.Err() != nil || dr.Canceled {
+				return ctx.Err() == nil
+			}
+			for _, ev := range dr.Events {
+				b.docWritten(k, ev.Kv.ModRevision)
+			}
 			continue
 		case wr, ok = <-wch:
 		}
@@ -295,6 +423,27 @@ func (b *Backend) watchQueue(ctx context.Context, k *keeper, wch clientv3.WatchC
 	}
 }
 
+// sawDoc notes that a read found the document at key written (or
+// removed) at rev: a kept lock's cache of it older than that is stale, as
+// when its watch reports the write. A probed call's read thus spares its
+// Mutate the cache's refusal when the watch has not reported yet.
+func (b *Backend) sawDoc(key string, rev int64) {
+	b.mu.Lock()
+	for _, k := range b.kept {
+		if k.doc == key {
+			k.docRev = max(k.docRev, rev)
+		}
+	}
+	b.mu.Unlock()
+}
+
+// docWritten notes that k's document was written (or removed) at rev.
+func (b *Backend) docWritten(k *keeper, rev int64) {
+	b.mu.Lock()
+	k.docRev = max(k.docRev, rev)
+	b.mu.Unlock()
+}
+
 // waiterCame answers the waiter kv of k's queue; false once k is released.
 func (b *Backend) waiterCame(k *keeper, kv *mvccpb.KeyValue) bool {
 	if string(kv.Key) == k.m.key || kv.CreateRevision <= k.m.rev {
@@ -304,10 +453,17 @@ func (b *Backend) waiterCame(k *keeper, kv *mvccpb.KeyValue) bool {
 	b.mu.Lock()
 	switch k.state {
 	case idle:
-		k.state = releasing
-		b.mu.Unlock()
-		b.release(k)
-		return false
+		if !b.inRun(k) {
+			k.state = releasing
+			b.mu.Unlock()
+			b.release(k)
+			return false
+		}
+		if noWait {
+			k.pending = append(k.pending, kv)
+		} else {
+			k.waiter = true
+		}
 	case acquiring:
 		if noWait {
 			k.pending = append(k.pending, kv)

@@ -51,11 +51,12 @@ func lockKeys(t *testing.T, cl *clientv3.Client, prefix string) map[string]strin
 }
 
 // TestKeptLockMutateWritesOnce: after a first Mutate, each Mutate of a
-// document no other session wants is one read-only request (the lock
-// confirmed, the document read) and one write (the commit), and the
-// session's lock key stays, marked kept. Ablation: a Commit with release
+// document no other session wants is one request, the commit: the lock is
+// kept, and the document read is the one the last commit wrote; the
+// session's lock key stays, marked kept. Ablations: a Commit with release
 // that always deletes the key (the nested transaction's Then doing the
-// Else) makes it two writes a Mutate, and this test red.
+// Else) makes it two writes a Mutate, and a keeper that ignores its cached
+// document (lockKept always reading) two requests: each turns it red.
 func TestKeptLockMutateWritesOnce(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
@@ -84,7 +85,7 @@ func TestKeptLockMutateWritesOnce(t *testing.T) {
 		require.NoError(t, err)
 	}
 	// The keeper's watch reads the queue once if it began after a write.
-	assert.InDelta(t, int64(2*n), sent.Load()-before, 1, "requests of %d Mutates", n)
+	assert.InDelta(t, int64(n), sent.Load()-before, 1, "requests of %d Mutates", n)
 	assert.Equal(t, int64(n), writes.Load()-wbefore, "writes of %d Mutates", n)
 	got, err := s.View(ctx)
 	require.NoError(t, err)
@@ -180,15 +181,26 @@ func TestNoWaitRefusedWhileKeptLockBusy(t *testing.T) {
 	require.NoError(t, h.Release())
 }
 
-// TestKeptLockLostIsTakenAgain: a kept key that is gone at the next Lock
-// (its lease revoked, or the key deleted by someone) is noticed by the
-// Lock's read: the lock is taken again normally and fn reads the document
-// as another client wrote it meanwhile. Ablation: a Lock that takes its
-// kept key without the confirming read turns it red (in some round the
-// commit is refused, lock.ErrLockLost: fn ran without the lock).
+// TestKeptLockLostIsTakenAgain: a kept key that is lost (its lease
+// revoked, or the key deleted by someone) costs no update. The keeper's
+// watch notices the loss, so a Mutate a moment later takes the lock again
+// normally, and reads the document as another client wrote it meanwhile.
+// A Mutate sent before the watch has noticed (its watch events held back
+// here) runs fn on the document its session last wrote: the fence refuses
+// that commit (lock.ErrLockLost, nothing written), and the next Mutate
+// succeeds. Ablations: a Commit that compares neither the lock's key nor
+// the document turns the held-back rounds red (no refusal; the other
+// client's write is overwritten); a keeper whose watch ignores the
+// deletion of its own key turns the rounds that lose the lock without a
+// write red (their Mutate is refused).
 func TestKeptLockLostIsTakenAgain(t *testing.T) {
 	c := startCluster(t)
 	raw := c.Client(t)
+	var holdBack atomic.Bool // delays every message of the Backend's watches
+	slow := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		cs, err := streamer(ctx, desc, cc, method, opts...)
+		return &heldBackStream{ClientStream: cs, on: &holdBack}, err
+	}
 	for _, tc := range []struct {
 		name string
 		lose func(ctx context.Context, t *testing.T, key string, lease clientv3.LeaseID)
@@ -204,29 +216,93 @@ func TestKeptLockLostIsTakenAgain(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
-			b := newBackend(t, c, "kl")
-			s := counterStore(t, b)
-			_, err := s.Mutate(ctx, inc)
+			cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+				DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(slow)}})
 			require.NoError(t, err)
-			// The Backend may notice the loss before its next Lock (its
-			// session's keep-alive, its keeper's watch), or only then:
-			// some rounds reach the Lock's read.
-			for i := range 30 {
+			defer cli.Close()
+			b, err := etcd.New(cli, "kl")
+			require.NoError(t, err)
+			defer b.Close()
+			s := counterStore(t, b)
+			_, err = s.Mutate(ctx, inc)
+			require.NoError(t, err)
+			for i := range 6 {
 				ks := keys(t, raw, "kl/locks/n.json/")
 				require.Len(t, ks, 1, "the kept key, round %d", i)
+				write, at := i%3 != 2, i%3 == 0
+				want := 10 * i
+				if !write {
+					v, err := s.View(ctx)
+					require.NoError(t, err)
+					want = v.N
+				}
+				holdBack.Store(at)
 				for k, lease := range ks {
 					tc.lose(ctx, t, k, lease)
 				}
-				_, err = raw.Put(ctx, "kl/docs/n.json", fmt.Sprintf(`{"N":%d}`, 10*i))
-				require.NoError(t, err)
+				if write {
+					_, err = raw.Put(ctx, "kl/docs/n.json", fmt.Sprintf(`{"N":%d}`, want))
+					require.NoError(t, err)
+				}
+				if at {
+					_, err = s.Mutate(ctx, inc)
+					holdBack.Store(false)
+					require.ErrorIs(t, err, lock.ErrLockLost, "Mutate at once after the kept key was lost, round %d", i)
+				} else {
+					time.Sleep(time.Second) // the watch's events arrive
+				}
 				_, err = s.Mutate(ctx, inc)
 				require.NoError(t, err, "Mutate after the kept key was lost, round %d", i)
 				got, err := s.View(ctx)
 				require.NoError(t, err)
-				require.Equal(t, 10*i+1, got.N, "the counter, round %d", i)
+				require.Equal(t, want+1, got.N, "the counter, round %d", i)
 			}
 		})
 	}
+}
+
+// A heldBackStream delays each message it receives by 300 ms while on
+// is set.
+type heldBackStream struct {
+	grpc.ClientStream
+	on *atomic.Bool
+}
+
+func (s *heldBackStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	if s.on.Load() {
+		time.Sleep(300 * time.Millisecond)
+	}
+	return err
+}
+
+// TestKeptLockSeesAWriteWithoutTheLock: a write to a kept lock's document
+// by a client that takes no lock (an etcdctl put) is seen by the keeper's
+// watch of the document: a Mutate a moment later reads it, instead of the
+// bytes its session last wrote, and succeeds. Ablation: a keeper without
+// the document's watch (watchKept passing no dch) turns it red (the commit
+// is refused: the document was written since the bytes fn got).
+func TestKeptLockSeesAWriteWithoutTheLock(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	raw := c.Client(t)
+	b := newBackend(t, c, "kw2")
+	s := counterStore(t, b)
+	_, err := s.Mutate(ctx, inc)
+	require.NoError(t, err)
+	for i := range 5 {
+		_, err = s.Mutate(ctx, inc) // the session keeps the lock, and what it wrote
+		require.NoError(t, err)
+		_, err = raw.Put(ctx, "kw2/docs/n.json", fmt.Sprintf(`{"N":%d}`, 100*i))
+		require.NoError(t, err)
+		time.Sleep(500 * time.Millisecond)
+		_, err = s.Mutate(ctx, inc)
+		require.NoError(t, err, "Mutate after a write without the lock, round %d", i)
+		got, err := s.View(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 100*i+1, got.N, "the counter, round %d", i)
+	}
+	require.Len(t, keys(t, raw, "kw2/locks/n.json/"), 1, "the lock kept throughout")
 }
 
 // TestCloseEndsTheKeepersWatches: no keeper's watch outlives Close, even
@@ -340,4 +416,128 @@ func TestNoWaitGivesUpOnASilentKeeper(t *testing.T) {
 	require.ErrorIs(t, err, lock.ErrWouldBlock, "Lock(wait=false) behind a silent keeper")
 	require.NoError(t, lctx.Err(), "the Lock's ctx: the bound, not ctx, ended the wait")
 	assert.Len(t, lockKeys(t, raw, "ks"), 1, "lock keys after: the silent keeper's")
+}
+
+// TestKeptLockNoOpChecksItsCachedRead: a Mutate that changes nothing, run
+// on the document its session last wrote (the lock kept, the keeper's
+// watch held back so that it has not seen a write made without the lock),
+// does not return success on what may be stale: its Release checks the
+// lock and the document, and the Mutate fails with lock.ErrLockLost; the
+// next one reads the write. Ablation: a Release that deletes the key
+// without the check (check always false) turns it red (nil error).
+func TestKeptLockNoOpChecksItsCachedRead(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	raw := c.Client(t)
+	var holdBack atomic.Bool
+	slow := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		cs, err := streamer(ctx, desc, cc, method, opts...)
+		return &heldBackStream{ClientStream: cs, on: &holdBack}, err
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(slow)}})
+	require.NoError(t, err)
+	defer cli.Close()
+	b, err := etcd.New(cli, "kn")
+	require.NoError(t, err)
+	defer b.Close()
+	s := counterStore(t, b)
+	_, err = s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
+	require.NoError(t, err)
+	time.Sleep(time.Second) // the keeper's watches are made
+	holdBack.Store(true)
+	_, err = raw.Put(ctx, "kn/docs/n.json", `{"N":5}`)
+	require.NoError(t, err)
+	var saw int
+	_, err = s.Mutate(ctx, func(d *count) error { saw = d.N; return nil })
+	holdBack.Store(false)
+	require.ErrorIs(t, err, lock.ErrLockLost, "a no-op Mutate on the cached document after a write without the lock")
+	assert.Equal(t, 1, saw, "fn got the cached document")
+	_, err = s.Mutate(ctx, func(d *count) error { saw = d.N; return nil })
+	require.NoError(t, err)
+	assert.Equal(t, 5, saw, "the next Mutate reads the write")
+}
+
+// TestKeptLockRunEnds: a process that Mutates one document without pause
+// keeps its lock only for a short run while another session waits: the
+// waiter's Mutate is done long before the busy process stops. Ablation:
+// a run that never ends (inRun always true, runOver never releasing)
+// turns it red (the waiter waits until the busy process stops).
+func TestKeptLockRunEnds(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	busy := counterStore(t, newBackend(t, c, "kr"))
+	waiter := counterStore(t, newBackend(t, c, "kr"))
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	var n atomic.Int64
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := busy.Mutate(ctx, inc); err != nil {
+				done <- err
+				return
+			}
+			n.Add(1)
+		}
+	}()
+	for n.Load() < 20 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err := waiter.Mutate(wctx, inc)
+	cancel()
+	took := time.Since(start)
+	close(stop)
+	require.NoError(t, <-done, "the busy process's Mutates")
+	require.NoError(t, err, "the waiter's Mutate, while another process Mutates without pause")
+	t.Logf("the waiter waited %v; the busy process made %d Mutates", took, n.Load())
+	got, err := busy.View(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int(n.Load())+1, got.N, "the counter")
+}
+
+// TestKeptLockProbedReadRefreshesTheCache: a probed Mutate (MutateProbed,
+// as a ledger's Append is) first reads the document without the lock; a
+// write made without the lock that this read finds makes the kept lock's
+// cached document stale even before the keeper's watch (held back here)
+// reports it, so the Mutate reads the document anew and succeeds on it.
+// Ablation: a Backend whose reads do not mark the cache stale (sawDoc
+// doing nothing) turns it red (the Mutate, run on the cached bytes, is
+// refused with lock.ErrLockLost).
+func TestKeptLockProbedReadRefreshesTheCache(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	raw := c.Client(t)
+	var holdBack atomic.Bool
+	slow := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		cs, err := streamer(ctx, desc, cc, method, opts...)
+		return &heldBackStream{ClientStream: cs, on: &holdBack}, err
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(slow)}})
+	require.NoError(t, err)
+	defer cli.Close()
+	b, err := etcd.New(cli, "kp")
+	require.NoError(t, err)
+	defer b.Close()
+	s := counterStore(t, b)
+	_, err = s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
+	require.NoError(t, err)
+	time.Sleep(time.Second) // the keeper's watches are made
+	holdBack.Store(true)
+	_, err = raw.Put(ctx, "kp/docs/n.json", `{"N":5}`)
+	require.NoError(t, err)
+	_, err = s.MutateProbed(ctx, inc)
+	holdBack.Store(false)
+	require.NoError(t, err, "a probed Mutate after a write without the lock")
+	got, err := s.View(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 6, got.N, "the counter")
 }

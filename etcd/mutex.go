@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -23,6 +24,13 @@ type mutex struct {
 	key  string // pfx + the session's lease in hexadecimal
 	rev  int64  // the create revision of key: the place in the queue
 	kept bool   // key's value is keptValue
+	// since is when the session took the lock by queueing: a run of its
+	// holds that another session waits behind ends runFor after it.
+	since time.Time
+	// cached is set for a hold whose first Read is the document its
+	// session's last commit wrote (see cached): unless a Commit fences it,
+	// its Release checks that the lock and what it read still stand.
+	cached bool
 
 	doc string // a document key to read in the request that queues the session ("": none)
 	pre *kv    // what that request read of doc, when it took the lock at once
@@ -95,20 +103,27 @@ func (m *mutex) lock(ctx context.Context, cl *clientv3.Client, wait bool) error 
 			break
 		}
 	}
-	// Every key before this one is gone; this one must still be there.
-	own, err := cl.Get(ctx, m.key)
+	// Every key before this one is gone; this one must still be there, and
+	// the same request reads the document, as the lock holds as of it.
+	ops := []clientv3.Op{clientv3.OpGet(m.key)}
+	if m.doc != "" {
+		ops = append(ops, clientv3.OpGet(m.doc))
+	}
+	own, err := cl.Txn(ctx).Then(ops...).Commit()
 	if err != nil {
 		return err
 	}
-	if len(own.Kvs) == 0 || own.Kvs[0].CreateRevision != m.rev {
+	if kvs := own.Responses[0].GetResponseRange().GetKvs(); len(kvs) == 0 || kvs[0].CreateRevision != m.rev {
 		return errExpired
 	}
+	m.prefetch(own.Responses[1:])
 	return nil
 }
 
 // prefetch keeps what resps[0], a read of m.doc by the request that took
-// the lock, read: as of the moment the lock was taken, no holder has
-// written it since, and the fence refuses a commit if anyone has.
+// the lock (or found it taken, after a wait), read: as of that request no
+// holder has written it since, and the fence refuses a commit if anyone
+// has.
 func (m *mutex) prefetch(resps []*pb.ResponseOp) {
 	if m.doc == "" {
 		return

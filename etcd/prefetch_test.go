@@ -18,10 +18,10 @@ import (
 )
 
 // TestMutateSendsTwoRequestsWhenFree: a Mutate of a document whose lock is
-// free sends two requests, the lock's (which reads the document too) and
-// the commit (which releases the lock too). Ablation: a Lock that does not
-// read the document (mutex.doc left empty) makes it three, and this test
-// red.
+// free (another session held it last) sends two requests, the lock's
+// (which reads the document too) and the commit (which releases the lock
+// too). Ablation: a Lock that does not read the document (mutex.doc left
+// empty) makes it three, and this test red.
 func TestMutateSendsTwoRequestsWhenFree(t *testing.T) {
 	mutateRequests(t, "pf")
 }
@@ -38,7 +38,9 @@ func TestMutateUnderALockPathSendsTwoRequests(t *testing.T) {
 
 // mutateRequests checks that, after a first Mutate that makes the session,
 // each Mutate of a counter store made with opts on a Backend at prefix
-// sends two requests, and that the counter counts them all.
+// sends two requests when another session held the lock last (a rival
+// Backend on another client, closed after its own Mutate so that it keeps
+// nothing), and that the counter counts them all.
 func mutateRequests(t *testing.T, prefix string, opts ...filetxn.Option) {
 	ctx := testCtx(t)
 	c := startCluster(t)
@@ -51,24 +53,36 @@ func mutateRequests(t *testing.T, prefix string, opts ...filetxn.Option) {
 		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counting)}})
 	require.NoError(t, err)
 	defer cli.Close()
+	rivalCli := c.Client(t)
+	store := func(b *etcd.Backend) *filetxn.Store[*count] {
+		s, err := filetxn.NewStore("n.json", filetxn.JSON[count](), append([]filetxn.Option{filetxn.WithBackend(b)}, opts...)...)
+		require.NoError(t, err)
+		return s
+	}
 	b, err := etcd.New(cli, prefix)
 	require.NoError(t, err)
 	defer b.Close()
-	s, err := filetxn.NewStore("n.json", filetxn.JSON[count](), append([]filetxn.Option{filetxn.WithBackend(b)}, opts...)...)
-	require.NoError(t, err)
+	s := store(b)
 	inc := func(d *count) error { d.N++; return nil }
 	_, err = s.Mutate(ctx, inc) // makes the session
 	require.NoError(t, err)
 	const n = 5
-	before := sent.Load()
+	var got int64
 	for range n {
-		_, err := s.Mutate(ctx, inc)
+		rival, err := etcd.New(rivalCli, prefix)
 		require.NoError(t, err)
+		_, err = store(rival).Mutate(ctx, inc) // b's keeper releases the lock to it
+		require.NoError(t, err)
+		require.NoError(t, rival.Close()) // its lease, and the lock it kept, go
+		before := sent.Load()
+		_, err = s.Mutate(ctx, inc)
+		require.NoError(t, err)
+		got += sent.Load() - before
 	}
-	assert.Equal(t, int64(2*n), sent.Load()-before, "requests of %d Mutates", n)
-	got, err := s.View(ctx)
+	assert.Equal(t, int64(2*n), got, "requests of %d Mutates", n)
+	v, err := s.View(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, n+1, got.N, "the counter")
+	assert.Equal(t, 2*n+1, v.N, "the counter")
 }
 
 // TestPrefetchedReadIsFenced: a document written by another client after
