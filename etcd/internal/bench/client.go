@@ -92,18 +92,21 @@ func (s *countedStream) SendMsg(m any) error {
 	return s.ClientStream.SendMsg(m)
 }
 
-// The document every variant increments: one JSON object, the same etcd
-// key for all of them (the etcd backend keeps a document named name at
-// prefix/docs/name).
+// The document a variant increments: one JSON object, under a key of the
+// variant's own (the etcd backend keeps a document named name at
+// prefix/docs/name), so that no row's writes land between another's: a
+// session that keeps its lock reads the document its last commit wrote,
+// and a write by another row in between (one that takes no lock) would
+// make its next commit fail.
 type counter struct {
 	N int `json:"n"`
 }
 
-const (
-	prefix  = "bench"
-	docName = "counter.json"
-	docKey  = prefix + "/docs/" + docName
-)
+const prefix = "bench"
+
+// docName is the name of variant's document, and docKey its key.
+func docName(variant string) string { return "counter-" + variant + ".json" }
+func docKey(variant string) string  { return prefix + "/docs/" + docName(variant) }
 
 // The variants: what one increment of the counter is made of.
 const (
@@ -126,6 +129,7 @@ var variantNames = map[string]string{
 
 // An incrementer increments the counter one way, through its own client.
 type incrementer struct {
+	key string // its document's key
 	c   *client
 	inc func(ctx context.Context) error
 	end func()
@@ -146,14 +150,15 @@ func newIncrementer(ctx context.Context, variant string, endpoints []string) (*i
 	if err != nil {
 		return nil, err
 	}
-	in := &incrementer{c: c}
+	key := docKey(variant)
+	in := &incrementer{c: c, key: key}
 	switch variant {
 	case varHand:
-		in.inc = func(ctx context.Context) error { return handIncrement(ctx, c.Client, true) }
+		in.inc = func(ctx context.Context) error { return handIncrement(ctx, c.Client, key, true) }
 	case varUnfenced:
-		in.inc = func(ctx context.Context) error { return handIncrement(ctx, c.Client, false) }
+		in.inc = func(ctx context.Context) error { return handIncrement(ctx, c.Client, key, false) }
 	case varSTM:
-		in.inc = func(ctx context.Context) error { return stmIncrement(ctx, c.Client) }
+		in.inc = func(ctx context.Context) error { return stmIncrement(ctx, c.Client, key) }
 	case varLocked, varCarried:
 		grant, err := c.Grant(ctx, 60)
 		if err != nil {
@@ -177,9 +182,9 @@ func newIncrementer(ctx context.Context, variant string, endpoints []string) (*i
 			c.Revoke(rctx, grant.ID)
 			done()
 		}
-		f := &lockedFloor{cli: c.Client, lease: grant.ID, keys: prefix + "/bench-locks/counter/"}
+		f := &lockedFloor{cli: c.Client, lease: grant.ID, doc: key, keys: prefix + "/bench-locks/" + variant + "/"}
 		if variant == varCarried {
-			f.keys, f.carry = docKey+"/lock/", true
+			f.keys, f.carry = key+"/lock/", true
 		}
 		in.inc = f.increment
 	case varFiletxn:
@@ -189,7 +194,7 @@ func newIncrementer(ctx context.Context, variant string, endpoints []string) (*i
 			return nil, err
 		}
 		in.end = func() { b.Close() }
-		st, err := filetxn.NewStore[*counter](docName, filetxn.JSON[counter](), filetxn.WithBackend(b))
+		st, err := filetxn.NewStore[*counter](docName(variant), filetxn.JSON[counter](), filetxn.WithBackend(b))
 		if err != nil {
 			in.close()
 			return nil, err
@@ -212,7 +217,7 @@ func newIncrementer(ctx context.Context, variant string, endpoints []string) (*i
 		c.Close()
 		return nil, fmt.Errorf("no variant %q", variant)
 	}
-	if _, err := c.Get(ctx, docKey); err != nil {
+	if _, err := c.Get(ctx, key); err != nil {
 		in.close()
 		return nil, err
 	}
@@ -222,7 +227,7 @@ func newIncrementer(ctx context.Context, variant string, endpoints []string) (*i
 // handIncrement is what a user writes without a library: read the counter
 // with its mod revision, and write it back only if that is unchanged, in a
 // loop; unfenced, the write is unconditional (and loses updates).
-func handIncrement(ctx context.Context, cli *clientv3.Client, fenced bool) error {
+func handIncrement(ctx context.Context, cli *clientv3.Client, docKey string, fenced bool) error {
 	for {
 		resp, err := cli.Get(ctx, docKey)
 		if err != nil {
@@ -257,7 +262,7 @@ func handIncrement(ctx context.Context, cli *clientv3.Client, fenced bool) error
 
 // stmIncrement increments the counter in etcd's software transactional
 // memory, which runs its function again after a conflict.
-func stmIncrement(ctx context.Context, cli *clientv3.Client) error {
+func stmIncrement(ctx context.Context, cli *clientv3.Client, docKey string) error {
 	_, err := concurrency.NewSTM(cli, func(s concurrency.STM) error {
 		var d counter
 		if v := s.Get(docKey); v != "" {
@@ -276,8 +281,9 @@ func stmIncrement(ctx context.Context, cli *clientv3.Client) error {
 	return err
 }
 
-// readCounter returns the counter's value, by a linearizable read.
-func readCounter(ctx context.Context, cli *clientv3.Client) (int, error) {
+// readCounter returns the value of the counter at docKey, by a
+// linearizable read.
+func readCounter(ctx context.Context, cli *clientv3.Client, docKey string) (int, error) {
 	resp, err := cli.Get(ctx, docKey)
 	if err != nil {
 		return 0, err

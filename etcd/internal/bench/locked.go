@@ -25,14 +25,15 @@ import (
 type lockedFloor struct {
 	cli   *clientv3.Client
 	lease clientv3.LeaseID
+	doc   string // the document's key
 	keys  string // the prefix of the waiter keys
-	carry bool   // keys is docKey + "/lock/"
+	carry bool   // keys is doc + "/lock/"
 }
 
 func (f *lockedFloor) increment(ctx context.Context) error {
 	me := fmt.Sprintf("%s%x", f.keys, f.lease)
 	resp, err := f.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(me), "=", 0)).
-		Then(clientv3.OpPut(me, "", clientv3.WithLease(f.lease)), clientv3.OpGet(f.keys, clientv3.WithFirstCreate()...), clientv3.OpGet(docKey)).
+		Then(clientv3.OpPut(me, "", clientv3.WithLease(f.lease)), clientv3.OpGet(f.keys, clientv3.WithFirstCreate()...), clientv3.OpGet(f.doc)).
 		Commit()
 	if err != nil {
 		return err
@@ -55,7 +56,7 @@ func (f *lockedFloor) increment(ctx context.Context) error {
 	var d counter
 	if data != nil {
 		if err := json.Unmarshal(data, &d); err != nil {
-			return fmt.Errorf("%s: %w", docKey, err)
+			return fmt.Errorf("%s: %w", f.doc, err)
 		}
 	}
 	d.N++
@@ -63,9 +64,9 @@ func (f *lockedFloor) increment(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tr, err := f.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(me), "=", mine), clientv3.Compare(clientv3.ModRevision(docKey), "=", rev)).
-		Then(clientv3.OpPut(docKey, string(out)), clientv3.OpDelete(me)).
-		Else(clientv3.OpGet(me), clientv3.OpGet(docKey)).Commit()
+	tr, err := f.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(me), "=", mine), clientv3.Compare(clientv3.ModRevision(f.doc), "=", rev)).
+		Then(clientv3.OpPut(f.doc, string(out)), clientv3.OpDelete(me)).
+		Else(clientv3.OpGet(me), clientv3.OpGet(f.doc)).Commit()
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func (f *lockedFloor) wait(ctx context.Context, mine int64) ([]byte, int64, erro
 	at := f.keys
 	if f.carry {
 		// From the document's key to the end of its waiter keys.
-		at, opts = docKey, []clientv3.OpOption{clientv3.WithRange(strings.TrimSuffix(f.keys, "/") + "0"), clientv3.WithCreatedNotify()}
+		at, opts = f.doc, []clientv3.OpOption{clientv3.WithRange(strings.TrimSuffix(f.keys, "/") + "0"), clientv3.WithCreatedNotify()}
 	}
 	wch := f.cli.Watch(wctx, at, opts...)
 	if wr, ok := <-wch; !ok || wr.Err() != nil || !wr.Created {
@@ -100,7 +101,7 @@ func (f *lockedFloor) wait(ctx context.Context, mine int64) ([]byte, int64, erro
 	}
 	read, err := f.cli.Txn(ctx).Then(
 		clientv3.OpGet(f.keys, clientv3.WithPrefix(), clientv3.WithMaxCreateRev(mine-1), clientv3.WithKeysOnly()),
-		clientv3.OpGet(docKey)).Commit()
+		clientv3.OpGet(f.doc)).Commit()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -126,7 +127,7 @@ func (f *lockedFloor) wait(ctx context.Context, mine int64) ([]byte, int64, erro
 				continue
 			}
 			switch k := string(ev.Kv.Key); {
-			case k == docKey:
+			case k == f.doc:
 				data, rev = nil, 0
 				if ev.Type == clientv3.EventTypePut {
 					data, rev = ev.Kv.Value, ev.Kv.ModRevision
@@ -139,7 +140,7 @@ func (f *lockedFloor) wait(ctx context.Context, mine int64) ([]byte, int64, erro
 	if f.carry {
 		return data, rev, nil
 	}
-	g, err := f.cli.Get(ctx, docKey)
+	g, err := f.cli.Get(ctx, f.doc)
 	if err != nil || len(g.Kvs) == 0 {
 		return nil, 0, err
 	}

@@ -46,7 +46,7 @@ func runMutate(ctx context.Context, cfg *config, t *target) (*section, error) {
 	}
 	err := sec.Interleave(cfg.rounds, func(r *result) (float64, error) {
 		in := ins[r]
-		before, err := readCounter(ctx, t.admin.Client)
+		before, err := readCounter(ctx, t.admin.Client, in.key)
 		if err != nil {
 			return 0, err
 		}
@@ -60,7 +60,7 @@ func runMutate(ctx context.Context, cfg *config, t *target) (*section, error) {
 		elapsed := time.Since(start)
 		r.requests += in.c.sent.Load() - sent
 		r.ops += int64(cfg.ops)
-		after, err := readCounter(ctx, t.admin.Client)
+		after, err := readCounter(ctx, t.admin.Client, in.key)
 		if err != nil {
 			return 0, err
 		}
@@ -140,16 +140,16 @@ func runContend(ctx context.Context, cfg *config, t *target) (*section, error) {
 	}
 	var lost []int
 	err := sec.Interleave(cfg.rounds, func(r *result) (float64, error) {
-		before, err := readCounter(ctx, t.admin.Client)
+		v := variant[r.Name]
+		before, err := readCounter(ctx, t.admin.Client, docKey(v))
 		if err != nil {
 			return 0, err
 		}
-		v := variant[r.Name]
 		took, sent, err := contendRound(cfg, t, v)
 		if err != nil {
 			return 0, err
 		}
-		after, err := readCounter(ctx, t.admin.Client)
+		after, err := readCounter(ctx, t.admin.Client, docKey(v))
 		if err != nil {
 			return 0, err
 		}
