@@ -33,11 +33,14 @@ const releaseTimeout = 5 * time.Second
 // session (a lease kept alive while the Backend lives), made at the first
 // Lock and made anew when it has expired. After a commit that ends a hold
 // (a Mutate's) with no other session waiting, the session keeps the lock,
-// so that its next Lock of it is a read instead of a write; a watch per
-// kept lock gives it up as soon as another session asks for it. An idle
-// process therefore holds such locks until someone else wants them, or it
-// closes the Backend. A Backend is safe for concurrent use; it does not
-// exclude goroutines that share it from each other (the engine does).
+// and the bytes it wrote: its next Mutate of that document sends only its
+// commit. A watch per kept lock gives it up as soon as another session
+// asks for it (after a short run of holds, see docs/formats/etcd.md), and
+// notices a write by a program that takes no lock; a Mutate that starts
+// before the watch reports one fails with lock.ErrLockLost, fn run once on
+// the older bytes. An idle process holds such locks until someone else
+// wants them, or it closes the Backend. A Backend is safe for concurrent
+// use; it does not exclude goroutines that share it (the engine does).
 // Close it when done.
 type Backend struct {
 	client *clientv3.Client
@@ -190,10 +193,11 @@ func (b *Backend) readFirst(name, doc string) {
 // a second). A waiter whose lease ends queues again on a new session. On
 // failure it removes its place in the queue, with a timeout of its own. A
 // lock this session already holds is granted again: the engine's queue,
-// not Lock, keeps the goroutines of a process apart. It costs one request
-// uncontended, which also reads, for the hold's first Read of it, the
-// document named name, or the one the last hold of name read first: a read-only one when the session kept the lock, a
-// write otherwise; and a watch while it waits.
+// not Lock, keeps the goroutines of a process apart. Uncontended it costs
+// one request, a write, which also reads, for the hold's first Read, the
+// document named name (or the one the last hold of name read first); on a
+// kept lock a read-only one, or none when the last hold wrote that
+// document (see Backend); a watch and a read while it waits.
 func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Held, error) {
 	if err := checkName("Lock", name); err != nil {
 		return nil, err

@@ -46,9 +46,10 @@ func (h *held) Done() <-chan struct{} { return h.m.s.Done() }
 // linearizable read bounded by ctx, and remembers the version read (the
 // first, if read twice): a Commit fenced by this hold then requires it
 // unchanged. The first Read of the document Lock read with the lock (the
-// one the lock is named for, or the one its last hold read first), when
-// Lock took the lock at once, sends nothing: it returns what Lock's own
-// request read, as of the moment the lock was taken.
+// one the lock is named for, or the one its last hold read first) sends
+// nothing: it returns what Lock's own request read, as of the moment the
+// lock was taken, or, on a kept lock, the bytes the last hold wrote (then
+// a Release without a decided Commit checks that they still stand).
 func (h *held) Read(ctx context.Context, name string) ([]byte, error) {
 	if err := checkName("Read", name); err != nil {
 		return nil, err
@@ -94,7 +95,9 @@ func (h *held) isReleased() bool {
 
 // Release unlocks, with a timeout of its own; after a Commit with release
 // it sends nothing (the lock is already released, or kept, see Backend). A
-// lock already lost (its session ended) releases without error. If the unlock fails, the session
+// lock already lost (its session ended) releases without error, unless
+// the hold read the kept bytes and no Commit checked them: then an error
+// matching lock.ErrLockLost says they may not have been current. If the unlock fails, the session
 // stops being kept alive, so that the lock is freed when its lease expires,
 // and the error is returned; the Backend's other holds are lost then too.
 // Releasing twice does nothing.
