@@ -112,7 +112,9 @@ type Put struct {
 // the call instead of holding it. A read without the lock (View, a probe)
 // is bounded by ctx, or, under a ctx already done, gets that try too. On a
 // backend Tx.Lock returns nil, Tx.Append fails with errors.ErrUnsupported, and MutateAll
-// takes members of one backend only. A nil b is refused by NewStore.
+// takes members of one backend only. A call that wrote nothing returns the
+// error of a Release that says its reads were not current (see Held). A
+// nil b is refused by NewStore.
 func WithBackend(b Backend) Option {
 	return func(o *options) {
 		if b == nil {

@@ -108,9 +108,10 @@ func WithMaxRequestBytes(n int) Option {
 // must not nest; a nil client, a bad prefix or an invalid option fails it
 // with an error matching filetxn.ErrInvalidArgument. The caller keeps the
 // client, and closes it after the Backend. The Backend keeps the locks of
-// its Mutates between them (see Backend): an uncontended Mutate costs a
-// read and a write, and another host that asks for such a lock waits for
-// one round trip of its keeper's watch.
+// its Mutates between them (see Backend): an uncontended Mutate costs its
+// commit alone, and another host that asks for such a lock waits for one
+// round trip of its keeper's watch (and for the keeper's run, see
+// docs/formats/etcd.md).
 func New(client *clientv3.Client, prefix string, opts ...Option) (*Backend, error) {
 	c := config{ttl: DefaultSessionTTL, max: DefaultMaxRequestBytes}
 	for _, o := range opts {

@@ -27,14 +27,14 @@ type held struct {
 	m    *mutex
 	k    *keeper // the keeper Lock took the lock from, if any
 
-	mu       sync.Mutex       // protects the fields below
-	reads    map[string]int64 // the mod revision of each document read (0: none)
-	order    []string         // the documents read, in order
-	released bool             // Release was called
-	unlocked bool             // a Commit with release deleted the lock's key
-	kept     int64            // a Commit with release kept the lock's key: no waiter came at or before this revision (0: not kept)
-	cache    *cached          // what that Commit wrote of the document read first, for the keeper
-	settled  bool             // a Commit fenced by this hold wrote or was refused: its reads were checked
+	mu        sync.Mutex       // protects the fields below
+	reads     map[string]int64 // the mod revision of each document read (0: none)
+	order     []string         // the documents read, in order
+	released  bool             // Release was called
+	unlocked  bool             // a Commit with release deleted the lock's key
+	kept      int64            // a Commit with release kept the lock's key: no waiter came at or before this revision (0: not kept)
+	cache     *cached          // what that Commit wrote of the document read first, for the keeper
+	unchecked bool             // a Read returned the kept bytes (see cached), and no decided Commit has checked them since
 }
 
 // Done returns a channel closed once the session that holds the lock has
@@ -61,6 +61,7 @@ func (h *held) Read(ctx context.Context, name string) ([]byte, error) {
 	pre, first := h.m.pre, len(h.order) == 0
 	if name == h.doc {
 		h.m.pre = nil // the first Read only
+		h.unchecked = h.unchecked || pre != nil && h.m.cached
 	}
 	h.mu.Unlock()
 	if first {
@@ -103,14 +104,14 @@ func (h *held) isReleased() bool {
 // Releasing twice does nothing.
 func (h *held) Release() error {
 	h.mu.Lock()
-	released, unlocked, kept, check := h.released, h.unlocked, h.kept, h.m.cached && !h.settled
+	released, unlocked, kept, check, c := h.released, h.unlocked, h.kept, h.unchecked, h.cache
 	h.released = true
 	h.mu.Unlock()
 	switch {
 	case released:
 		return nil
 	case kept != 0:
-		h.b.keep(h, kept, h.cache)
+		h.b.keep(h, kept, c)
 		return nil
 	case h.k != nil:
 		defer h.b.unkeep(h.k)
@@ -134,15 +135,17 @@ func (h *held) Release() error {
 	return nil
 }
 
-// settle notes that a Commit fenced by h was decided.
+// settle notes that a Commit fenced by h was decided: its fence checked
+// every Read so far, and what Lock read may be stale now (a Read after it
+// asks the cluster).
 func (h *held) settle() {
 	h.mu.Lock()
-	h.settled = true
+	h.unchecked, h.m.pre = false, nil
 	h.mu.Unlock()
 }
 
-// releaseChecked is the Release of a hold whose first Read was the cached
-// document and that no decided Commit fenced: in one request it deletes the key
+// releaseChecked is the Release of a hold whose Read returned the kept
+// bytes and that no decided Commit checked since: in one request it deletes the key
 // and finds out whether the lock and every document read were still as
 // read, as a Commit's fence would. If not, or if the request fails, what
 // the hold read may not have been current: the error matches
@@ -175,8 +178,8 @@ func (h *held) releaseChecked(ctx context.Context) error {
 // error (ctx done, the cluster unreachable) leaves its outcome unknown.
 // With release, the same transaction ends the holds when it writes: it
 // deletes each lock's key if another session is queued for it, and keeps
-// it for this Backend's next Lock otherwise (see Backend); their Release
-// then sends nothing. A Commit fenced by no hold is refused
+// it for this Backend's next Lock otherwise, or whoever waits during the
+// session's run (see Backend); their Release then sends nothing. A Commit fenced by no hold is refused
 // (filetxn.ErrInvalidArgument).
 func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filetxn.Put, release bool) error {
 	if len(holds) == 0 {
@@ -247,6 +250,10 @@ func (b *Backend) Commit(ctx context.Context, holds []filetxn.Held, puts []filet
 	}
 	if !resp.Succeeded {
 		return t.failure(resp)
+	}
+	for _, p := range puts {
+		// Another kept lock of this Backend may keep bytes of it.
+		b.sawDocs(b.docKey(p.Name), p.Prefix, resp.Header.Revision)
 	}
 	for i, h := range hs {
 		h.mu.Lock()

@@ -3,6 +3,7 @@ package etcd
 import (
 	"bytes"
 	"context"
+	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -48,11 +49,13 @@ type cached struct {
 }
 
 // A keeper is a lock whose key its session keeps between holds: after a
-// Commit with release that found no waiter, the next Lock of the name by
-// the Backend confirms the key by a read instead of writing it anew. While
-// it lives a goroutine watches the lock's queue: it deletes the key when a
-// waiter comes while no hold has it (idle), and marks a waiter that will
-// not wait busy while one has.
+// Commit with release that found no waiter (or kept it in the session's
+// run), the next Lock of the name by the Backend takes the key from the
+// keeper, confirming it by a read or, with fresh cached bytes, by nothing.
+// While it lives a goroutine watches the lock's queue and the cached
+// document: it deletes the key when a waiter comes while no hold has it
+// (idle; at the run's end during a run), and marks a waiter that will not
+// wait busy while one has.
 type keeper struct {
 	name string
 	m    *mutex        // the session's key; its pre is unused
@@ -82,8 +85,9 @@ const (
 )
 
 // keep makes, or makes idle again, the keeper of a hold whose Commit with
-// release kept its key, no waiter queued at or before revision at: the hold's own keeper, or a new one.
-// It releases the key at once when a waiter came during the hold, and
+// release kept its key, no waiter queued at or before revision at: the
+// hold's own keeper, or a new one, which keeps c (nil: none). It releases
+// the key at once when a waiter came during the hold, after the run, and
 // gives it up when the Backend is closed.
 func (b *Backend) keep(h *held, at int64, c *cached) {
 	b.mu.Lock()
@@ -101,7 +105,7 @@ func (b *Backend) keep(h *held, at int64, c *cached) {
 			b.dropLocked(old) // a hold granted again alongside (the engine does not do this)
 		}
 		m := *h.m
-		m.pre, m.doc = nil, ""
+		m.pre, m.doc, m.cached = nil, "", false
 		ctx, cancel := context.WithCancel(b.life)
 		k = &keeper{name: h.name, m: &m, stop: cancel, kick: make(chan struct{}, 1), freed: make(chan struct{}), cache: c}
 		if c != nil {
@@ -140,8 +144,12 @@ func (b *Backend) inRun(k *keeper) bool {
 	if left <= 0 {
 		return false
 	}
-	if k.timer == nil {
-		k.timer = time.AfterFunc(left, func() { b.runOver(k) })
+	if k.timer == nil && k.state != dropped {
+		b.wg.Add(1) // Close waits for it, or dropLocked stops it
+		k.timer = time.AfterFunc(left, func() {
+			defer b.wg.Done()
+			b.runOver(k)
+		})
 	}
 	return true
 }
@@ -200,6 +208,13 @@ func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, 
 	if c != nil && c.rev < k.docRev {
 		c = nil // written since by a writer that took no lock
 	}
+	if !run && k.state == acquiring && (k.waiter || len(k.pending) > 0) {
+		// A waiter came before this Lock, after the run: its turn.
+		k.state = releasing
+		b.mu.Unlock()
+		b.release(k)
+		return nil, nil
+	}
 	b.mu.Unlock()
 	if c != nil && c.doc == doc && time.Since(c.at) < b.fresh() && !done(m.s) {
 		got := *m
@@ -215,8 +230,17 @@ func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, 
 	resp, err := b.client.Txn(ctx).If(cmps...).Then(clientv3.OpGet(doc)).Else(clientv3.OpGet(m.key)).Commit()
 	if err != nil {
 		b.mu.Lock()
-		if k.state == acquiring {
-			k.state, k.pending = idle, nil
+		if k.state != acquiring {
+			b.mu.Unlock()
+			return nil, err
+		}
+		k.state = idle
+		if (k.waiter || len(k.pending) > 0) && !b.inRun(k) {
+			// A waiter came meanwhile: idle, k would not see it again.
+			k.state = releasing
+			b.mu.Unlock()
+			b.release(k)
+			return nil, err
 		}
 		b.mu.Unlock()
 		return nil, err
@@ -237,7 +261,7 @@ func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, 
 		return nil, nil
 	}
 	got := *m
-	got.doc = doc
+	got.doc, got.cached = doc, false
 	got.pre = &kv{}
 	if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
 		got.pre.data, got.pre.rev = kvs[0].Value, kvs[0].ModRevision
@@ -291,8 +315,8 @@ func (b *Backend) dropLocked(k *keeper) {
 		k.state = dropped
 		k.stop()
 		close(k.freed)
-		if k.timer != nil {
-			k.timer.Stop()
+		if k.timer != nil && k.timer.Stop() {
+			b.wg.Done() // its function will not run
 		}
 	}
 }
@@ -427,10 +451,13 @@ func (b *Backend) watchQueue(ctx context.Context, k *keeper, wch, dch clientv3.W
 // removed) at rev: a kept lock's cache of it older than that is stale, as
 // when its watch reports the write. A probed call's read thus spares its
 // Mutate the cache's refusal when the watch has not reported yet.
-func (b *Backend) sawDoc(key string, rev int64) {
+func (b *Backend) sawDoc(key string, rev int64) { b.sawDocs(key, false, rev) }
+
+// sawDocs is sawDoc of key, or with prefix of every key that begins with it.
+func (b *Backend) sawDocs(key string, prefix bool, rev int64) {
 	b.mu.Lock()
 	for _, k := range b.kept {
-		if k.doc == key {
+		if k.doc == key || prefix && strings.HasPrefix(k.doc, key) {
 			k.docRev = max(k.docRev, rev)
 		}
 	}

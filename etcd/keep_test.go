@@ -236,7 +236,10 @@ func TestKeptLockLostIsTakenAgain(t *testing.T) {
 					require.NoError(t, err)
 					want = v.N
 				}
-				holdBack.Store(at)
+				if at {
+					time.Sleep(time.Second) // the keeper's watches are made (they would read the write)
+					holdBack.Store(true)
+				}
 				for k, lease := range ks {
 					tc.lose(ctx, t, k, lease)
 				}
@@ -540,4 +543,77 @@ func TestKeptLockProbedReadRefreshesTheCache(t *testing.T) {
 	got, err := s.View(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 6, got.N, "the counter")
+}
+
+// TestReadAfterOwnWrite: under Locked, a Read of the document after the
+// hold's own write of it returns the write, whether Lock read it with the
+// lock or took the kept bytes. Ablation: a settle that keeps what Lock
+// read (h.m.pre not dropped) turns it red (the Read returns the bytes from
+// before the write).
+func TestReadAfterOwnWrite(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	s := counterStore(t, newBackend(t, c, "ro"))
+	for i := range 2 { // the first takes the lock anew, the second a kept one
+		_, err := s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
+		require.NoError(t, err)
+		var got []byte
+		err = s.Locked(ctx, func(tx *filetxn.Tx) error {
+			if _, err := tx.Write("n.json", []byte(`{"N":7}`)); err != nil {
+				return err
+			}
+			var err error
+			got, err = tx.Read("n.json")
+			return err
+		})
+		require.NoError(t, err)
+		assert.Equal(t, `{"N":7}`, string(got), "read after own write, round %d", i)
+	}
+}
+
+// TestKeptBytesAfterACommitAreNotRead: a hold that commits another
+// document first and only then reads the kept lock's document reads it
+// from the cluster, not the kept bytes, which a write without the lock
+// (its report held back from the keeper's watch) made stale: the Locked
+// call returns what was written. Ablation: the same settle ablation as
+// TestReadAfterOwnWrite turns it red (it returns the stale kept bytes and
+// no error).
+func TestKeptBytesAfterACommitAreNotRead(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	raw := c.Client(t)
+	var holdBack atomic.Bool
+	slow := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		cs, err := streamer(ctx, desc, cc, method, opts...)
+		return &heldBackStream{ClientStream: cs, on: &holdBack}, err
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(slow)}})
+	require.NoError(t, err)
+	defer cli.Close()
+	b, err := etcd.New(cli, "ks")
+	require.NoError(t, err)
+	defer b.Close()
+	s := counterStore(t, b)
+	_, err = s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
+	require.NoError(t, err)
+	time.Sleep(time.Second) // the keeper's watches are made
+	holdBack.Store(true)
+	_, err = raw.Put(ctx, "ks/docs/n.json", `{"N":5}`)
+	require.NoError(t, err)
+	var got []byte
+	err = s.Locked(ctx, func(tx *filetxn.Tx) error {
+		if _, err := tx.Read("other.json"); err != nil {
+			return err
+		}
+		if _, err := tx.Write("other.json", []byte(`{}`)); err != nil {
+			return err
+		}
+		var err error
+		got, err = tx.Read("n.json")
+		return err
+	})
+	holdBack.Store(false)
+	require.NoError(t, err)
+	assert.Equal(t, `{"N":5}`, string(got), "the document read after a commit")
 }

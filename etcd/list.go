@@ -39,6 +39,7 @@ func (b *Backend) Create(ctx context.Context, name string, data []byte) error {
 	if !resp.Succeeded {
 		return fmt.Errorf("etcd: create %s (key %s): %w", name, key, fs.ErrExist)
 	}
+	b.sawDoc(key, resp.Header.Revision)
 	return nil
 }
 
