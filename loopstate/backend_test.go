@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -384,4 +385,48 @@ func TestBackendTicksAcrossARecreate(t *testing.T) {
 	ticks, err := l.Ticks(ctx0)
 	require.NoError(t, err)
 	assert.Empty(t, ticks, "the lines of the loop deleted between Ticks' reads")
+}
+
+// TestBackendLiveRunnerWording: on a backend, a change of a loop whose
+// tick this process still runs after its lock's hold ended (memback's
+// Steal, as a lapsed lease) is refused with ErrTickInProgress and
+// lock.ErrLockLost, in the backend's words: the lock's name and its
+// session's lease, no lock file and no pid. The change is a Mutate that
+// waits in this process's queue for the lock while the harness runs
+// (synctest.Wait: it is blocked there), so that it has the lock between
+// the runner's failed record and its record again (recordLost), when the
+// tick is still marked and still run here. Ablation: a remoteBusy that
+// leaves remote unset gives the files' wording ("in pid", "its lock
+// file"), and the test fails.
+func TestBackendLiveRunnerWording(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := memback.New()
+		l := mustCreate(t, newBackendRoot(t, c), "x", Template{})
+		lockName := docName(l.LockPath())
+		var refused error
+		done := make(chan struct{})
+		rec, err := l.Tick(ctx0, TriggerManual, func(ctx context.Context, run *Run) (Result, error) {
+			c.Steal(lockName)
+			go func() { // another goroutine: the lock is not re-entered
+				defer close(done)
+				_, refused = l.Mutate(ctx0, func(d *Doc) error { d.Template = "no"; return nil })
+			}()
+			synctest.Wait()
+			return Result{}, nil
+		})
+		require.NoError(t, err, "the runner's tick, its lock taken by nobody")
+		assert.Contains(t, rec.Note, lostNote)
+		<-done
+		require.ErrorIs(t, refused, ErrTickInProgress, "Mutate during the runner's tick")
+		require.ErrorIs(t, refused, lock.ErrLockLost)
+		msg := refused.Error()
+		assert.Contains(t, msg, "tick 1 is still running in this process")
+		assert.Contains(t, msg, "it lost its lock "+lockName+" (its session's lease ended)")
+		assert.Contains(t, msg, "mutate refused until that tick has ended")
+		assert.NotContains(t, msg, "lock file", "the files' wording on a backend")
+		assert.NotContains(t, msg, "in pid", "the files' wording on a backend")
+		d := mustView(t, l)
+		assert.NotEqual(t, "no", d.Template, "the refused Mutate published")
+		assert.Equal(t, int64(1), d.TickCount)
+	})
 }
