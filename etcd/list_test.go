@@ -63,3 +63,29 @@ func TestCreateListAndPrefixRemoval(t *testing.T) {
 	}
 	assert.Equal(t, []string{"a/z", "a/b", "a/line-0007"}, names)
 }
+
+// TestPrefixWithoutRemoveRefused: a Commit with a Put{Prefix: true}
+// without Remove is refused (filetxn.ErrInvalidArgument) before anything
+// is sent: neither that Put nor the others of the Commit publish, the
+// documents under the prefix are left as they were, and the hold may
+// commit again. Ablation: without Commit's "Prefix without Remove" check
+// the Put goes out as a plain put of "p/", and the Commit succeeds.
+func TestPrefixWithoutRemoveRefused(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	b := newBackend(t, c, "prefix")
+	require.NoError(t, b.Create(ctx, "p/a", []byte("1")))
+	h, err := b.Lock(ctx, "p", true)
+	require.NoError(t, err)
+	defer h.Release()
+	puts := []filetxn.Put{{Name: "other", Data: []byte("x")}, {Name: "p/", Data: []byte("x"), Prefix: true}}
+	err = b.Commit(ctx, []filetxn.Held{h}, puts, false)
+	require.ErrorIs(t, err, filetxn.ErrInvalidArgument, "Commit of a Put with Prefix but not Remove")
+	assert.Contains(t, err.Error(), "p/: Prefix without Remove")
+	ents, err := b.List(ctx, "")
+	require.NoError(t, err)
+	require.Len(t, ents, 1, "documents after the refused Commit: %v", ents)
+	assert.Equal(t, "p/a", ents[0].Name)
+	assert.Equal(t, "1", string(ents[0].Data))
+	require.NoError(t, b.Commit(ctx, []filetxn.Held{h}, puts[:1], false), "the hold's commit after the refusal")
+}
