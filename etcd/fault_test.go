@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/etcd"
 	"github.com/filetxn/filetxn/etcd/internal/etcdtest"
@@ -295,22 +298,45 @@ func TestFaultStoppedHolderLosesItsLock(t *testing.T) {
 // ledger holds every acknowledged one, once, as the other two members
 // carry on. Mounting needs root; the test skips without it. The disk
 // counts as full once the member has died or its tmpfs has under 4 KiB
-// free; the test fails if that never happens. No ablation of the Backend turns it red: one writer, one call at
-// a time, meets no fence; its check of the ledger is the one that the
-// ablation at TestFaultLedgerAppendsSurviveLeaderKill turns red.
+// free; the test fails if that never happens, or if the member never dies
+// of it (etcd exits on a failed write of its log or its database).
+//
+// A second Backend, whose client knows the full member alone, takes a
+// lock and reads a document before the disk fills; once the member has
+// died its Commit must fail, and the document must be absent from the
+// cluster: a write that the backend did not make is never acknowledged.
+//
+// Ablation run: a Commit that returns nil when its transaction fails
+// turns it red (the pinned Commit acknowledged, its document absent).
+// The appends alone did not turn it red under it: one writer, one call
+// at a time, whose Commit seldom fails (only as the member dies under it).
 func TestFaultFullDiskMember(t *testing.T) {
 	small := mountTmpfs(t, 64<<10)
 	c := etcdtest.Start(t, 3, etcdtest.WithDataDir(2, filepath.Join(small, "m2")), etcdtest.WithWALSegment(8<<10))
-	s, err := ledger.Open(faultLedger, filetxn.WithBackend(parentBackend(t, c, "fault-disk")))
+	b := parentBackend(t, c, "fault-disk")
+	s, err := ledger.Open(faultLedger, filetxn.WithBackend(b))
 	if err != nil {
 		t.Fatal(err)
+	}
+	const pinnedDoc = "fault/pinned.json"
+	pinned, pinnedClose := pinnedBackend(t, c.Endpoints()[2], "fault-disk")
+	defer pinnedClose()
+	ctx, cancel := context.WithTimeout(context.Background(), faultWait)
+	defer cancel()
+	h, err := pinned.Lock(ctx, pinnedDoc, true)
+	if err != nil {
+		t.Fatalf("Lock(%s) through member 2 alone: %v", pinnedDoc, err)
+	}
+	if data, err := h.Read(ctx, pinnedDoc); err != nil || data != nil {
+		t.Fatalf("Read(%s) through member 2 alone = %q, %v, want none", pinnedDoc, data, err)
 	}
 	var acked []appendRecord
 	failed := 0
 	full := false
-	// Appends until 30 are acknowledged after the disk filled, or 300 tried.
+	// Appends until 30 are acknowledged after the disk filled and member 2
+	// has died of it, or 300 tried.
 	afterFull := 0
-	for seq := 0; seq < 300 && afterFull < 30; seq++ {
+	for seq := 0; seq < 300 && (afterFull < 30 || c.Running(2)); seq++ {
 		sp := spec(0, seq)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		ids, err := s.Append(ctx, sp)
@@ -331,8 +357,18 @@ func TestFaultFullDiskMember(t *testing.T) {
 	if afterFull < 30 {
 		t.Fatalf("%d appends acknowledged after member 2's disk filled (%d failed in all), want 30: the others carry on", afterFull, failed)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), faultWait)
-	defer cancel()
+	if c.Running(2) {
+		t.Fatalf("member 2 still running with %d bytes free on its disk, after %d appends", freeBytes(t, small), len(acked)+failed)
+	}
+	pctx, pcancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	err = pinned.Commit(pctx, []filetxn.Held{h}, []filetxn.Put{{Name: pinnedDoc, Data: []byte(`{"by":"pinned"}`)}}, false)
+	pcancel()
+	if err == nil {
+		t.Errorf("Commit through member 2 alone, dead of its full disk: acknowledged, want an error")
+	}
+	if data, gerr := b.Get(ctx, pinnedDoc); gerr != nil || data != nil {
+		t.Errorf("Get(%s) after the Commit through the dead member = %q, %v, want none (the Commit returned %v)", pinnedDoc, data, gerr, err)
+	}
 	doc, err := s.View(ctx)
 	if err != nil {
 		t.Fatalf("View() = %v", err)
@@ -343,6 +379,24 @@ func TestFaultFullDiskMember(t *testing.T) {
 	}
 	t.Logf("%d appends acknowledged (%d after the disk filled), %d failed; member 2 running: %v, %d bytes free on its disk",
 		len(acked), afterFull, failed, c.Running(2), freeBytes(t, small))
+}
+
+// pinnedBackend returns a Backend of the test process on a client that
+// knows endpoint alone, and a function that closes both: the client
+// first, so that the Backend's Close, whose revoke cannot reach a dead
+// member, fails at once instead of waiting out its timeout.
+func pinnedBackend(t *testing.T, endpoint, prefix string) (*etcd.Backend, func()) {
+	t.Helper()
+	cl, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := etcd.New(cl, prefix)
+	if err != nil {
+		cl.Close()
+		t.Fatal(err)
+	}
+	return b, func() { cl.Close(); b.Close() }
 }
 
 // parentBackend returns a Backend of the test process itself on c.
