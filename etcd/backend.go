@@ -270,8 +270,27 @@ func (b *Backend) lockError(ctx context.Context, name string, err error) error {
 func (b *Backend) cleanup(m *mutex) {
 	ctx, cancel := context.WithTimeout(b.life, releaseTimeout)
 	defer cancel()
-	if _, err := b.client.Delete(ctx, m.key); err != nil {
+	if err := b.deleteKey(ctx, m.key); err != nil {
 		m.s.Orphan()
+	}
+}
+
+// deleteKey deletes key, a lock's key of this Backend's session, trying
+// again until ctx ends: deleting it twice is harmless, and a delete given
+// up orphans the session, which keeps every other host out of its locks
+// until its lease expires. A member that dies under one request (the
+// client then goes to another) costs a retry, not a TTL.
+func (b *Backend) deleteKey(ctx context.Context, key string) error {
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+		_, err := b.client.Delete(ctx, key)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
 	}
 }
 

@@ -128,7 +128,7 @@ func (h *held) Release() error {
 	if check {
 		return h.releaseChecked(ctx)
 	}
-	if _, err := h.b.client.Delete(ctx, h.m.key); err != nil && !done(h.m.s) {
+	if err := h.b.deleteKey(ctx, h.m.key); err != nil && !done(h.m.s) {
 		h.m.s.Orphan()
 		return fmt.Errorf("etcd: release %s (key %s; freed when lease %x expires): %w", h.name, h.m.key, h.m.s.Lease(), err)
 	}

@@ -327,7 +327,7 @@ func (b *Backend) dropLocked(k *keeper) {
 func (b *Backend) release(k *keeper) {
 	ctx, cancel := context.WithTimeout(b.life, releaseTimeout)
 	defer cancel()
-	if _, err := b.client.Delete(ctx, k.m.key); err != nil && b.life.Err() == nil {
+	if err := b.deleteKey(ctx, k.m.key); err != nil && b.life.Err() == nil {
 		k.m.s.Orphan()
 	}
 	b.mu.Lock()

@@ -16,6 +16,8 @@ import (
 	"go.etcd.io/etcd/server/v3/etcdserver/txn"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/etcd"
@@ -616,4 +618,39 @@ func TestKeptBytesAfterACommitAreNotRead(t *testing.T) {
 	holdBack.Store(false)
 	require.NoError(t, err)
 	assert.Equal(t, `{"N":5}`, string(got), "the document read after a commit")
+}
+
+// TestReleaseRetriesTheDelete: a Release whose delete of the lock's key
+// fails once (a member dying under the request, here an interceptor that
+// fails the first DeleteRange) tries again, so the next host takes the lock
+// at once instead of after the session's TTL. Ablation: a deleteKey that
+// gives up after one attempt turns it red (the session is orphaned, its
+// key stays until its lease expires, and the other Lock times out).
+func TestReleaseRetriesTheDelete(t *testing.T) {
+	ctx := testCtx(t)
+	c := startCluster(t)
+	var failed atomic.Bool
+	failOnce := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if method == "/etcdserverpb.KV/DeleteRange" && failed.CompareAndSwap(false, true) {
+			return status.Error(codes.Unavailable, "injected: the member went away")
+		}
+		return invoke(ctx, method, req, reply, cc, opts...)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(failOnce)}})
+	require.NoError(t, err)
+	defer cli.Close()
+	b, err := etcd.New(cli, "rd")
+	require.NoError(t, err)
+	defer b.Close()
+	h, err := b.Lock(ctx, "n.json", true)
+	require.NoError(t, err)
+	require.NoError(t, h.Release(), "Release, its first delete failing")
+	require.True(t, failed.Load(), "the delete failed once")
+	other := newBackend(t, c, "rd")
+	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	h2, err := other.Lock(lctx, "n.json", true)
+	require.NoError(t, err, "another Backend's Lock after the Release")
+	require.NoError(t, h2.Release())
 }
