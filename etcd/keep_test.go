@@ -21,6 +21,7 @@ import (
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/etcd"
+	"github.com/filetxn/filetxn/etcd/internal/etcdtest"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -198,11 +199,6 @@ func TestNoWaitRefusedWhileKeptLockBusy(t *testing.T) {
 func TestKeptLockLostIsTakenAgain(t *testing.T) {
 	c := startCluster(t)
 	raw := c.Client(t)
-	var holdBack atomic.Bool // delays every message of the Backend's watches
-	slow := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		cs, err := streamer(ctx, desc, cc, method, opts...)
-		return &heldBackStream{ClientStream: cs, on: &holdBack}, err
-	}
 	for _, tc := range []struct {
 		name string
 		lose func(ctx context.Context, t *testing.T, key string, lease clientv3.LeaseID)
@@ -218,15 +214,9 @@ func TestKeptLockLostIsTakenAgain(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
-			cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
-				DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(slow)}})
-			require.NoError(t, err)
-			defer cli.Close()
-			b, err := etcd.New(cli, "kl")
-			require.NoError(t, err)
-			defer b.Close()
+			b, holdBack := heldBackBackend(t, c, "kl")
 			s := counterStore(t, b)
-			_, err = s.Mutate(ctx, inc)
+			_, err := s.Mutate(ctx, inc)
 			require.NoError(t, err)
 			for i := range 6 {
 				ks := keys(t, raw, "kl/locks/n.json/")
@@ -264,6 +254,29 @@ func TestKeptLockLostIsTakenAgain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heldBackBackend returns a Backend at prefix on a client of its own
+// whose watch streams (and the lease's keep-alives) receive each message
+// 300 ms late while the flag returned is set: a keeper then reports a write
+// or a lost key only after the test's next call.
+func heldBackBackend(t *testing.T, c *etcdtest.Cluster, prefix string) (*etcd.Backend, *atomic.Bool) {
+	t.Helper()
+	on := new(atomic.Bool)
+	slow := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		cs, err := streamer(ctx, desc, cc, method, opts...)
+		return &heldBackStream{ClientStream: cs, on: on}, err
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(slow)}})
+	require.NoError(t, err)
+	b, err := etcd.New(cli, prefix)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, b.Close(), "Close")
+		assert.NoError(t, cli.Close(), "client Close")
+	})
+	return b, on
 }
 
 // A heldBackStream delays each message it receives by 300 ms while on
@@ -434,20 +447,9 @@ func TestKeptLockNoOpChecksItsCachedRead(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
 	raw := c.Client(t)
-	var holdBack atomic.Bool
-	slow := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		cs, err := streamer(ctx, desc, cc, method, opts...)
-		return &heldBackStream{ClientStream: cs, on: &holdBack}, err
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(slow)}})
-	require.NoError(t, err)
-	defer cli.Close()
-	b, err := etcd.New(cli, "kn")
-	require.NoError(t, err)
-	defer b.Close()
+	b, holdBack := heldBackBackend(t, c, "kn")
 	s := counterStore(t, b)
-	_, err = s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
+	_, err := s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
 	require.NoError(t, err)
 	time.Sleep(time.Second) // the keeper's watches are made
 	holdBack.Store(true)
@@ -520,20 +522,9 @@ func TestKeptLockProbedReadRefreshesTheCache(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
 	raw := c.Client(t)
-	var holdBack atomic.Bool
-	slow := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		cs, err := streamer(ctx, desc, cc, method, opts...)
-		return &heldBackStream{ClientStream: cs, on: &holdBack}, err
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(slow)}})
-	require.NoError(t, err)
-	defer cli.Close()
-	b, err := etcd.New(cli, "kp")
-	require.NoError(t, err)
-	defer b.Close()
+	b, holdBack := heldBackBackend(t, c, "kp")
 	s := counterStore(t, b)
-	_, err = s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
+	_, err := s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
 	require.NoError(t, err)
 	time.Sleep(time.Second) // the keeper's watches are made
 	holdBack.Store(true)
@@ -584,20 +575,9 @@ func TestKeptBytesAfterACommitAreNotRead(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
 	raw := c.Client(t)
-	var holdBack atomic.Bool
-	slow := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		cs, err := streamer(ctx, desc, cc, method, opts...)
-		return &heldBackStream{ClientStream: cs, on: &holdBack}, err
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(slow)}})
-	require.NoError(t, err)
-	defer cli.Close()
-	b, err := etcd.New(cli, "ks")
-	require.NoError(t, err)
-	defer b.Close()
+	b, holdBack := heldBackBackend(t, c, "ks")
 	s := counterStore(t, b)
-	_, err = s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
+	_, err := s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
 	require.NoError(t, err)
 	time.Sleep(time.Second) // the keeper's watches are made
 	holdBack.Store(true)
