@@ -61,7 +61,7 @@ func (h *held) Read(ctx context.Context, name string) ([]byte, error) {
 	pre, first := h.m.pre, len(h.order) == 0
 	if name == h.doc {
 		h.m.pre = nil // the first Read only
-		h.unchecked = h.unchecked || pre != nil && h.m.cached
+		h.unchecked = h.unchecked || pre != nil && pre.kept
 	}
 	h.mu.Unlock()
 	if first {

@@ -105,7 +105,7 @@ func (b *Backend) keep(h *held, at int64, c *cached) {
 			b.dropLocked(old) // a hold granted again alongside (the engine does not do this)
 		}
 		m := *h.m
-		m.pre, m.doc, m.cached = nil, "", false
+		m.pre, m.doc = nil, ""
 		ctx, cancel := context.WithCancel(b.life)
 		k = &keeper{name: h.name, m: &m, stop: cancel, kick: make(chan struct{}, 1), freed: make(chan struct{}), cache: c}
 		if c != nil {
@@ -123,9 +123,7 @@ func (b *Backend) keep(h *held, at int64, c *cached) {
 		b.mu.Unlock()
 		return
 	case k.waiter && !b.inRun(k):
-		k.state = releasing
-		b.mu.Unlock()
-		b.release(k)
+		b.handOver(k)
 		return
 	}
 	if c != nil && c.doc != k.doc {
@@ -161,9 +159,7 @@ func (b *Backend) runOver(k *keeper) {
 		b.mu.Unlock()
 		return
 	}
-	k.state = releasing
-	b.mu.Unlock()
-	b.release(k)
+	b.handOver(k)
 }
 
 // takeKept returns the idle keeper of name for session s, acquiring, or
@@ -210,17 +206,14 @@ func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, 
 	}
 	if !run && k.state == acquiring && (k.waiter || len(k.pending) > 0) {
 		// A waiter came before this Lock, after the run: its turn.
-		k.state = releasing
-		b.mu.Unlock()
-		b.release(k)
+		b.handOver(k)
 		return nil, nil
 	}
 	b.mu.Unlock()
 	if c != nil && c.doc == doc && time.Since(c.at) < b.fresh() && !done(m.s) {
 		got := *m
 		got.doc = doc
-		got.pre = &kv{data: bytes.Clone(c.data), rev: c.rev}
-		got.cached = true
+		got.pre = &kv{data: bytes.Clone(c.data), rev: c.rev, kept: true}
 		return b.busy(k, &got), nil
 	}
 	cmps := []clientv3.Cmp{m.isOwner(), m.alone()}
@@ -237,9 +230,7 @@ func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, 
 		k.state = idle
 		if (k.waiter || len(k.pending) > 0) && !b.inRun(k) {
 			// A waiter came meanwhile: idle, k would not see it again.
-			k.state = releasing
-			b.mu.Unlock()
-			b.release(k)
+			b.handOver(k)
 			return nil, err
 		}
 		b.mu.Unlock()
@@ -255,13 +246,11 @@ func (b *Backend) lockKept(ctx context.Context, k *keeper, doc string) (*mutex, 
 			return nil, nil
 		}
 		// A waiter is queued: it is its turn.
-		k.state = releasing
-		b.mu.Unlock()
-		b.release(k)
+		b.handOver(k)
 		return nil, nil
 	}
 	got := *m
-	got.doc, got.cached = doc, false
+	got.doc = doc
 	got.pre = &kv{}
 	if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
 		got.pre.data, got.pre.rev = kvs[0].Value, kvs[0].ModRevision
@@ -319,6 +308,13 @@ func (b *Backend) dropLocked(k *keeper) {
 			b.wg.Done() // its function will not run
 		}
 	}
+}
+
+// handOver releases k's key (k releasing); b.mu is held, and unlocked.
+func (b *Backend) handOver(k *keeper) {
+	k.state = releasing
+	b.mu.Unlock()
+	b.release(k)
 }
 
 // release deletes the key of k (releasing), with a timeout of its own,
@@ -481,9 +477,7 @@ func (b *Backend) waiterCame(k *keeper, kv *mvccpb.KeyValue) bool {
 	switch k.state {
 	case idle:
 		if !b.inRun(k) {
-			k.state = releasing
-			b.mu.Unlock()
-			b.release(k)
+			b.handOver(k)
 			return false
 		}
 		if noWait {

@@ -27,20 +27,18 @@ type mutex struct {
 	// since is when the session took the lock by queueing: a run of its
 	// holds that another session waits behind ends runFor after it.
 	since time.Time
-	// cached is set for a hold whose first Read is the document its
-	// session's last commit wrote (see cached): unless a Commit fences it,
-	// its Release checks that the lock and what it read still stand.
-	cached bool
 
 	doc string // a document key to read in the request that queues the session ("": none)
-	pre *kv    // what that request read of doc, when it took the lock at once
+	pre *kv    // what that request read of doc, when it took the lock (or the kept bytes)
 }
 
 // A kv is a document as one request read it: its bytes (nil: none) and
-// its mod revision (0: none).
+// its mod revision (0: none); kept if they are a kept lock's cached bytes
+// instead, which no request of this hold read (see cached).
 type kv struct {
 	data []byte
 	rev  int64
+	kept bool
 }
 
 // errBusy is the error of a lock held by another session, without wait.
