@@ -279,6 +279,25 @@ func heldBackBackend(t *testing.T, c *etcdtest.Cluster, prefix string) (*etcd.Ba
 	return b, on
 }
 
+// writtenBehindItsBack returns a counter store on a Backend at prefix
+// that keeps the lock of n.json and the bytes {"N":1} it wrote, after a
+// client that takes no lock wrote {"N":5} there, with the Backend's watch
+// events held back: its next Mutate starts on the kept, stale bytes. The
+// caller ends the holding back (holdBack.Store(false)) after that Mutate.
+func writtenBehindItsBack(t *testing.T, c *etcdtest.Cluster, prefix string) (*filetxn.Store[*count], *atomic.Bool) {
+	t.Helper()
+	ctx := testCtx(t)
+	b, holdBack := heldBackBackend(t, c, prefix)
+	s := counterStore(t, b)
+	_, err := s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
+	require.NoError(t, err)
+	time.Sleep(time.Second) // the keeper's watches are made (they would read the write)
+	holdBack.Store(true)
+	_, err = c.Client(t).Put(ctx, prefix+"/docs/n.json", `{"N":5}`)
+	require.NoError(t, err)
+	return s, holdBack
+}
+
 // A heldBackStream delays each message it receives by 300 ms while on
 // is set.
 type heldBackStream struct {
@@ -446,17 +465,9 @@ func TestNoWaitGivesUpOnASilentKeeper(t *testing.T) {
 func TestKeptLockNoOpChecksItsCachedRead(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
-	raw := c.Client(t)
-	b, holdBack := heldBackBackend(t, c, "kn")
-	s := counterStore(t, b)
-	_, err := s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
-	require.NoError(t, err)
-	time.Sleep(time.Second) // the keeper's watches are made
-	holdBack.Store(true)
-	_, err = raw.Put(ctx, "kn/docs/n.json", `{"N":5}`)
-	require.NoError(t, err)
+	s, holdBack := writtenBehindItsBack(t, c, "kn")
 	var saw int
-	_, err = s.Mutate(ctx, func(d *count) error { saw = d.N; return nil })
+	_, err := s.Mutate(ctx, func(d *count) error { saw = d.N; return nil })
 	holdBack.Store(false)
 	require.ErrorIs(t, err, lock.ErrLockLost, "a no-op Mutate on the cached document after a write without the lock")
 	assert.Equal(t, 1, saw, "fn got the cached document")
@@ -521,16 +532,8 @@ func TestKeptLockRunEnds(t *testing.T) {
 func TestKeptLockProbedReadRefreshesTheCache(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
-	raw := c.Client(t)
-	b, holdBack := heldBackBackend(t, c, "kp")
-	s := counterStore(t, b)
-	_, err := s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
-	require.NoError(t, err)
-	time.Sleep(time.Second) // the keeper's watches are made
-	holdBack.Store(true)
-	_, err = raw.Put(ctx, "kp/docs/n.json", `{"N":5}`)
-	require.NoError(t, err)
-	_, err = s.MutateProbed(ctx, inc)
+	s, holdBack := writtenBehindItsBack(t, c, "kp")
+	_, err := s.MutateProbed(ctx, inc)
 	holdBack.Store(false)
 	require.NoError(t, err, "a probed Mutate after a write without the lock")
 	got, err := s.View(ctx)
@@ -574,17 +577,9 @@ func TestReadAfterOwnWrite(t *testing.T) {
 func TestKeptBytesAfterACommitAreNotRead(t *testing.T) {
 	ctx := testCtx(t)
 	c := startCluster(t)
-	raw := c.Client(t)
-	b, holdBack := heldBackBackend(t, c, "ks")
-	s := counterStore(t, b)
-	_, err := s.Mutate(ctx, func(d *count) error { d.N = 1; return nil })
-	require.NoError(t, err)
-	time.Sleep(time.Second) // the keeper's watches are made
-	holdBack.Store(true)
-	_, err = raw.Put(ctx, "ks/docs/n.json", `{"N":5}`)
-	require.NoError(t, err)
+	s, holdBack := writtenBehindItsBack(t, c, "ks")
 	var got []byte
-	err = s.Locked(ctx, func(tx *filetxn.Tx) error {
+	err := s.Locked(ctx, func(tx *filetxn.Tx) error {
 		if _, err := tx.Read("other.json"); err != nil {
 			return err
 		}
