@@ -271,7 +271,7 @@ func (r *remoteTx) commit(path, op string, data []byte, remove bool) error {
 type remoteHeld struct {
 	gates []*gate
 	held  []Held
-	names []string // of held
+	names []string // the locks' names: held[i] is names[i]
 }
 
 // release releases every lock; it returns the first Release error that
@@ -300,7 +300,7 @@ func (h *remoteHeld) release() error {
 // lock.Acquire gives under a done ctx: a *lock.BusyError whose Err is
 // ctx.Err(), not lock.ErrWouldBlock (doneBusy).
 func lockRemote(ctx context.Context, b Backend, names []string, wait bool) (_ *remoteHeld, err error) {
-	h := &remoteHeld{}
+	h := &remoteHeld{names: names}
 	done := false
 	defer func() {
 		// Whatever ends the loop early (an error, a panic in b.Lock) gives
@@ -335,7 +335,7 @@ func (h *remoteHeld) take(ctx context.Context, b Backend, name string, me int64,
 		h.gates = append(h.gates, g)
 		var held Held
 		if held, err = b.Lock(ctx, name, !try); err == nil {
-			h.held, h.names = append(h.held, held), append(h.names, name)
+			h.held = append(h.held, held)
 			return nil
 		}
 	}
