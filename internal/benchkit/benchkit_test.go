@@ -209,7 +209,10 @@ func TestReplaceAboveKeepsTheNotes(t *testing.T) {
 }
 
 // TestReplaceBetweenReplacesItsOwn checks that a second write replaces the
-// first between the markers and keeps what surrounds them.
+// first between the markers and keeps what surrounds them, and that an end
+// marker before the begin marker is not taken for the block's end.
+// Ablation: an end marker searched for from the file's start turns it red
+// (the old block stays, a second one is added).
 func TestReplaceBetweenReplacesItsOwn(t *testing.T) {
 	const begin, end = "<!-- from here -->", "<!-- to here -->"
 	md := filepath.Join(t.TempDir(), "BENCHMARKS.md")
@@ -228,6 +231,14 @@ func TestReplaceBetweenReplacesItsOwn(t *testing.T) {
 	require.NoError(t, err)
 	want := "# Benchmarks\n\n" + begin + "\nsecond\n" + end + "\n\nnotes kept\n"
 	require.Equal(t, want, string(got), "after two ReplaceBetweens the file = %q, want %q", got, want)
+
+	// An end marker before the begin marker is not the block's end.
+	early := filepath.Join(t.TempDir(), "early.md")
+	require.NoError(t, os.WriteFile(early, []byte(end+"\n"+begin+"\nold\n"+end+"\n"), 0o644))
+	require.NoError(t, ReplaceBetween(early, begin, end, []byte("new\n")))
+	got, err = os.ReadFile(early)
+	require.NoError(t, err)
+	require.Equal(t, end+"\n"+begin+"\nnew\n"+end+"\n", string(got), "an end marker before the block")
 
 	missing := filepath.Join(t.TempDir(), "new.md")
 	require.NoError(t, ReplaceBetween(missing, begin, end, []byte("x\n")))

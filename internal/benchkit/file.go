@@ -38,8 +38,13 @@ func ReplaceBetween(path, begin, end string, text []byte) error {
 	}
 	block := append(append([]byte(begin+"\n"), text...), end...)
 	var out []byte
-	i, j := bytes.Index(old, []byte(begin)), bytes.Index(old, []byte(end))
-	if i >= 0 && j > i {
+	i, j := bytes.Index(old, []byte(begin)), -1
+	if i >= 0 {
+		if k := bytes.Index(old[i:], []byte(end)); k >= 0 {
+			j = i + k
+		}
+	}
+	if j >= 0 {
 		out = append(append(append(out, old[:i]...), block...), old[j+len(end):]...)
 	} else {
 		out = append(append(append(out, bytes.TrimRight(old, "\n")...), "\n\n"...), block...)
