@@ -2,7 +2,7 @@ package benchkit
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 )
 
 // A Row is one row of a section: its value in every round (nanoseconds per
@@ -118,8 +118,7 @@ func Quartiles(xs []float64) (q1, med, q3 float64) {
 	if len(xs) == 0 {
 		return 0, 0, 0
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	s := slices.Sorted(slices.Values(xs))
 	at := func(p float64) float64 {
 		pos := p * float64(len(s)-1)
 		i := int(pos)
