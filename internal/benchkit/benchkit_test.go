@@ -1,10 +1,8 @@
 package benchkit
 
 import (
-	"bytes"
 	"encoding/xml"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,21 +157,18 @@ func TestTargetsCompareTheMedianWithTheLimit(t *testing.T) {
 
 // TestBarChartIsWellFormedAndScalesToTheLargest: the chart parses as XML
 // with names and labels escaped, the largest bar spans the room between the
-// names and the labels, and the highlighted bar alone is red. (Ablation:
-// dropping Escape from the names makes it malformed.)
+// names and the labels, and the highlighted bar alone is red; bars of 0
+// alone draw no NaN. (Ablations: dropping Escape from the names makes it
+// malformed; scaling to the last bar instead of the largest turns the
+// half bar's width red.)
 func TestBarChartIsWellFormedAndScalesToTheLargest(t *testing.T) {
 	svg := BarChart(500, 200, 100, "a & b", []Bar{
-		{Name: "<one>", Label: "1 & 2", Value: 50, Ratio: 1},
 		{Name: "two", Label: "x", Value: 100, Ratio: 2, Highlight: true},
+		{Name: "<one>", Label: "1 & 2", Value: 50, Ratio: 1},
 	})
-	d := xml.NewDecoder(bytes.NewReader(svg))
-	for {
-		_, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err, "BarChart is not well-formed XML: %v\n%s", err, svg)
-	}
+	require.NoError(t, xml.Unmarshal(svg, new(struct{})), "BarChart is not well-formed XML:\n%s", svg)
+	zero := string(BarChart(500, 200, 100, "zero", []Bar{{Name: "z", Label: "0", Value: 0, Ratio: 1}}))
+	require.NotContains(t, zero, "NaN", "a chart of bars of 0")
 	s := string(svg)
 	require.True(t, strings.HasPrefix(s, SVGHeader(500, 40+2*32+30)), "BarChart's height is not the bars': %s", s)
 	require.True(t, strings.HasSuffix(s, "</svg>\n"))
