@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"time"
 
@@ -285,20 +284,7 @@ func runContend(cfg *config) (*section, error) {
 		return float64(total) / elapsed.Seconds(), nil
 	})
 	if r := sec.Row(rowContendUnlocked); r != nil {
-		r.Note = lostNote(lost, total)
+		r.Note = benchkit.LostNote(lost, total)
 	}
 	return sec, err
-}
-
-// lostNote says how many of total updates the unlocked control lost: the
-// range over the rounds and its median.
-func lostNote(lost []int, total int) string {
-	if len(lost) == 0 {
-		return ""
-	}
-	xs := make([]float64, len(lost))
-	for i, n := range lost {
-		xs[i] = float64(n)
-	}
-	return fmt.Sprintf("lost %d-%d of %d per round (median %.0f)", slices.Min(lost), slices.Max(lost), total, benchkit.Median(xs))
 }

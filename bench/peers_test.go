@@ -74,12 +74,6 @@ func TestDeepLockTargetIsOverTheRawRowAtTheSameDepth(t *testing.T) {
 	require.True(t, got.Met, "deep lock target met = false, want true at %v", got.Got)
 }
 
-func TestLostNoteGivesTheRangeAndTheMedian(t *testing.T) {
-	got := lostNote([]int{420, 389, 428, 415, 401}, 600)
-	want := "lost 389-428 of 600 per round (median 415)"
-	require.Equal(t, want, got, "lostNote([420 389 428 415 401], 600) = %q, want %q", got, want)
-}
-
 func TestRowCheckRejectsOtherBytes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "deferred-work.md")
 	f := &fileRow{path: path, seed: seedLedger(2)}

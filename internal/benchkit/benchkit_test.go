@@ -250,3 +250,9 @@ func TestSelectSectionsRefusesAnUnknownName(t *testing.T) {
 	_, err = SelectSections("a,x", all)
 	require.EqualError(t, err, `-sections: no section "x" (have a,b,c)`)
 }
+
+func TestLostNoteGivesTheRangeAndTheMedian(t *testing.T) {
+	got := LostNote([]int{420, 389, 428, 415, 401}, 600)
+	want := "lost 389-428 of 600 per round (median 415)"
+	require.Equal(t, want, got, "LostNote([420 389 428 415 401], 600) = %q, want %q", got, want)
+}

@@ -130,5 +130,18 @@ func Quartiles(xs []float64) (q1, med, q3 float64) {
 	return at(0.25), at(0.5), at(0.75)
 }
 
+// LostNote says how many of total updates an unfenced control lost in
+// each round: the range over the rounds and its median; "" if none ran.
+func LostNote(lost []int, total int) string {
+	if len(lost) == 0 {
+		return ""
+	}
+	xs := make([]float64, len(lost))
+	for i, n := range lost {
+		xs[i] = float64(n)
+	}
+	return fmt.Sprintf("lost %d-%d of %d per round (median %.0f)", slices.Min(lost), slices.Max(lost), total, Median(xs))
+}
+
 // Median returns the median of xs (see [Quartiles]), or 0 if xs is empty.
 func Median(xs []float64) float64 { _, m, _ := Quartiles(xs); return m }

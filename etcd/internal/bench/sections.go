@@ -168,18 +168,9 @@ func runContend(ctx context.Context, cfg *config, t *target) (*section, error) {
 		return nil, err
 	}
 	if len(lost) > 0 {
-		q1, med, q3 := benchkit.Quartiles(intsToFloats(lost))
-		sec.Row(variantNames[varUnfenced]).Note = fmt.Sprintf("lost %.0f-%.0f of %d per round (median %.0f)", q1, q3, cfg.procs*cfg.contendOps, med)
+		sec.Row(variantNames[varUnfenced]).Note = benchkit.LostNote(lost, cfg.procs*cfg.contendOps)
 	}
 	return sec, nil
-}
-
-func intsToFloats(xs []int) []float64 {
-	fs := make([]float64, len(xs))
-	for i, x := range xs {
-		fs[i] = float64(x)
-	}
-	return fs
 }
 
 // contendRound starts the processes, lets them go at once when all are
