@@ -107,9 +107,9 @@ type Put struct {
 // names the lock to share. ctx bounds the wait for the lock as on files: a
 // done ctx still takes a free lock, in one try without wait, and fails at
 // once on a busy one; once the lock is held, the requests made under it
-// (its reads, the commit) go on after ctx ends, each for a few seconds
-// from its start at most, so that a backend that stops answering fails
-// the call instead of holding it. A read without the lock (View, a probe)
+// (its reads, the commit) go on after ctx ends, each until a few seconds
+// after its start at most (while ctx lives, ctx bounds it), so that a
+// backend that stops answering fails the call instead of holding it. A read without the lock (View, a probe)
 // is bounded by ctx, or, under a ctx already done, gets that try too. On a
 // backend Tx.Lock returns nil, Tx.Append fails with errors.ErrUnsupported, and MutateAll
 // takes members of one backend only. A call that wrote nothing returns the
@@ -292,13 +292,8 @@ func (h *remoteHeld) release() error {
 
 // lockRemote takes the locks named names (sorted, distinct) of b: each
 // first in this process's queue for it, then in b, in the order given.
-//
-// A ctx already done bounds no wait, as on files: each lock is taken in one
-// try without wait (the queue's, then b's), under a context that keeps
-// ctx's values but not its end (bound.Try), so that a free lock is taken and
-// a busy one fails at once. With wait, the busy one's error is then the one
-// lock.Acquire gives under a done ctx: a *lock.BusyError whose Err is
-// ctx.Err(), not lock.ErrWouldBlock (doneBusy).
+// A ctx done when a lock is taken bounds no wait, as on files: the lock is
+// taken in one try (see take).
 func lockRemote(ctx context.Context, b Backend, names []string, wait bool) (_ *remoteHeld, err error) {
 	h := &remoteHeld{names: names}
 	done := false
@@ -310,9 +305,8 @@ func lockRemote(ctx context.Context, b Backend, names []string, wait bool) (_ *r
 		}
 	}()
 	me := proc.ID()
-	cause := ctx.Err() // non-nil: ctx was done at the call
 	for _, name := range names {
-		if err := h.take(ctx, b, name, me, wait, cause); err != nil {
+		if err := h.take(ctx, b, name, me, wait); err != nil {
 			return nil, &fs.PathError{Op: "Acquire", Path: name, Err: err}
 		}
 	}
@@ -321,36 +315,41 @@ func lockRemote(ctx context.Context, b Backend, names []string, wait bool) (_ *r
 }
 
 // take adds the lock named name of b to h, for lockRemote: in the queue,
-// then in b; cause is ctx's error if ctx was done at the call.
-func (h *remoteHeld) take(ctx context.Context, b Backend, name string, me int64, wait bool, cause error) error {
-	try := !wait
+// then in b. Under a ctx already done, b's lock is one try without wait
+// under a context that keeps ctx's values but not its end (bound.Try), so
+// that a free lock is taken and a busy one fails at once (the queue takes
+// a free slot, or fails, under ctx itself). A busy lock's error is the one
+// lock.Acquire gives: a *lock.BusyError whose Err is ctx.Err() if the call
+// would have waited, lock.ErrWouldBlock otherwise.
+func (h *remoteHeld) take(ctx context.Context, b Backend, name string, me int64, wait bool) error {
+	g, err := enterGate(ctx, b, name, me, wait)
+	if err != nil {
+		return err
+	}
+	h.gates = append(h.gates, g)
+	lctx, try, cause := ctx, !wait, ctx.Err()
 	if cause != nil {
 		var cancel context.CancelFunc
-		ctx, cancel = bound.Try(ctx)
+		lctx, cancel = bound.Try(ctx)
 		defer cancel()
 		try = true
 	}
-	g, err := enterGate(ctx, b, name, me, !try)
+	held, err := b.Lock(lctx, name, !try)
 	if err == nil {
-		h.gates = append(h.gates, g)
-		var held Held
-		if held, err = b.Lock(ctx, name, !try); err == nil {
-			h.held = append(h.held, held)
-			return nil
-		}
+		h.held = append(h.held, held)
+		return nil
 	}
-	if cause != nil && wait {
-		return doneBusy(name, err, cause)
+	if cause == nil || !wait {
+		cause = lock.ErrWouldBlock
 	}
-	return err
+	return asBusy(name, err, cause)
 }
 
-// doneBusy returns err, the failure of a try without wait made for a
-// caller that would wait but whose ctx was done, as the wait that ctx
-// ended at once: a busy lock (err matching lock.ErrWouldBlock) becomes a
-// *lock.BusyError whose Err is cause, ctx's error, keeping what the
-// backend said of the holder; any other failure stays as it is.
-func doneBusy(name string, err, cause error) error {
+// asBusy returns err, a failure of b.Lock, as the error lock.Acquire gives:
+// a busy lock (err matching lock.ErrWouldBlock) becomes a *lock.BusyError
+// whose Err is cause, keeping what the backend said of the holder; any
+// other failure stays as it is.
+func asBusy(name string, err, cause error) error {
 	if !errors.Is(err, lock.ErrWouldBlock) {
 		return err
 	}
@@ -405,7 +404,7 @@ func enterGate(ctx context.Context, b Backend, name string, me int64, wait bool)
 	default:
 		if !wait {
 			g.unref()
-			return nil, lock.ErrWouldBlock
+			return nil, &lock.BusyError{Path: name, Err: lock.ErrWouldBlock}
 		}
 		select {
 		case g.slot <- struct{}{}:

@@ -114,7 +114,7 @@ func TestBackendDoneContextTakesAFreeLock(t *testing.T) {
 // lock.ErrWouldBlock, that carries a *lock.BusyError naming the lock; those
 // that need not wait read as usual. A store WithNoWait says
 // lock.ErrWouldBlock, as files' TryAcquire does. Ablations, each red:
-// doneBusy left out (the try's error as the backend gives it: it matches
+// asBusy left out (the try's error as the backend gives it: it matches
 // lock.ErrWouldBlock, not ctx.Err()); lockRemote without its one try (the
 // other session's memback says ctx's error bare, no *lock.BusyError, and
 // the WithNoWait store then fails on the free lock); remoteGet without its

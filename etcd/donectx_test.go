@@ -21,7 +21,7 @@ import (
 // matching ctx.Err() (not lock.ErrWouldBlock) that carries a
 // *lock.BusyError. Ablation: the engine's lockRemote giving Backend.Lock
 // the done ctx (its one try under bound.Try left out, as it was) fails the
-// first Mutate with context.Canceled; doneBusy left out makes the busy one
+// first Mutate with context.Canceled; asBusy left out makes the busy one
 // match lock.ErrWouldBlock.
 func TestDoneContextOnEtcd(t *testing.T) {
 	ctx := testCtx(t)

@@ -109,7 +109,7 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 		rec, err = l.recordLost(ctx, lost, err)
 	}
 	var busy *lock.BusyError
-	if noWait && lost == nil && (errors.As(err, &busy) || l.root.b != nil) && errors.Is(err, lock.ErrWouldBlock) {
+	if noWait && lost == nil && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
 		return l.skipBusy(ctx, busy)
 	}
 	return rec, l.pathError("Encode", err)
