@@ -11,17 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
-
-// doneCtxs are contexts already done, one per way of ending.
-func doneCtxs() map[string]context.Context {
-	canceled, cancel := context.WithCancel(context.Background())
-	cancel()
-	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
-	cancel2()
-	return map[string]context.Context{"canceled": canceled, "expired": expired}
-}
 
 // backendDoneCall is one entry point of a store on a backend called with a
 // done ctx; waits tells whether it must take the lock (it then writes N+1
@@ -41,23 +33,7 @@ func backendDoneCalls() []backendDoneCall {
 			return err
 		}},
 		{"Locked", true, func(ctx context.Context, s *filetxn.Store[*memCount]) error {
-			return s.Locked(ctx, func(tx *filetxn.Tx) error {
-				data, err := tx.Read(s.Name())
-				if err != nil {
-					return err
-				}
-				d, err := filetxn.JSON[memCount]().Decode(data)
-				if err != nil {
-					return err
-				}
-				d.N++
-				out, err := filetxn.JSON[memCount]().Encode(d)
-				if err != nil {
-					return err
-				}
-				_, err = tx.Write(s.Name(), out)
-				return err
-			})
+			return s.Locked(ctx, func(tx *filetxn.Tx) error { return lockedInc(tx, s) })
 		}},
 		{"MutateAll", true, func(ctx context.Context, s *filetxn.Store[*memCount]) error {
 			_, err := filetxn.MutateAll(ctx, []filetxn.Member{s}, func(m *filetxn.Multi) error {
@@ -84,7 +60,7 @@ func backendDoneCalls() []backendDoneCall {
 // ctx itself fails them at the read under the lock; remoteGet without its
 // try fails View.
 func TestBackendDoneContextTakesAFreeLock(t *testing.T) {
-	for how, ctx := range doneCtxs() {
+	for how, ctx := range testkit.DoneContexts() {
 		for _, c := range backendDoneCalls() {
 			t.Run(how+"/"+c.name, func(t *testing.T) {
 				cl := newMemCluster()
@@ -136,7 +112,7 @@ func TestBackendDoneContextFailsAtOnceOnABusyLock(t *testing.T) {
 		},
 	}
 	for who, hold := range holders {
-		for how, ctx := range doneCtxs() {
+		for how, ctx := range testkit.DoneContexts() {
 			t.Run(who+"/"+how, func(t *testing.T) {
 				cl := newMemCluster()
 				b := cl.Backend()
@@ -220,21 +196,7 @@ func TestBackendCtxEndingUnderTheLockStopsNothing(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	err = s.Locked(ctx, func(tx *filetxn.Tx) error {
 		cancel()
-		data, err := tx.Read(s.Name())
-		if err != nil {
-			return err
-		}
-		d, err := filetxn.JSON[memCount]().Decode(data)
-		if err != nil {
-			return err
-		}
-		d.N++
-		out, err := filetxn.JSON[memCount]().Encode(d)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Write(s.Name(), out)
-		return err
+		return lockedInc(tx, s)
 	})
 	require.NoError(t, err, "Locked whose ctx ends in fn")
 
@@ -248,4 +210,24 @@ func TestBackendCtxEndingUnderTheLockStopsNothing(t *testing.T) {
 	got, err := s.View(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 3, got.N)
+}
+
+// lockedInc is a Locked callback's increment of s's counter: read,
+// decode, add one, encode, write.
+func lockedInc(tx *filetxn.Tx, s *filetxn.Store[*memCount]) error {
+	data, err := tx.Read(s.Name())
+	if err != nil {
+		return err
+	}
+	d, err := filetxn.JSON[memCount]().Decode(data)
+	if err != nil {
+		return err
+	}
+	d.N++
+	out, err := filetxn.JSON[memCount]().Encode(d)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Write(s.Name(), out)
+	return err
 }

@@ -16,15 +16,6 @@ import (
 	"github.com/filetxn/filetxn/lock"
 )
 
-// doneContexts are contexts that are already done, one per way of ending.
-func doneContexts() map[string]context.Context {
-	canceled, cancel := context.WithCancel(context.Background())
-	cancel()
-	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
-	cancel2()
-	return map[string]context.Context{"canceled": canceled, "expired": expired}
-}
-
 // doneCtxCall is one entry point called with a done ctx. waits tells
 // whether it must take the lock, so that it writes on a free one (the
 // counter goes up by one) and fails on a busy one.
@@ -77,7 +68,7 @@ func doneCtxCalls() []doneCtxCall {
 // View and MutateProbed returned ctx.Err() first. Ablation: putting back
 // MutateProbed's early ctx.Err() return (or View's) turns it red.
 func TestDoneContextRunsOnAFreeLock(t *testing.T) {
-	for how, ctx := range doneContexts() {
+	for how, ctx := range testkit.DoneContexts() {
 		for _, c := range doneCtxCalls() {
 			t.Run(how+"/"+c.name, func(t *testing.T) {
 				s := newCounter(t)
@@ -128,7 +119,7 @@ func TestDoneContextFailsAtOnceOnABusyLock(t *testing.T) {
 	_, err := lock.TryAcquire(path + ".lock")
 	require.ErrorIs(t, err, lock.ErrWouldBlock, "TryAcquire(busy lock) = %v, want ErrWouldBlock", err)
 
-	for how, ctx := range doneContexts() {
+	for how, ctx := range testkit.DoneContexts() {
 		for _, c := range doneCtxCalls() {
 			goroutines, fds := runtime.NumGoroutine(), openFDs(t)
 			start := time.Now()

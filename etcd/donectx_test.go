@@ -59,7 +59,7 @@ func TestDoneContextOnEtcd(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled, "Mutate(canceled ctx) on a held lock")
 	require.NotErrorIs(t, err, lock.ErrWouldBlock, "Mutate(canceled ctx) on a held lock: files say ctx's error")
 	require.True(t, errors.As(err, &busy), "Mutate(canceled ctx) on a held lock = %v, want a *lock.BusyError", err)
-	assert.Less(t, took, 10*time.Second, "Mutate(canceled ctx) on a held lock took %v, want it at once", took)
+	assert.Less(t, took, 3*time.Second, "Mutate(canceled ctx) on a held lock took %v, want it at once (within etcd's one-second answer to a lock without wait)", took)
 	require.NoError(t, h.Release())
 	got, err = s.View(ctx)
 	require.NoError(t, err)
