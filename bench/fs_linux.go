@@ -48,3 +48,7 @@ func fileSystem(dir string) string {
 // syncAll commits every file system's pending writes (sync(2)), so that
 // work left by one section is not paid by the next.
 func syncAll() { unix.Sync() }
+
+// datasync is fdatasync(2): f's data, and of its metadata only what reading
+// it back needs.
+func datasync(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }

@@ -90,9 +90,12 @@ func TestRowCheckRejectsOtherBytes(t *testing.T) {
 // the lock out of the floor's row fails it with "updates lost"), and that
 // the directory-size section and its targets are in the report (ablation:
 // without its case in runOnce the report lacks the section), and so are the
-// two-file commit section, its two targets and its chart (ablation: without
-// its case in runOnce the report lacks the section and the chart is not
-// written).
+// two-file commit section with its bound row, its two targets and its chart
+// (ablation: without its case in runOnce the report lacks the section and
+// the chart is not written; without the bound in runCommit's rows, the
+// report lacks it). The bound row must leave the bytes the two single-file
+// transactions leave (runCommit checks every row's first step), so a
+// boundStep that wrote anything else fails the run.
 func TestEverySectionRunsAndWritesTheReport(t *testing.T) {
 	dir := t.TempDir()
 	md := filepath.Join(dir, "BENCHMARKS.md")
@@ -106,7 +109,7 @@ func TestEverySectionRunsAndWritesTheReport(t *testing.T) {
 	require.NoError(t, err)
 	for _, want := range []string{"## Targets", "## Run 2 of 2", "### Lock round trip", "### One durable append, 10,000-entry ledger", "lost ", "of 160 per round (median ", "ledger.Store.Append @ 1,000", rowOpenDeep,
 		"### One durable append, 100-entry ledger, by other files in its directory", dirsizeRow(rowFiletxn, 10000), dirsizeRow(rowFloor, 10000),
-		"### A durable two-file commit", rowCommitAll, rowCommitTwo, "docs/bench/commit.svg"} {
+		"### A durable two-file commit", rowCommitAll, rowCommitTwo, rowCommitBound, "docs/bench/commit.svg"} {
 		require.Contains(t, string(report), want, "the report lacks %q", want)
 	}
 	// The directory-size targets are measured, in both runs.
