@@ -592,13 +592,14 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 		return r.undo(cps, false) // nothing renamed; a target was written meanwhile
 	case !slices.Contains(stagedOK, true):
 		// No staged file is whole: either the commit never reached its
-		// point (its targets are old), or it was completed and the
-		// removal of its copies was lost to a power cut (its targets have
-		// been written since): nothing to rename either way.
+		// point (its targets are old), or every rename was made: nothing
+		// to rename either way. The writer may have died before its
+		// directory fsyncs, or have failed one, so they are made below
+		// before the copies go: a power cut must not keep the removal and
+		// lose a rename.
 		if allOld(r, target) {
 			return r.undo(cps, false)
 		}
-		return r.retire(cps)
 	case renamed:
 		for j, f := range r.Files {
 			switch {

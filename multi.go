@@ -356,7 +356,18 @@ func (c *multi) run(fn func(*Multi) error) ([]Commit, error) {
 	case 0:
 		return commits, nil
 	case 1:
+		// One file, one atomic write; but fn may have decided from the
+		// others, so every lock must still be held (the write checks its
+		// own), as publish checks them all before its first rename.
 		i := changed[0]
+		for k, h := range c.held {
+			if k == c.of[i] {
+				continue
+			}
+			if ok, err := h.Current(); !ok || err != nil {
+				return nil, c.lostError(slices.Index(c.of, k), err)
+			}
+		}
 		p := c.parts[i]
 		tx := &Tx{o: p.opts(), lock: c.held[c.of[i]]}
 		commit, err := tx.Write(p.path(), outs[i])

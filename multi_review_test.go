@@ -212,3 +212,69 @@ func TestRecoveryMakesAMissingLockFileOfTheCommitAgain(t *testing.T) {
 	_, err = a.Mutate(ctx, func(*counter) error { return nil })
 	require.NoError(t, err, "a with b's lock file gone")
 }
+
+// TestRecoveryAfterTheLastRenameFsyncsTheDirectories: a writer that died
+// after its last rename and before its directory fsyncs, or whose
+// directory fsync failed, leaves records whose every staged file is gone.
+// The next transaction retires them, but first fsyncs the targets'
+// directories: a power cut after a removal that reached the disk must not
+// lose a rename that had not, with no record left to redo it. Ablation:
+// the "no staged file is whole" case returning r.retire at once (no
+// directory fsync before the copies go).
+func TestRecoveryAfterTheLastRenameFsyncsTheDirectories(t *testing.T) {
+	syncedBeforeRetire := func(t *testing.T, f *multiFixture, dirs ...string) {
+		t.Helper()
+		steps := f.record(t, []seam.Point{seam.SyncDir, seam.Retire}, func() {
+			require.NoError(t, f.run(next{member: 0}))
+		})
+		synced := map[string]bool{}
+		for _, s := range steps {
+			if s.p == seam.SyncDir {
+				synced[s.path] = true
+			}
+		}
+		for _, d := range dirs {
+			require.True(t, synced[d], "the recovery's steps %v: directory %q not fsynced", steps, d)
+		}
+		require.Empty(t, f.leftovers(t))
+	}
+	t.Run("crash after the last rename", func(t *testing.T) {
+		f := multiLayouts[0].make(t)
+		f.crash(t, step{seam.Published, "b.json", 1}, func() { _, _ = f.commit(1) })
+		syncedBeforeRetire(t, f, ".")
+		require.Equal(t, []int{2, 2}, f.values(t))
+	})
+	t.Run("a directory fsync failed", func(t *testing.T) {
+		f := multiLayouts[2].make(t) // two directories
+		_, remove := f.fail(t, step{seam.SyncDir, "two", 2}, syscall.EIO)
+		_, err := f.commit(1)
+		remove()
+		require.ErrorIs(t, err, syscall.EIO)
+		syncedBeforeRetire(t, f, "one", "two")
+		require.Equal(t, []int{2, 1}, f.values(t))
+	})
+}
+
+// TestALostLockOfAnUnchangedMemberPublishesNothing: fn may decide from a
+// member it does not change, so a MutateAll that changes one file must
+// still hold every lock when it writes, as one that changes two checks
+// them all before its first rename. Ablation: the one-changed-file case
+// writing with only its own lock checked (it publishes b with a's lock
+// gone, and returns nil).
+func TestALostLockOfAnUnchangedMemberPublishesNothing(t *testing.T) {
+	for _, changed := range []int{1, 2} {
+		f := multiLayouts[1].make(t) // a and b share a lock; c has its own
+		before := f.values(t)
+		_, err := filetxn.MutateAll(context.Background(), f.members(), func(m *filetxn.Multi) error {
+			_ = filetxn.In(m, f.stores[2]).N // decide from c
+			replaceLock(t, f.locks[f.lockOf[2]])
+			filetxn.In(m, f.stores[0]).N += 5
+			if changed == 2 {
+				filetxn.In(m, f.stores[1]).N += 5
+			}
+			return nil
+		})
+		require.ErrorIs(t, err, lock.ErrLockLost, "%d changed files, c's lock replaced during fn", changed)
+		require.Equal(t, before, f.values(t), "%d changed files: published with a lock lost", changed)
+	}
+}
