@@ -123,6 +123,10 @@ func (b *Backend) Lock(ctx context.Context, name string, wait bool) (filetxn.Hel
 	defer c.mu.Unlock()
 	for c.locks[name] != nil && c.locks[name] != b {
 		if !wait {
+			// Bare, the least Backend.Lock promises (etcd's is a
+			// *lock.BusyError): the engine gives a caller every busy lock
+			// as a *lock.BusyError, from any backend, so this one keeps
+			// that conversion tested.
 			return nil, lock.ErrWouldBlock
 		}
 		if ctx.Err() != nil {
