@@ -25,21 +25,27 @@ const Done = 5 * time.Second
 
 // Try returns the context of one request made although ctx may be done: it
 // keeps ctx's values but not its end, and is bounded by Done.
-func Try(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), Done)
+func Try(ctx context.Context) (context.Context, context.CancelFunc) { return try(ctx, Done) }
+
+// try is Try bounded by d in place of Done, for its tests.
+func try(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
 }
 
 // Held returns the context of a request made under a held lock: ctx bounds
 // only the wait for the lock, so the request goes on after ctx ends, until
-// Done after its start at most (the later of the two ends). It keeps ctx's
-// values; the caller calls the CancelFunc once the request returns.
-func Held(ctx context.Context) (context.Context, context.CancelFunc) {
+// the later of ctx's end and Done after its start. It keeps ctx's values;
+// the caller calls the CancelFunc once the request returns.
+func Held(ctx context.Context) (context.Context, context.CancelFunc) { return held(ctx, Done) }
+
+// held is Held with d in place of Done, for its tests.
+func held(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	start := time.Now()
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() {
-		// Once ctx has ended, what is left of Done; a timer left after the
+		// Once ctx has ended, what is left of d; a timer left after the
 		// request returns only cancels a context that nothing uses.
-		time.AfterFunc(time.Until(start.Add(Done)), cancel)
+		time.AfterFunc(time.Until(start.Add(d)), cancel)
 	})
 	return rctx, func() { stop(); cancel() }
 }
