@@ -257,10 +257,16 @@ func (r *remoteTx) read(path, op string) ([]byte, error) {
 
 // commit is Tx.Write (or, with remove, the removal) on a backend.
 func (r *remoteTx) commit(path, op string, data []byte, remove bool) error {
-	ctx, cancel := bound.Held(r.ctx)
+	return commitHeld(r.ctx, r.b, []Held{r.held}, []Put{{Name: docName(path), Data: data, Remove: remove}}, r.last, op, path)
+}
+
+// commitHeld is b.Commit of puts, fenced by held, as a request under the
+// locks: ctx bounds it as bound.Held says. Its error is an *fs.PathError
+// of op and path.
+func commitHeld(ctx context.Context, b Backend, held []Held, puts []Put, release bool, op, path string) error {
+	ctx, cancel := bound.Held(ctx)
 	defer cancel()
-	err := r.b.Commit(ctx, []Held{r.held}, []Put{{Name: docName(path), Data: data, Remove: remove}}, r.last)
-	if err != nil {
+	if err := b.Commit(ctx, held, puts, release); err != nil {
 		return &fs.PathError{Op: op, Path: path, Err: err}
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/filetxn/filetxn/internal/bound"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -444,10 +443,8 @@ func (c *multi) remoteRun(ctx context.Context, fn func(*Multi) error) (out []Com
 	for k, i := range changed {
 		puts[k] = Put{Name: docName(c.parts[i].path()), Data: outs[i]}
 	}
-	cctx, cancel := bound.Held(ctx)
-	defer cancel()
-	if err := c.backend.Commit(cctx, hs.held, puts, true); err != nil {
-		return nil, &fs.PathError{Op: "Commit", Path: c.parts[changed[0]].path(), Err: err}
+	if err := commitHeld(ctx, c.backend, hs.held, puts, true, "Commit", c.parts[changed[0]].path()); err != nil {
+		return nil, err
 	}
 	commits := make([]Commit, len(c.parts))
 	for _, i := range changed {
