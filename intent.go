@@ -99,6 +99,13 @@ func readIntent(path string) (*intentRecord, error) {
 	case err != nil:
 		return nil, &fs.PathError{Op: "Recover", Path: path, Err: underlying(err)}
 	}
+	// A copy never fsynced may come back from a power cut with its length
+	// but not its bytes (zeros, on file systems that write metadata
+	// first): a record, JSON and hexadecimal, holds no NUL byte, so such a
+	// copy is torn, not of another format.
+	if bytes.IndexByte(data, 0) >= 0 {
+		return nil, errTorn
+	}
 	const magic = `{"filetxn_commit":`
 	if !bytes.HasPrefix(data, []byte(magic)) {
 		if len(data) < len(magic) && bytes.HasPrefix([]byte(magic), data) {
@@ -222,23 +229,20 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	defer closeRecords()
 	// undo closes the copies before it removes them: Windows removes no
 	// file that a handle without FILE_SHARE_DELETE (os.OpenFile's) holds
-	// open.
-	// committed: the commit point was reached (every staged file and copy
-	// durable), so an undo must make the copies' removal durable before it
-	// removes a staged file: else a power cut could bring the copies back
-	// with every staged file, and the next transaction would complete a
-	// commit whose caller was told that nothing was published.
-	committed := false
-	undo := func() {
+	// open. Once the fsyncs of the commit point began (synced), any copy
+	// and staged file may be durable, even if one fsync failed, so undo
+	// voids the copies durably before it removes a staged file: else a
+	// power cut could bring back every copy with every staged file, and the
+	// next transaction would complete a commit whose caller was told that
+	// nothing was published. If the copies cannot be voided, nothing more
+	// is removed, and the error says that the commit may yet be published.
+	synced := false
+	undo := func() error {
 		closeRecords()
-		removeRecords := func() {
-			for _, ip := range intents {
-				_ = os.Remove(ip)
+		if synced {
+			if err := voidIntents("Commit", intents); err != nil {
+				return fmt.Errorf("%w: %w", errUndecided, err)
 			}
-		}
-		if committed {
-			removeRecords()
-			_ = parallel(syncDirs(intents))
 		}
 		for k, pf := range pfs {
 			if detached {
@@ -247,9 +251,18 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 				_ = pf.Cleanup()
 			}
 		}
-		if !committed {
-			removeRecords()
+		for _, ip := range intents {
+			if seam.At(seam.Retire, ip) == nil {
+				_ = os.Remove(ip)
+			}
 		}
+		return nil
+	}
+	fail := func(err error) ([]Commit, error) {
+		if uerr := undo(); uerr != nil {
+			return nil, fmt.Errorf("%w; %w", err, uerr)
+		}
+		return nil, err
 	}
 	// Each staged file's name is chosen, and every copy of the record
 	// written, before any staged file exists: a crash leaves no staged file
@@ -307,8 +320,7 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 			// alone, and this commit publishes nothing.
 			f, err = fsys.OpenFile(ip, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 			if errors.Is(err, fs.ErrExist) {
-				undo()
-				return nil, c.lostError(slices.Index(c.of, k), nil)
+				return fail(c.lostError(slices.Index(c.of, k), nil))
 			}
 		}
 		if err == nil {
@@ -317,8 +329,7 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 			_, err = f.Write(record)
 		}
 		if err != nil {
-			undo()
-			return nil, stepError("Commit", ip, "write the intent record", err)
+			return fail(stepError("Commit", ip, "write the intent record", err))
 		}
 		if durable {
 			tasks = append(tasks, func() error {
@@ -336,13 +347,11 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	for k, i := range changed {
 		pf, err := fsys.Create("Commit", c.parts[i].path(), filePerm, opts[k])
 		if err != nil {
-			undo()
-			return nil, stepError("Commit", c.parts[i].path(), "create the staged file", err)
+			return fail(stepError("Commit", c.parts[i].path(), "create the staged file", err))
 		}
 		pfs = append(pfs, pf)
 		if _, err := pf.Write(outs[i]); err != nil {
-			undo()
-			return nil, stepError("Commit", c.parts[i].path(), "write the staged file", err)
+			return fail(stepError("Commit", c.parts[i].path(), "write the staged file", err))
 		}
 	}
 	var names []string
@@ -368,24 +377,21 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 			pf.StartSync()
 		}
 	}
+	synced = durable
 	if err := parallel(tasks); err != nil {
-		undo()
-		return nil, err
+		return fail(err)
 	}
-	committed = durable
 	closeRecords() // before their removal, which Windows refuses while they are open
 	_ = seam.At(seam.Committed, intents[0])
 
 	for k, h := range c.held {
 		if ok, err := h.Current(); !ok || err != nil {
-			undo()
-			return nil, c.lostError(slices.Index(c.of, k), err)
+			return fail(c.lostError(slices.Index(c.of, k), err))
 		}
 	}
 	for _, pf := range pfs {
 		if _, _, err := pf.Detach(); err != nil {
-			undo()
-			return nil, err
+			return fail(err)
 		}
 	}
 	detached = true
@@ -394,8 +400,7 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 		if err := fsys.Replace(f.Staged, f.Path, f.Durable); err != nil {
 			err = stepError("Commit", c.parts[i].path(), "rename the staged file", err)
 			if k == 0 {
-				undo()
-				return nil, err
+				return fail(err)
 			}
 			return commits, fmt.Errorf("%w: %w", errSplit, err)
 		}
@@ -699,9 +704,12 @@ func allOld(r *intentRecord, target []string) bool {
 // file is removed only if it holds the version this record names (see
 // undoUnsure).
 func (r *intentRecord) undo(cps []copyAt, onlyMine bool) error {
-	var theirs []string
+	var theirs, mine, remove []string
 	for _, c := range cps {
-		if c.rec != nil && !c.ours(r) {
+		switch {
+		case c.ours(r):
+			mine = append(mine, c.path)
+		case c.rec != nil:
 			for _, f := range c.rec.Files {
 				theirs = append(theirs, f.Staged)
 			}
@@ -716,11 +724,61 @@ func (r *intentRecord) undo(cps []copyAt, onlyMine bool) error {
 				continue
 			}
 		}
-		if err := os.Remove(f.Staged); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return stepError("Recover", f.Staged, "remove the staged file", err)
+		if _, err := os.Lstat(f.Staged); !errors.Is(err, fs.ErrNotExist) {
+			remove = append(remove, f.Staged)
+		}
+	}
+	// The copies are voided, durably, before a staged file goes: else a
+	// power cut could keep the removal and lose the copies', and bring the
+	// record back beside fewer staged files, after a transaction on the
+	// files that this undo let run; the record would then decide otherwise
+	// (ErrDiverged, for good).
+	if len(remove) > 0 {
+		if err := voidIntents("Recover", mine); err != nil {
+			return err
+		}
+	}
+	for _, p := range remove {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return stepError("Recover", p, "remove the staged file", err)
 		}
 	}
 	return r.retire(cps)
+}
+
+// voidIntents empties each copy of a record at paths and fsyncs it, all at
+// once, through its own handle: an empty copy reads as torn, which recovery
+// can only undo, so that a power cut cannot bring back a commit being
+// undone. It needs no directory fsync (the names stay until they are
+// removed), so it is durable on Windows too, where directories are not
+// fsynced. A copy that is not there is skipped. op names the operation in
+// the error.
+func voidIntents(op string, paths []string) error {
+	tasks := make([]func() error, len(paths))
+	for i, ip := range paths {
+		tasks[i] = func() error {
+			err := seam.At(seam.Intent, ip)
+			if err == nil {
+				err = voidFile(ip)
+			}
+			if err != nil {
+				return stepError(op, ip, "void the intent record", err)
+			}
+			return nil
+		}
+	}
+	return parallel(tasks)
+}
+
+func voidFile(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
 }
 
 // undoUnsure undoes a commit some of whose copies are gone. Most often

@@ -74,24 +74,24 @@ func In[D any](m *Multi, s *Store[D]) D {
 
 // MutateAll runs fn once, on its caller's goroutine, over the documents of
 // several stores (In gets each) with all of their locks held, and publishes
-// every document fn changed, or none: a commit of several files that no
-// crash, full disk or lost lock splits. It returns one Commit per member.
+// every document fn changed, or none: a commit that no crash, full disk or
+// lost lock splits (WithoutSync gives that up at a power loss). It returns
+// one Commit per member.
 //
 // The locks are the members' own (single-file writers still exclude it file
 // by file), taken in one global order (lock.AcquireAll): MutateAlls over
-// overlapping stores never deadlock. One changed file costs one ordinary
-// write; more are staged, an intent record naming them is made durable
-// beside each lock file (docs/formats/commit.md), and then they are renamed.
-// The next transaction on any of the files, from any process, completes or
-// undoes a commit a crash left unfinished, before it reads. A lock-free
-// reader (View) may meanwhile see some files new and others old.
+// overlapping stores never deadlock. One changed file costs one write; more
+// are staged, an intent record naming them made durable beside each lock
+// file (docs/formats/commit.md), and then renamed. The next transaction on
+// any of the files, from any process, completes or undoes a commit a crash
+// left unfinished, before it reads. A lock-free reader (View) may meanwhile
+// see some files new and others old.
 //
-// Errors are Mutate's: fn's unchanged, nothing written; decode, encode and
-// Join check errors name the file; ctx bounds waits as Mutate's do, on a
-// backend too (WithNoWait: none); re-entry matches lock.ErrReentrant; a lock
-// lost before the renames publishes nothing. After the first rename an error
-// says the commit stands (the Commits report Written). No members, two of
-// one file, a nil fn: ErrInvalidArgument.
+// Errors are Mutate's, naming the file (fn's: nothing written; re-entry:
+// lock.ErrReentrant; ctx bounds waits); a lock lost before the renames
+// publishes nothing; an error after the first rename says the commit stands,
+// one whose undo could not be made durable that the next transaction decides
+// it. No members, two of one file, a nil fn: ErrInvalidArgument.
 func MutateAll(ctx context.Context, members []Member, fn func(*Multi) error) ([]Commit, error) {
 	c, err := newMulti(members, fn)
 	if err != nil {
@@ -391,6 +391,11 @@ func (c *multi) lostError(i int, err error) error {
 // errSplit reports a failure after the commit point, when some files are
 // published and the others staged: the commit stands.
 var errSplit = errors.New("committed, but not every file is published yet: the next transaction on any of the files publishes the rest")
+
+// errUndecided reports a failure before the first rename whose undo could
+// not void the records durably: the commit was not undone, and the next
+// transaction decides it from what is on the disk.
+var errUndecided = errors.New("not undone: the next transaction on any of the files completes the commit or undoes it")
 
 // addRemote adds part i, kept in c.backend, to c: its document's name, and
 // its lock's.

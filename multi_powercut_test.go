@@ -1,0 +1,269 @@
+package filetxn_test
+
+// Power cuts in a multi-file commit: each test fakes one by putting back
+// the bytes of files whose removal no fsync had made durable (or, for a
+// copy never fsynced, by keeping its length and not its bytes), and checks
+// that the next transaction decides the files as the caller was told.
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/seam"
+)
+
+type crashedPC struct{}
+
+// skipCrashOnWindows skips a test that simulates a crash in process: see
+// multiFixture.crash.
+func skipCrashOnWindows(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a crash simulated in-process leaves files open, which Windows does not rename")
+	}
+}
+
+// stagedOf returns the staged paths named by the copy at ip.
+func stagedOf(t *testing.T, ip string) []string {
+	raw, err := os.ReadFile(ip)
+	require.NoError(t, err)
+	var rec struct {
+		Files []struct{ Staged string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(string(raw), "\n", 2)[0]), &rec))
+	var out []string
+	for _, f := range rec.Files {
+		out = append(out, f.Staged)
+	}
+	return out
+}
+
+func snapshot(paths ...string) map[string][]byte {
+	m := map[string][]byte{}
+	for _, p := range paths {
+		if data, err := os.ReadFile(p); err == nil {
+			m[p] = data
+		}
+	}
+	return m
+}
+
+func restore(t *testing.T, m map[string][]byte) {
+	for p, data := range m {
+		require.NoError(t, os.WriteFile(p, data, 0o600))
+	}
+}
+
+// atRemoval returns what each copy of a record held when it was removed,
+// so that a test can bring back the removals that no fsync made durable
+// (the bytes a copy held then are what the disk may keep).
+func atRemoval(t *testing.T) (saved map[string][]byte, remove func()) {
+	saved = map[string][]byte{}
+	var mu sync.Mutex
+	remove = seam.Set(t, func(p seam.Point, at string) error {
+		if p == seam.Retire {
+			data, err := os.ReadFile(at)
+			if err == nil {
+				mu.Lock()
+				saved[at] = data
+				mu.Unlock()
+			}
+		}
+		return nil
+	})
+	return saved, remove
+}
+
+// TestAFailedCommitPointThenAPowerCutPublishesNothing: a fsync of the
+// commit point fails, and the caller is told that nothing was published;
+// every other fsync may have succeeded, so a power cut may keep the staged
+// files, and the copies as they were when removed: the next transaction
+// must still not complete the commit. Ablation: publish's undo removing
+// the copies without voiding them first when the round failed (they come
+// back whole and the commit is completed, [2 2]).
+func TestAFailedCommitPointThenAPowerCutPublishesNothing(t *testing.T) {
+	skipCrashOnWindows(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json")
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
+	require.NoError(t, err)
+	rdir, _ := filepath.EvalSymlinks(dir)
+	ipA := filepath.Join(rdir, "a.json.lock.intent")
+	var staged map[string][]byte
+	var once sync.Once
+	rm := seam.Set(t, func(p seam.Point, at string) error {
+		if p == seam.SyncDir && at == rdir {
+			failed := false
+			once.Do(func() {
+				staged = snapshot(stagedOf(t, ipA)...)
+				failed = true
+			})
+			if failed {
+				return syscall.EIO
+			}
+		}
+		return nil
+	})
+	removed, rmCopies := atRemoval(t)
+	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
+	rm()
+	rmCopies()
+	require.ErrorContains(t, err, "fsync the directory")
+	require.Len(t, staged, 2)
+	require.Len(t, removed, 2)
+	restore(t, staged) // the power cut: the undo's removals lost
+	restore(t, removed)
+	_, err = a.Mutate(ctx, func(*counter) error { return nil })
+	require.NoError(t, err)
+	da, _ := a.View(ctx)
+	db, _ := b.View(ctx)
+	require.Equal(t, []int{1, 1}, []int{da.N, db.N}, "the caller was told the commit failed")
+}
+
+// TestAnUndoThatCannotBeMadeDurableSaysSo: the first rename fails after
+// the commit point, and the undo cannot void the copies (their fsync
+// fails): it must then remove nothing and say that the commit is not
+// undone, since a power cut would bring it back, and the next transaction
+// decides it: here, every file whole, it completes it. Ablation: the undo
+// ignoring its voiding's error (the caller is told the rename's error
+// alone, as if nothing could be published).
+func TestAnUndoThatCannotBeMadeDurableSaysSo(t *testing.T) {
+	skipCrashOnWindows(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json")
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
+	require.NoError(t, err)
+	rdir, _ := filepath.EvalSymlinks(dir)
+	var mu sync.Mutex
+	renameFailed := false
+	rm := seam.Set(t, func(p seam.Point, at string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case p == seam.Rename && at == filepath.Join(rdir, "a.json"):
+			renameFailed = true
+			return syscall.EIO
+		case p == seam.Intent && renameFailed: // the undo's voiding
+			return syscall.EIO
+		}
+		return nil
+	})
+	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
+	rm()
+	require.ErrorContains(t, err, "rename the staged file")
+	require.ErrorContains(t, err, "not undone")
+	_, err = a.Mutate(ctx, func(*counter) error { return nil })
+	require.NoError(t, err)
+	da, _ := a.View(ctx)
+	db, _ := b.View(ctx)
+	require.Equal(t, []int{2, 2}, []int{da.N, db.N}, "the next transaction completes the commit it finds whole")
+}
+
+// pcStores: a in one/, b in two/, locks under a state root (state/locks/):
+// a write of b fsyncs two/ only.
+func pcStores(t *testing.T) (root string, a, b *filetxn.Store[*counter]) {
+	root = t.TempDir()
+	root, _ = filepath.EvalSymlinks(root)
+	for _, d := range []string{"one", "two", "state"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	st := filetxn.WithStateRoot(filepath.Join(root, "state"))
+	a, b = openCounter(t, filepath.Join(root, "one"), "a.json", st), openCounter(t, filepath.Join(root, "two"), "b.json", st)
+	return root, a, b
+}
+
+func copies(t *testing.T, a, b *filetxn.Store[*counter]) (string, string) {
+	la, err := a.LockPath()
+	require.NoError(t, err)
+	lb, err := b.LockPath()
+	require.NoError(t, err)
+	return la + ".intent", lb + ".intent"
+}
+
+// TestAnUndoneCommitStaysUndoneAcrossAPowerCut: a commit killed while it
+// wrote b's staged file (a's staged file and both copies whole) is undone
+// by Mutate(b), which then writes b durably (fsyncing two/ only). A power
+// cut that loses the undo's removal of a's staged file (one/) and of the
+// copies (state/locks/) must not make the next transaction refuse a and b
+// as diverged, for good, though only filetxn wrote them. Ablation:
+// recovery's undo removing the staged files without voiding the copies
+// first (Mutate(a) fails with ErrDiverged).
+func TestAnUndoneCommitStaysUndoneAcrossAPowerCut(t *testing.T) {
+	skipCrashOnWindows(t)
+	ctx := context.Background()
+	root, a, b := pcStores(t)
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
+	require.NoError(t, err)
+	ipA, _ := copies(t, a, b)
+	tb := filepath.Join(root, "two", "b.json")
+	func() {
+		rm := seam.Set(t, func(p seam.Point, at string) error {
+			if p == seam.Write && at == tb {
+				panic(crashedPC{})
+			}
+			return nil
+		})
+		defer rm()
+		defer func() { require.Equal(t, crashedPC{}, recover()) }()
+		_, _ = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
+	}()
+	st := stagedOf(t, ipA)
+	staged := snapshot(st[0]) // a's staged file, whole
+	require.Len(t, staged, 1)
+	removed, rmCopies := atRemoval(t)
+	_, err = b.Mutate(ctx, func(d *counter) error { d.N = 7; return nil })
+	rmCopies()
+	require.NoError(t, err)
+	require.Len(t, removed, 2)
+	restore(t, staged) // the power cut: removals in one/ and state/locks/ lost
+	restore(t, removed)
+	_, err = a.Mutate(ctx, func(*counter) error { return nil })
+	require.NoError(t, err, "Mutate(a) after the power cut")
+	da, _ := a.View(ctx)
+	db, _ := b.View(ctx)
+	require.Equal(t, []int{1, 7}, []int{da.N, db.N})
+}
+
+// TestAZeroFilledCopyIsTorn: a copy written but never fsynced whose length
+// reached the disk and whose bytes did not (zeros: ext4 data=writeback,
+// and other file systems) is torn, since no commit point was reached, and
+// not a record of another format that refuses the file for good.
+// Ablation: readIntent without its NUL check.
+func TestAZeroFilledCopyIsTorn(t *testing.T) {
+	skipCrashOnWindows(t)
+	ctx := context.Background()
+	_, a, b := pcStores(t)
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
+	require.NoError(t, err)
+	ipA, _ := copies(t, a, b)
+	func() {
+		n := 0
+		rm := seam.Set(t, func(p seam.Point, at string) error {
+			if p == seam.Intent && at == ipA {
+				if n++; n == 2 {
+					panic(crashedPC{})
+				}
+			}
+			return nil
+		})
+		defer rm()
+		defer func() { require.Equal(t, crashedPC{}, recover()) }()
+		_, _ = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
+	}()
+	raw, err := os.ReadFile(ipA)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(ipA, make([]byte, len(raw)), 0o600))
+	_, err = a.Mutate(ctx, func(*counter) error { return nil })
+	require.NoError(t, err, "Mutate(a) after a power cut before the commit point")
+}
