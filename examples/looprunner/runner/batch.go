@@ -49,8 +49,11 @@ Each is the command before it, a field for each flag and argument: "ids"
 (a list of strings) are the IDs, "key" and "status" KEY STATUS, "loop" the
 NAME, "op_id" is -op; "allow_regression" and "allow_unordered" are true or
 false. "root" defaults to $LOOPSTATE_ROOT and "by" to the user's name.
-ledger.add creates a missing ledger and its directory. The ledger and board
-locks are under -state-dir, as for the commands.
+ledger.add creates a missing ledger and its directory, the directory only
+once every operation has applied, under the locks: a refused batch creates
+none (a commit that fails after that, on a full disk say, may leave it,
+empty). The ledger and board locks are under -state-dir, as for the
+commands.
 
 Once the commit is made, stdout has one JSON line per operation, in order:
 "line" (its line of input), "op", the fields of the command's -json output
@@ -376,15 +379,6 @@ func (c *cli) runBatch() error {
 			return &batchError{line: st.line, name: st.name, where: st.op.where(), err: err, opened: true}
 		}
 	}
-	for _, dir := range b.mkdirs {
-		// As ledger add: a ledger's missing directory is made before the
-		// lock is taken.
-		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			if err := os.MkdirAll(dir, 0o777); err != nil {
-				return b.attribute(err, false)
-			}
-		}
-	}
 	ctx, cancel := c.loopCtx() // -lock-timeout 0: every lock is tried once
 	defer cancel()
 	results := make([]any, 0, len(steps))
@@ -397,6 +391,15 @@ func (c *cli) runBatch() error {
 			}
 			*r.(interface{ head() *batchHead }).head() = batchHead{st.line, st.name}
 			results = append(results, r)
+		}
+		// A ledger's missing directory is made under the locks, once
+		// every operation applied: a refused batch creates none.
+		for _, dir := range b.mkdirs {
+			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+				if err := os.MkdirAll(dir, 0o777); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})

@@ -358,6 +358,41 @@ func TestBatchRefusalWritesNothing(t *testing.T) {
 	}
 }
 
+// TestBatchRefusalCreatesNoDirectory: a batch whose ledger.add names a
+// ledger in directories that do not exist, refused at its second line (an
+// unknown id, a board that is not there, a busy lock), leaves no directory
+// behind; the same ledger.add in a batch that commits creates them and
+// the ledger.
+// Ablation: the directories made before the locks are taken (as ledger
+// add makes its one) leaves newdir/deep after the unknown id and the busy
+// lock.
+func TestBatchRefusalCreatesNoDirectory(t *testing.T) {
+	file := filepath.Join("newdir", "deep", "dw.md")
+	add := op("ledger.add", "file", file, "title", "t", "origin", "o", "source_spec", "s", "reason", "r")
+	tests := []struct {
+		name   string
+		second string
+		code   int
+	}{
+		{"an unknown id", op("ledger.close", "file", batchLedger, "ids", []string{"DW-9"}, "date", "2026-06-11", "note", "n"), 3},
+		{"a board that is not there", op("board.advance", "file", "nope.yaml", "key", "3-3-export", "status", "done"), 3},
+		{"a busy lock", op("loop.pause", "root", batchRoot, "loop", "ci"), 75},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newBatchEnv(t)
+			hold(t, loopLock(e.dir, "ci"))
+			r := e.batch(tt.code, []string{add, tt.second}, "-lock-timeout", "0")
+			require.True(t, strings.HasSuffix(r.stderr, "; nothing written\n"), "a refused batch: stderr = %q", r.stderr)
+			_, err := os.Stat(e.path("newdir"))
+			require.ErrorIs(t, err, os.ErrNotExist, "a refused batch left newdir behind\n%s", r)
+		})
+	}
+	e := newBatchEnv(t)
+	e.batch(0, []string{add, op("ledger.close", "file", file, "ids", []string{"DW-1"}, "date", "2026-06-11", "note", "n")})
+	require.Contains(t, e.read(file), "### DW-1: t\n", "a batch that commits: the new ledger")
+}
+
 // TestBatchOfNoOpsWritesNothing: a batch whose every operation is so
 // already (an entry closed, a row past its target, an entry filed) exits
 // 0, says changed false for each and writes no file: the bytes and the
