@@ -65,16 +65,18 @@ and "changed" (whether the operation changed its document):
   loop.*         "loop", "root", "status" and "state" (the state after it)
 
 Exit codes: 0 every operation applied or changed nothing. Otherwise nothing
-is written, stdout is empty (with -json it is one line: "error", "exit_code",
-"line", "op") and stderr names the line and what was refused; the code is
-that of the first refusal, the one its command exits with: 2 a line that is
+is written, stdout is empty (with -json it is one line: "error",
+"exit_code", "line", "op") and stderr names the line and what was refused;
+the code is that of the first line refused, in the order of the input, the
+one its command exits with (a line whose file is missing, unreadable or
+locked is refused only when the lines before it are not): 2 a line that is
 not a JSON object, an unknown op or field, a field missing or of the wrong
-type or value (found before any file is read or locked); 3 no such file,
-entry, row, loop or root; 1 refused by a guard (an entry neither open nor
-done, a close not eligible for reopen, a loop transition its status
-forbids); 65 a file it does not understand; 75 a lock busy past
--lock-timeout. Unlike ledger close and reopen, an unknown or refused id
-changes nothing at all.
+type or value (found before any file is read or locked, so before any other
+refusal); 3 no such file, entry, row, loop or root; 1 refused by a guard (an
+entry neither open nor done, a close not eligible for reopen, a loop
+transition its status forbids); 65 a file it does not understand; 75 a lock
+busy past -lock-timeout. Unlike ledger close and reopen, an unknown or
+refused id changes nothing at all.
 `
 
 // The operations of a batch: the fields of a command, as the JSON keys of
@@ -260,6 +262,7 @@ type batch struct {
 	c       *cli
 	steps   []batchStep
 	members []filetxn.Member
+	ats     []int                  // ats[i] is the first line naming members[i]
 	stores  map[string]*batchStore // by the identity of the file, or of the loop
 	lines   map[string]int         // the first line naming each data or lock file, by absolute path
 	mkdirs  []string               // the directories of ledgers that ledger.add creates
@@ -374,15 +377,73 @@ func (c *cli) runBatch() error {
 		return err
 	}
 	b := &batch{c: c, steps: steps, stores: map[string]*batchStore{}, lines: map[string]int{}}
-	for _, st := range steps {
+	n, refusal := len(steps), error(nil)
+	for i, st := range steps {
 		if err := st.op.open(b, st.line); err != nil {
-			return &batchError{line: st.line, name: st.name, where: st.op.where(), err: err, opened: true}
+			be := &batchError{line: st.line, name: st.name, where: st.op.where(), err: err, opened: true}
+			if exitCode(err) == exitUsage {
+				return be // a usage error comes before every other refusal
+			}
+			if refusal == nil {
+				n, refusal = i, be
+			}
 		}
 	}
-	ctx, cancel := c.loopCtx() // -lock-timeout 0: every lock is tried once
+	if n == 0 {
+		return refusal
+	}
+	// The refusal of line n, unless a line before it refuses: the commit
+	// of those lines alone tells.
+	return b.run(n, refusal)
+}
+
+// run applies the first n lines in one commit and then refuses the batch
+// with refusal, when it is not nil, or commits; it prints the result lines
+// of a commit. A refusal found before any operation ran (a lock, a read, a
+// check of a file) is that of the first line naming the file, and it is
+// the batch's only when no line before that one refuses: the commit is
+// then run again over those lines alone, with it as the refusal.
+func (b *batch) run(n int, refusal error) error {
+	for {
+		results, commits, ran, err := b.commit(n, refusal)
+		written := slices.ContainsFunc(commits, func(c filetxn.Commit) bool { return c.Written })
+		if err != nil && !written {
+			err = b.attribute(err, false)
+			var be *batchError
+			errors.As(err, &be)
+			if k := slices.IndexFunc(b.steps[:n], func(s batchStep) bool { return s.line == be.line }); !ran && k > 0 {
+				n, refusal = k, be
+				continue
+			}
+			return err
+		}
+		if perr := b.print(b.steps[:n], results); perr != nil {
+			return perr
+		}
+		if err != nil {
+			return b.attribute(err, true)
+		}
+		return nil
+	}
+}
+
+// commit applies the first n lines in one MutateAll over their stores, and
+// then fails with refusal, when it is not nil, so that nothing is written;
+// else it makes the ledgers' missing directories. ran says whether the
+// operations began: every lock was taken and every file read and checked.
+func (b *batch) commit(n int, refusal error) (results []any, commits []filetxn.Commit, ran bool, err error) {
+	steps := b.steps[:n]
+	var members []filetxn.Member
+	for i, m := range b.members {
+		if b.ats[i] <= steps[n-1].line {
+			members = append(members, m)
+		}
+	}
+	ctx, cancel := b.c.loopCtx() // -lock-timeout 0: every lock is tried once
 	defer cancel()
-	results := make([]any, 0, len(steps))
-	commits, err := filetxn.MutateAll(ctx, b.members, func(m *filetxn.Multi) error {
+	results = make([]any, 0, n)
+	commits, err = filetxn.MutateAll(ctx, members, func(m *filetxn.Multi) error {
+		ran = true
 		now := time.Now()
 		for _, st := range steps {
 			r, err := st.op.apply(m, now)
@@ -391,6 +452,9 @@ func (c *cli) runBatch() error {
 			}
 			*r.(interface{ head() *batchHead }).head() = batchHead{st.line, st.name}
 			results = append(results, r)
+		}
+		if refusal != nil {
+			return refusal
 		}
 		// A ledger's missing directory is made under the locks, once
 		// every operation applied: a refused batch creates none.
@@ -403,17 +467,7 @@ func (c *cli) runBatch() error {
 		}
 		return nil
 	})
-	written := slices.ContainsFunc(commits, func(c filetxn.Commit) bool { return c.Written })
-	if err != nil && !written {
-		return b.attribute(err, false)
-	}
-	if perr := b.print(steps, results); perr != nil {
-		return perr
-	}
-	if err != nil {
-		return b.attribute(err, true)
-	}
-	return nil
+	return results, commits, ran, err
 }
 
 // print prints the result lines, the head of each filled in; the last line
@@ -643,7 +697,7 @@ func (b *batch) store(line int, kind, path string, open func() (*batchStore, err
 	if err != nil {
 		return nil, false, err
 	}
-	b.members = append(b.members, m)
+	b.members, b.ats = append(b.members, m), append(b.ats, line)
 	for _, p := range []string{path, lock} {
 		if abs, err := filepath.Abs(p); err == nil {
 			if _, ok := b.lines[abs]; !ok {

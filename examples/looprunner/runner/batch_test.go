@@ -393,6 +393,76 @@ func TestBatchRefusalCreatesNoDirectory(t *testing.T) {
 	require.Contains(t, e.read(file), "### DW-1: t\n", "a batch that commits: the new ledger")
 }
 
+// TestBatchRefusalIsTheFirstLines: of two refused lines, the batch's exit
+// code and message are those of the first in the input, whichever check
+// finds each: a guard in the operation (exit 1), a file that is not there
+// (3), a board that does not parse (65), a busy lock (75); in both orders.
+// A usage error (a file named as two kinds of store) is found before any
+// of them, wherever its line is. Nothing is written either way.
+// Ablations: every line's store opened, and a failure returned, before any
+// operation runs (the batch as it was) makes "a guard, then no file" exit
+// 3; a failure of the commit before any operation ran (a read, a lock)
+// returned at once, not run again over the lines before it, makes "a
+// guard, then a bad board" and "a guard, then a busy lock" exit 65 and 75;
+// the opens stopped at the first that fails makes "no file, then two
+// kinds" exit 3.
+func TestBatchRefusalIsTheFirstLines(t *testing.T) {
+	guard := op("ledger.reopen", "file", batchLedger, "ids", []string{"DW-2"}, "note", "n", "op_id", "run-1")
+	const guardSays = "(ledger.reopen): DW-2: not closed by this operation with this note; not reopened"
+	noFile := op("board.advance", "file", "nope.yaml", "key", "3-3-export", "status", "done")
+	const noFileSays = "(board.advance): no such file: nope.yaml"
+	bad := op("board.advance", "file", "bad.yaml", "key", "3-3-export", "status", "done")
+	const badSays = "(board.advance): bad.yaml: line 2: not valid YAML"
+	busy := op("loop.pause", "root", batchRoot, "loop", "ci")
+	const busySays = "(loop.pause): ci: lock "
+	advance := op("board.advance", "file", batchBoard, "key", "3-3-export", "status", "done")
+	twoKinds := op("ledger.close", "file", batchBoard, "ids", []string{"DW-1"}, "date", "2026-06-11", "note", "n")
+	const twoKindsSays = "(ledger.close): sprint-status.yaml is the board of line 2: a file is one store of a batch"
+	tests := []struct {
+		name  string
+		lines []string
+		code  int
+		line  int
+		says  string
+	}{
+		{"a guard, then no file", []string{guard, noFile}, 1, 1, guardSays},
+		{"no file, then a guard", []string{noFile, guard}, 3, 1, noFileSays},
+		{"a guard, then a bad board", []string{guard, bad}, 1, 1, guardSays},
+		{"a bad board, then a guard", []string{bad, guard}, 65, 1, badSays},
+		{"a guard, then a busy lock", []string{guard, busy}, 1, 1, guardSays},
+		{"a busy lock, then a guard", []string{busy, guard}, 75, 1, busySays},
+		{"no file, then a guard, then a bad board", []string{noFile, guard, bad}, 3, 1, noFileSays},
+		{"a guard, then a bad board, then no file", []string{guard, bad, noFile}, 1, 1, guardSays},
+		{"a bad board, then no file", []string{advance, bad, noFile}, 65, 2, badSays},
+		{"a guard, then two kinds", []string{guard, advance, twoKinds}, 2, 3, twoKindsSays},
+		{"no file, then two kinds", []string{noFile, advance, twoKinds}, 2, 3, twoKindsSays},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newBatchEnv(t)
+			e.write("bad.yaml", "development_status:\n  - [\n")
+			hold(t, loopLock(e.dir, "ci"))
+			before := e.snap(batchFiles...)
+			r := e.batch(tt.code, tt.lines, "-lock-timeout", "0")
+			oneErrorLine(t, r, "batch")
+			head := fmt.Sprintf("batch: line %d %s", tt.line, tt.says)
+			require.True(t, strings.HasPrefix(r.stderr, head), "batch: stderr = %q, want it to start %q", r.stderr, head)
+			require.True(t, strings.HasSuffix(r.stderr, "; nothing written\n") || tt.code == 2 && strings.HasSuffix(r.stderr, "; see 'looprunner batch -h'\n"),
+				"batch: stderr = %q, want it to end in nothing written", r.stderr)
+			e.unchanged(before, "a refused batch")
+			var got struct {
+				Error    string `json:"error"`
+				ExitCode int    `json:"exit_code"`
+				Line     int    `json:"line"`
+				Op       string `json:"op"`
+			}
+			decode(t, e.batch(tt.code, tt.lines, "-lock-timeout", "0", "-json"), &got)
+			require.Equal(t, tt.line, got.Line, "batch -json: line")
+			require.Equal(t, tt.code, got.ExitCode, "batch -json: exit_code")
+		})
+	}
+}
+
 // TestBatchOfNoOpsWritesNothing: a batch whose every operation is so
 // already (an entry closed, a row past its target, an entry filed) exits
 // 0, says changed false for each and writes no file: the bytes and the
