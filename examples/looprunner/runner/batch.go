@@ -64,19 +64,27 @@ and "changed" (whether the operation changed its document):
   board.advance  "file", "key", "target", "status" (the status it ends at)
   loop.*         "loop", "root", "status" and "state" (the state after it)
 
-Exit codes: 0 every operation applied or changed nothing. Otherwise nothing
-is written, stdout is empty (with -json it is one line: "error",
-"exit_code", "line", "op") and stderr names the line and what was refused;
-the code is that of the first line refused, in the order of the input, the
-one its command exits with (a line whose file is missing, unreadable or
-locked is refused only when the lines before it are not): 2 a line that is
-not a JSON object, an unknown op or field, a field missing or of the wrong
-type or value (found before any file is read or locked, so before any other
-refusal); 3 no such file, entry, row, loop or root; 1 refused by a guard (an
-entry neither open nor done, a close not eligible for reopen, a loop
-transition its status forbids); 65 a file it does not understand; 75 a lock
-busy past -lock-timeout. Unlike ledger close and reopen, an unknown or
-refused id changes nothing at all.
+Exit codes: 0 every operation applied or changed nothing. Otherwise, unless
+the commit stands (below), nothing is written, stdout is empty (with -json
+it is one line: "error", "exit_code", "line", "op") and stderr names the
+line and what was refused; the code is that of the first line refused, in
+the order of the input, the one its command exits with (a line whose file is
+missing, unreadable or locked is refused only when the lines before it are
+not): 2 a line that is not a JSON object, an unknown op or field, a field
+missing or of the wrong type or value (found before any file is read or
+locked, so before any other refusal); 3 no such file, entry, row, loop or
+root; 1 refused by a guard (an entry neither open nor done, a close not
+eligible for reopen, a loop transition its status forbids); 65 a file it
+does not understand; 75 a lock busy past -lock-timeout. Unlike ledger close
+and reopen, an unknown or refused id changes nothing at all.
+
+A fault once the commit is made (at the rename of a file after the first, at
+the fsync after the renames, at the removal of the commit's intent record)
+does not undo it: the commit stands, every change is in the files or is
+completed by the next transaction on any of them. Then stdout has the result
+lines all the same (with -json, and the error line after them), the exit
+code is that of the fault (1 for an I/O error) and the message on stderr
+ends "; the commit stands".
 `
 
 // The operations of a batch: the fields of a command, as the JSON keys of

@@ -9,10 +9,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/filetxn/filetxn/internal/seam"
 )
 
 // The files of a batch sandbox (newBatchEnv), relative to its directory.
@@ -463,6 +466,51 @@ func TestBatchRefusalIsTheFirstLines(t *testing.T) {
 	}
 }
 
+// TestBatchCommitStandsAfterALateFault: a batch whose commit fails at the
+// rename of its second file (the board), after the first (the ledger) is
+// published, does as batch -h says: stdout has every result line (and,
+// with -json, the error line after them), the exit code is the fault's (1
+// for EIO) and stderr ends "; the commit stands"; the next transaction on
+// the board publishes it. It runs the command in this process, for the
+// seam.
+// Ablation: the result lines printed only when the commit returns no error
+// leaves stdout empty.
+func TestBatchCommitStandsAfterALateFault(t *testing.T) {
+	for _, asJSON := range []bool{false, true} {
+		e := newBatchEnv(t)
+		ledger, board := e.path(batchLedger), e.path(batchBoard)
+		in := op("ledger.close", "file", ledger, "ids", []string{"DW-3"}, "date", "2026-12-01", "note", "retry added") + "\n" +
+			op("board.advance", "file", board, "key", "3-2-digest-delivery", "status", "done") + "\n"
+		remove := seam.Set(t, func(p seam.Point, path string) error {
+			if p == seam.Rename && filepath.Base(path) == batchBoard {
+				return syscall.EIO
+			}
+			return nil
+		})
+		args := []string{"-state-dir", e.state, "batch"}
+		if asJSON {
+			args = append([]string{"-json"}, args...)
+		}
+		var stdout, stderr strings.Builder
+		code := run(args, strings.NewReader(in), &stdout, &stderr)
+		remove()
+		r := result{args: args, stdout: stdout.String(), stderr: stderr.String(), code: code}
+		require.Equal(t, 1, code, "batch with a failed second rename: exit code\n%s", r)
+		out := lines(r)
+		require.Len(t, out, map[bool]int{false: 2, true: 3}[asJSON], "batch (-json %v) with a failed second rename: stdout\n%s", asJSON, r)
+		require.True(t, strings.HasPrefix(out[0], `{"line":1,"op":"ledger.close",`) && strings.HasPrefix(out[1], `{"line":2,"op":"board.advance",`), "the result lines\n%s", r)
+		if asJSON {
+			require.Contains(t, out[2], `"exit_code":1`, "-json: the error line\n%s", r)
+		}
+		oneErrorLine(t, r, "batch")
+		require.True(t, strings.HasSuffix(r.stderr, "; the commit stands\n"), "batch with a failed second rename: stderr = %q", r.stderr)
+		require.Contains(t, e.read(batchLedger), "\nstatus: done 2026-12-01\nresolution: retry added\n", "the ledger after the batch")
+		require.Contains(t, e.read(batchBoard), "\n  3-2-digest-delivery: review\n", "the board after the batch, its rename failed")
+		e.want(0, "board", "advance", "-file", batchBoard, "3-2-digest-delivery", "review") // so already: it changes nothing
+		require.Contains(t, e.read(batchBoard), "\n  3-2-digest-delivery: done\n", "the board after the next transaction")
+	}
+}
+
 // TestBatchOfNoOpsWritesNothing: a batch whose every operation is so
 // already (an entry closed, a row past its target, an entry filed) exits
 // 0, says changed false for each and writes no file: the bytes and the
@@ -572,8 +620,9 @@ func TestBatchUsageErrors(t *testing.T) {
 }
 
 // TestBatchHelpDocumentsEveryOperation: batch -h names every operation
-// with each of its fields, the output of each, the exit codes, and that it
-// is one all-or-nothing commit.
+// with each of its fields, the output of each, the exit codes, that it is
+// one all-or-nothing commit, and that a fault after the commit point
+// leaves the commit standing (red with batch -h before it said so).
 func TestBatchHelpDocumentsEveryOperation(t *testing.T) {
 	r := runHere("batch", "-h")
 	require.Equal(t, 0, r.code, "batch -h\n%s", r)
@@ -596,6 +645,7 @@ func TestBatchHelpDocumentsEveryOperation(t *testing.T) {
 	for _, code := range []string{"0 every", "2 a line", "3 no such", "1 refused", "65 a file", "75 a lock"} {
 		require.Contains(t, strings.Join(strings.Fields(help), " "), code, "batch -h does not give the exit code %q", code)
 	}
+	require.Contains(t, strings.Join(strings.Fields(help), " "), `the commit stands, every change is in the files`, "batch -h does not say what a fault after the commit point gives")
 	require.Regexp(t, `(?m)^  batch +apply operations`, runHere("-h").stdout, "looprunner -h does not list batch")
 }
 
