@@ -217,7 +217,7 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	rand.Read(rnd[:])
 	rec := intentRecord{Format: intentFormat, ID: hex.EncodeToString(rnd[:]), Locks: c.locks}
 	pfs := make([]*fsys.PendingFile, 0, len(changed))
-	detached := false
+	detached := 0 // pfs[:detached] are detached: Cleanup no longer removes them
 	var intents []string
 	var files []*os.File // the copies of the record, open until they are fsynced
 	closeRecords := func() {
@@ -245,7 +245,7 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 			}
 		}
 		for k, pf := range pfs {
-			if detached {
+			if k < detached {
 				_ = os.Remove(rec.Files[k].Staged)
 			} else {
 				_ = pf.Cleanup()
@@ -391,10 +391,10 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	}
 	for _, pf := range pfs {
 		if _, _, err := pf.Detach(); err != nil {
-			return fail(err)
+			return fail(err) // a failed Detach removed its own staged file
 		}
+		detached++
 	}
-	detached = true
 	for k, f := range rec.Files {
 		i := changed[k]
 		if err := fsys.Replace(f.Staged, f.Path, f.Durable); err != nil {

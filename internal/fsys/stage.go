@@ -463,7 +463,8 @@ func StartSync(f *os.File) { startWriteback(f) }
 // to the caller, who renames it over the target itself ([Replace]) or
 // removes it: Cleanup no longer touches it. It returns the temporary file's
 // path and the target's (the caller's path with the symbolic links of its
-// last element followed). A multi-file commit detaches its staged files, so
+// last element followed). If it fails, the temporary file is closed and
+// removed, as by Cleanup. A multi-file commit detaches its staged files, so
 // that a failure after the commit point leaves them for recovery.
 func (pf *PendingFile) Detach() (tmp, target string, err error) {
 	if pf.state != pending {
@@ -472,6 +473,10 @@ func (pf *PendingFile) Detach() (tmp, target string, err error) {
 	if pf.err != nil {
 		pf.Cleanup()
 		return "", "", pf.err
+	}
+	if err := seam.At(seam.Close, pf.target); err != nil {
+		pf.Cleanup()
+		return "", "", pf.fail(UnwrapOS(err))
 	}
 	pf.closed = true
 	if err := pf.f.Close(); err != nil {

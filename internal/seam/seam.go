@@ -21,13 +21,14 @@ const (
 	Mkdir   Point = "mkdir"   // package lock creates a lock file's directory
 	Intent  Point = "intent"  // a multi-file commit writes, or fsyncs, its intent record (path: the record)
 	Retire  Point = "retire"  // a multi-file commit, or its recovery, removes its intent record (path: the record)
+	Close   Point = "close"   // a multi-file commit closes a staged file it detaches, after its commit point and before its renames (path: the target)
 )
 
 // Fails reports whether a hook's error at p fails the work: whether p is
 // a file-system step.
 func (p Point) Fails() bool {
 	switch p {
-	case Create, Write, Sync, Rename, SyncDir, Read, Lock, Mkdir, Intent, Retire:
+	case Create, Write, Sync, Rename, SyncDir, Read, Lock, Mkdir, Intent, Retire, Close:
 		return true
 	}
 	return false
