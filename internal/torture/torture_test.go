@@ -116,12 +116,16 @@ type world struct {
 	figures  figures
 }
 
+// archiveColumn names the figure betweenArchiveWrites, in the run's report
+// and in the README's table.
+const archiveColumn = "between an archive's two renames"
+
 // figures are what the run prints.
 type figures struct {
 	calls, kills, killsHolding, acked int
 	killsBy, holdingBy                [kinds]int
 	midWrite                          [kinds]int // kills holding the lock with this call's temporary file staged
-	betweenArchiveWrites              int        // archive kills after its archive write, before its ledger write
+	betweenArchiveWrites              int        // archive kills between its commit's two renames: the archive's done, the ledger's not
 	tempsBeforeFinal                  int
 }
 
@@ -148,7 +152,8 @@ type call struct {
 // FILETXN_TORTURE=N runs N kills instead of 300; -v prints the figures,
 // among them how many kills landed while the victim held its lock, with a
 // temporary file of this call staged (between its write and its rename),
-// and between an archive's write of the archive and of the ledger. (A kill
+// and between the two renames of an archive's one commit, the archive's
+// and then the ledger's, after its commit point. (A kill
 // is looked at right after it; a rival that takes the freed lock within
 // those microseconds can make the last two figures a little high.)
 //
@@ -219,7 +224,7 @@ func TestTortureLosesNothingToKills(t *testing.T) {
 	}
 	report := fmt.Sprintf("torture: %d workers, %d commands in %v (%s/%s, %d CPUs)\n"+
 		"kills                  %d: %s\n"+
-		"kills holding the lock %d: %d with a temporary file staged (%s), %d between an archive's two writes\n"+
+		"kills holding the lock %d: %d with a temporary file staged (%s), %d "+archiveColumn+"\n"+
 		"acknowledged effects   %d\n"+
 		"lost                   %d\n"+
 		"duplicate ids          %d\n"+
