@@ -38,14 +38,7 @@ func (rep *report) text(run, runs int) string {
 // targets returns the project's table of targets, checked against the run.
 func (rep *report) targets() []benchkit.Target {
 	atMost, atLeast := benchkit.AtMost, benchkit.AtLeast
-	ratiosOf := func(key, row string) []float64 {
-		if s := rep.sections.Find(key); s != nil {
-			if r := s.Row(row); r != nil {
-				return r.Ratios
-			}
-		}
-		return nil
-	}
+	ratiosOf := rep.sections.Ratios
 	// over returns row's value over of's, round by round, in section key:
 	// a ratio to another row than the section's reference.
 	over := func(key, row, of string) []float64 {

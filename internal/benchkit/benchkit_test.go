@@ -99,6 +99,20 @@ func TestSectionsFindByKey(t *testing.T) {
 	require.Nil(t, ss.Find("c"))
 }
 
+// TestSectionsRatiosAreTheRowsOfTheSectionKeyed: Ratios takes the row
+// from the section keyed key, not from the first that has a row of that
+// name, and is nil for a missing section or row. (Ablation: searching every
+// section for the row gives a's ratios for b's.)
+func TestSectionsRatiosAreTheRowsOfTheSectionKeyed(t *testing.T) {
+	a, b := newSection("ref", "x"), newSection("ref", "x")
+	a.Key, b.Key = "a", "b"
+	a.Rows[1].Ratios, b.Rows[1].Ratios = []float64{1.5}, []float64{2, 3}
+	ss := Sections[*testRow]{a, b}
+	require.Equal(t, []float64{2, 3}, ss.Ratios("b", "x"), `Ratios("b", "x") = %v, want 2 3`, ss.Ratios("b", "x"))
+	require.Nil(t, ss.Ratios("b", "y"), `Ratios("b", "y") = %v, want nil`, ss.Ratios("b", "y"))
+	require.Nil(t, ss.Ratios("c", "x"), `Ratios("c", "x") = %v, want nil`, ss.Ratios("c", "x"))
+}
+
 func TestTableHasTheStylesColumns(t *testing.T) {
 	st := &Style[*testRow]{MicroDecimals: 2, Columns: []string{"x/op", "y/op"}, Cells: func(r *testRow) []string {
 		if r.Ref {

@@ -111,6 +111,20 @@ func (ss Sections[R]) Find(key string) *Section[R] {
 	return nil
 }
 
+// Ratios returns the ratios of the row named row in the section keyed key,
+// one a round, or nil if the run has no such section or row (a section it
+// did not measure).
+func (ss Sections[R]) Ratios(key, row string) []float64 {
+	if s := ss.Find(key); s != nil {
+		for _, r := range s.Rows {
+			if r.Base().Name == row {
+				return r.Base().Ratios
+			}
+		}
+	}
+	return nil
+}
+
 // Quartiles returns the first quartile, the median and the third quartile
 // of xs, interpolating linearly between order statistics; all three are 0
 // if xs is empty. It does not change xs.

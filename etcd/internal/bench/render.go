@@ -37,14 +37,7 @@ func text(s *section) string {
 
 // targets returns the targets, checked against the run.
 func (r *report) targets(ts []*target) []benchkit.Target {
-	ratios := func(key, row string) []float64 {
-		if s := r.sections.Find(key); s != nil {
-			if res := s.Row(row); res != nil {
-				return res.Ratios
-			}
-		}
-		return nil
-	}
+	ratios := r.sections.Ratios
 	var gs []benchkit.Target
 	for _, t := range ts {
 		gs = append(gs, benchkit.AtMost(fmt.Sprintf("one durable Mutate, %s (/ hand-written Get + Txn)", t.name), ratios("mutate-"+t.name, variantNames[varFiletxn]), 1.10))
