@@ -27,11 +27,7 @@ func (rep *report) text(run, runs int) string {
 		}
 		w.Flush()
 	}
-	fmt.Fprintln(&b)
-	for _, t := range rep.targets() {
-		fmt.Fprintf(&b, "target %s: %s\n", t.Measure, t.Status())
-	}
-	fmt.Fprintln(&b)
+	fmt.Fprintf(&b, "\n%s\n", benchkit.TargetText(rep.targets()))
 	return b.String()
 }
 
@@ -97,26 +93,12 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 	p("- *lock*: before timing, each row must exclude a non-blocking `flock` of another descriptor while it holds the lock.\n  The deep rows take the lock %d frames below the benchmark's loop; the deep target is filetxn's deep row over\n  the raw row at the same depth, round by round, so that both pay for the descent.\n", lockDepth)
 	p("- allocs/op and B/op are the process's heap allocations during filetxn's rows (the\n  children's, in the contend section), including what the benchmark itself allocates.\n\n")
 	p("![one durable append by ledger size](docs/bench/scaling.svg)\n![group throughput](docs/bench/group.svg)\n![a two-file commit](docs/bench/commit.svg)\n\n")
-	p("## Targets\n\n| measure | want |")
-	for i := range reps {
-		p(" run %d |", i+1)
-	}
-	p("\n|---|---|")
-	for range reps {
-		p("---|")
-	}
-	p("\n")
+	heads := make([]string, len(reps))
 	tss := make([][]benchkit.Target, len(reps))
 	for i, rep := range reps {
-		tss[i] = rep.targets()
+		heads[i], tss[i] = fmt.Sprintf("run %d", i+1), rep.targets()
 	}
-	for j, t := range tss[0] {
-		p("| %s | %s |", t.Measure, t.Want)
-		for i := range reps {
-			p(" %s |", tss[i][j].Cell())
-		}
-		p("\n")
-	}
+	p("## Targets\n\n%s", benchkit.TargetTable(heads, tss))
 	p("\nEverything above the %q heading (if any) is written by the benchmark; what follows it is\nkept when the benchmark rewrites this file.\n", notesHeading)
 	for i, rep := range reps {
 		p("\n## Run %d of %d (%s, %s)\n", i+1, len(reps), rep.start.UTC().Format("2006-01-02 15:04 UTC"), rep.took.Round(time.Second))

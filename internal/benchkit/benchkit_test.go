@@ -163,10 +163,30 @@ func TestTargetsCompareTheMedianWithTheLimit(t *testing.T) {
 			require.Equal(t, tc.want, tc.t.Want)
 			require.Equal(t, tc.met, tc.t.Met, "Met = %v, want %v", tc.t.Met, tc.met)
 			require.Equal(t, tc.known, tc.t.Known, "Known = %v, want %v", tc.t.Known, tc.known)
-			require.Equal(t, tc.status, tc.t.Status())
-			require.Equal(t, tc.cell, tc.t.Cell())
+			require.Equal(t, tc.status, tc.t.status())
+			require.Equal(t, tc.cell, tc.t.cell())
 		})
 	}
+}
+
+// TestTargetTableHasARunAColumn: a row a target, a column a run, each
+// run's cell its own result. (Ablation: taking every cell from the first
+// run turns run 2's column red.)
+func TestTargetTableHasARunAColumn(t *testing.T) {
+	run1 := []Target{AtMost("m", []float64{1}, 1.1), AtLeast("n", nil, 3)}
+	run2 := []Target{AtMost("m", []float64{1.2}, 1.1), AtLeast("n", []float64{4}, 3)}
+	want := "| measure | want | run 1 | run 2 |\n|---|---|---|---|\n" +
+		"| m | at most 1.10 | 1.00 (1.00-1.00) **met** | 1.20 (1.20-1.20) not met |\n" +
+		"| n | at least 3.00 | - | 4.00 (4.00-4.00) **met** |\n"
+	got := TargetTable([]string{"run 1", "run 2"}, [][]Target{run1, run2})
+	require.Equal(t, want, got, "TargetTable of two runs = %q, want %q", got, want)
+	want = "| measure | want | got |\n|---|---|---|\n"
+	got = TargetTable([]string{"got"}, nil)
+	require.Equal(t, want, got, "TargetTable of no run = %q, want %q", got, want)
+
+	want = "target m: 1.20 [1.20-1.20], want at most 1.10: NOT met\ntarget n: 4.00 [4.00-4.00], want at least 3.00: met\n"
+	got = TargetText(run2)
+	require.Equal(t, want, got, "TargetText = %q, want %q", got, want)
 }
 
 // TestBarChartIsWellFormedAndScalesToTheLargest: the chart parses as XML

@@ -115,29 +115,69 @@ func check(measure string, ratios []float64, limit float64, atLeast bool) Target
 	return t
 }
 
-// Status is the target for a terminal: the median, the quartiles, the
+// status is the target for a terminal: the median, the quartiles, the
 // limit and the verdict, or that the run did not measure it.
-func (t Target) Status() string {
+func (t Target) status() string {
 	if !t.Known {
 		return "not measured in this run"
 	}
-	verdict := "NOT met"
-	if t.Met {
-		verdict = "met"
-	}
-	return fmt.Sprintf("%.2f [%.2f-%.2f], want %s: %s", t.Got, t.Q1, t.Q3, t.Want, verdict)
+	return fmt.Sprintf("%.2f [%.2f-%.2f], want %s: %s", t.Got, t.Q1, t.Q3, t.Want, t.verdict("met", "NOT met"))
 }
 
-// Cell is the target's result as a Markdown table cell: the median, the
-// quartiles and the verdict ("**met**" or "not met"), or "-" if the run
-// did not measure it.
-func (t Target) Cell() string {
+// cell is the target's result as a Markdown table cell: the median, the
+// quartiles and the verdict, or "-" if the run did not measure it.
+func (t Target) cell() string {
 	if !t.Known {
 		return "-"
 	}
-	verdict := "not met"
+	return fmt.Sprintf("%.2f (%.2f-%.2f) %s", t.Got, t.Q1, t.Q3, t.verdict("**met**", "not met"))
+}
+
+// verdict returns met if t is met, and notMet if not.
+func (t Target) verdict(met, notMet string) string {
 	if t.Met {
-		verdict = "**met**"
+		return met
 	}
-	return fmt.Sprintf("%.2f (%.2f-%.2f) %s", t.Got, t.Q1, t.Q3, verdict)
+	return notMet
+}
+
+// TargetText renders ts for a terminal, a line a target: "target", its
+// measure, then its median and quartiles, its limit and the verdict, or
+// that the run did not measure it.
+func TargetText(ts []Target) string {
+	var b strings.Builder
+	for _, t := range ts {
+		fmt.Fprintf(&b, "target %s: %s\n", t.Measure, t.status())
+	}
+	return b.String()
+}
+
+// TargetTable renders the targets of one or more runs as a Markdown table:
+// a row a target, its measure and its limit, then a column a run, headed
+// by heads (one a run), with the run's median, quartiles and verdict
+// ("**met**" or "not met"), or "-" if the run did not measure it. Every
+// run lists the same targets in the same order; the first run's measures
+// and limits head the rows.
+func TargetTable(heads []string, runs [][]Target) string {
+	var b strings.Builder
+	b.WriteString("| measure | want |")
+	for _, h := range heads {
+		fmt.Fprintf(&b, " %s |", h)
+	}
+	b.WriteString("\n|---|---|")
+	for range heads {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	if len(runs) == 0 {
+		return b.String()
+	}
+	for j, t := range runs[0] {
+		fmt.Fprintf(&b, "| %s | %s |", t.Measure, t.Want)
+		for _, ts := range runs {
+			fmt.Fprintf(&b, " %s |", ts[j].cell())
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

@@ -154,10 +154,7 @@ func run(args []string, stdout *os.File) error {
 		}
 	}
 	rep.took = time.Since(rep.start)
-	fmt.Fprintln(stdout)
-	for _, t := range rep.targets(targets) {
-		fmt.Fprintf(stdout, "target %s: %s\n", t.Measure, t.Status())
-	}
+	fmt.Fprintf(stdout, "\n%s", benchkit.TargetText(rep.targets(targets)))
 	if mdPath != "" {
 		if err := benchkit.ReplaceBetween(mdPath, beginMarker, endMarker, rep.markdown(&cfg, targets)); err != nil {
 			return err

@@ -75,10 +75,7 @@ func (r *report) markdown(cfg *config, ts []*target) []byte {
 	p("- *unfenced control*: `Get`, then an unconditional `Put`; under contention it must lose updates (shown), where every\n  other row must lose none: the counter's final value is checked after every round.\n")
 	p("- *ledger*: `ledger.Store.Append` of one entry, in a local file (durable: fsync of the file and its directory) or on\n  etcd; after every round each row must hold the bytes the appends make on files.\n\n")
 	p("![one durable read-modify-write on etcd](docs/bench/etcd.svg)\n![contended increments on etcd](docs/bench/etcd-contend.svg)\n\n")
-	p("### Targets\n\n| measure | want | got |\n|---|---|---|\n")
-	for _, g := range r.targets(ts) {
-		p("| %s | %s | %s |\n", g.Measure, g.Want, g.Cell())
-	}
+	p("### Targets\n\n%s", benchkit.TargetTable([]string{"got"}, [][]benchkit.Target{r.targets(ts)}))
 	for _, s := range r.sections {
 		b.WriteString(style.Markdown(s))
 	}
