@@ -171,27 +171,16 @@ func scalingSVG(sec *section, sizes []int) []byte {
 // groupSVG draws each group row's median throughput as a horizontal bar.
 func groupSVG(sec *section) []byte {
 	title := sec.Title + ": median durable appends per second (last run)"
-	return barSVG(sec, 760, 270, 140, title, rowFiletxnGroup, func(_ *result, v float64) string {
-		return fmt.Sprintf("%.0f/s", v)
+	bars := sec.Bars(rowFiletxnGroup, func(r *result) string {
+		return fmt.Sprintf("%.0f/s", benchkit.Median(r.Values))
 	})
+	return benchkit.BarChart(760, 270, 140, title, bars)
 }
 
 // commitSVG draws each commit row's median time per step as a horizontal
 // bar, with its ratio to the reference.
 func commitSVG(sec *section) []byte {
 	title := "A durable two-file commit and what it replaces: median time per step (last run)"
-	return barSVG(sec, 860, 430, 150, title, rowCommitAll, func(r *result, _ float64) string { return style.Value(sec, r) })
-}
-
-// barSVG draws each of sec's rows as a horizontal bar of its median value
-// (see benchkit.BarChart) in a chart w wide, with left for the names and
-// right for the labels; the row named highlight is red, and each bar is
-// labelled with label's text and its ratio to the reference.
-func barSVG(sec *section, w, left, right int, title, highlight string, label func(r *result, v float64) string) []byte {
-	var bars []benchkit.Bar
-	for _, r := range sec.Rows {
-		v := benchkit.Median(r.Values)
-		bars = append(bars, benchkit.Bar{Name: r.Name, Label: label(r, v), Value: v, Ratio: benchkit.Median(r.Ratios), Highlight: r.Name == highlight})
-	}
-	return benchkit.BarChart(w, left, right, title, bars)
+	bars := sec.Bars(rowCommitAll, func(r *result) string { return style.Value(sec, r) })
+	return benchkit.BarChart(860, 430, 150, title, bars)
 }

@@ -213,6 +213,22 @@ func TestBarChartIsWellFormedAndScalesToTheLargest(t *testing.T) {
 	require.Equal(t, 1, strings.Count(s, "#d62728"), "red bars")
 }
 
+// TestBarsAreTheRowsMedians: a bar a row, in order, of its median value
+// and median ratio, labelled by label, the row named highlight alone
+// highlighted. (Ablation: a bar of the row's first value instead of its
+// median turns b's bar red.)
+func TestBarsAreTheRowsMedians(t *testing.T) {
+	s := newSection("a", "b")
+	s.Rows[0].Values, s.Rows[0].Ratios = []float64{10, 10, 10}, []float64{1, 1, 1}
+	s.Rows[1].Values, s.Rows[1].Ratios = []float64{40, 20, 30}, []float64{4, 2, 3}
+	got := s.Bars("b", func(r *testRow) string { return "label of " + r.Name })
+	want := []Bar{
+		{Name: "a", Label: "label of a", Value: 10, Ratio: 1},
+		{Name: "b", Label: "label of b", Value: 30, Ratio: 3, Highlight: true},
+	}
+	require.Equal(t, want, got, "Bars = %+v, want %+v", got, want)
+}
+
 func TestReplaceAboveKeepsTheNotes(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {

@@ -30,6 +30,18 @@ type Bar struct {
 	Highlight bool    // red rather than blue
 }
 
+// Bars returns a bar a row of s, in order, for a [BarChart]: the row's
+// name, label's text for it, its median value and the median of its
+// ratios; the row named highlight is highlighted.
+func (s *Section[R]) Bars(highlight string, label func(r R) string) []Bar {
+	var bars []Bar
+	for _, r := range s.Rows {
+		b := r.Base()
+		bars = append(bars, Bar{Name: b.Name, Label: label(r), Value: Median(b.Values), Ratio: Median(b.Ratios), Highlight: b.Name == highlight})
+	}
+	return bars
+}
+
 // BarChart draws bars as horizontal bars under title, each as long as its
 // Value over the largest (the largest the longest), in a chart w wide with
 // left pixels for the names and right for the labels; the chart is as high

@@ -90,9 +90,9 @@ func (r *report) chartSVG(ts []*target, kind, title string) []byte {
 	var bars []benchkit.Bar
 	for _, t := range ts {
 		if s := r.sections.Find(kind + "-" + t.name); s != nil {
-			for _, res := range s.Rows {
-				bars = append(bars, benchkit.Bar{Name: t.name + ": " + res.Name, Label: style.Value(s, res),
-					Value: benchkit.Median(res.Values), Ratio: benchkit.Median(res.Ratios), Highlight: res.Name == variantNames[varFiletxn]})
+			for _, b := range s.Bars(variantNames[varFiletxn], func(res *result) string { return style.Value(s, res) }) {
+				b.Name = t.name + ": " + b.Name
+				bars = append(bars, b)
 			}
 		}
 	}
