@@ -129,14 +129,14 @@ func TestTableHasTheStylesColumns(t *testing.T) {
 		"|---|---:|---:|---:|---:|---:|\n" +
 		"| ref (reference) | 1.00 | 1.00-1.00 | 2.00 µs |  |  |\n" +
 		"| other; lost 2 | 1.50 | 1.50-1.50 | 3.00 ms | 3 | 4 |\n"
-	require.Equal(t, want, st.Table(s), "Table = %q, want %q", st.Table(s), want)
+	require.Equal(t, want, st.table(s), "table = %q, want %q", st.table(s), want)
 	require.Equal(t, "\n### T\n\n"+want+"\na note\n", st.Markdown(s))
 
 	plain := &Style[*testRow]{}
 	s.Throughput = true
 	want = "| row | throughput ratio (higher is faster): median | quartiles | median |\n|---|---:|---:|---:|\n" +
 		"| ref (reference) | 1.00 | 1.00-1.00 | 2000 ops/s |\n| other; lost 2 | 1.50 | 1.50-1.50 | 3000000 ops/s |\n"
-	require.Equal(t, want, plain.Table(s), "Table = %q, want %q", plain.Table(s), want)
+	require.Equal(t, want, plain.table(s), "table = %q, want %q", plain.table(s), want)
 	s.Throughput = false
 	require.Equal(t, "2 µs", plain.Value(s, s.Rows[0]), "Value with no decimals")
 }

@@ -14,14 +14,17 @@ type Machine struct {
 	CPU    string // the first model name in /proc/cpuinfo, or "unknown"
 	Kernel string // what uname -sr prints, or "unknown"
 	Go     string // runtime.Version
-	Commit string // see [Commit]
+	Commit string // the library's commit: see [Describe]
 }
 
-// Describe describes this machine, and the commit of the git checkout
-// that holds the directory repo (see [Commit]). It runs uname and git and
-// reads /proc/cpuinfo; what it cannot learn it calls "unknown".
+// Describe describes this machine, and the commit checked out in the git
+// work tree that holds the directory repo (the library a benchmark
+// measures, through its module's replace directive): its hash shortened
+// to 12 digits, with " + changes" after it when a tracked file differs
+// from it. It runs uname and git and reads /proc/cpuinfo; what it cannot
+// learn it calls "unknown", and says so when git cannot tell the commit.
 func Describe(repo string) Machine {
-	m := Machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), CPU: "unknown", Kernel: "unknown", Commit: Commit(repo)}
+	m := Machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), CPU: "unknown", Kernel: "unknown", Commit: commit(repo)}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
@@ -38,12 +41,9 @@ func Describe(repo string) Machine {
 	return m
 }
 
-// Commit names the commit checked out in the git work tree that holds the
-// directory repo (the library a benchmark measures, through its module's
-// replace directive): its hash shortened to 12 digits, with " + changes"
-// after it when a tracked file differs from it. It says so when git
-// cannot tell.
-func Commit(repo string) string {
+// commit names the commit checked out in the git work tree that holds the
+// directory repo, as [Describe] says.
+func commit(repo string) string {
 	out, err := exec.Command("git", "-C", repo, "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
 		return "unknown (not run in a git checkout)"

@@ -39,9 +39,9 @@ func (s *Section[R]) RatioHeader() string {
 	return "time ratio (lower is faster)"
 }
 
-// Table renders s as a Markdown table: a row's label, the median and the
+// table renders s as a Markdown table: a row's label, the median and the
 // quartiles of its ratios, its median value, then st's columns.
-func (st *Style[R]) Table(s *Section[R]) string {
+func (st *Style[R]) table(s *Section[R]) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| row | %s: median | quartiles | median |", s.RatioHeader())
 	for _, c := range st.Columns {
@@ -66,11 +66,12 @@ func (st *Style[R]) Table(s *Section[R]) string {
 }
 
 // Markdown renders s as a part of a Markdown report: a "###" heading of
-// its title, its table (see [Style.Table]), and its notes, each a
+// its title; its table, a row's label, the median and the quartiles of its
+// ratios, its median value, then st's columns; and its notes, each a
 // paragraph. It starts with an empty line.
 func (st *Style[R]) Markdown(s *Section[R]) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "\n### %s\n\n%s", s.Title, st.Table(s))
+	fmt.Fprintf(&b, "\n### %s\n\n%s", s.Title, st.table(s))
 	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "\n%s\n", n)
 	}
