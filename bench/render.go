@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/filetxn/filetxn/internal/benchkit"
@@ -18,14 +17,7 @@ func (rep *report) text(run, runs int) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "run %d of %d, %s, took %s\n", run, runs, rep.start.UTC().Format(time.RFC3339), rep.took.Round(time.Second))
 	for _, s := range rep.sections {
-		fmt.Fprintf(&b, "\n%s (%s, median [quartiles], median value, allocs/op, B/op)\n", s.Title, s.RatioHeader())
-		w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-		for _, r := range s.Rows {
-			q1, med, q3 := benchkit.Quartiles(r.Ratios)
-			a, by := r.allocs()
-			fmt.Fprintf(w, "  %s\t%.2f\t[%.2f-%.2f]\t%s\t%s\t%s\t%s\n", r.Name, med, q1, q3, style.Value(s, r), a, by, r.Note)
-		}
-		w.Flush()
+		b.WriteString(style.Text(s))
 	}
 	fmt.Fprintf(&b, "\n%s\n", benchkit.TargetText(rep.targets()))
 	return b.String()

@@ -141,6 +141,29 @@ func TestTableHasTheStylesColumns(t *testing.T) {
 	require.Equal(t, "2 µs", plain.Value(s, s.Rows[0]), "Value with no decimals")
 }
 
+// TestTextHasTheStylesColumns: the terminal's columns are the Markdown
+// table's, lined up, with the notes after them. (Ablation: leaving out
+// the style's cells turns it red.)
+func TestTextHasTheStylesColumns(t *testing.T) {
+	st := &Style[*testRow]{Columns: []string{"x/op", "y/op"}, Cells: func(r *testRow) []string {
+		if r.Ref {
+			return []string{"", ""}
+		}
+		return []string{"3", "4"}
+	}}
+	s := newSection("ref", "other")
+	s.Rows[0].Values, s.Rows[0].Ratios = []float64{1500, 2500, 2000}, []float64{1, 1, 1}
+	s.Rows[1].Values, s.Rows[1].Ratios = []float64{3e6}, []float64{1.5}
+	s.Rows[1].Note = "lost 2"
+	s.Notes = []string{"a note\n", "another"}
+	want := "\nT (time ratio (lower is faster): median [quartiles], median value, x/op, y/op)\n" +
+		"  ref (reference)  1.00  [1.00-1.00]  2 µs        \n" +
+		"  other; lost 2    1.50  [1.50-1.50]  3.00 ms  3  4\n" +
+		"a note\nanother\n"
+	got := st.Text(s)
+	require.Equal(t, want, got, "Text = %q, want %q", got, want)
+}
+
 func TestTargetsCompareTheMedianWithTheLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name         string

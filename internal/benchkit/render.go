@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"text/tabwriter"
 )
 
 // A Style is how a benchmark prints its sections: the precision of its
@@ -74,6 +75,35 @@ func (st *Style[R]) Markdown(s *Section[R]) string {
 	fmt.Fprintf(&b, "\n### %s\n\n%s", s.Title, st.table(s))
 	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "\n%s\n", n)
+	}
+	return b.String()
+}
+
+// Text renders s as columns for a terminal: an empty line; its title and
+// what the columns are; a row a line, its label, the median and the
+// quartiles of its ratios, its median value, then its cells for st's
+// columns; and its notes, each on lines of its own.
+func (st *Style[R]) Text(s *Section[R]) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "\n%s (%s: median [quartiles], median value", s.Title, s.RatioHeader())
+	for _, c := range st.Columns {
+		fmt.Fprintf(&b, ", %s", c)
+	}
+	b.WriteString(")\n")
+	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	for _, r := range s.Rows {
+		q1, med, q3 := Quartiles(r.Base().Ratios)
+		fmt.Fprintf(w, "  %s\t%.2f\t[%.2f-%.2f]\t%s", r.Base().Label(), med, q1, q3, st.Value(s, r))
+		if st.Cells != nil {
+			for _, c := range st.Cells(r) {
+				fmt.Fprintf(w, "\t%s", c)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	w.Flush()
+	for _, n := range s.Notes {
+		fmt.Fprintln(&b, strings.TrimRight(n, "\n"))
 	}
 	return b.String()
 }

@@ -129,7 +129,7 @@ func run(args []string, stdout *os.File) error {
 	add := func(s *section, err error) error {
 		if err == nil {
 			rep.sections = append(rep.sections, s)
-			fmt.Fprint(stdout, text(s))
+			fmt.Fprint(stdout, style.Text(s))
 		}
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/filetxn/filetxn/internal/benchkit"
@@ -17,22 +16,6 @@ type report struct {
 	machine  machine
 	command  string
 	sections benchkit.Sections[*result]
-}
-
-// text renders the section as columns for a terminal.
-func text(s *section) string {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "\n%s (%s: median [quartiles], median value, requests/op)\n", s.Title, s.RatioHeader())
-	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	for _, r := range s.Rows {
-		q1, med, q3 := benchkit.Quartiles(r.Ratios)
-		fmt.Fprintf(w, "  %s\t%.2f\t[%.2f-%.2f]\t%s\t%s\n", r.Label(), med, q1, q3, style.Value(s, r), r.requestsPerOp())
-	}
-	w.Flush()
-	for _, n := range s.Notes {
-		fmt.Fprintf(&b, "%s", n)
-	}
-	return b.String()
 }
 
 // targets returns the targets, checked against the run.
