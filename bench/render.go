@@ -71,7 +71,7 @@ func markdown(m machine, cfg *config, reps []*report) []byte {
 	p("Figures are from a shared, noisy machine: compare ratios, not absolute times.\n\n")
 	p("Reproduce (from the repository root; the default run takes a few minutes):\n\n")
 	p("```sh\n%s\n```\n\n", m.command)
-	p("- CPUs: %d (%s)\n- Kernel: %s\n- File system of the scratch directory: %s\n- Go: %s\n- Library measured: commit %s\n", m.CPUs, m.CPU, m.Kernel, m.fsys, m.Go, m.Commit)
+	b.WriteString(m.Items(m.fsys))
 	p("- Rounds per section: %d (contend: %d); lock: %d round trips per row and round; txn: %d appends; scaling: %d appends per size;\n  group: %d goroutines x %d appends; contend: %d processes x %d increments; commit: %d steps\n\n",
 		cfg.rounds, cfg.rounds*contendRoundsPer, cfg.lockOps, cfg.txnOps, cfg.scalingOps, cfg.groupGoroutines, cfg.groupAppends, cfg.contendProcs, cfg.contendIncrements, min(cfg.commitOps, commitEntries))
 	p("The rows:\n\n")

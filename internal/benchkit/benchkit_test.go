@@ -329,3 +329,31 @@ func TestLostNoteGivesTheRangeAndTheMedian(t *testing.T) {
 	want := "lost 389-428 of 600 per round (median 415)"
 	require.Equal(t, want, got, "LostNote([420 389 428 415 401], 600) = %q, want %q", got, want)
 }
+
+// TestMountIsTheLongestMountPointAboveTheDirectory: the deepest mount
+// that holds the path wins, a mount point is matched whole, never as a
+// prefix of a name, and a short line is passed over. (Ablation: matching
+// "/work" as a bare prefix names it for "/workspace/x".)
+func TestMountIsTheLongestMountPointAboveTheDirectory(t *testing.T) {
+	const mounts = "overlay / overlay rw 0 0\nbroken line\n/dev/sdb1 /work ext4 rw 0 0\n" +
+		"tmpfs /work/tmp tmpfs rw 0 0\n"
+	for _, tc := range []struct{ abs, want string }{
+		{"/", "overlay on / (overlay)"},
+		{"/work", "ext4 on /work (/dev/sdb1)"},
+		{"/work/a/b", "ext4 on /work (/dev/sdb1)"},
+		{"/work/tmp/x", "tmpfs on /work/tmp (tmpfs)"},
+		{"/workspace/x", "overlay on / (overlay)"},
+	} {
+		got := mountOf(tc.abs, strings.NewReader(mounts))
+		require.Equal(t, tc.want, got, "mountOf(%q) = %q, want %q", tc.abs, got, tc.want)
+	}
+	require.Equal(t, "", mountOf("/x", strings.NewReader("/dev/sdb1 /work ext4 rw 0 0\n")), "mountOf a path no mount holds")
+}
+
+func TestMachineItemsGiveTheFileSystemOnlyWhenKnown(t *testing.T) {
+	m := Machine{CPUs: 4, CPU: "c", Kernel: "k", Go: "go", Commit: "abc"}
+	want := "- CPUs: 4 (c)\n- Kernel: k\n- File system of the scratch directory: fs\n- Go: go\n- Library measured: commit abc\n"
+	require.Equal(t, want, m.Items("fs"), `Items("fs") = %q, want %q`, m.Items("fs"), want)
+	want = "- CPUs: 4 (c)\n- Kernel: k\n- Go: go\n- Library measured: commit abc\n"
+	require.Equal(t, want, m.Items(""), `Items("") = %q, want %q`, m.Items(""), want)
+}

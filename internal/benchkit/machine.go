@@ -2,8 +2,11 @@ package benchkit
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 )
@@ -39,6 +42,54 @@ func Describe(repo string) Machine {
 		m.Kernel = strings.TrimSpace(string(out))
 	}
 	return m
+}
+
+// Items returns m as the items of a Markdown list, a line each: its CPUs,
+// its kernel, the file system of the scratch directory unless fileSystem
+// is "", its Go and the library's commit.
+func (m Machine) Items(fileSystem string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "- CPUs: %d (%s)\n- Kernel: %s\n", m.CPUs, m.CPU, m.Kernel)
+	if fileSystem != "" {
+		fmt.Fprintf(&b, "- File system of the scratch directory: %s\n", fileSystem)
+	}
+	fmt.Fprintf(&b, "- Go: %s\n- Library measured: commit %s\n", m.Go, m.Commit)
+	return b.String()
+}
+
+// Mount names the mount that holds the directory dir, as "ext4 on /
+// (/dev/sda1)": its type, its mount point and its device, from the
+// longest mount point in /proc/self/mounts that is dir or above it. It
+// returns "" if it cannot tell: outside Linux, or when no mount holds dir.
+func Mount(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open("/proc/self/mounts")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	return mountOf(abs, f)
+}
+
+// mountOf is [Mount] of the absolute path abs, in the mount table mounts
+// (a line a mount, fields as in /proc/self/mounts).
+func mountOf(abs string, mounts io.Reader) string {
+	best, bestLen := "", -1
+	sc := bufio.NewScanner(mounts)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 4 {
+			continue
+		}
+		mnt := fields[1]
+		if (abs == mnt || strings.HasPrefix(abs, strings.TrimSuffix(mnt, "/")+"/")) && len(mnt) > bestLen {
+			best, bestLen = fmt.Sprintf("%s on %s (%s)", fields[2], mnt, fields[0]), len(mnt)
+		}
+	}
+	return best
 }
 
 // commit names the commit checked out in the git work tree that holds the

@@ -24,7 +24,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -183,20 +182,16 @@ const (
 
 // machine describes where a run ran: the host and the library's commit
 // (benchkit.Describe of the repository, which holds the etcd directory),
-// and the file system of the scratch directory, as df names it.
+// and the file system of the scratch directory (benchkit.Mount).
 type machine struct {
 	benchkit.Machine
 	fsys string
 }
 
 func describeMachine(dir string) machine {
-	m := machine{Machine: benchkit.Describe("."), fsys: "unknown file system"}
-	if out, err := exec.Command("df", "-T", dir).Output(); err == nil {
-		if lines := strings.Split(strings.TrimSpace(string(out)), "\n"); len(lines) == 2 {
-			if f := strings.Fields(lines[1]); len(f) == 7 {
-				m.fsys = fmt.Sprintf("%s on %s (%s)", f[1], f[6], f[0])
-			}
-		}
+	m := machine{Machine: benchkit.Describe("."), fsys: benchkit.Mount(dir)}
+	if m.fsys == "" {
+		m.fsys = "unknown file system"
 	}
 	return m
 }

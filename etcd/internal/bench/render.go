@@ -47,8 +47,7 @@ func (r *report) markdown(cfg *config, ts []*target) []byte {
 	p("), and runs every section on both. The rows of a section run interleaved in rounds\n(A B C, B C A, ...); each row is a ratio to its section's reference in the same round, given as the median and\nquartiles over the rounds. requests/op counts the gRPC requests the row's clients sent (every unary call, each\nretry included, and every message on a watch stream; not the lease's keep-alives), over all its rounds.\n")
 	p("Every row's client goes to every member of its cluster (the etcd client balances its requests over them, and a\nfollower forwards a write to the leader). The members, the clients and the contending processes share this host's CPUs\nand one disk (%s): three members here pay for three fsyncs on one disk and for each other's CPU, which members on\nhosts of their own would not. Figures are from a shared, noisy machine: compare ratios.\n\n", r.machine.fsys)
 	p("Reproduce:\n\n```sh\n%s\n```\n\n", r.command)
-	m := r.machine
-	p("- CPUs: %d (%s)\n- Kernel: %s\n- Go: %s\n- Library measured: commit %s\n", m.CPUs, m.CPU, m.Kernel, m.Go, m.Commit)
+	b.WriteString(r.machine.Items(""))
 	p("- Rounds per section: %d; uncontended: %d increments per row and round; contended: %d processes x %d increments;\n  ledger: %d appends to a %d-entry ledger per row and round\n\n", cfg.rounds, cfg.ops, cfg.procs, cfg.contendOps, cfg.ledgerOps, cfg.entries)
 	p("The rows:\n\n")
 	p("- *hand-written*: `Get` of the document, then `Txn(If(ModRevision = read), Then(Put))`, from the `Get` again if it\n  fails: the least a correct read-modify-write on etcd sends.\n")
