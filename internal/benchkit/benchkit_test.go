@@ -113,7 +113,10 @@ func TestSectionsRatiosAreTheRowsOfTheSectionKeyed(t *testing.T) {
 	require.Nil(t, ss.Ratios("c", "x"), `Ratios("c", "x") = %v, want nil`, ss.Ratios("c", "x"))
 }
 
-func TestTableHasTheStylesColumns(t *testing.T) {
+// styledSection returns a style of two columns, x/op and y/op, empty for
+// the reference, and a section of two rows for it: the reference and
+// another, whose note is "lost 2".
+func styledSection() (*Style[*testRow], *Section[*testRow]) {
 	st := &Style[*testRow]{MicroDecimals: 2, Columns: []string{"x/op", "y/op"}, Cells: func(r *testRow) []string {
 		if r.Ref {
 			return []string{"", ""}
@@ -124,6 +127,11 @@ func TestTableHasTheStylesColumns(t *testing.T) {
 	s.Rows[0].Values, s.Rows[0].Ratios = []float64{1500, 2500, 2000}, []float64{1, 1, 1}
 	s.Rows[1].Values, s.Rows[1].Ratios = []float64{3e6}, []float64{1.5}
 	s.Rows[1].Note = "lost 2"
+	return st, s
+}
+
+func TestTableHasTheStylesColumns(t *testing.T) {
+	st, s := styledSection()
 	s.Notes = []string{"a note"}
 	want := "| row | time ratio (lower is faster): median | quartiles | median | x/op | y/op |\n" +
 		"|---|---:|---:|---:|---:|---:|\n" +
@@ -145,19 +153,10 @@ func TestTableHasTheStylesColumns(t *testing.T) {
 // table's, lined up, with the notes after them. (Ablation: leaving out
 // the style's cells turns it red.)
 func TestTextHasTheStylesColumns(t *testing.T) {
-	st := &Style[*testRow]{Columns: []string{"x/op", "y/op"}, Cells: func(r *testRow) []string {
-		if r.Ref {
-			return []string{"", ""}
-		}
-		return []string{"3", "4"}
-	}}
-	s := newSection("ref", "other")
-	s.Rows[0].Values, s.Rows[0].Ratios = []float64{1500, 2500, 2000}, []float64{1, 1, 1}
-	s.Rows[1].Values, s.Rows[1].Ratios = []float64{3e6}, []float64{1.5}
-	s.Rows[1].Note = "lost 2"
+	st, s := styledSection()
 	s.Notes = []string{"a note\n", "another"}
 	want := "\nT (time ratio (lower is faster): median [quartiles], median value, x/op, y/op)\n" +
-		"  ref (reference)  1.00  [1.00-1.00]  2 µs        \n" +
+		"  ref (reference)  1.00  [1.00-1.00]  2.00 µs     \n" +
 		"  other; lost 2    1.50  [1.50-1.50]  3.00 ms  3  4\n" +
 		"a note\nanother\n"
 	got := st.Text(s)
