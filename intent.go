@@ -389,9 +389,9 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 			return fail(c.lostError(slices.Index(c.of, k), err))
 		}
 	}
-	for _, pf := range pfs {
-		if _, _, err := pf.Detach(); err != nil {
-			return fail(err) // a failed Detach removed its own staged file
+	for k, pf := range pfs {
+		if _, _, err := pf.Detach(); err != nil { // a failed Detach removed its own staged file
+			return fail(stepError("Commit", c.parts[changed[k]].path(), "close the staged file", err))
 		}
 		detached++
 	}

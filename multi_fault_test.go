@@ -264,7 +264,7 @@ func (c *stepCounter) next(p seam.Point, path string) step {
 
 // commitPoints are the steps of a multi-file commit and of its recovery
 // that can fail.
-var commitPoints = []seam.Point{seam.Create, seam.Write, seam.Sync, seam.Intent, seam.SyncDir, seam.Rename, seam.Retire}
+var commitPoints = []seam.Point{seam.Create, seam.Write, seam.Sync, seam.Intent, seam.SyncDir, seam.Close, seam.Rename, seam.Retire}
 
 // record returns the steps at points that run makes.
 func (f *multiFixture) record(t *testing.T, points []seam.Point, run func()) []step {
@@ -354,6 +354,8 @@ func (f *multiFixture) expect(s step) outcome {
 		o.says = []string{"write the staged file"}
 	case seam.Sync:
 		o.says = []string{"fsync the staged file"}
+	case seam.Close:
+		o.says = []string{"close the staged file"}
 	case seam.Intent:
 		o.says = []string{[]string{"", "write the intent record", "fsync the intent record"}[s.n]}
 	case seam.SyncDir:
@@ -373,13 +375,13 @@ func (f *multiFixture) expect(s step) outcome {
 }
 
 // commitSteps returns every step a commit of f makes, sorted as record
-// sorts them: per file its creation, write, fsync and rename; per copy of
+// sorts them: per file its creation, write, fsync, close and rename; per copy of
 // the intent record its write and fsync (two Intent steps) and its removal;
 // per directory its two fsyncs.
 func (f *multiFixture) commitSteps() []step {
 	var steps []step
 	for _, p := range f.paths {
-		for _, pt := range []seam.Point{seam.Create, seam.Write, seam.Sync, seam.Rename} {
+		for _, pt := range []seam.Point{seam.Create, seam.Write, seam.Sync, seam.Close, seam.Rename} {
 			steps = append(steps, step{pt, f.rel(p), 1})
 		}
 	}
@@ -396,7 +398,7 @@ func (f *multiFixture) commitSteps() []step {
 
 // TestAFaultAtAnyStepOfAMultiFileCommitLeavesItAllOldOrAllNew fails each
 // step of a multi-file commit once (every staged file's creation, write,
-// fsync and rename, each copy of the intent record's write, fsync and
+// fsync, close and rename, each copy of the intent record's write, fsync and
 // removal, each directory's fsync before the renames and after them), for
 // two files, three with two sharing a lock, and two in two directories (one
 // of them new). The error names the file, the record or the directory, and
