@@ -54,10 +54,17 @@ func (l *Loop) remoteCommit(ctx context.Context, tx *filetxn.Tx, out, old []byte
 	if len(puts) == 0 {
 		return nil
 	}
+	return l.commitHeld(ctx, tx, puts, false, "Write")
+}
+
+// commitHeld is the backend's Commit of puts, fenced by the lock tx holds
+// (release: and letting it go), as a request under the lock: ctx bounds it
+// as bound.Held says. Its error is an *fs.PathError of op and the state.
+func (l *Loop) commitHeld(ctx context.Context, tx *filetxn.Tx, puts []filetxn.Put, release bool, op string) error {
 	ctx, cancel := bound.Held(ctx)
 	defer cancel()
-	if err := l.root.b.Commit(ctx, []filetxn.Held{tx.Held()}, puts, false); err != nil {
-		return &fs.PathError{Op: "Write", Path: l.state, Err: err}
+	if err := l.root.b.Commit(ctx, []filetxn.Held{tx.Held()}, puts, release); err != nil {
+		return &fs.PathError{Op: op, Path: l.state, Err: err}
 	}
 	return nil
 }
@@ -215,12 +222,7 @@ func (l *Loop) remoteDelete(ctx context.Context) error {
 			}
 		}
 		puts := []filetxn.Put{{Name: docName(l.state), Remove: true}, {Name: l.ticksPrefix(), Remove: true, Prefix: true}}
-		ctx, cancel := bound.Held(ctx)
-		defer cancel()
-		if err := l.root.b.Commit(ctx, []filetxn.Held{tx.Held()}, puts, true); err != nil {
-			return &fs.PathError{Op: "Delete", Path: l.state, Err: err}
-		}
-		return nil
+		return l.commitHeld(ctx, tx, puts, true, "Delete")
 	})
 	if err != nil {
 		return err
