@@ -3,7 +3,10 @@ package etcd_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.etcd.io/etcd/server/v3/etcdserver/txn"
@@ -22,6 +26,7 @@ import (
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/etcd"
 	"github.com/filetxn/filetxn/etcd/internal/etcdtest"
+	"github.com/filetxn/filetxn/internal/testkit"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -182,6 +187,196 @@ func TestNoWaitRefusedWhileKeptLockBusy(t *testing.T) {
 	assert.JSONEq(t, `{"N":1}`, string(data))
 	require.NoError(t, b.Commit(ctx, []filetxn.Held{h}, []filetxn.Put{{Name: "n.json", Data: []byte(`{"N":2}`)}}, true), "Commit of the busy hold")
 	require.NoError(t, h.Release())
+}
+
+// TestNoWaitDuringTheConfirmingRead: a Lock without wait that queues
+// while the keeper's next Lock is confirming its key (the kept lock's
+// read-only transaction, held here by an interceptor, before or after the
+// server answers it; the last hold wrote no bytes of n.json to keep, so
+// that read is sent) gets the documented answer, promptly, by the
+// keeper's doing and not by the bound. Queued before the read is served, no hold has the
+// lock: the read's compare of the queue fails, the keeper hands the key
+// over, the Lock without wait takes the lock, and the keeper's Lock
+// queues anew behind it. Queued after, the keeper's hold has the lock: the
+// waiter, seen by the keeper's watch while it confirms, is marked busy
+// once the hold begins, and gives up on that mark. Ablations: a keeper
+// that drops its state on a failed confirming read without deleting its
+// key (dropLocked instead of handOver) turns the first red (refused after
+// the bound); one that forgets a waiter that will not wait seen while it
+// confirms (waiterCame's acquiring case ignoring it) turns the second red
+// (no busy mark; refused after the bound).
+func TestNoWaitDuringTheConfirmingRead(t *testing.T) {
+	c := startCluster(t)
+	raw := c.Client(t)
+	for _, tc := range []struct {
+		prefix string
+		served bool // the read is held after the server answered it
+	}{
+		{"nr1", false},
+		{"nr2", true},
+	} {
+		t.Run(fmt.Sprintf("served=%v", tc.served), func(t *testing.T) {
+			ctx := testCtx(t)
+			b, read := heldReadBackend(t, c, tc.prefix, tc.served)
+			q := tc.prefix + "/locks/n.json/"
+			// Keep the lock with no cached bytes of n.json: the hold commits
+			// another document, so the next Lock reads to confirm its key.
+			h, err := b.Lock(ctx, "n.json", true)
+			require.NoError(t, err)
+			_, err = h.Read(ctx, "n.json")
+			require.NoError(t, err)
+			require.NoError(t, b.Commit(ctx, []filetxn.Held{h}, []filetxn.Put{{Name: "other.json", Data: []byte(`{}`)}}, true))
+			require.NoError(t, h.Release())
+			require.Equal(t, []string{"kept"}, slices.Collect(maps.Values(lockKeys(t, raw, tc.prefix))), "lock keys: the kept one")
+			time.Sleep(50 * time.Millisecond) // past the session's 10 ms run: the read compares the queue too
+			read.arm()
+			kept := make(chan lockResult, 1)
+			go func() { kept <- lockOf(ctx, b, true) }()
+			testkit.Recv(t, read.held, "the keeper's confirming read")
+			now, err := raw.Get(ctx, tc.prefix+"/")
+			require.NoError(t, err)
+			wch := raw.Watch(ctx, q, clientv3.WithPrefix(), clientv3.WithRev(now.Header.Revision+1))
+			nctx, cancel := context.WithTimeout(ctx, handOver)
+			defer cancel()
+			noWait := make(chan lockResult, 1)
+			go func() { noWait <- lockOf(nctx, newBackend(t, c, tc.prefix), false) }()
+			if tc.served {
+				testkit.Recv(t, read.sawNoWait, "the keeper's watch of the waiter")
+				// Its watch hands the waiter to the keeper, still confirming (if
+				// later, the hold is busy and marks it all the same: only the
+				// second ablation's failure needs the pause).
+				time.Sleep(200 * time.Millisecond)
+			} else {
+				queue(t, raw, q, 2)
+			}
+			read.release()
+			got := testkit.Recv(t, noWait, "the Lock without wait")
+			require.NoError(t, nctx.Err(), "the Lock without wait's ctx: it was answered before it ended")
+			if !tc.served {
+				require.NoError(t, got.err, "Lock(wait=false) queued before the keeper's confirming read was served")
+				require.NoError(t, got.h.Release())
+				k := testkit.Recv(t, kept, "the keeper's Lock, queued anew")
+				require.NoError(t, k.err, "the keeper's Lock after the hand-over")
+				require.NoError(t, k.h.Release())
+				return
+			}
+			require.ErrorIs(t, got.err, lock.ErrWouldBlock, "Lock(wait=false) queued after the keeper's confirming read was served")
+			assert.True(t, markedBusy(t, wch), "the waiter's key was marked busy before it went")
+			k := testkit.Recv(t, kept, "the keeper's Lock")
+			require.NoError(t, k.err, "the keeper's Lock")
+			_, err = k.h.Read(ctx, "n.json")
+			require.NoError(t, err)
+			require.NoError(t, b.Commit(ctx, []filetxn.Held{k.h}, []filetxn.Put{{Name: "n.json", Data: []byte(`{"N":1}`)}}, true), "Commit of the keeper's hold")
+			require.NoError(t, k.h.Release())
+		})
+	}
+}
+
+// A lockResult is what a Lock returned.
+type lockResult struct {
+	h   filetxn.Held
+	err error
+}
+
+func lockOf(ctx context.Context, b *etcd.Backend, wait bool) lockResult {
+	h, err := b.Lock(ctx, "n.json", wait)
+	return lockResult{h, err}
+}
+
+// markedBusy reports whether the watch wch of a lock's queue, from before
+// a waiter that will not wait queued, saw busy put in that waiter's key
+// before the key's deletion.
+func markedBusy(t *testing.T, wch clientv3.WatchChan) bool {
+	t.Helper()
+	var waiter string
+	for {
+		wr := testkit.Recv(t, wch, "the waiter key's events")
+		require.NoError(t, wr.Err())
+		for _, ev := range wr.Events {
+			key, val := string(ev.Kv.Key), string(ev.Kv.Value)
+			switch {
+			case ev.Type == clientv3.EventTypePut && val == "nowait":
+				waiter = key
+			case key != waiter:
+			case ev.Type == clientv3.EventTypePut && val == "busy":
+				return true
+			case ev.Type == clientv3.EventTypeDelete:
+				return false
+			}
+		}
+	}
+}
+
+// A heldRead holds back the next confirming read of a kept lock (the
+// read-only transaction with compares that a Lock sends to take a kept
+// key) of one Backend, once armed, until released: before the server
+// answers it or, if served, after.
+type heldRead struct {
+	served    bool
+	armed     atomic.Bool
+	held      chan struct{} // gets a value when the read is held
+	resume    chan struct{} // closed by release
+	sawNoWait chan struct{} // gets a value when the Backend's watch first sees a key put with value nowait
+	once      sync.Once
+}
+
+func (r *heldRead) arm()     { r.armed.Store(true) }
+func (r *heldRead) release() { close(r.resume) }
+
+// heldReadBackend returns a Backend at prefix on a client of its own whose
+// confirming reads r holds back.
+func heldReadBackend(t *testing.T, c *etcdtest.Cluster, prefix string, served bool) (*etcd.Backend, *heldRead) {
+	t.Helper()
+	r := &heldRead{served: served, held: make(chan struct{}, 1), resume: make(chan struct{}), sawNoWait: make(chan struct{}, 1)}
+	unary := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		tr, ok := req.(*pb.TxnRequest)
+		if !ok || len(tr.Compare) == 0 || !txn.IsTxnReadonly(tr) || !r.armed.CompareAndSwap(true, false) {
+			return invoke(ctx, method, req, reply, cc, opts...)
+		}
+		var err error
+		if r.served {
+			err = invoke(ctx, method, req, reply, cc, opts...)
+		}
+		r.held <- struct{}{}
+		<-r.resume
+		if !r.served {
+			err = invoke(ctx, method, req, reply, cc, opts...)
+		}
+		return err
+	}
+	stream := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		cs, err := streamer(ctx, desc, cc, method, opts...)
+		return &noWaitSeen{ClientStream: cs, r: r}, err
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(unary), grpc.WithChainStreamInterceptor(stream)}})
+	require.NoError(t, err)
+	b, err := etcd.New(cli, prefix)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, b.Close(), "Close")
+		assert.NoError(t, cli.Close(), "client Close")
+	})
+	return b, r
+}
+
+// A noWaitSeen tells its heldRead when a watch response it receives puts
+// a key with value nowait.
+type noWaitSeen struct {
+	grpc.ClientStream
+	r *heldRead
+}
+
+func (s *noWaitSeen) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	if wr, ok := m.(*pb.WatchResponse); ok && err == nil {
+		for _, ev := range wr.Events {
+			if ev.Type == mvccpb.PUT && string(ev.Kv.Value) == "nowait" {
+				s.r.once.Do(func() { s.r.sawNoWait <- struct{}{} })
+			}
+		}
+	}
+	return err
 }
 
 // TestKeptLockLostIsTakenAgain: a kept key that is lost (its lease
