@@ -6,6 +6,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -221,12 +222,7 @@ func TestNoWaitDuringTheConfirmingRead(t *testing.T) {
 			q := tc.prefix + "/locks/n.json/"
 			// Keep the lock with no cached bytes of n.json: the hold commits
 			// another document, so the next Lock reads to confirm its key.
-			h, err := b.Lock(ctx, "n.json", true)
-			require.NoError(t, err)
-			_, err = h.Read(ctx, "n.json")
-			require.NoError(t, err)
-			require.NoError(t, b.Commit(ctx, []filetxn.Held{h}, []filetxn.Put{{Name: "other.json", Data: []byte(`{}`)}}, true))
-			require.NoError(t, h.Release())
+			keepAfterWriting(ctx, t, b, "other.json")
 			require.Equal(t, []string{"kept"}, slices.Collect(maps.Values(lockKeys(t, raw, tc.prefix))), "lock keys: the kept one")
 			time.Sleep(50 * time.Millisecond) // past the session's 10 ms run: the read compares the queue too
 			read.arm()
@@ -270,6 +266,19 @@ func TestNoWaitDuringTheConfirmingRead(t *testing.T) {
 			require.NoError(t, k.h.Release())
 		})
 	}
+}
+
+// keepAfterWriting takes the lock of n.json on b, reads n.json and
+// commits {} to the document name with release: b's session keeps the
+// lock, and the bytes, if name is n.json.
+func keepAfterWriting(ctx context.Context, t *testing.T, b *etcd.Backend, name string) {
+	t.Helper()
+	h, err := b.Lock(ctx, "n.json", true)
+	require.NoError(t, err)
+	_, err = h.Read(ctx, "n.json")
+	require.NoError(t, err)
+	require.NoError(t, b.Commit(ctx, []filetxn.Held{h}, []filetxn.Put{{Name: name, Data: []byte(`{}`)}}, true))
+	require.NoError(t, h.Release())
 }
 
 // A lockResult is what a Lock returned.
@@ -348,16 +357,7 @@ func heldReadBackend(t *testing.T, c *etcdtest.Cluster, prefix string, served bo
 		cs, err := streamer(ctx, desc, cc, method, opts...)
 		return &noWaitSeen{ClientStream: cs, r: r}, err
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(unary), grpc.WithChainStreamInterceptor(stream)}})
-	require.NoError(t, err)
-	b, err := etcd.New(cli, prefix)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		assert.NoError(t, b.Close(), "Close")
-		assert.NoError(t, cli.Close(), "client Close")
-	})
-	return b, r
+	return interceptedBackend(t, c, prefix, grpc.WithChainUnaryInterceptor(unary), grpc.WithChainStreamInterceptor(stream)), r
 }
 
 // A noWaitSeen tells its heldRead when a watch response it receives puts
@@ -462,16 +462,32 @@ func heldBackBackend(t *testing.T, c *etcdtest.Cluster, prefix string) (*etcd.Ba
 		cs, err := streamer(ctx, desc, cc, method, opts...)
 		return &heldBackStream{ClientStream: cs, on: on}, err
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(slow)}})
-	require.NoError(t, err)
+	return interceptedBackend(t, c, prefix, grpc.WithChainStreamInterceptor(slow)), on
+}
+
+// interceptedBackend returns a Backend at prefix on interceptedClient(t,
+// c, opts...), which it closes, and then the client, when the test ends.
+func interceptedBackend(t *testing.T, c *etcdtest.Cluster, prefix string, opts ...grpc.DialOption) *etcd.Backend {
+	t.Helper()
+	cli := interceptedClient(t, c, opts...)
 	b, err := etcd.New(cli, prefix)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		assert.NoError(t, b.Close(), "Close")
 		assert.NoError(t, cli.Close(), "client Close")
 	})
-	return b, on
+	return b
+}
+
+// interceptedClient returns a client of its own on c, dialled with opts
+// (its interceptors); if the test has not closed it, it is closed when the
+// test ends.
+func interceptedClient(t *testing.T, c *etcdtest.Cluster, opts ...grpc.DialOption) *clientv3.Client {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop(), DialOptions: opts})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cli.Close() }) // a second Close only returns an error
+	return cli
 }
 
 // writtenBehindItsBack returns a counter store on a Backend at prefix
@@ -537,14 +553,32 @@ func TestKeptLockSeesAWriteWithoutTheLock(t *testing.T) {
 	require.Len(t, keys(t, raw, "kw2/locks/n.json/"), 1, "the lock kept throughout")
 }
 
-// TestCloseEndsTheKeepersWatches: no keeper's watch outlives Close, even
-// when the cluster cannot be reached (the revoke fails, the kept keys stay
-// until their lease expires), and a Backend that kept locks leaves no
-// goroutine behind once it and its client are closed. Ablation: keepers
-// whose watch is bound neither to the Backend's life nor to Close (a
-// context of their own, not dropped by Close) turn the unreachable case
-// red: Close waits for them for ever (without its wait, a watchKept is
-// still running after it).
+// TestCloseEndsTheKeepersWatches: Close ends what a Backend that keeps
+// locks runs (the keepers' watches, their hand-overs and run timers,
+// counted in b.wg), even when the cluster cannot be reached (the revoke
+// fails, the kept keys stay until their lease expires). Its client's
+// interceptor holds back Close's revoke, and the delete of a hand-over
+// (a waiter came for c.json), until the test lets them go: the watches
+// end while the revoke is pending, all but the one in its hand-over;
+// Close does not return until that one has ended too; then no watch is
+// left open on the client (reachable), and once the client is closed no
+// goroutine is left. A Close while a keeper's run timer is pending (a
+// kept lock taken again within the 10 ms run; the rounds that were, by
+// the requests' times, are counted, and a machine too slow for any skips
+// the case) returns. Ablations, each red: keepers whose watch is bound
+// neither to the Backend's life nor to Close (a context of their own,
+// never dropped: the watches outlive the revoke); a Close that does not
+// drop the keepers (its loop over b.kept removed: the watches run until
+// the revoke is over); a Close that does not wait for b.wg (it returns
+// during the hand-over's delete); a document watch made on a context
+// that the watch's cancel does not end (context.WithoutCancel(wctx): a
+// watch stays open on the client); a dropLocked that stops a pending
+// timer without counting it done in b.wg (Close waits for ever). Not red,
+// and harmless: binding the watches to the Backend's life alone, or to
+// Close's drop alone (either ends them); a Close that does not cancel the
+// Backend's life (the drop ended the watches); a dropLocked that does not
+// stop the timer (its function runs at the run's end, finds the keeper
+// dropped and counts itself done).
 func TestCloseEndsTheKeepersWatches(t *testing.T) {
 	for _, reachable := range []bool{true, false} {
 		t.Run(fmt.Sprintf("reachable=%v", reachable), func(t *testing.T) {
@@ -553,9 +587,8 @@ func TestCloseEndsTheKeepersWatches(t *testing.T) {
 			raw := c.Client(t)
 			assert.Empty(t, keys(t, raw, "ce/"), "keys before") // raw's connection is up
 			base := settledGoroutines(-1)
-			cl, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: wait, Logger: zap.NewNop()})
-			require.NoError(t, err)
-			b, err := etcd.New(cl, "ce")
+			cl, p := closeProbeClient(t, c)
+			b, err := etcd.New(cl, "ce", etcd.WithSessionTTL(time.Hour)) // no lease expires meanwhile, ending a watch
 			require.NoError(t, err)
 			for _, name := range []string{"a.json", "b.json", "c.json"} {
 				s, err := filetxn.NewStore(name, filetxn.JSON[count](), filetxn.WithBackend(b))
@@ -564,20 +597,134 @@ func TestCloseEndsTheKeepersWatches(t *testing.T) {
 				require.NoError(t, err)
 			}
 			require.Len(t, keys(t, raw, "ce/locks/"), 3, "kept lock keys")
+			time.Sleep(50 * time.Millisecond) // past the session's 10 ms run: a waiter is served at once
+			p.holdDelete.Store(true)
+			lease, err := raw.Grant(ctx, 60)
+			require.NoError(t, err)
+			_, err = raw.Put(ctx, fmt.Sprintf("ce/locks/c.json/%x", int64(lease.ID)), "", clientv3.WithLease(lease.ID))
+			require.NoError(t, err)
+			testkit.Recv(t, p.deleting, "the hand-over's delete of c.json's key")
 			if !reachable {
 				c.Kill(0)
-				assert.Error(t, b.Close(), "Close with the cluster gone (its revoke fails)")
-			} else {
-				require.NoError(t, b.Close())
 			}
-			buf := make([]byte, 1<<20)
-			assert.NotContains(t, string(buf[:runtime.Stack(buf, true)]), "(*Backend).watchKept", "goroutines right after Close")
+			p.holdRevoke.Store(true)
+			closed := make(chan error, 1)
+			go func() { closed <- b.Close() }()
+			testkit.Recv(t, p.revoking, "Close's revoke")
+			waitUntil(t, "the watches but the hand-over's to end while the revoke is pending", func() bool { return keeperWatches() == 1 })
+			close(p.revoke)
+			testkit.Recv(t, p.revoked, "the revoke's answer")
+			select {
+			case err := <-closed:
+				t.Fatalf("Close returned %v while a keeper's hand-over was still running", err)
+			case <-time.After(500 * time.Millisecond):
+			}
+			close(p.deleted)
+			err = testkit.Recv(t, closed, "Close")
+			if reachable {
+				require.NoError(t, err, "Close")
+			} else {
+				assert.Error(t, err, "Close with the cluster gone (its revoke fails)")
+			}
+			// (Each has called b.wg.Done, but may not have returned yet.)
+			waitUntil(t, "the keepers' watches to end after Close", func() bool { return keeperWatches() == 0 })
+			if reachable {
+				// (Unreachable, the client itself keeps trying to open the
+				// stream of a watch canceled meanwhile, until it is closed.)
+				waitUntil(t, "the client's watch streams to end", func() bool { return p.watches.Load() == 0 })
+			}
 			require.NoError(t, cl.Close())
 			if reachable {
 				assert.Equal(t, base, settledGoroutines(base), "goroutines after Close")
 			}
 		})
 	}
+	t.Run("timer pending", func(t *testing.T) {
+		ctx := testCtx(t)
+		c := startCluster(t)
+		cl, p := closeProbeClient(t, c)
+		pending := 0
+		for round := 0; round < 50 && pending < 3; round++ {
+			b, err := etcd.New(cl, "ct")
+			require.NoError(t, err)
+			keepAfterWriting(ctx, t, b, "n.json")
+			h, err := b.Lock(ctx, "n.json", true) // the kept lock, in the run: its timer is set
+			require.NoError(t, err)
+			closed := make(chan error, 1)
+			go func() { closed <- b.Close() }()
+			require.NoError(t, testkit.Recv(t, closed, "Close"), "Close, round %d", round)
+			require.NoError(t, h.Release())
+			// The run began after the lock's request was answered, and
+			// Close dropped the keeper before it sent the revoke.
+			if time.Duration(p.revokeAt.Load()-p.lockTaken.Load()) < etcd.RunFor {
+				pending++
+			}
+		}
+		if pending == 0 {
+			t.Skip("no round closed its Backend within the run")
+		}
+		t.Logf("%d rounds closed their Backend within the run", pending)
+	})
+}
+
+// keeperWatches returns how many goroutines are in a keeper's watch.
+func keeperWatches() int {
+	buf := make([]byte, 1<<22)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "(*Backend).watchKept(")
+}
+
+// A closeProbe watches the requests of a client (closeProbeClient's): it
+// holds back, once armed, a delete and a lease's revoke until the test
+// lets them go, counts the watch streams whose context has not ended (the
+// client's, which it ends when it is done with the stream), and notes when
+// the last lock's key was put and the last revoke sent.
+type closeProbe struct {
+	holdDelete, holdRevoke atomic.Bool
+	deleting, revoking     chan struct{} // get a value when a delete, a revoke is held
+	deleted, revoke        chan struct{} // closed to let them go
+	revoked                chan struct{} // gets a value when the revoke let go is answered
+	watches                atomic.Int64
+	lockTaken, revokeAt    atomic.Int64 // Unix nanoseconds
+}
+
+// closeProbeClient returns a client of its own on c, and its probe.
+func closeProbeClient(t *testing.T, c *etcdtest.Cluster) (*clientv3.Client, *closeProbe) {
+	t.Helper()
+	p := &closeProbe{deleting: make(chan struct{}, 1), revoking: make(chan struct{}, 1), revoked: make(chan struct{}, 1),
+		deleted: make(chan struct{}), revoke: make(chan struct{})}
+	unary := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		switch r := req.(type) {
+		case *pb.DeleteRangeRequest:
+			if p.holdDelete.CompareAndSwap(true, false) {
+				p.deleting <- struct{}{}
+				<-p.deleted
+			}
+		case *pb.LeaseRevokeRequest:
+			p.revokeAt.Store(time.Now().UnixNano())
+			if p.holdRevoke.CompareAndSwap(true, false) {
+				p.revoking <- struct{}{}
+				<-p.revoke
+				defer func() { p.revoked <- struct{}{} }()
+			}
+		case *pb.TxnRequest:
+			if len(r.Success) > 0 && r.Success[0].GetRequestPut().GetLease() != 0 {
+				defer func() { p.lockTaken.Store(time.Now().UnixNano()) }() // a lock's key put
+			}
+		}
+		return invoke(ctx, method, req, reply, cc, opts...)
+	}
+	stream := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		if method != "/etcdserverpb.Watch/Watch" {
+			return streamer(ctx, desc, cc, method, opts...)
+		}
+		p.watches.Add(1)
+		go func() {
+			<-ctx.Done() // the client is done with the stream (or its attempt)
+			p.watches.Add(-1)
+		}()
+		return streamer(ctx, desc, cc, method, opts...)
+	}
+	return interceptedClient(t, c, grpc.WithChainUnaryInterceptor(unary), grpc.WithChainStreamInterceptor(stream)), p
 }
 
 // settledGoroutines returns runtime.NumGoroutine once it is want, or once
