@@ -230,25 +230,35 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	// undo closes the copies before it removes them: Windows removes no
 	// file that a handle without FILE_SHARE_DELETE (os.OpenFile's) holds
 	// open. Once the fsyncs of the commit point began (synced), any copy
-	// and staged file may be durable, even if one fsync failed, so undo
-	// voids the copies durably before it removes a staged file: else a
-	// power cut could bring back every copy with every staged file, and the
-	// next transaction would complete a commit whose caller was told that
-	// nothing was published. If the copies cannot be voided, nothing more
-	// is removed, and the error says that the commit may yet be published.
+	// and staged file may be durable, even if one fsync failed: then the
+	// staged files' removal is made durable (their directories fsynced)
+	// before the copies go, since a record beside a staged file gone, its
+	// targets old, is undone by the rules, where one beside every staged
+	// file would be completed after a power cut, and its caller was told
+	// that nothing was published. The copies are then voided too (emptied
+	// and fsynced), for Windows, where directories are not fsynced. A
+	// process that dies at any point of it leaves what recovery undoes, and
+	// no staged file that no record names. If the fsyncs fail, the copies
+	// stay, and the error says that the commit is not undone.
 	synced := false
 	undo := func() error {
 		closeRecords()
-		if synced {
-			if err := voidIntents("Commit", intents); err != nil {
-				return fmt.Errorf("%w: %w", errUndecided, err)
-			}
-		}
+		var staged []string
 		for k, pf := range pfs {
+			staged = append(staged, pf.TempPath())
 			if k < detached {
 				_ = os.Remove(rec.Files[k].Staged)
 			} else {
 				_ = pf.Cleanup()
+			}
+		}
+		if synced {
+			err := parallel(syncDirs(staged))
+			if err == nil {
+				err = voidIntents("Commit", intents)
+			}
+			if err != nil {
+				return fmt.Errorf("%w: %w", errUndecided, err)
 			}
 		}
 		for _, ip := range intents {
@@ -728,19 +738,24 @@ func (r *intentRecord) undo(cps []copyAt, onlyMine bool) error {
 			remove = append(remove, f.Staged)
 		}
 	}
-	// The copies are voided, durably, before a staged file goes: else a
-	// power cut could keep the removal and lose the copies', and bring the
-	// record back beside fewer staged files, after a transaction on the
-	// files that this undo let run; the record would then decide otherwise
-	// (ErrDiverged, for good).
-	if len(remove) > 0 {
-		if err := voidIntents("Recover", mine); err != nil {
-			return err
-		}
-	}
+	// The staged files' removal is made durable (their directories
+	// fsynced) before the copies go, and the copies are voided, durably,
+	// for Windows, where directories are not fsynced: else a power cut could
+	// bring the record back beside the staged files after transactions on
+	// the files that this undo let run, and the record would then decide
+	// otherwise (ErrDiverged, for good). A process that dies between the two
+	// leaves a record beside fewer staged files, which the rules undo.
 	for _, p := range remove {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return stepError("Recover", p, "remove the staged file", err)
+		}
+	}
+	if len(remove) > 0 {
+		if err := parallel(syncDirs(remove)); err != nil {
+			return err
+		}
+		if err := voidIntents("Recover", mine); err != nil {
+			return err
 		}
 	}
 	return r.retire(cps)
