@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -412,8 +413,13 @@ func (c *cli) runBatch() error {
 // the batch's only when no line before that one refuses: the commit is
 // then run again over those lines alone, with it as the refusal.
 func (b *batch) run(n int, refusal error) error {
+	// One wait for the locks, whatever the tries: a try after the first
+	// finds ctx done if the first waited it out, and then takes a free lock
+	// in one try and fails at once on a busy one.
+	ctx, cancel := b.c.loopCtx() // -lock-timeout 0: every lock is tried once
+	defer cancel()
 	for {
-		results, commits, ran, err := b.commit(n, refusal)
+		results, commits, ran, err := b.commit(ctx, n, refusal)
 		written := slices.ContainsFunc(commits, func(c filetxn.Commit) bool { return c.Written })
 		if err != nil && !written {
 			err = b.attribute(err, false)
@@ -435,11 +441,11 @@ func (b *batch) run(n int, refusal error) error {
 	}
 }
 
-// commit applies the first n lines in one MutateAll over their stores, and
-// then fails with refusal, when it is not nil, so that nothing is written;
-// else it makes the ledgers' missing directories. ran says whether the
+// commit applies the first n lines in one MutateAll over their stores under
+// ctx, and then fails with refusal, when it is not nil, so that nothing is
+// written; else it makes the ledgers' missing directories. ran says whether the
 // operations began: every lock was taken and every file read and checked.
-func (b *batch) commit(n int, refusal error) (results []any, commits []filetxn.Commit, ran bool, err error) {
+func (b *batch) commit(ctx context.Context, n int, refusal error) (results []any, commits []filetxn.Commit, ran bool, err error) {
 	steps := b.steps[:n]
 	var members []filetxn.Member
 	for i, m := range b.members {
@@ -447,8 +453,6 @@ func (b *batch) commit(n int, refusal error) (results []any, commits []filetxn.C
 			members = append(members, m)
 		}
 	}
-	ctx, cancel := b.c.loopCtx() // -lock-timeout 0: every lock is tried once
-	defer cancel()
 	results = make([]any, 0, n)
 	commits, err = filetxn.MutateAll(ctx, members, func(m *filetxn.Multi) error {
 		ran = true

@@ -739,3 +739,22 @@ func TestBatchAndCommandsLoseNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchWaitsForTheLocksOnce: a batch whose tries (the commit run
+// again over the lines before a busy lock) meet busy locks one after
+// another waits -lock-timeout once in all, as its message says, not once
+// a try. Two busy locks, the later line's first in lock order: the first
+// try waits out the timeout on it, the second finds the other busy at once.
+// Ablation: a context of its own for each try (the batch takes two
+// timeouts, at least 6 s, where one is 3 s).
+func TestBatchWaitsForTheLocksOnce(t *testing.T) {
+	e := newBatchEnv(t)
+	hold(t, loopLock(e.dir, "ci"))
+	hold(t, loopLock(e.dir, "held"))
+	advance := op("board.advance", "file", batchBoard, "key", "3-3-export", "status", "done")
+	start := time.Now()
+	e.batch(75, []string{advance, op("loop.pause", "root", batchRoot, "loop", "held"), op("loop.pause", "root", batchRoot, "loop", "ci")}, "-lock-timeout", "3s")
+	if took := time.Since(start); took >= 6*time.Second {
+		t.Errorf("the batch took %v, two waits of -lock-timeout 3s: want one", took)
+	}
+}
