@@ -29,6 +29,14 @@ var (
 	// entry's id, a board row's key, a loop's name), so that one test
 	// serves every store. The error names the file and what was missing.
 	ErrNotFound = errors.New("filetxn: not found")
+
+	// ErrUndecided is returned by MutateAll for a commit that failed before
+	// its first rename and whose undo could not be made durable (an fsync
+	// failed): it is neither published nor undone, and the next transaction
+	// on any of its files completes or undoes it. The error wraps the
+	// failure too (a lost lock, an I/O error); do not take it to mean that
+	// nothing was written: read the files before doing the work again.
+	ErrUndecided = errors.New("filetxn: commit not undone: the next transaction on any of its files completes or undoes it")
 )
 
 // A FormatError reports bytes that a codec does not understand, or a

@@ -85,8 +85,9 @@ func (r *intentRecord) encode() []byte {
 	return fmt.Appendf(nil, "%s\n%s\n", line, digestHex(line))
 }
 
-// errTorn is a copy cut short: its writer died before the record was
-// durable, so the commit never reached its commit point.
+// errTorn is a copy cut short or voided: its writer died before the record
+// was durable, or a power loss cut its fsync, so the commit never reached
+// its commit point; or an undo voided it.
 var errTorn = errors.New("torn intent record")
 
 // readIntent reads the copy at path: nil when there is none; errTorn for a
@@ -208,8 +209,9 @@ func syncDirs(paths []string) []func() error {
 // stages each new version beside its target and writes the intent record
 // beside each lock, fsyncs all of them and their directories at once, checks
 // the locks, renames in order, fsyncs the targets' directories and removes
-// the records. Up to the first rename a failure undoes everything; after
-// it, the commit stands and the rest is left to recovery (errSplit).
+// the records. Up to the first rename a failure undoes everything (or, if
+// the undo cannot be made durable, says ErrUndecided); after it, the commit
+// stands and the rest is left to recovery (errSplit).
 func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commit, error) {
 	// pfs[k] stages rec.Files[k], the file of part changed[k]; once
 	// detached, the record names it (Staged) and its target (Path).
@@ -219,7 +221,8 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	pfs := make([]*fsys.PendingFile, 0, len(changed))
 	detached := 0 // pfs[:detached] are detached: Cleanup no longer removes them
 	var intents []string
-	var files []*os.File // the copies of the record, open until they are fsynced
+	var infos []os.FileInfo // infos[k] is intents[k]'s file as made, to tell it from another's
+	var files []*os.File    // the copies of the record, open until they are fsynced
 	closeRecords := func() {
 		for _, f := range files {
 			f.Close()
@@ -243,6 +246,15 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	synced := false
 	undo := func() error {
 		closeRecords()
+		// Only the copies this commit made: once a lock is lost, the
+		// holder of the lock file now at its path may have removed one
+		// (torn, while this commit wrote it) and made its own there.
+		var own []string
+		for k, ip := range intents {
+			if fi, err := os.Lstat(ip); err == nil && os.SameFile(fi, infos[k]) {
+				own = append(own, ip)
+			}
+		}
 		var staged []string
 		for k, pf := range pfs {
 			staged = append(staged, pf.TempPath())
@@ -255,13 +267,13 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 		if synced {
 			err := parallel(syncDirs(staged))
 			if err == nil {
-				err = voidIntents("Commit", intents)
+				err = voidIntents("Commit", own)
 			}
 			if err != nil {
-				return fmt.Errorf("%w: %w", errUndecided, err)
+				return fmt.Errorf("%w: %w", ErrUndecided, err)
 			}
 		}
-		for _, ip := range intents {
+		for _, ip := range own {
 			if seam.At(seam.Retire, ip) == nil {
 				_ = os.Remove(ip)
 			}
@@ -334,9 +346,15 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 			}
 		}
 		if err == nil {
-			intents = append(intents, ip)
-			files = append(files, f)
-			_, err = f.Write(record)
+			var fi os.FileInfo
+			if fi, err = f.Stat(); err == nil {
+				intents, infos = append(intents, ip), append(infos, fi)
+				files = append(files, f)
+				_, err = f.Write(record)
+			} else {
+				f.Close()
+				_ = os.Remove(ip)
+			}
 		}
 		if err != nil {
 			return fail(stepError("Commit", ip, "write the intent record", err))

@@ -89,9 +89,9 @@ func In[D any](m *Multi, s *Store[D]) D {
 //
 // Errors are Mutate's, naming the file (fn's: nothing written; re-entry:
 // lock.ErrReentrant; ctx bounds waits); a lock lost before the renames
-// publishes nothing; an error after the first rename says the commit stands,
-// one whose undo could not be made durable that the next transaction decides
-// it. No members, two of one file, a nil fn: ErrInvalidArgument.
+// publishes nothing, unless the error matches ErrUndecided (its undo could
+// not be made durable); one after the first rename says the commit stands.
+// No members, two of one file, a nil fn: ErrInvalidArgument.
 func MutateAll(ctx context.Context, members []Member, fn func(*Multi) error) ([]Commit, error) {
 	c, err := newMulti(members, fn)
 	if err != nil {
@@ -391,11 +391,6 @@ func (c *multi) lostError(i int, err error) error {
 // errSplit reports a failure after the commit point, when some files are
 // published and the others staged: the commit stands.
 var errSplit = errors.New("committed, but not every file is published yet: the next transaction on any of the files publishes the rest")
-
-// errUndecided reports a failure before the first rename whose undo could
-// not void the records durably: the commit was not undone, and the next
-// transaction decides it from what is on the disk.
-var errUndecided = errors.New("not undone: the next transaction on any of the files completes the commit or undoes it")
 
 // addRemote adds part i, kept in c.backend, to c: its document's name, and
 // its lock's.

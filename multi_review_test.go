@@ -278,3 +278,30 @@ func TestALostLockOfAnUnchangedMemberPublishesNothing(t *testing.T) {
 		require.Equal(t, before, f.values(t), "%d changed files: published with a lock lost", changed)
 	}
 }
+
+// TestAnUndoLeavesAnotherCommitsCopy: once a lock is lost, the holder of
+// the lock file now at its path may have removed this commit's copy (read
+// as torn while it was written) and made its own there. The undo voids and
+// removes only the copies this commit made. Ablation: the undo voiding and
+// removing every copy by its path (the other's copy is emptied).
+func TestAnUndoLeavesAnotherCommitsCopy(t *testing.T) {
+	skipLockReplaceOnWindows(t)
+	f := multiLayouts[0].make(t)
+	ip := f.copyPath(0)
+	other := []byte("another commit's copy\n")
+	rm := seam.Set(t, func(p seam.Point, at string) error {
+		if p == seam.Committed {
+			replaceLock(t, f.locks[0])
+			tmp := ip + ".other"
+			require.NoError(t, os.WriteFile(tmp, other, 0o600))
+			require.NoError(t, os.Rename(tmp, ip))
+		}
+		return nil
+	})
+	_, err := f.commit(1)
+	rm()
+	require.ErrorIs(t, err, lock.ErrLockLost)
+	got, err := os.ReadFile(ip)
+	require.NoError(t, err, "the other commit's copy at %s", ip)
+	require.Equal(t, other, got, "the other commit's copy after the undo")
+}

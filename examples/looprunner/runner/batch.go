@@ -85,7 +85,10 @@ does not undo it: the commit stands, every change is in the files or is
 completed by the next transaction on any of them. Then stdout has the result
 lines all the same (with -json, and the error line after them), the exit
 code is that of the fault (1 for an I/O error) and the message on stderr
-ends "; the commit stands".
+ends "; the commit stands". A fault before the renames whose undo cannot be
+made durable (an fsync failed) leaves the commit to the next transaction on
+any of its files, which completes or undoes it: the message says "commit not
+undone", and the exit code is the fault's.
 `
 
 // The operations of a batch: the fields of a command, as the JSON keys of
@@ -327,6 +330,8 @@ func (e *batchError) message() string {
 	switch {
 	case e.written:
 		msg += "; the commit stands"
+	case errors.Is(e.err, filetxn.ErrUndecided):
+		// the library's message says it: not undone, decided by the next transaction
 	case e.opened:
 		msg += "; nothing written"
 	}

@@ -511,6 +511,44 @@ func TestBatchCommitStandsAfterALateFault(t *testing.T) {
 	}
 }
 
+// TestBatchUndecidedSaysSo: a batch whose first rename fails and whose
+// undo cannot be made durable (the staged files' directory fsync fails
+// too) must not say that nothing was written: the message says that the
+// commit is not undone, and the next transaction decides it. Ablation:
+// message without its ErrUndecided case (it ends "; nothing written").
+func TestBatchUndecidedSaysSo(t *testing.T) {
+	e := newBatchEnv(t)
+	ledger, board := e.path(batchLedger), e.path(batchBoard)
+	in := op("ledger.close", "file", ledger, "ids", []string{"DW-3"}, "date", "2026-12-01", "note", "retry added") + "\n" +
+		op("board.advance", "file", board, "key", "3-2-digest-delivery", "status", "done") + "\n"
+	var mu sync.Mutex
+	renameFailed := false
+	remove := seam.Set(t, func(p seam.Point, path string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case p == seam.Rename && filepath.Base(path) == batchLedger:
+			renameFailed = true
+			return syscall.EIO
+		case p == seam.SyncDir && renameFailed:
+			return syscall.EIO
+		}
+		return nil
+	})
+	args := []string{"-state-dir", e.state, "batch"}
+	var stdout, stderr strings.Builder
+	code := run(args, strings.NewReader(in), &stdout, &stderr)
+	remove()
+	r := result{args: args, stdout: stdout.String(), stderr: stderr.String(), code: code}
+	require.Equal(t, 1, code, "batch with a failed rename and undo: exit code\n%s", r)
+	require.Contains(t, r.stderr, "commit not undone", "batch with a failed rename and undo: stderr")
+	require.NotContains(t, r.stderr, "nothing written", "batch with a failed rename and undo: stderr")
+	e.want(0, "board", "advance", "-file", batchBoard, "3-2-digest-delivery", "review") // the next transaction decides it
+	l, b := e.read(batchLedger), e.read(batchBoard)
+	closed, advanced := strings.Contains(l, "resolution: retry added"), strings.Contains(b, "\n  3-2-digest-delivery: done\n")
+	require.Equal(t, closed, advanced, "after the next transaction: both files new or both old\n%s\n%s", l, b)
+}
+
 // TestBatchOfNoOpsWritesNothing: a batch whose every operation is so
 // already (an entry closed, a row past its target, an entry filed) exits
 // 0, says changed false for each and writes no file: the bytes and the
