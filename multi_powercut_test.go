@@ -111,11 +111,7 @@ func syncs(t *testing.T) (n func(dir string) int, remove func()) {
 func TestAFailedCommitPointThenAPowerCutPublishesNothing(t *testing.T) {
 	skipCrashOnWindows(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	a, b := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json")
-	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
-	require.NoError(t, err)
-	rdir, _ := filepath.EvalSymlinks(dir)
+	rdir, a, b := pcPair(t)
 	ipA := filepath.Join(rdir, "a.json.lock.intent")
 	var staged map[string][]byte
 	var once sync.Once
@@ -134,7 +130,7 @@ func TestAFailedCommitPointThenAPowerCutPublishesNothing(t *testing.T) {
 		return nil
 	})
 	removed, rmCopies := atRemoval(t)
-	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
 	rm()
 	rmCopies()
 	require.ErrorContains(t, err, "fsync the directory")
@@ -148,11 +144,8 @@ func TestAFailedCommitPointThenAPowerCutPublishesNothing(t *testing.T) {
 	}
 	rmSyncs()
 	restore(t, removed)
-	_, err = a.Mutate(ctx, func(*counter) error { return nil })
-	require.NoError(t, err)
-	da, _ := a.View(ctx)
-	db, _ := b.View(ctx)
-	require.Equal(t, []int{1, 1}, []int{da.N, db.N}, "the caller was told the commit failed")
+	require.NoError(t, noop(ctx, a))
+	require.Equal(t, []int{1, 1}, ns(t, a, b), "the caller was told the commit failed")
 }
 
 // TestAnUndoThatCannotBeMadeDurableSaysSo: the first rename fails after
@@ -164,11 +157,7 @@ func TestAFailedCommitPointThenAPowerCutPublishesNothing(t *testing.T) {
 func TestAnUndoThatCannotBeMadeDurableSaysSo(t *testing.T) {
 	skipCrashOnWindows(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	a, b := openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json")
-	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
-	require.NoError(t, err)
-	rdir, _ := filepath.EvalSymlinks(dir)
+	rdir, a, b := pcPair(t)
 	var mu sync.Mutex
 	renameFailed := false
 	rm := seam.Set(t, func(p seam.Point, at string) error {
@@ -183,16 +172,43 @@ func TestAnUndoThatCannotBeMadeDurableSaysSo(t *testing.T) {
 		}
 		return nil
 	})
-	_, err = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
+	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
 	rm()
 	require.ErrorContains(t, err, "rename the staged file")
 	require.ErrorIs(t, err, filetxn.ErrUndecided)
 	require.ErrorIs(t, err, syscall.EIO)
-	_, err = a.Mutate(ctx, func(*counter) error { return nil })
+	require.NoError(t, noop(ctx, a))
+	require.Contains(t, [][]int{{1, 1}, {2, 2}}, ns(t, a, b), "the next transaction decides the commit: all old or all new")
+}
+
+// pcPair returns two counter stores, a.json and b.json with their locks
+// beside them, in one directory (rdir, its links followed), both at 1
+// after one MutateAll.
+func pcPair(t *testing.T) (rdir string, a, b *filetxn.Store[*counter]) {
+	dir := t.TempDir()
+	a, b = openCounter(t, dir, "a.json"), openCounter(t, dir, "b.json")
+	_, err := filetxn.MutateAll(context.Background(), []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
 	require.NoError(t, err)
-	da, _ := a.View(ctx)
-	db, _ := b.View(ctx)
-	require.Contains(t, [][]int{{1, 1}, {2, 2}}, []int{da.N, db.N}, "the next transaction decides the commit: all old or all new")
+	rdir, err = filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	return rdir, a, b
+}
+
+// noop is a Mutate of s that changes nothing: the next transaction.
+func noop(ctx context.Context, s *filetxn.Store[*counter]) error {
+	_, err := s.Mutate(ctx, func(*counter) error { return nil })
+	return err
+}
+
+// ns returns the stores' N, read without the lock.
+func ns(t *testing.T, ss ...*filetxn.Store[*counter]) []int {
+	var out []int
+	for _, s := range ss {
+		d, err := s.View(context.Background())
+		require.NoError(t, err)
+		out = append(out, d.N)
+	}
+	return out
 }
 
 // pcStores: a in one/, b in two/, locks under a state root (state/locks/):
