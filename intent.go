@@ -752,9 +752,7 @@ func (r *intentRecord) undo(cps []copyAt, onlyMine bool) error {
 				continue
 			}
 		}
-		if _, err := os.Lstat(f.Staged); !errors.Is(err, fs.ErrNotExist) {
-			remove = append(remove, f.Staged)
-		}
+		remove = append(remove, f.Staged)
 	}
 	// The staged files' removal is made durable (their directories
 	// fsynced) before the copies go, and the copies are voided, durably,
@@ -763,12 +761,16 @@ func (r *intentRecord) undo(cps []copyAt, onlyMine bool) error {
 	// the files that this undo let run, and the record would then decide
 	// otherwise (ErrDiverged, for good). A process that dies between the two
 	// leaves a record beside fewer staged files, which the rules undo.
+	removed := false
 	for _, p := range remove {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		switch err := os.Remove(p); {
+		case err == nil:
+			removed = true
+		case !errors.Is(err, fs.ErrNotExist):
 			return stepError("Recover", p, "remove the staged file", err)
 		}
 	}
-	if len(remove) > 0 {
+	if removed {
 		if err := parallel(syncDirs(remove)); err != nil {
 			return err
 		}

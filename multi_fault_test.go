@@ -313,12 +313,7 @@ func (f *multiFixture) fail(t *testing.T, s step, err error) (hit func() bool, r
 // recovered here.
 func (f *multiFixture) crash(t *testing.T, s step, fn func()) {
 	t.Helper()
-	if runtime.GOOS == "windows" {
-		// A panic leaves the staged files of the commit open, and Windows
-		// renames and removes no open file: the recovery a real crash
-		// allows (its handles closed by the kernel) cannot be had here.
-		t.Skip("a crash simulated in-process leaves files open, which Windows does not rename")
-	}
+	skipCrashOnWindows(t)
 	type crashed struct{}
 	c := &stepCounter{f: f}
 	remove := seam.Set(t, func(p seam.Point, path string) error {

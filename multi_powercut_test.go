@@ -25,11 +25,30 @@ import (
 type crashedPC struct{}
 
 // skipCrashOnWindows skips a test that simulates a crash in process: see
-// multiFixture.crash.
+// multiFixture.crash, which calls it too.
 func skipCrashOnWindows(t *testing.T) {
 	if runtime.GOOS == "windows" {
+		// A panic leaves the staged files of the commit open, and Windows
+		// renames and removes no open file: the recovery a real crash
+		// allows (its handles closed by the kernel) cannot be had here.
 		t.Skip("a crash simulated in-process leaves files open, which Windows does not rename")
 	}
+}
+
+// crashWhen runs fn with a crash at the first seam point for which hit
+// holds, as multiFixture.crash does for a fixture's numbered step: a panic
+// out of the hook, recovered here; fn must reach it.
+func crashWhen(t *testing.T, hit func(p seam.Point, at string) bool, fn func()) {
+	t.Helper()
+	rm := seam.Set(t, func(p seam.Point, at string) error {
+		if hit(p, at) {
+			panic(crashedPC{})
+		}
+		return nil
+	})
+	defer rm()
+	defer func() { require.Equal(t, crashedPC{}, recover(), "fn did not reach the crash") }()
+	fn()
 }
 
 // stagedOf returns the staged paths named by the copy at ip.
@@ -248,17 +267,9 @@ func TestAnUndoneCommitStaysUndoneAcrossAPowerCut(t *testing.T) {
 	require.NoError(t, err)
 	ipA, _ := copies(t, a, b)
 	tb := filepath.Join(root, "two", "b.json")
-	func() {
-		rm := seam.Set(t, func(p seam.Point, at string) error {
-			if p == seam.Write && at == tb {
-				panic(crashedPC{})
-			}
-			return nil
-		})
-		defer rm()
-		defer func() { require.Equal(t, crashedPC{}, recover()) }()
+	crashWhen(t, func(p seam.Point, at string) bool { return p == seam.Write && at == tb }, func() {
 		_, _ = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
-	}()
+	})
 	st := stagedOf(t, ipA)
 	staged := snapshot(st[0]) // a's staged file, whole
 	require.Len(t, staged, 1)
@@ -294,20 +305,16 @@ func TestAZeroFilledCopyIsTorn(t *testing.T) {
 	_, err := filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 1, a, b); return nil })
 	require.NoError(t, err)
 	ipA, _ := copies(t, a, b)
-	func() {
-		n := 0
-		rm := seam.Set(t, func(p seam.Point, at string) error {
-			if p == seam.Intent && at == ipA {
-				if n++; n == 2 {
-					panic(crashedPC{})
-				}
-			}
-			return nil
-		})
-		defer rm()
-		defer func() { require.Equal(t, crashedPC{}, recover()) }()
+	n := 0
+	crashWhen(t, func(p seam.Point, at string) bool {
+		if p != seam.Intent || at != ipA {
+			return false
+		}
+		n++
+		return n == 2 // the copy's fsync: the staged files are written
+	}, func() {
 		_, _ = filetxn.MutateAll(ctx, []filetxn.Member{a, b}, func(m *filetxn.Multi) error { setN(m, 2, a, b); return nil })
-	}()
+	})
 	raw, err := os.ReadFile(ipA)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(ipA, make([]byte, len(raw)), 0o600))
