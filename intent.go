@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/filetxn/filetxn/internal/fsys"
@@ -29,8 +30,13 @@ import (
 const intentSuffix = ".intent"
 
 // intentFormat is the record's format version; a record of another is
-// refused, never completed or removed.
-const intentFormat = 1
+// refused, never completed or removed. A record that logs lines with its
+// files (Appends) is of intentFormatAppends, so that a version that does
+// not know them refuses it rather than complete its files without them.
+const (
+	intentFormat        = 1
+	intentFormatAppends = 2
+)
 
 // commitKey tells a commit's staged files from a single write's temporary
 // files in fsys.Names: a single write never removes them, and a commit never
@@ -57,10 +63,23 @@ func intentPath(lockPath string) string {
 // its staged version and the digests before and after, in the order of the
 // renames, and the locks that guard them.
 type intentRecord struct {
-	Format int          `json:"filetxn_commit"`
-	ID     string       `json:"id"`
-	Locks  []string     `json:"locks"`
-	Files  []intentFile `json:"files"`
+	Format  int            `json:"filetxn_commit"`
+	ID      string         `json:"id"`
+	Locks   []string       `json:"locks"`
+	Files   []intentFile   `json:"files"`
+	Appends []intentAppend `json:"appends,omitempty"`
+}
+
+// An intentAppend is a line (or several) that the commit logs once its
+// files are published: appended to Path, whose size was At when the commit
+// was decided. Only lock-free appends (a scheduled tick's busy line) can
+// have grown it since, so the line is found, if it was made, among the
+// lines after At.
+type intentAppend struct {
+	Path    string `json:"path"`    // the log, absolute, its last element's links followed
+	At      int64  `json:"at"`      // the log's size when the commit was decided
+	Data    string `json:"data"`    // whole lines, each ending in a newline
+	Durable bool   `json:"durable"` // fsynced once appended
 }
 
 type intentFile struct {
@@ -122,9 +141,19 @@ func readIntent(path string) (*intentRecord, error) {
 	if err := json.Unmarshal(line, &r); err != nil {
 		return nil, &fs.PathError{Op: "Recover", Path: path, Err: &FormatError{Line: 1, Err: fmt.Errorf("intent record: %w", err)}}
 	}
-	if r.Format != intentFormat {
+	if r.Format != intentFormat && r.Format != intentFormatAppends {
 		return nil, &fs.PathError{Op: "Recover", Path: path, Err: &FormatError{Line: 1, Key: "filetxn_commit",
 			Err: fmt.Errorf("intent record of format %d, written by a newer version of filetxn: complete it with that version", r.Format)}}
+	}
+	if r.Format == intentFormat && len(r.Appends) > 0 {
+		return nil, &fs.PathError{Op: "Recover", Path: path, Err: &FormatError{Line: 1, Key: "appends",
+			Err: errors.New("intent record of format 1 with appends")}}
+	}
+	for _, a := range r.Appends {
+		if a.Path == "" || a.At < 0 || a.Data == "" || !strings.HasSuffix(a.Data, "\n") {
+			return nil, &fs.PathError{Op: "Recover", Path: path, Err: &FormatError{Line: 1, Key: "appends",
+				Err: errors.New("intent record with an append of no log, a negative size or no whole line")}}
+		}
 	}
 	if len(r.Files) == 0 || len(r.Locks) == 0 || r.ID == "" {
 		return nil, &fs.PathError{Op: "Recover", Path: path, Err: &FormatError{Line: 1, Err: errors.New("intent record names no file or no lock")}}
@@ -212,12 +241,19 @@ func syncDirs(paths []string) []func() error {
 // the records. Up to the first rename a failure undoes everything (or, if
 // the undo cannot be made durable, says ErrUndecided); after it, the commit
 // stands and the rest is left to recovery (errSplit).
-func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commit, error) {
+func (c *multi) publish(changed []int, outs [][]byte, commits []Commit, appends []pendingAppend) ([]Commit, error) {
 	// pfs[k] stages rec.Files[k], the file of part changed[k]; once
 	// detached, the record names it (Staged) and its target (Path).
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	rec := intentRecord{Format: intentFormat, ID: hex.EncodeToString(rnd[:]), Locks: c.locks}
+	for _, a := range appends {
+		ia, err := c.appendLog(a)
+		if err != nil {
+			return nil, err
+		}
+		rec.Format, rec.Appends = intentFormatAppends, append(rec.Appends, ia)
+	}
 	pfs := make([]*fsys.PendingFile, 0, len(changed))
 	detached := 0 // pfs[:detached] are detached: Cleanup no longer removes them
 	var intents []string
@@ -437,6 +473,18 @@ func (c *multi) publish(changed []int, outs [][]byte, commits []Commit) ([]Commi
 	}
 	if err := rec.syncTargets(); err != nil {
 		return commits, fmt.Errorf("published, but not yet durable: %w", err)
+	}
+	if len(appends) > 0 {
+		// Past the renames the commit stands: a lock lost now leaves the
+		// lines to the next transaction, which finds the record.
+		for _, a := range appends {
+			if ok, err := c.held[c.of[a.part]].Current(); !ok || err != nil {
+				return commits, fmt.Errorf("%w: %w", errSplit, c.lostError(a.part, err))
+			}
+		}
+		if err := rec.applyAppends("Commit", true); err != nil {
+			return commits, fmt.Errorf("%w: %w", errSplit, err)
+		}
 	}
 	for _, ip := range intents {
 		if err := removeIntent(ip); err != nil {
@@ -670,7 +718,108 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 	if err := r.syncTargets(); err != nil {
 		return err
 	}
+	if err := r.applyAppends("Recover", false); err != nil {
+		return err
+	}
 	return r.retire(cps)
+}
+
+// applyAppends logs the lines of a published commit, in order: fresh, the
+// commit's own, or those not in their logs yet, recovery's (see apply).
+func (r *intentRecord) applyAppends(op string, fresh bool) error {
+	for _, a := range r.Appends {
+		if err := a.apply(op, fresh); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply appends a.Data to its log, and fsyncs the log if a is durable.
+// A fresh apply, the commit's own (which knows that it has made none),
+// only appends. Recovery's looks for the lines first, starting a line, in
+// the whole log (one shorter than a.At, cut by a power loss before its
+// earlier lines were fsynced, gets them at its end, where a later
+// recovery must find them too); a log that ends, at a.At or after it, with
+// the first part of them, starting a line (an append cut short), gets the
+// rest. A log whose last line is not whole gets a newline first, so that
+// the lines stay lines. Recovery may so run any number of times and log
+// the lines once. The lines must be unique in their log, as a tick's are
+// (its number, its start and its runner).
+func (a intentAppend) apply(op string, fresh bool) error {
+	data := []byte(a.Data)
+	f, _, err := fsys.OpenRegular(a.Path, os.O_RDWR|os.O_APPEND, 0)
+	created := false
+	if errors.Is(err, fs.ErrNotExist) {
+		f, _, err = fsys.OpenRegular(a.Path, os.O_RDWR|os.O_APPEND|os.O_CREATE, filePerm)
+		created = err == nil
+	}
+	if err != nil {
+		return stepError(op, a.Path, "open the log", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return stepError(op, a.Path, "stat the log", err)
+	}
+	size := fi.Size()
+	var log []byte // the whole log for recovery; its last byte for a fresh apply
+	if size > 0 {
+		from := int64(0)
+		if fresh {
+			from = size - 1
+		}
+		log = make([]byte, size-from)
+		if _, err := f.ReadAt(log, from); err != nil {
+			return stepError(op, a.Path, "read the log", err)
+		}
+	}
+	rest := data
+	if !fresh {
+		atLine := func(p int) bool { return p == 0 || log[p-1] == '\n' }
+		for i := 0; ; {
+			j := bytes.Index(log[i:], data)
+			if j < 0 {
+				break
+			}
+			if atLine(i + j) {
+				return nil // logged already
+			}
+			i += j + 1
+		}
+		for n := len(data) - 1; n > 0; n-- {
+			if p := len(log) - n; int64(p) >= a.At && bytes.HasSuffix(log, data[:n]) && atLine(p) {
+				rest = data[n:]
+				break
+			}
+		}
+	}
+	if len(rest) == len(data) && len(log) > 0 && log[len(log)-1] != '\n' {
+		rest = append([]byte{'\n'}, data...)
+	}
+	err = seam.At(seam.Append, a.Path)
+	if err == nil {
+		_, err = f.Write(rest)
+	}
+	if err != nil {
+		return stepError(op, a.Path, "append to the log", err)
+	}
+	if !a.Durable {
+		return nil
+	}
+	err = seam.At(seam.Append, a.Path)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		return stepError(op, a.Path, "fsync the log", err)
+	}
+	if created {
+		if err := fsys.SyncDir(filepath.Dir(a.Path)); err != nil {
+			return stepError(op, filepath.Dir(a.Path), "fsync the directory", err)
+		}
+	}
+	return nil
 }
 
 // syncTargets fsyncs, at once, the directory of each of r's durable

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
+	"unicode/utf8"
 
+	"github.com/filetxn/filetxn/internal/fsys"
+	"github.com/filetxn/filetxn/internal/multix"
 	"github.com/filetxn/filetxn/lock"
 )
 
@@ -52,8 +56,41 @@ func Join[D any](s *Store[D], check func(D) error, stamp func(D)) Membership {
 // A Multi holds the documents of one MutateAll for its fn: In (or a typed
 // store's In method) gets each. It is valid only while fn runs.
 type Multi struct {
-	parts []part
-	done  bool
+	parts   []part
+	appends []pendingAppend // lines to log with the commit (internal/multix)
+	done    bool
+}
+
+// A pendingAppend is a line that a typed store logs with the commit
+// (multix.Append): appended to path after the renames, under the lock of
+// part; on a backend, the document name created.
+type pendingAppend struct {
+	part       int
+	path, name string
+	data       []byte
+}
+
+func init() { multix.Append = appendInCommit }
+
+// appendInCommit is multix.Append.
+func appendInCommit(m, member any, path, name string, data []byte) error {
+	mm, ok := m.(*Multi)
+	if !ok || mm == nil {
+		return fmt.Errorf("filetxn: append in a commit: %T is not a *Multi: %w", m, ErrInvalidArgument)
+	}
+	if mm.done {
+		panic("filetxn: append in a commit called after its MutateAll's fn returned")
+	}
+	if len(data) == 0 || data[len(data)-1] != '\n' || !utf8.Valid(data) {
+		return fmt.Errorf("filetxn: append in a commit to %s: not whole lines of UTF-8: %w", path, ErrInvalidArgument)
+	}
+	for i, p := range mm.parts {
+		if p.store() == member {
+			mm.appends = append(mm.appends, pendingAppend{part: i, path: path, name: name, data: data})
+			return nil
+		}
+	}
+	return fmt.Errorf("filetxn: append in a commit to %s: its store is not a member: %w", path, ErrInvalidArgument)
 }
 
 // In returns the document of s in m, read under its lock; fn changes it in
@@ -315,11 +352,11 @@ func (c *multi) release() {
 }
 
 // decide reads every file, runs fn and returns what it changed: outs[i]
-// for each i of changed.
-func (c *multi) decide(fn func(*Multi) error) (outs [][]byte, changed []int, err error) {
+// for each i of changed, and the lines fn logs with them.
+func (c *multi) decide(fn func(*Multi) error) (outs [][]byte, changed []int, appends []pendingAppend, err error) {
 	for _, p := range c.parts {
 		if err := p.read(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	m := &Multi{parts: c.parts}
@@ -328,33 +365,39 @@ func (c *multi) decide(fn func(*Multi) error) (outs [][]byte, changed []int, err
 		return fn(m)
 	}()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	outs = make([][]byte, len(c.parts))
 	for i, p := range c.parts {
 		out, ok, err := p.change()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if ok {
 			outs[i] = out
 			changed = append(changed, i)
 		}
 	}
-	return outs, changed, nil
+	return outs, changed, m.appends, nil
 }
 
 // run reads every file, runs fn and publishes what it changed.
 func (c *multi) run(fn func(*Multi) error) ([]Commit, error) {
-	outs, changed, err := c.decide(fn)
+	outs, changed, appends, err := c.decide(fn)
 	if err != nil {
 		return nil, err
 	}
 	commits := make([]Commit, len(c.parts))
-	switch len(changed) {
-	case 0:
+	switch {
+	case len(changed) == 0 && len(appends) > 0:
+		return commits, c.appendAlone(appends)
+	case len(changed) == 0:
 		return commits, nil
-	case 1:
+	case len(appends) > 0:
+		// A line logged with the files is the record's to redo: a crash
+		// after the renames must not leave the files without it.
+		return c.publish(changed, outs, commits, appends)
+	case len(changed) == 1:
 		// One file, one atomic write; but fn may have decided from the
 		// others, so every lock must still be held (the write checks its
 		// own), as publish checks them all before its first rename.
@@ -373,7 +416,45 @@ func (c *multi) run(fn func(*Multi) error) ([]Commit, error) {
 		commits[i] = commit
 		return commits, err
 	}
-	return c.publish(changed, outs, commits)
+	return c.publish(changed, outs, commits, nil)
+}
+
+// appendLog is what the record says of one line logged with the commit.
+func (c *multi) appendLog(a pendingAppend) (intentAppend, error) {
+	p := c.parts[a.part]
+	target, _, err := fsys.Target(a.path)
+	if err == nil {
+		target, err = filepath.Abs(target)
+	}
+	if err != nil {
+		return intentAppend{}, stepError("Commit", a.path, "resolve the log", err)
+	}
+	var at int64
+	switch fi, err := os.Stat(target); {
+	case err == nil:
+		at = fi.Size()
+	case !errors.Is(err, fs.ErrNotExist):
+		return intentAppend{}, stepError("Commit", a.path, "stat the log", err)
+	}
+	return intentAppend{Path: target, At: at, Data: string(a.data), Durable: !fsys.Collect(p.opts().writeOptions(nil)).NoSync}, nil
+}
+
+// appendAlone logs lines that no changed file goes with: each is appended
+// under its lock, checked first, as any write.
+func (c *multi) appendAlone(appends []pendingAppend) error {
+	for _, a := range appends {
+		if ok, err := c.held[c.of[a.part]].Current(); !ok || err != nil {
+			return c.lostError(a.part, err)
+		}
+		ia, err := c.appendLog(a)
+		if err == nil {
+			err = ia.apply("Commit", true)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lostError is the error of a commit that found the lock of part i lost
@@ -432,18 +513,25 @@ func (c *multi) remoteRun(ctx context.Context, fn func(*Multi) error) (out []Com
 		held := hs.held[slices.Index(names, c.locks[c.of[i]])]
 		p.setRemote(&remoteTx{ctx: ctx, b: c.backend, held: held})
 	}
-	outs, changed, err := c.decide(fn)
+	outs, changed, appends, err := c.decide(fn)
 	if err != nil {
 		return nil, err
 	}
-	if len(changed) == 0 {
+	if len(changed) == 0 && len(appends) == 0 {
 		return make([]Commit, len(c.parts)), nil
 	}
-	puts := make([]Put, len(changed))
-	for k, i := range changed {
-		puts[k] = Put{Name: docName(c.parts[i].path()), Data: outs[i]}
+	puts := make([]Put, 0, len(changed)+len(appends))
+	for _, i := range changed {
+		puts = append(puts, Put{Name: docName(c.parts[i].path()), Data: outs[i]})
 	}
-	if err := commitHeld(ctx, c.backend, hs.held, puts, true, "Commit", c.parts[changed[0]].path()); err != nil {
+	for _, a := range appends {
+		puts = append(puts, Put{Name: a.name, Data: a.data})
+	}
+	first := c.parts[0].path()
+	if len(changed) > 0 {
+		first = c.parts[changed[0]].path()
+	}
+	if err := commitHeld(ctx, c.backend, hs.held, puts, true, "Commit", first); err != nil {
 		return nil, err
 	}
 	commits := make([]Commit, len(c.parts))

@@ -734,7 +734,7 @@ func TestATornIntentCopyUndoesItsCommit(t *testing.T) {
 }
 
 // TestAnIntentRecordOfAnUnknownFormatIsRefusedAndKept: a record of a
-// format version this version does not know (written by a newer one)
+// format version this version does not know (3, as a newer one may write)
 // makes every transaction on its files fail with an error naming the
 // record, matching *filetxn.FormatError; nothing is removed, renamed or
 // rewritten.
@@ -750,7 +750,7 @@ func TestAnIntentRecordOfAnUnknownFormatIsRefusedAndKept(t *testing.T) {
 		line, _, _ := strings.Cut(string(data), "\n")
 		out, ok := strings.CutPrefix(line, `{"filetxn_commit":1,`)
 		require.True(t, ok, "a record begins with its format: %s", line)
-		out = `{"filetxn_commit":2,` + out
+		out = `{"filetxn_commit":3,` + out
 		require.NoError(t, os.WriteFile(f.copyPath(k), fmt.Appendf(nil, "%s\n%s\n", out, sha256Hex([]byte(out))), 0o600))
 	}
 	left := f.leftovers(t)
@@ -762,11 +762,11 @@ func TestAnIntentRecordOfAnUnknownFormatIsRefusedAndKept(t *testing.T) {
 	}
 	for _, n := range f.nexts() {
 		err := f.run(n)
-		require.Error(t, err, "%s over a record of format 2", n.name)
+		require.Error(t, err, "%s over a record of format 3", n.name)
 		var fe *filetxn.FormatError
-		require.ErrorAs(t, err, &fe, "%s over a record of format 2 = %v, want a *FormatError", n.name, err)
-		require.Contains(t, err.Error(), ".intent", "%s over a record of format 2 = %v, want it to name the record", n.name, err)
-		require.Contains(t, err.Error(), "format 2")
+		require.ErrorAs(t, err, &fe, "%s over a record of format 3 = %v, want a *FormatError", n.name, err)
+		require.Contains(t, err.Error(), ".intent", "%s over a record of format 3 = %v, want it to name the record", n.name, err)
+		require.Contains(t, err.Error(), "format 3")
 		require.Equal(t, []int{1, 1}, f.values(t))
 		require.Equal(t, left, f.leftovers(t))
 		for p, c := range contents {

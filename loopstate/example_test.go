@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/board"
+	"github.com/filetxn/filetxn/ledger"
 	"github.com/filetxn/filetxn/lock"
 	"github.com/filetxn/filetxn/loopstate"
 )
@@ -150,6 +152,45 @@ func ExampleLoop_Tick() {
 	// skipped schedule_disabled
 	// 1 0.09 true
 	// 2
+}
+
+// A tick whose harness finished a story records it in one commit: close
+// the story's deferred work, advance it to done and count the tick, all
+// published or none (copies of the README's sample files).
+func ExampleWithCommit() {
+	dir, _ := os.MkdirTemp("", "loopstate-example")
+	defer os.RemoveAll(dir)
+	for _, name := range []string{"deferred-work.md", "sprint-status.yaml"} {
+		data, _ := os.ReadFile(filepath.Join("..", "examples", "testdata", name))
+		_ = os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	ctx := context.Background()
+	led, _ := ledger.Open(filepath.Join(dir, "deferred-work.md"))
+	brd, _ := board.Open(filepath.Join(dir, "sprint-status.yaml"))
+	l, _ := must(loopstate.NewRoot(filepath.Join(dir, "loops"))).Create(ctx, "dev", nil)
+
+	work := func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
+		return loopstate.Result{Note: "3-2 implemented"}, nil
+	}
+	rec, err := l.Tick(ctx, loopstate.TriggerManual, work, loopstate.WithCommit([]filetxn.Member{led, brd},
+		func(m *filetxn.Multi, rec loopstate.TickRecord) error {
+			if rec.Outcome != loopstate.OK {
+				return nil // a failed tick is counted alone
+			}
+			if _, err := led.In(m).MarkDone([]string{"DW-1", "DW-3"}, "2026-12-01", "fixed in 3-2"); err != nil {
+				return err // nothing of this is published, and the tick is counted failed
+			}
+			_, err := brd.In(m).Advance("3-2-digest-delivery", board.Done)
+			return err
+		}))
+
+	d, _ := led.View(ctx)
+	e, _ := d.Entry("DW-3")
+	b, _ := brd.View(ctx)
+	s, _ := b.Status("3-2-digest-delivery")
+	st, _ := l.View(ctx)
+	fmt.Println(err, rec.N, rec.Outcome, e.Done(), s, st.TickCount)
+	// Output: <nil> 1 ok true done 1
 }
 
 // WithLockTimeout bounds a manual tick's wait for the loop's lock, and only

@@ -92,21 +92,31 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 		wctx, cancel = context.WithTimeout(ctx, *o.lockTimeout)
 		defer cancel()
 	}
-	var lost *endedTick // a tick that ran and found its lock lost: recorded once the lock is held again
-	forget := func() {} // forgets that this process runs the tick it marked
+	if o.commit != nil {
+		if err := l.checkCommit(o.commit); err != nil {
+			return TickRecord{}, err
+		}
+	}
+	var lost *endedTick  // a tick that ran and found its lock lost: recorded once the lock is held again
+	var ended *endedTick // a tick that ran, to record in its commit (WithCommit) once the lock is let go
+	forget := func() {}  // forgets that this process runs the tick it marked
 	err := l.locked(wctx, "tick", noWait, func(tx *filetxn.Tx) error {
 		defer func() {
-			if lost == nil {
+			if lost == nil && ended == nil {
 				forget() // before the lock is let go: the next holder may look
 			}
 		}()
 		var err error
-		rec, err = l.tick(ctx, tx, trigger, fn, &lost, &forget)
+		rec, err = l.tick(ctx, tx, trigger, fn, o.commit, &lost, &ended, &forget)
 		return err
 	})
-	if lost != nil {
+	switch {
+	case lost != nil:
 		defer forget() // after the record, even one that panics
 		rec, err = l.recordLost(ctx, lost, err)
+	case ended != nil:
+		defer forget()
+		rec, err = l.recordCommit(ctx, ended, o.commit)
 	}
 	var busy *lock.BusyError
 	if noWait && lost == nil && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
@@ -120,6 +130,7 @@ type TickOption func(*tickOptions)
 
 type tickOptions struct {
 	lockTimeout *time.Duration // nil: the wait is bounded by ctx alone
+	commit      *tickCommit    // WithCommit's
 }
 
 // WithLockTimeout bounds a TriggerManual tick's wait for the loop's lock to
@@ -139,7 +150,7 @@ func WithLockTimeout(d time.Duration) TickOption {
 // tick is Tick's work under the lock. Once it has marked its tick it sets
 // *forget to forget that this process runs it, and when the tick's record
 // finds the lock lost it sets *lost to what the tick is owed.
-func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Harness, lost **endedTick, forget *func()) (TickRecord, error) {
+func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Harness, commit *tickCommit, lost, ended **endedTick, forget *func()) (TickRecord, error) {
 	d, data, err := l.readIn(ctx, tx)
 	if err != nil {
 		return TickRecord{}, err
@@ -232,7 +243,11 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	stop()
 	outcome, note, cost := settle(res, herr, timedOut, ctx.Err(), timeout, wall)
 	e := &endedTick{marker: marker, trigger: trigger, before: before, outcome: outcome, note: note, cost: cost, exitCode: res.ExitCode}
-	rec, err := l.record(ctx, tx, e, false)
+	if commit != nil {
+		*ended = e // recorded by recordCommit, with every lock of its commit
+		return TickRecord{}, nil
+	}
+	rec, err := l.record(ctx, tx, e, "")
 	if errors.Is(err, lock.ErrLockLost) {
 		*lost = e
 	}
@@ -283,12 +298,13 @@ const relockTimeout = 30 * time.Second
 // record counts the tick e and logs it, under the lock: step 7 to 9 of
 // Tick. The harness may have changed the state through the handed-over
 // lock, so it records on what the file says now, never on the copy from
-// before the harness ran. again is a record made after the lock was lost
-// (recordLost): the state must still carry e's marker (every other change
-// was refused while the runner ran), and a line for the tick that is in
-// the log already (appended before the lock was found lost at the state's
-// write) is counted as it says, not logged twice.
-func (l *Loop) record(ctx context.Context, tx *filetxn.Tx, e *endedTick, again bool) (TickRecord, error) {
+// before the harness ran. again, when not "", is a record made after the
+// lock was let go (recordLost, recordCommit), and the note it starts: the
+// state must still carry e's marker (every other change was refused while
+// the runner ran), and a line for the tick that is in the log already
+// (appended before the lock was found lost at the state's write) is
+// counted as it says, not logged twice.
+func (l *Loop) record(ctx context.Context, tx *filetxn.Tx, e *endedTick, again string) (TickRecord, error) {
 	// The harness has run: its record is not dropped because the runner
 	// was cancelled (a backend's requests take a context).
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), relockTimeout)
@@ -298,7 +314,7 @@ func (l *Loop) record(ctx context.Context, tx *filetxn.Tx, e *endedTick, again b
 		return TickRecord{}, err
 	}
 	note := e.note
-	if again {
+	if again != "" {
 		if !e.marker.same(d.current) {
 			return TickRecord{}, fmt.Errorf("loopstate: tick %s: tick %d, whose lock was lost, is no longer marked in %s: not recorded (%w)", l.name, e.marker.N, l.state, lock.ErrLockLost)
 		}
@@ -312,7 +328,7 @@ func (l *Loop) record(ctx context.Context, tx *filetxn.Tx, e *endedTick, again b
 			}
 			return *logged, l.commit(ctx, tx, d, data, nil)
 		}
-		note = joinNote(lostNote, note)
+		note = joinNote(again, note)
 	}
 	end := l.now()
 	trips, err := d.endTick(end, e.outcome, e.cost)
@@ -346,7 +362,7 @@ func (l *Loop) recordLost(ctx context.Context, e *endedTick, lostErr error) (Tic
 	var rec TickRecord
 	err := l.locked(rctx, "tick", false, func(tx *filetxn.Tx) error {
 		var err error
-		rec, err = l.record(rctx, tx, e, true)
+		rec, err = l.record(rctx, tx, e, lostNote)
 		return err
 	})
 	if err != nil {

@@ -18,7 +18,7 @@
 // The hook fires for every call of the process, not only for the call the
 // test makes, so it filters: by point, by path, by a first-hit-only guard.
 // At a file-system step (Create, Write, Sync, Rename, SyncDir, Read, Lock,
-// Mkdir, Intent, Retire, Close: those Point.Fails reports) a non-nil error
+// Mkdir, Intent, Retire, Close, Append: those Point.Fails reports) a non-nil error
 // is what the step fails with, and the step does not run: it is a seam in
 // the code, not a mock of the file system, and the code around it handles
 // the error as it would handle the system's. At

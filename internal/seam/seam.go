@@ -22,13 +22,14 @@ const (
 	Intent  Point = "intent"  // a multi-file commit writes, or fsyncs, its intent record (path: the record)
 	Retire  Point = "retire"  // a multi-file commit, or its recovery, removes its intent record (path: the record)
 	Close   Point = "close"   // a multi-file commit closes a staged file it detaches, after its commit point and before its renames (path: the target)
+	Append  Point = "append"  // a multi-file commit, or its recovery, writes, or fsyncs, a line it appends to a log after its renames (path: the log)
 )
 
 // Fails reports whether a hook's error at p fails the work: whether p is
 // a file-system step.
 func (p Point) Fails() bool {
 	switch p {
-	case Create, Write, Sync, Rename, SyncDir, Read, Lock, Mkdir, Intent, Retire, Close:
+	case Create, Write, Sync, Rename, SyncDir, Read, Lock, Mkdir, Intent, Retire, Close, Append:
 		return true
 	}
 	return false

@@ -1,0 +1,127 @@
+package loopstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/filetxn/filetxn"
+	"github.com/filetxn/filetxn/internal/multix"
+	"github.com/filetxn/filetxn/lock"
+)
+
+// WithCommit makes the record of a tick whose harness ran one commit with
+// other stores (filetxn.MutateAll over members, the loop's state and its
+// tick log): fn runs once the harness has returned, with the tick's record
+// as it will be logged, and changes the members' documents through m (a
+// ledger's, a board's In); the tick's count, its line and every document fn
+// changed are then published together, or none of them, whatever crash,
+// full disk or lost lock comes between. It is for a step whose outcome
+// other files must record ("close DW-3, advance the story, count the
+// tick"), so that no crash leaves the tick counted and its story not
+// advanced, or the other way round.
+//
+// The loop's lock is let go when the harness returns, and every lock of
+// the commit then taken in one global order (lock.AcquireAll), waiting up to
+// 30 s whatever the tick's ctx says, as for a lock lost during the tick; in
+// between, the loop's other changes are refused (ErrTickInProgress), its
+// tick being marked. The record costs a multi-file commit's fsyncs, and
+// leaves, after a crash, what docs/formats/commit.md says: a line logged
+// with the commit is appended once its files are published.
+//
+// If fn fails, or the commit cannot be made (a member's lock busy past the
+// wait or lost, a document that does not decode), nothing of fn's is
+// published and the tick is recorded alone, counted failed, its note naming
+// why; Tick then returns that record with an error wrapping the cause. A
+// skipped tick (paused, halted, a gate) runs no harness and no fn. members
+// must not hold the loop itself (ErrInvalidArgument, before anything runs).
+// On a backend, another session that takes the loop's lock between the
+// harness and the commit counts the tick abandoned, and Tick fails with
+// lock.ErrLockLost, having published nothing of fn's.
+func WithCommit(members []filetxn.Member, fn func(m *filetxn.Multi, rec TickRecord) error) TickOption {
+	return func(o *tickOptions) { o.commit = &tickCommit{members: members, fn: fn} }
+}
+
+// A tickCommit is WithCommit's: the members and fn.
+type tickCommit struct {
+	members []filetxn.Member
+	fn      func(*filetxn.Multi, TickRecord) error
+}
+
+// commitFailedNote starts the note of a tick whose commit could not be
+// made: it is recorded alone.
+const commitFailedNote = "the tick's commit was not published, so the tick is counted failed"
+
+// checkCommit refuses a WithCommit that cannot be made, before the tick
+// runs anything: no fn, or the loop among its members.
+func (l *Loop) checkCommit(c *tickCommit) error {
+	if c.fn == nil {
+		return fmt.Errorf("loopstate: Tick: WithCommit: nil fn: %w", filetxn.ErrInvalidArgument)
+	}
+	for i, m := range c.members {
+		if o, ok := m.(*Loop); ok && o.state == l.state && o.root.b == l.root.b {
+			return fmt.Errorf("loopstate: Tick: WithCommit: member %d is the loop %s itself, whose state the tick records: %w", i, l.name, filetxn.ErrInvalidArgument)
+		}
+	}
+	return nil
+}
+
+// recordCommit records the tick e, whose harness has run, in one
+// MutateAll with c's members: the loop's state, still marked with e (else
+// the tick was settled by another and nothing is published), counts it;
+// c.fn changes the members; and the tick's line goes with them. If that
+// commit publishes nothing, the tick is recorded alone, counted failed.
+func (l *Loop) recordCommit(ctx context.Context, e *endedTick, c *tickCommit) (TickRecord, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), relockTimeout)
+	defer cancel()
+	st := l.engine("tick", false)
+	self := filetxn.Join(st, func(d *Doc) error {
+		if !e.marker.same(d.current) {
+			return fmt.Errorf("loopstate: tick %s: tick %d is no longer marked in %s: not recorded (%w)", l.name, e.marker.N, l.state, lock.ErrLockLost)
+		}
+		return nil
+	}, nil)
+	var rec TickRecord
+	commits, err := filetxn.MutateAll(rctx, append([]filetxn.Member{&self}, c.members...), func(m *filetxn.Multi) error {
+		d := filetxn.In(m, st)
+		end := l.now()
+		trips, err := d.endTick(end, e.outcome, e.cost)
+		if err != nil {
+			return err
+		}
+		rec = TickRecord{
+			N: d.TickCount, StartedAt: e.marker.StartedAt, EndedAt: end, Outcome: e.outcome,
+			StatusBefore: e.before, StatusAfter: d.Status, ExitCode: e.exitCode, Cost: e.cost,
+			GatesTripped: gateKeys(trips), Trigger: e.trigger, PID: e.marker.PID, Note: truncNote(e.note),
+		}
+		if err := c.fn(m, rec); err != nil {
+			return err
+		}
+		return multix.Append(m, st, l.log, l.tickNames(1)[0], appendRecord(nil, &rec))
+	})
+	if err == nil {
+		return rec, nil
+	}
+	if len(commits) > 0 && commits[0].Written {
+		return rec, err // the commit stands; the rest is the next transaction's
+	}
+	if errors.Is(err, filetxn.ErrUndecided) {
+		return TickRecord{}, err // the next transaction completes it, or undoes it
+	}
+	// Nothing published: the tick is recorded alone, failed.
+	f := *e
+	if f.outcome == OK {
+		f.outcome = Fail
+	}
+	var alone TickRecord
+	why := joinNote(commitFailedNote, err.Error())
+	rerr := l.locked(rctx, "tick", false, func(tx *filetxn.Tx) error {
+		var err error
+		alone, err = l.record(rctx, tx, &f, why)
+		return err
+	})
+	if rerr != nil {
+		return TickRecord{}, errors.Join(err, rerr)
+	}
+	return alone, fmt.Errorf("loopstate: tick %s: tick %d recorded failed, alone: %w", l.name, alone.N, err)
+}
