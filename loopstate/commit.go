@@ -10,34 +10,25 @@ import (
 	"github.com/filetxn/filetxn/lock"
 )
 
-// WithCommit makes the record of a tick whose harness ran one commit with
-// other stores (filetxn.MutateAll over members, the loop's state and its
-// tick log): fn runs once the harness has returned, with the tick's record
-// as it will be logged, and changes the members' documents through m (a
-// ledger's, a board's In); the tick's count, its line and every document fn
-// changed are then published together, or none of them, whatever crash,
-// full disk or lost lock comes between. It is for a step whose outcome
-// other files must record ("close DW-3, advance the story, count the
-// tick"), so that no crash leaves the tick counted and its story not
-// advanced, or the other way round.
+// WithCommit records a tick whose harness ran in one commit with members
+// (filetxn.MutateAll): fn gets the tick's record as it will be logged and
+// changes the members' documents through m (a ledger's or a board's In);
+// the tick's count, its line and fn's changes are published together or
+// none of them, whatever crash, full disk or lost lock comes between. It
+// is for a step whose outcome other files record ("close DW-3, advance the
+// story, count the tick"). The loop's lock is let go after the harness and
+// every lock then taken in one global order, waiting up to 30 s whatever
+// ctx says; meanwhile the loop's other changes are refused, the tick being
+// marked. It costs a multi-file commit's fsyncs and one of the log.
 //
-// The loop's lock is let go when the harness returns, and every lock of
-// the commit then taken in one global order (lock.AcquireAll), waiting up to
-// 30 s whatever the tick's ctx says, as for a lock lost during the tick; in
-// between, the loop's other changes are refused (ErrTickInProgress), its
-// tick being marked. The record costs a multi-file commit's fsyncs, and
-// leaves, after a crash, what docs/formats/commit.md says: a line logged
-// with the commit is appended once its files are published.
-//
-// If fn fails, or the commit cannot be made (a member's lock busy past the
-// wait or lost, a document that does not decode), nothing of fn's is
-// published and the tick is recorded alone, counted failed, its note naming
-// why; Tick then returns that record with an error wrapping the cause. A
-// skipped tick (paused, halted, a gate) runs no harness and no fn. members
-// must not hold the loop itself (ErrInvalidArgument, before anything runs).
-// On a backend, another session that takes the loop's lock between the
+// If fn fails, or the commit cannot be made (a member's lock busy or lost,
+// a document that does not decode), nothing of fn's is published: the tick
+// is recorded alone, counted failed, its note naming why, and Tick returns
+// that record with an error wrapping the cause. A skipped tick runs no fn.
+// members must not hold the loop itself (ErrInvalidArgument, before the
+// harness). On a backend, a session that takes the loop's lock between the
 // harness and the commit counts the tick abandoned, and Tick fails with
-// lock.ErrLockLost, having published nothing of fn's.
+// lock.ErrLockLost.
 func WithCommit(members []filetxn.Member, fn func(m *filetxn.Multi, rec TickRecord) error) TickOption {
 	return func(o *tickOptions) { o.commit = &tickCommit{members: members, fn: fn} }
 }

@@ -64,7 +64,7 @@ type Result struct {
 // end (between the server's end and that, it may overlap a harness of
 // another's); counts the tick; appends the line, writes the state. With a
 // nil error the record is the tick's line, a halt included; with an error
-// it is zero and nothing was recorded: a counter or sum that would overflow
+// it is zero and nothing recorded (but see WithCommit): an overflow
 // (a *filetxn.FormatError in an *fs.PathError), a Tick inside a harness of
 // the same loop (ErrTickInProgress), a lock lost before the harness
 // (lock.ErrLockLost). A lock lost after it is taken again (up to 30 s,
