@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 	"unicode/utf8"
 
 	"github.com/filetxn/filetxn/internal/fsys"
@@ -70,7 +71,36 @@ type pendingAppend struct {
 	data       []byte
 }
 
-func init() { multix.Append = appendInCommit }
+func init() {
+	multix.Append = appendInCommit
+	multix.MutateAllHeld = mutateAllHeld
+}
+
+// mutateAllHeld is multix.MutateAllHeld.
+func mutateAllHeld(ctx context.Context, members []any, held any, fn func(m any) error) error {
+	ms := make([]Member, len(members))
+	for i, m := range members {
+		mb, ok := m.(Member)
+		if !ok {
+			return fmt.Errorf("filetxn: MutateAll: member %d is a %T: %w", i, m, ErrInvalidArgument)
+		}
+		ms[i] = mb
+	}
+	h, ok := held.(Held)
+	if !ok || h == nil {
+		return fmt.Errorf("filetxn: MutateAll: the lock held is a %T, not a backend's: %w", held, ErrInvalidArgument)
+	}
+	mfn := func(m *Multi) error { return fn(m) }
+	c, err := newMulti(ms, mfn)
+	if err != nil {
+		return err
+	}
+	if c.backend == nil {
+		return fmt.Errorf("filetxn: MutateAll with a lock held: not on a backend: %w", ErrInvalidArgument)
+	}
+	_, err = c.remoteRunHeld(ctx, h, mfn)
+	return err
+}
 
 // appendInCommit is multix.Append.
 func appendInCommit(m, member any, path, name string, data []byte) error {
@@ -509,8 +539,58 @@ func (c *multi) remoteRun(ctx context.Context, fn func(*Multi) error) (out []Com
 			out, err = nil, lost
 		}
 	}()
+	return c.remoteDecide(ctx, names, hs.held, true, fn)
+}
+
+// heldPause bounds the pause of remoteRunHeld between two tries of the
+// locks it does not hold.
+const heldPause = 50 * time.Millisecond
+
+// remoteRunHeld is remoteRun for a caller that holds the lock of part 0
+// already (h) and keeps it: the other locks are tried without waiting,
+// since waiting for one while holding h could wait for ever on a commit
+// that holds it and waits for h; while one is busy, every lock taken is
+// let go, and all are tried again after a pause, until ctx ends. The
+// Commit is fenced by every lock, h included, and leaves h held.
+func (c *multi) remoteRunHeld(ctx context.Context, h Held, fn func(*Multi) error) (out []Commit, err error) {
+	first := c.locks[c.of[0]]
+	var others []string
+	for _, n := range slices.Sorted(slices.Values(c.locks)) {
+		if n != first {
+			others = append(others, n)
+		}
+	}
+	var hs *remoteHeld
+	for pause := time.Millisecond; ; pause = min(2*pause, heldPause) {
+		if hs, err = lockRemote(ctx, c.backend, others, false); err == nil || !errors.Is(err, lock.ErrWouldBlock) {
+			break
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if lost := hs.release(); err == nil && lost != nil {
+			out, err = nil, lost
+		}
+	}()
+	return c.remoteDecide(ctx, append([]string{first}, others...), append([]Held{h}, hs.held...), false, fn)
+}
+
+// remoteDecide is the rest of remoteRun, with the locks named names held
+// (held[i] is names[i]): every document read under its lock, fn once, and
+// one Commit of every change, fenced by every lock, which lets them go if
+// release says so.
+func (c *multi) remoteDecide(ctx context.Context, names []string, hs []Held, release bool, fn func(*Multi) error) ([]Commit, error) {
 	for i, p := range c.parts {
-		held := hs.held[slices.Index(names, c.locks[c.of[i]])]
+		held := hs[slices.Index(names, c.locks[c.of[i]])]
 		p.setRemote(&remoteTx{ctx: ctx, b: c.backend, held: held})
 	}
 	outs, changed, appends, err := c.decide(fn)
@@ -531,7 +611,7 @@ func (c *multi) remoteRun(ctx context.Context, fn func(*Multi) error) (out []Com
 	if len(changed) > 0 {
 		first = c.parts[changed[0]].path()
 	}
-	if err := commitHeld(ctx, c.backend, hs.held, puts, true, "Commit", first); err != nil {
+	if err := commitHeld(ctx, c.backend, hs, puts, release, "Commit", first); err != nil {
 		return nil, err
 	}
 	commits := make([]Commit, len(c.parts))

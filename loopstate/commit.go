@@ -16,19 +16,19 @@ import (
 // the tick's count, its line and fn's changes are published together or
 // none of them, whatever crash, full disk or lost lock comes between. It
 // is for a step whose outcome other files record ("close DW-3, advance the
-// story, count the tick"). The loop's lock is let go after the harness and
-// every lock then taken in one global order, waiting up to 30 s whatever
-// ctx says; meanwhile the loop's other changes are refused, the tick being
-// marked. It costs a multi-file commit's fsyncs and one of the log.
+// story, count the tick"). On files the loop's lock is let go after the
+// harness and every lock taken in one global order, waiting up to 30 s
+// whatever ctx says (the loop's other changes are refused meanwhile, the
+// tick being marked); on a backend, whose lock is the runner's liveness,
+// it is kept, and the others tried without waiting, again, for up to
+// 30 s. It costs a multi-file commit's fsyncs and one of the log.
 //
 // If fn fails, or the commit cannot be made (a member's lock busy or lost,
 // a document that does not decode), nothing of fn's is published: the tick
 // is recorded alone, counted failed, its note naming why, and Tick returns
 // that record with an error wrapping the cause. A skipped tick runs no fn.
 // members must not hold the loop itself (ErrInvalidArgument, before the
-// harness). On a backend, a session that takes the loop's lock between the
-// harness and the commit counts the tick abandoned, and Tick fails with
-// lock.ErrLockLost.
+// harness).
 func WithCommit(members []filetxn.Member, fn func(m *filetxn.Multi, rec TickRecord) error) TickOption {
 	return func(o *tickOptions) { o.commit = &tickCommit{members: members, fn: fn} }
 }
@@ -58,13 +58,67 @@ func (l *Loop) checkCommit(c *tickCommit) error {
 }
 
 // recordCommit records the tick e, whose harness has run, in one
-// MutateAll with c's members: the loop's state, still marked with e (else
-// the tick was settled by another and nothing is published), counts it;
-// c.fn changes the members; and the tick's line goes with them. If that
-// commit publishes nothing, the tick is recorded alone, counted failed.
+// MutateAll with c's members, once the loop's lock is let go: the loop's
+// state, still marked with e (else the tick was settled by another and
+// nothing is published), counts it; c.fn changes the members; and the
+// tick's line goes with them. If that commit publishes nothing, the tick
+// is recorded alone, counted failed.
 func (l *Loop) recordCommit(ctx context.Context, e *endedTick, c *tickCommit) (TickRecord, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), relockTimeout)
 	defer cancel()
+	self, body, rec := l.commitBody(e, c)
+	commits, err := filetxn.MutateAll(rctx, append([]filetxn.Member{self}, c.members...), body)
+	if err == nil {
+		return *rec, nil
+	}
+	if len(commits) > 0 && commits[0].Written {
+		return *rec, err // the commit stands; the rest is the next transaction's
+	}
+	if errors.Is(err, filetxn.ErrUndecided) {
+		return TickRecord{}, err // the next transaction completes it, or undoes it
+	}
+	var alone TickRecord
+	rerr := l.locked(rctx, "tick", false, func(tx *filetxn.Tx) error {
+		var err2 error
+		alone, err2 = l.recordAlone(rctx, tx, e, err)
+		return err2
+	})
+	if rerr != nil {
+		return TickRecord{}, errors.Join(err, rerr)
+	}
+	return alone, fmt.Errorf("loopstate: tick %s: tick %d recorded failed, alone: %w", l.name, alone.N, err)
+}
+
+// recordCommitHeld is recordCommit on a backend, under the loop's lock
+// that tx holds, which it keeps: there the lock is the runner's liveness,
+// and a session that took it in between would count the tick abandoned.
+// The members' locks are taken without waiting while it is held
+// (multix.MutateAllHeld). The Commit is all or nothing: with an error,
+// nothing of it was published, and the tick is recorded alone, failed.
+func (l *Loop) recordCommitHeld(ctx context.Context, tx *filetxn.Tx, e *endedTick, c *tickCommit) (TickRecord, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), relockTimeout)
+	defer cancel()
+	self, body, rec := l.commitBody(e, c)
+	members := []any{self}
+	for _, m := range c.members {
+		members = append(members, m)
+	}
+	err := multix.MutateAllHeld(rctx, members, tx.Held(), func(m any) error { return body(m.(*filetxn.Multi)) })
+	if err == nil {
+		return *rec, nil
+	}
+	alone, rerr := l.recordAlone(rctx, tx, e, err)
+	if rerr != nil {
+		return TickRecord{}, errors.Join(err, rerr)
+	}
+	return alone, fmt.Errorf("loopstate: tick %s: tick %d recorded failed, alone: %w", l.name, alone.N, err)
+}
+
+// commitBody returns the loop's member of a tick's commit (its state,
+// refused unless still marked with e), the commit's fn and where that fn
+// leaves the tick's record: it counts the tick, runs c.fn and logs the
+// line with the commit.
+func (l *Loop) commitBody(e *endedTick, c *tickCommit) (filetxn.Member, func(*filetxn.Multi) error, *TickRecord) {
 	st := l.engine("tick", false)
 	self := filetxn.Join(st, func(d *Doc) error {
 		if !e.marker.same(d.current) {
@@ -72,47 +126,34 @@ func (l *Loop) recordCommit(ctx context.Context, e *endedTick, c *tickCommit) (T
 		}
 		return nil
 	}, nil)
-	var rec TickRecord
-	commits, err := filetxn.MutateAll(rctx, append([]filetxn.Member{&self}, c.members...), func(m *filetxn.Multi) error {
+	rec := new(TickRecord)
+	body := func(m *filetxn.Multi) error {
 		d := filetxn.In(m, st)
 		end := l.now()
 		trips, err := d.endTick(end, e.outcome, e.cost)
 		if err != nil {
 			return err
 		}
-		rec = TickRecord{
+		*rec = TickRecord{
 			N: d.TickCount, StartedAt: e.marker.StartedAt, EndedAt: end, Outcome: e.outcome,
 			StatusBefore: e.before, StatusAfter: d.Status, ExitCode: e.exitCode, Cost: e.cost,
 			GatesTripped: gateKeys(trips), Trigger: e.trigger, PID: e.marker.PID, Note: truncNote(e.note),
 		}
-		if err := c.fn(m, rec); err != nil {
+		if err := c.fn(m, *rec); err != nil {
 			return err
 		}
-		return multix.Append(m, st, l.log, l.tickNames(1)[0], appendRecord(nil, &rec))
-	})
-	if err == nil {
-		return rec, nil
+		return multix.Append(m, st, l.log, l.tickNames(1)[0], appendRecord(nil, rec))
 	}
-	if len(commits) > 0 && commits[0].Written {
-		return rec, err // the commit stands; the rest is the next transaction's
-	}
-	if errors.Is(err, filetxn.ErrUndecided) {
-		return TickRecord{}, err // the next transaction completes it, or undoes it
-	}
-	// Nothing published: the tick is recorded alone, failed.
+	return &self, body, rec
+}
+
+// recordAlone records the tick e alone, under the lock tx holds, after
+// its commit failed with why: counted failed (a timeout stays one), its
+// note naming why.
+func (l *Loop) recordAlone(ctx context.Context, tx *filetxn.Tx, e *endedTick, why error) (TickRecord, error) {
 	f := *e
 	if f.outcome == OK {
 		f.outcome = Fail
 	}
-	var alone TickRecord
-	why := joinNote(commitFailedNote, err.Error())
-	rerr := l.locked(rctx, "tick", false, func(tx *filetxn.Tx) error {
-		var err error
-		alone, err = l.record(rctx, tx, &f, why)
-		return err
-	})
-	if rerr != nil {
-		return TickRecord{}, errors.Join(err, rerr)
-	}
-	return alone, fmt.Errorf("loopstate: tick %s: tick %d recorded failed, alone: %w", l.name, alone.N, err)
+	return l.record(ctx, tx, &f, joinNote(commitFailedNote, why.Error()))
 }

@@ -8,12 +8,14 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/testkit/memback"
+	"github.com/filetxn/filetxn/lock"
 )
 
 // counter is the document of the stores a tick's commit changes in these
@@ -287,4 +289,47 @@ func TestAFaultInATicksCommitLeavesItAllOrNothing(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestATickWithACommitOnABackendKeepsItsLock: on a backend a tick records
+// its commit under the loop's lock, which it keeps (letting it go would
+// tell another session that its runner is gone): a member's lock held by
+// someone else when the harness ends is tried again until it is free, and
+// the commit then made; the loop's lock is held by the tick all the while,
+// so that no other session can take it in between.
+//
+// Ablation seen red: remoteRunHeld giving up at the first busy lock (the
+// tick is recorded alone, failed, with an error).
+func TestATickWithACommitOnABackendKeepsItsLock(t *testing.T) {
+	t.Chdir(t.TempDir())
+	c := memback.New()
+	f := newCommitFixture(t, newBackendRoot(t, c))
+	held := make(chan struct{})
+	release := make(chan struct{})
+	go func() {
+		_ = f.a.Locked(ctx0, func(*filetxn.Tx) error {
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	loopBusy := false
+	harness := func(ctx context.Context, run *Run) (Result, error) {
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			// Another session finds the loop's lock taken while the tick
+			// waits for the member's.
+			_, err := c.Backend().Lock(context.Background(), docName(f.l.lock), false)
+			loopBusy = errors.Is(err, lock.ErrWouldBlock)
+			close(release)
+		}()
+		return Result{}, nil
+	}
+	rec, err := f.l.Tick(ctx0, TriggerManual, harness, f.bump())
+	require.NoError(t, err)
+	require.Equal(t, OK, rec.Outcome)
+	require.True(t, loopBusy, "the loop's lock was free while the tick waited for its member's")
+	require.Equal(t, [2]int{1, 1}, f.values(t))
+	require.Len(t, counted(t, f.l), 1)
 }

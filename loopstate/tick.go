@@ -243,6 +243,21 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 	stop()
 	outcome, note, cost := settle(res, herr, timedOut, ctx.Err(), timeout, wall)
 	e := &endedTick{marker: marker, trigger: trigger, before: before, outcome: outcome, note: note, cost: cost, exitCode: res.ExitCode}
+	if commit != nil && l.root.b != nil {
+		// The lock is kept: it is the runner's liveness there. One lost
+		// before even the tick alone could be recorded is taken again to
+		// record it (counted failed), as any tick's.
+		rec, err := l.recordCommitHeld(ctx, tx, e, commit)
+		if err != nil && rec.Outcome == "" && errors.Is(err, lock.ErrLockLost) {
+			f := *e
+			if f.outcome == OK {
+				f.outcome = Fail
+			}
+			f.note = joinNote(joinNote(commitFailedNote, err.Error()), e.note)
+			*lost = &f
+		}
+		return rec, err
+	}
 	if commit != nil {
 		*ended = e // recorded by recordCommit, with every lock of its commit
 		return TickRecord{}, nil
