@@ -718,8 +718,21 @@ func (r *intentRecord) settle(ip string, hs []*lock.Handle) error {
 	if err := r.syncTargets(); err != nil {
 		return err
 	}
-	if err := r.applyAppends("Recover", false); err != nil {
-		return err
+	// The lines go with a commit that was published: one rename to make,
+	// or one made (a target new). With no staged file whole and no target
+	// new, the targets were all written since: either the commit finished
+	// (and logged its lines, fsynced, before its records could go) and a
+	// power cut brought its records back, or it never staged its files and
+	// a program that does not know the records wrote one. Neither is owed
+	// a line.
+	published := len(rename) > 0
+	for j, f := range r.Files {
+		published = published || target[j] == f.New
+	}
+	if published {
+		if err := r.applyAppends("Recover", false); err != nil {
+			return err
+		}
 	}
 	return r.retire(cps)
 }
@@ -783,7 +796,10 @@ func (a intentAppend) apply(op string, fresh bool) error {
 				break
 			}
 			if atLine(i + j) {
-				return nil // logged already
+				// Logged already, by a commit that may have died
+				// before its fsync (or whose fsync failed): the fsync
+				// is made here, before the records go.
+				return a.sync(op, f, false)
 			}
 			i += j + 1
 		}
@@ -804,10 +820,16 @@ func (a intentAppend) apply(op string, fresh bool) error {
 	if err != nil {
 		return stepError(op, a.Path, "append to the log", err)
 	}
+	return a.sync(op, f, created)
+}
+
+// sync fsyncs the log f of a durable append, and its directory if the
+// append created it.
+func (a intentAppend) sync(op string, f *os.File, created bool) error {
 	if !a.Durable {
 		return nil
 	}
-	err = seam.At(seam.Append, a.Path)
+	err := seam.At(seam.Append, a.Path)
 	if err == nil {
 		err = f.Sync()
 	}

@@ -74,17 +74,36 @@ type pendingAppend struct {
 func init() {
 	multix.Append = appendInCommit
 	multix.MutateAllHeld = mutateAllHeld
+	multix.Check = checkMembers
+}
+
+// asMembers returns members as Members, or an error for one that is not.
+func asMembers(members []any) ([]Member, error) {
+	ms := make([]Member, len(members))
+	for i, m := range members {
+		mb, ok := m.(Member)
+		if !ok && m != nil {
+			return nil, fmt.Errorf("filetxn: MutateAll: member %d is a %T: %w", i, m, ErrInvalidArgument)
+		}
+		ms[i] = mb
+	}
+	return ms, nil
+}
+
+// checkMembers is multix.Check.
+func checkMembers(members []any) error {
+	ms, err := asMembers(members)
+	if err == nil {
+		_, err = newMulti(ms, func(*Multi) error { return nil })
+	}
+	return err
 }
 
 // mutateAllHeld is multix.MutateAllHeld.
 func mutateAllHeld(ctx context.Context, members []any, held any, fn func(m any) error) error {
-	ms := make([]Member, len(members))
-	for i, m := range members {
-		mb, ok := m.(Member)
-		if !ok {
-			return fmt.Errorf("filetxn: MutateAll: member %d is a %T: %w", i, m, ErrInvalidArgument)
-		}
-		ms[i] = mb
+	ms, err := asMembers(members)
+	if err != nil {
+		return err
 	}
 	h, ok := held.(Held)
 	if !ok || h == nil {

@@ -14,21 +14,21 @@ import (
 // (filetxn.MutateAll): fn gets the tick's record as it will be logged and
 // changes the members' documents through m (a ledger's or a board's In);
 // the tick's count, its line and fn's changes are published together or
-// none of them, whatever crash, full disk or lost lock comes between. It
-// is for a step whose outcome other files record ("close DW-3, advance the
-// story, count the tick"). On files the loop's lock is let go after the
-// harness and every lock taken in one global order, waiting up to 30 s
-// whatever ctx says (the loop's other changes are refused meanwhile, the
-// tick being marked); on a backend, whose lock is the runner's liveness,
-// it is kept, and the others tried without waiting, again, for up to
-// 30 s. It costs a multi-file commit's fsyncs and one of the log.
+// not at all, through any crash, full disk or lost lock (WithoutSync gives
+// that up at a power loss), as for "close DW-3, advance the story, count
+// the tick". On files the loop's lock is let go after the harness and all
+// the locks taken in one order, waiting up to 30 s whatever ctx says (the
+// loop's other changes are refused meanwhile); on a backend, where the
+// lock is the runner's liveness, it is kept and the others tried again
+// until free, for up to 30 s. It costs a multi-file commit's fsyncs.
 //
-// If fn fails, or the commit cannot be made (a member's lock busy or lost,
-// a document that does not decode), nothing of fn's is published: the tick
-// is recorded alone, counted failed, its note naming why, and Tick returns
-// that record with an error wrapping the cause. A skipped tick runs no fn.
-// members must not hold the loop itself (ErrInvalidArgument, before the
-// harness).
+// If fn fails or the commit publishes nothing, the tick is recorded alone,
+// counted failed, its note saying why, and Tick returns that record with
+// the error. An error after the commit point (the commit stands) comes
+// with the tick's record; one matching filetxn.ErrUndecided with none (the
+// next transaction decides). A skipped tick runs no fn. Members that
+// cannot join the commit (the loop itself, another backend's) are refused
+// before the harness runs (ErrInvalidArgument).
 func WithCommit(members []filetxn.Member, fn func(m *filetxn.Multi, rec TickRecord) error) TickOption {
 	return func(o *tickOptions) { o.commit = &tickCommit{members: members, fn: fn} }
 }
@@ -44,15 +44,19 @@ type tickCommit struct {
 const commitFailedNote = "the tick's commit was not published, so the tick is counted failed"
 
 // checkCommit refuses a WithCommit that cannot be made, before the tick
-// runs anything: no fn, or the loop among its members.
+// runs anything: no fn, or members that MutateAll would refuse beside the
+// loop's state (the loop itself, a nil member, another backend's).
 func (l *Loop) checkCommit(c *tickCommit) error {
 	if c.fn == nil {
 		return fmt.Errorf("loopstate: Tick: WithCommit: nil fn: %w", filetxn.ErrInvalidArgument)
 	}
-	for i, m := range c.members {
-		if o, ok := m.(*Loop); ok && o.state == l.state && o.root.b == l.root.b {
-			return fmt.Errorf("loopstate: Tick: WithCommit: member %d is the loop %s itself, whose state the tick records: %w", i, l.name, filetxn.ErrInvalidArgument)
-		}
+	self := filetxn.Join(l.engine("tick", false), nil, nil)
+	members := []any{&self}
+	for _, m := range c.members {
+		members = append(members, m)
+	}
+	if err := multix.Check(members); err != nil {
+		return fmt.Errorf("loopstate: Tick %s: WithCommit: %w", l.name, err)
 	}
 	return nil
 }

@@ -51,8 +51,8 @@ type Result struct {
 }
 
 // Tick runs one tick of the loop under its lock, held from before the state
-// is read until after the tick's line is logged; trigger says how it waits
-// (see TriggerSchedule, TriggerManual). It settles a tick left marked in
+// is read until after the tick's line is logged (see WithCommit); trigger
+// says how it waits (see TriggerSchedule, TriggerManual). It settles a tick left marked in
 // current_tick (a runner gone, or in this process and no longer running it:
 // counted failed and logged abandoned, or as its logged line says; a runner
 // still running: see ErrTickInProgress); logs a skipped line if the loop is
@@ -100,6 +100,11 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 	var lost *endedTick  // a tick that ran and found its lock lost: recorded once the lock is held again
 	var ended *endedTick // a tick that ran, to record in its commit (WithCommit) once the lock is let go
 	forget := func() {}  // forgets that this process runs the tick it marked
+	ran := false         // the harness ran: a busy lock after it is not the loop's, to skip on
+	harness := func(ctx context.Context, run *Run) (Result, error) {
+		ran = true
+		return fn(ctx, run)
+	}
 	err := l.locked(wctx, "tick", noWait, func(tx *filetxn.Tx) error {
 		defer func() {
 			if lost == nil && ended == nil {
@@ -107,7 +112,7 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 			}
 		}()
 		var err error
-		rec, err = l.tick(ctx, tx, trigger, fn, o.commit, &lost, &ended, &forget)
+		rec, err = l.tick(ctx, tx, trigger, harness, o.commit, &lost, &ended, &forget)
 		return err
 	})
 	switch {
@@ -119,7 +124,7 @@ func (l *Loop) Tick(ctx context.Context, trigger Trigger, fn Harness, opts ...Ti
 		rec, err = l.recordCommit(ctx, ended, o.commit)
 	}
 	var busy *lock.BusyError
-	if noWait && lost == nil && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
+	if noWait && !ran && errors.As(err, &busy) && errors.Is(err, lock.ErrWouldBlock) {
 		return l.skipBusy(ctx, busy)
 	}
 	return rec, l.pathError("Encode", err)

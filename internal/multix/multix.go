@@ -25,3 +25,9 @@ var Append func(m, member any, path, name string, data []byte) error
 // tell another session that its runner is gone. It is set by package
 // filetxn.
 var MutateAllHeld func(ctx context.Context, members []any, held any, fn func(m any) error) error
+
+// Check reports what filetxn.MutateAll would refuse in members before it
+// takes a lock (a nil member, two of one file, members of two backends),
+// so that a tick refuses its commit before its harness runs. It is set by
+// package filetxn.
+var Check func(members []any) error
