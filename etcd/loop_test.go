@@ -66,11 +66,11 @@ func loopTicker(e faultEnv) error {
 }
 
 // tickTimes ticks l n times, each a manual tick that costs one token.
-func tickTimes(ctx context.Context, l *loopstate.Loop, n int) error {
+func tickTimes(ctx context.Context, l *loopstate.Loop, n int, opts ...loopstate.TickOption) error {
 	for i := range n {
 		rec, err := l.Tick(ctx, loopstate.TriggerManual, func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
 			return loopstate.Result{Cost: &loopstate.Cost{Tokens: 1}}, nil
-		})
+		}, opts...)
 		if err != nil {
 			return fmt.Errorf("tick %d: %w", i, err)
 		}
@@ -79,37 +79,6 @@ func tickTimes(ctx context.Context, l *loopstate.Loop, n int) error {
 		}
 	}
 	return nil
-}
-
-// TestLoopTicksAcrossProcesses: three processes, each with a Backend of
-// its own, tick one loop on etcd; every tick is counted once, its cost
-// once, and logged once, with the numbers 1 to n. Ablation: tick-line
-// names without their random part (the second alone) let the ticks of one
-// second overwrite each other's lines (1 line of 12).
-func TestLoopTicksAcrossProcesses(t *testing.T) {
-	c := startCluster(t)
-	ctx := testCtx(t)
-	b := parentBackend(t, c, "loops")
-	r, err := loopstate.NewRoot("proj", filetxn.WithBackend(b))
-	require.NoError(t, err)
-	_, err = r.Create(ctx, loopName, nil)
-	require.NoError(t, err)
-	const procs, each = 3, 4
-	startChildren(t, "loop-ticker", procs, func(i int) faultEnv {
-		return faultEnv{endpoints: c.Endpoints(), prefix: "loops", proc: i, count: each, ttl: 10 * time.Second}
-	}).wait()
-	l, err := r.Open(ctx, loopName)
-	require.NoError(t, err)
-	d, err := l.View(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, int64(procs*each), d.TickCount, "tick_count")
-	assert.Equal(t, int64(procs*each), d.Spent.Tokens, "spent.tokens")
-	ticks, err := l.Ticks(ctx)
-	require.NoError(t, err)
-	require.Len(t, ticks, procs*each, "tick lines")
-	for i, rec := range ticks {
-		assert.Equal(t, int64(i+1), rec.N, "line %d's tick", i)
-	}
 }
 
 // tally is the document of the store that the committing ticks count in.
@@ -123,72 +92,71 @@ func tallyStore(b filetxn.Backend) (*filetxn.Store[*tally], error) {
 	return filetxn.NewStore[*tally]("proj/tally.json", filetxn.JSON[tally](), filetxn.WithBackend(b))
 }
 
-// loopCommitter ticks the loop e.count times, each tick recorded WithCommit
-// with the tally, which it counts in.
+// loopCommitter ticks the loop e.count times as loopTicker does, each tick
+// recorded WithCommit with the tally, which it counts in.
 func loopCommitter(e faultEnv) error {
 	return withLoop(e, func(ctx context.Context, l *loopstate.Loop) error {
 		s, err := tallyStore(l.Backend())
 		if err != nil {
 			return err
 		}
-		for i := range e.count {
-			rec, err := l.Tick(ctx, loopstate.TriggerManual, func(ctx context.Context, run *loopstate.Run) (loopstate.Result, error) {
-				return loopstate.Result{Cost: &loopstate.Cost{Tokens: 1}}, nil
-			}, loopstate.WithCommit([]filetxn.Member{s}, func(m *filetxn.Multi, rec loopstate.TickRecord) error {
-				d := filetxn.In(m, s)
-				if rec.N <= d.Last {
-					return fmt.Errorf("tick %d after tick %d was counted", rec.N, d.Last)
-				}
-				d.Ticks++
-				d.Last = rec.N
-				return nil
-			}))
-			if err != nil {
-				return fmt.Errorf("tick %d: %w", i, err)
+		return tickTimes(ctx, l, e.count, loopstate.WithCommit([]filetxn.Member{s}, func(m *filetxn.Multi, rec loopstate.TickRecord) error {
+			d := filetxn.In(m, s)
+			if rec.N <= d.Last {
+				return fmt.Errorf("tick %d after tick %d was counted", rec.N, d.Last)
 			}
-			if rec.Outcome != loopstate.OK {
-				return fmt.Errorf("tick %d: outcome %s, want ok", i, rec.Outcome)
-			}
-		}
-		return nil
+			d.Ticks++
+			d.Last = rec.N
+			return nil
+		}))
 	})
 }
 
-// TestLoopTicksWithACommitAcrossProcesses: three processes, each with a
-// Backend of its own, tick one loop on etcd, each tick recorded WithCommit
-// with a store of the same etcd that counts it: every tick is counted once
-// in the loop and once in the store, in the order of the ticks, and logged
-// once. Ablations: remoteRun without the appends' puts (the lines of the
-// ticks are never created: 0 lines of 12); the tick letting its loop's
-// lock go before the commit, as on files (a session waiting for the lock
-// takes it and counts the tick abandoned: 6 lines of 12, two abandoned).
-func TestLoopTicksWithACommitAcrossProcesses(t *testing.T) {
-	c := startCluster(t)
-	ctx := testCtx(t)
-	b := parentBackend(t, c, "loops")
-	r, err := loopstate.NewRoot("proj", filetxn.WithBackend(b))
-	require.NoError(t, err)
-	_, err = r.Create(ctx, loopName, nil)
-	require.NoError(t, err)
-	const procs, each = 3, 4
-	startChildren(t, "loop-committer", procs, func(i int) faultEnv {
-		return faultEnv{endpoints: c.Endpoints(), prefix: "loops", proc: i, count: each, ttl: 10 * time.Second}
-	}).wait()
-	l, err := r.Open(ctx, loopName)
-	require.NoError(t, err)
-	d, err := l.View(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, int64(procs*each), d.TickCount, "tick_count")
-	s, err := tallyStore(b)
-	require.NoError(t, err)
-	got, err := s.View(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, tally{Ticks: procs * each, Last: procs * each}, *got, "the tally")
-	ticks, err := l.Ticks(ctx)
-	require.NoError(t, err)
-	require.Len(t, ticks, procs*each, "tick lines")
-	for i, rec := range ticks {
-		assert.Equal(t, int64(i+1), rec.N, "line %d's tick", i)
+// TestLoopTicksAcrossProcesses: three processes, each with a Backend of
+// its own, tick one loop on etcd; every tick is counted once, its cost
+// once, and logged once, with the numbers 1 to n. With a commit, each tick
+// is recorded WithCommit with a store of the same etcd that counts it,
+// which then counts every tick once, in the order of the ticks.
+// Ablations: tick-line names without their random part (the second alone)
+// let the ticks of one second overwrite each other's lines (1 line of 12);
+// remoteRun without the appends' puts (with a commit, the lines of the
+// ticks are never created: 0 lines of 12); the tick letting its loop's lock
+// go before its commit, as on files (a session waiting for the lock takes
+// it and counts the tick abandoned: 6 lines of 12, two abandoned).
+func TestLoopTicksAcrossProcesses(t *testing.T) {
+	for _, child := range []string{"loop-ticker", "loop-committer"} {
+		t.Run(child, func(t *testing.T) {
+			c := startCluster(t)
+			ctx := testCtx(t)
+			b := parentBackend(t, c, "loops")
+			r, err := loopstate.NewRoot("proj", filetxn.WithBackend(b))
+			require.NoError(t, err)
+			_, err = r.Create(ctx, loopName, nil)
+			require.NoError(t, err)
+			const procs, each = 3, 4
+			startChildren(t, child, procs, func(i int) faultEnv {
+				return faultEnv{endpoints: c.Endpoints(), prefix: "loops", proc: i, count: each, ttl: 10 * time.Second}
+			}).wait()
+			l, err := r.Open(ctx, loopName)
+			require.NoError(t, err)
+			d, err := l.View(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(procs*each), d.TickCount, "tick_count")
+			assert.Equal(t, int64(procs*each), d.Spent.Tokens, "spent.tokens")
+			ticks, err := l.Ticks(ctx)
+			require.NoError(t, err)
+			require.Len(t, ticks, procs*each, "tick lines")
+			for i, rec := range ticks {
+				assert.Equal(t, int64(i+1), rec.N, "line %d's tick", i)
+			}
+			if child == "loop-committer" {
+				s, err := tallyStore(b)
+				require.NoError(t, err)
+				got, err := s.View(ctx)
+				require.NoError(t, err)
+				assert.Equal(t, tally{Ticks: procs * each, Last: procs * each}, *got, "the tally")
+			}
+		})
 	}
 }
 

@@ -81,12 +81,8 @@ func (l *Loop) recordCommit(ctx context.Context, e *endedTick, c *tickCommit) (T
 	if errors.Is(err, filetxn.ErrUndecided) {
 		return TickRecord{}, err // the next transaction completes it, or undoes it
 	}
-	var alone TickRecord
-	rerr := l.locked(rctx, "tick", false, func(tx *filetxn.Tx) error {
-		var err2 error
-		alone, err2 = l.recordAlone(rctx, tx, e, err)
-		return err2
-	})
+	f, why := failed(e, err)
+	alone, rerr := l.recordLocked(rctx, f, why)
 	if rerr != nil {
 		return TickRecord{}, errors.Join(err, rerr)
 	}
@@ -111,7 +107,8 @@ func (l *Loop) recordCommitHeld(ctx context.Context, tx *filetxn.Tx, e *endedTic
 	if err == nil {
 		return *rec, nil
 	}
-	alone, rerr := l.recordAlone(rctx, tx, e, err)
+	f, why := failed(e, err)
+	alone, rerr := l.record(rctx, tx, f, why)
 	if rerr != nil {
 		return TickRecord{}, errors.Join(err, rerr)
 	}
@@ -151,13 +148,12 @@ func (l *Loop) commitBody(e *endedTick, c *tickCommit) (filetxn.Member, func(*fi
 	return &self, body, rec
 }
 
-// recordAlone records the tick e alone, under the lock tx holds, after
-// its commit failed with why: counted failed (a timeout stays one), its
-// note naming why.
-func (l *Loop) recordAlone(ctx context.Context, tx *filetxn.Tx, e *endedTick, why error) (TickRecord, error) {
+// failed returns the tick e to record alone after its commit failed with
+// err: counted failed (a timeout stays one), and the note that says why.
+func failed(e *endedTick, err error) (*endedTick, string) {
 	f := *e
 	if f.outcome == OK {
 		f.outcome = Fail
 	}
-	return l.record(ctx, tx, &f, joinNote(commitFailedNote, why.Error()))
+	return &f, joinNote(commitFailedNote, err.Error())
 }

@@ -254,12 +254,9 @@ func (l *Loop) tick(ctx context.Context, tx *filetxn.Tx, trigger Trigger, fn Har
 		// record it (counted failed), as any tick's.
 		rec, err := l.recordCommitHeld(ctx, tx, e, commit)
 		if err != nil && rec.Outcome == "" && errors.Is(err, lock.ErrLockLost) {
-			f := *e
-			if f.outcome == OK {
-				f.outcome = Fail
-			}
-			f.note = joinNote(joinNote(commitFailedNote, err.Error()), e.note)
-			*lost = &f
+			f, why := failed(e, err)
+			f.note = joinNote(why, f.note)
+			*lost = f
 		}
 		return rec, err
 	}
@@ -379,16 +376,23 @@ func (l *Loop) record(ctx context.Context, tx *filetxn.Tx, e *endedTick, again s
 func (l *Loop) recordLost(ctx context.Context, e *endedTick, lostErr error) (TickRecord, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), relockTimeout)
 	defer cancel()
-	var rec TickRecord
-	err := l.locked(rctx, "tick", false, func(tx *filetxn.Tx) error {
-		var err error
-		rec, err = l.record(rctx, tx, e, lostNote)
-		return err
-	})
+	rec, err := l.recordLocked(rctx, e, lostNote)
 	if err != nil {
 		return TickRecord{}, errors.Join(lostErr, err)
 	}
 	return rec, nil
+}
+
+// recordLocked takes the loop's lock (waiting as ctx lets it) and records
+// the tick e under it, again, with the note again.
+func (l *Loop) recordLocked(ctx context.Context, e *endedTick, again string) (TickRecord, error) {
+	var rec TickRecord
+	err := l.locked(ctx, "tick", false, func(tx *filetxn.Tx) error {
+		var err error
+		rec, err = l.record(ctx, tx, e, again)
+		return err
+	})
+	return rec, err
 }
 
 // commit publishes what a step of a tick decided: it encodes d (a Doc the
