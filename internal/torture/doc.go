@@ -5,10 +5,12 @@
 // the test then checks that nothing acknowledged was lost and nothing was
 // left behind. In the second (on Unix), the test binary's own worker
 // processes close or append a ledger entry and advance its story on a
-// board in one filetxn.MutateAll, beside single-file writes of the same
-// files, and are SIGKILLed at random moments or at the engine's seam
-// points; the test then checks that no batch is split, none acknowledged
-// is lost, and no staged file or intent record is left. It has no API.
+// board in one filetxn.MutateAll, or tick a loop whose tick's commit
+// (loopstate.WithCommit) is that batch, beside single-file writes of the
+// same files, and are SIGKILLed at random moments or at the engine's seam
+// points; the test then checks that no batch or tick is split, none
+// acknowledged is lost, every tick is counted once with one log line, and
+// no staged file or intent record is left. It has no API.
 //
 // go test ./internal/torture runs 300 kills of the first and 200 of the
 // second; FILETXN_TORTURE=N runs N of each, and -v prints the figures:

@@ -35,6 +35,7 @@ import (
 	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/ledger"
 	"github.com/filetxn/filetxn/lock"
+	"github.com/filetxn/filetxn/loopstate"
 )
 
 // Sizes of the multi-file run.
@@ -44,6 +45,9 @@ const (
 	multiPerLife     = 3   // batches a worker's life lasts on average, before its kill
 	multiSeamChance  = 0.3 // of a life ending at a seam point of the engine instead of a random moment
 	multiSingle      = 0.2 // of a worker's calls being a single-file write instead of a batch
+	multiTick        = 0.2 // of a worker's calls being a loop's tick recorded WithCommit instead of a batch
+	multiLoops       = 2   // loops the workers tick, each shared by all of them
+	multiTickCost    = 2   // batches' time a tick takes (its commit has three files, and it marks the loop first), for a life's length
 	multiStories     = 12  // stories of each board that batches move to done
 	multiNoise       = 3   // stories of each board that single-file advances move
 	multiGenBoards   = 2   // boards of a generation; each has as many ledgers
@@ -57,32 +61,45 @@ var multiSteps = []board.Status{board.Backlog, board.ReadyForDev, board.InProgre
 
 // multiSeams are the points a life may end at, by the worker killing
 // itself there: the steps of a multi-file commit and of its recovery, and
-// the file-system steps that single-file writes share with it.
-var multiSeams = []seam.Point{seam.Intent, seam.Committed, seam.Published, seam.Retire, seam.Recovering,
+// the file-system steps that single-file writes share with it; Append is a
+// tick's commit appending its line to the loop's log, or fsyncing it, after
+// the renames (or a recovery doing so).
+var multiSeams = []seam.Point{seam.Intent, seam.Committed, seam.Published, seam.Retire, seam.Recovering, seam.Append,
 	seam.Create, seam.Sync, seam.Rename, seam.SyncDir}
 
 // multiSeamWeights are the points' weights, in multiSeams' order: the
 // commit's own points, whose windows are narrow, twice the others.
-var multiSeamWeights = []int{2, 2, 2, 2, 2, 1, 1, 1, 1}
+var multiSeamWeights = []int{2, 2, 2, 2, 2, 2, 1, 1, 1, 1}
 
 // TestTortureMultiFileCommitsAreNeverSplit runs worker processes that, in
 // one filetxn.MutateAll each, close or append a ledger entry that names a
 // board story and advance that story one step, alongside single-file writes
-// of the same files, and SIGKILLs each worker process after a random time
-// (about three batches on average), or has it kill itself at a random
-// hit of one of the engine's seam points (the intent record's write and
-// fsync, the commit point, each rename, the record's removal, a
-// recovery). Batches run over two boards and two ledgers per generation,
-// every story of a board paired with one of the two ledgers, so that
-// commits share files in both orders and a recovery often needs a lock its
-// transaction does not hold. After the run, one write of every file (each
-// completes whatever commit a kill left unfinished on it), and the checks:
-// for every batch either both of its changes are in the files or neither
-// (a story's step j is on its board exactly when one batch's entry for
-// step j is in its ledger), every acknowledged batch (the worker logs the
-// ack after MutateAll returned nil) both, every acknowledged single-file
-// write in, no lock held (TryAcquire of each succeeds), and no staged file
-// (".<name>.*.tmp") or intent record ("*.intent") left anywhere.
+// of the same files and ticks of two loops (loopstate, in the files'
+// directory) whose harness names the tick in its note and whose
+// loopstate.WithCommit makes the same batch (the loop's state, the ledger
+// and the board one commit, the tick's line appended after its renames),
+// and SIGKILLs each worker process after a random time (about three
+// batches on average), or has it kill itself at a random hit of one of the
+// engine's seam points (the intent record's write and fsync, the commit
+// point, each rename, the record's removal, a recovery, the tick line's
+// append and its fsync). Batches and ticks run over two boards and two
+// ledgers per generation, every story of a board paired with one of the two
+// ledgers, so that commits share files in both orders and a recovery often
+// needs a lock its transaction does not hold. After the run, one write of
+// every file and one tick of each loop (each completes whatever commit a
+// kill left unfinished on it: loop-0's tick before the files' writes,
+// loop-1's after), and the checks: for every batch and tick either both of
+// its changes are in the files or neither (a story's step j is on its
+// board exactly when one entry for step j is in its ledger), every
+// acknowledged batch (the worker logs the ack after MutateAll returned nil)
+// and tick (after Tick returned nil) both, every acknowledged single-file
+// write in; a loop's counted log lines are its ticks 1 to its tick_count,
+// each once, none left marked; a tick whose changes are in has an ok line
+// naming it, one whose changes are not a failed line (recorded alone) or
+// an abandoned one naming its runner (killed before its commit point,
+// counted by a later tick); no lock held (TryAcquire of each succeeds), and
+// no staged file (".<name>.*.tmp") or intent record ("*.intent") left
+// anywhere.
 //
 // FILETXN_TORTURE=N runs N kills instead of 200 (as the single-file run
 // does); -v prints the figures.
@@ -95,7 +112,12 @@ var multiSeamWeights = []int{2, 2, 2, 2, 2, 1, 1, 1, 1}
 // never completed), batches are split (a story advanced whose ledger entry
 // is missing). Before commit 87ef4ff, a record left beside one lock after
 // the other's removal failed a worker with ErrDiverged once the file of
-// the removed one had changed (the first 200-kill run failed so).
+// the removed one had changed (the first 200-kill run failed so). With
+// recovery's append of a commit's lines skipped (intent.go's settle without
+// r.applyAppends("Recover", false)), ticks are counted in tick_count with
+// no line (24 in a 200-kill run); with recovery appending a line that is
+// there already (apply not returning at "logged already"), ticks are
+// logged twice (4 in a 200-kill run).
 func TestTortureMultiFileCommitsAreNeverSplit(t *testing.T) {
 	if os.Getenv(multiChildEnv) != "" {
 		multiWorker(t)
@@ -152,6 +174,9 @@ func TestTortureMultiFileCommitsAreNeverSplit(t *testing.T) {
 		"kills holding a lock    %d: %d with an intent record beside it, %d of them between the commit's renames\n"+
 		"batches                 %d run, %d acknowledged, %d found all in, %d found none in, %d split\n"+
 		"single-file writes      %d acknowledged\n"+
+		"loop ticks              %d run on %d loops, %d acknowledged, %d found all in, %d found none in; %d recorded failed alone (the story moved on), %d refused (the loop's tick in its commit)\n"+
+		"ticks killed            %d: %d counted ok (past the commit point), %d counted abandoned by a later tick, %d counted failed\n"+
+		"tick logs               %d counted lines, tick_count %d (%d abandoned, %d of them of ticks killed before their harness ran)\n"+
 		"lost                    %d\n"+
 		"left by kills           %d staged files and %d intent records at the end of the run; %d and %d after one write of each file, %d other files\n"+
 		"stuck locks             %d\n",
@@ -159,6 +184,9 @@ func TestTortureMultiFileCommitsAreNeverSplit(t *testing.T) {
 		f.kills, f.kills-f.seamKills(), f.seamKills(), f.seamList(),
 		f.holding, f.inCommit, f.midRenames,
 		r.tried, r.acked, r.allIn, r.none, len(r.split), r.singles,
+		r.ticks.run, multiLoops, r.ticks.acked, r.ticks.allIn, r.ticks.none, r.ticks.failed, r.ticks.busy,
+		r.ticks.killed, r.ticks.killedOK, r.ticks.killedAbandoned, r.ticks.killedFailed,
+		r.ticks.lines, r.ticks.tickCount, r.ticks.abandoned, r.ticks.abandonedEarly,
 		len(r.lost), f.stagedBefore, f.intentsBefore, f.stagedAfter, f.intentsAfter, len(r.strays), len(r.stuck))
 	t.Log("\n" + report)
 
@@ -166,11 +194,14 @@ func TestTortureMultiFileCommitsAreNeverSplit(t *testing.T) {
 	require.Empty(t, first(r.split, 10), "batches split: %d (the first 10 shown)", len(r.split))
 	require.Zero(t, r.seenSplit, "batches that found their story's entry missing, or several")
 	require.Empty(t, first(r.lost, 10), "acknowledged changes not in the files: %d (the first 10 shown)", len(r.lost))
+	require.Empty(t, first(r.ticks.wrong, 10), "ticks not counted once with their changes: %d (the first 10 shown)", len(r.ticks.wrong))
+	require.Equal(t, r.ticks.tickCount, r.ticks.lines, "the loops' tick_count against their counted log lines")
 	require.Empty(t, r.stuck, "locks held after every worker is gone")
 	require.Zero(t, f.stagedAfter, "staged files left after one write of each file")
 	require.Zero(t, f.intentsAfter, "intent records left after one write of each file")
 	require.Empty(t, first(r.strays, 10), "other files left (%d, the first 10 shown)", len(r.strays))
 	require.Greater(t, r.acked, 0, "acknowledged batches = 0, want some")
+	require.Greater(t, r.ticks.acked, 0, "acknowledged ticks = 0, want some")
 	require.Greater(t, f.inCommit, 0, "kills with an intent record on disk = 0, want some: no kill landed inside a commit")
 }
 
@@ -181,6 +212,7 @@ type multiWorld struct {
 	state string // the locks
 	logs  string // each worker's log
 	exe   string
+	loops []*loopstate.Loop // the loops, in m.dir/loops
 
 	mu      sync.Mutex // protects the fields below
 	figures multiFigures
@@ -224,8 +256,18 @@ func newMultiWorld(t *testing.T) *multiWorld {
 		require.NoError(t, os.MkdirAll(d, 0o755))
 	}
 	require.NoError(t, makeGen(m.dir, filepath.Join(dir, "scratch"), 0))
+	root, err := loopstate.NewRoot(m.dir)
+	require.NoError(t, err)
+	for i := range multiLoops {
+		l, err := root.Create(context.Background(), loopName(i), nil)
+		require.NoError(t, err)
+		m.loops = append(m.loops, l)
+	}
 	return m
 }
+
+// loopName is the name of the loop of index i.
+func loopName(i int) string { return fmt.Sprintf("loop-%d", i) }
 
 // The files of generation g: its boards and ledgers.
 func genBoard(dir string, g, b int) string {
@@ -296,8 +338,11 @@ func (m *multiWorld) life(ctx context.Context, rng *rand.Rand, worker, life int)
 	if rng.Float64() < multiSeamChance {
 		point = pickWeighted(rng, multiSeams, multiSeamWeights)
 		hits = 1 + rng.IntN(2*multiPerLife)
-		if point == seam.Recovering {
+		switch point {
+		case seam.Recovering:
 			hits = 1 // a life recovers a commit now and then, not every batch
+		case seam.Append:
+			hits = 1 + rng.IntN(2) // the first tick's append, or its fsync: a life has few ticks
 		}
 		delay = 4 * m.perLifeTarget() // the seam point, unless it is not reached
 	}
@@ -415,8 +460,9 @@ func pickWeighted[E any](rng *rand.Rand, es []E, weights []int) E {
 // under m.mu.
 func (m *multiWorld) perLifeTarget() time.Duration { return multiPerLife * m.batch }
 
-// acksOf counts the batches life acknowledged, and learns the generations
-// it reached: it reads what the worker's log gained since the last life.
+// acksOf counts the batches life acknowledged, a tick as multiTickCost
+// batches, and learns the generations it reached: it reads what the
+// worker's log gained since the last life.
 func (m *multiWorld) acksOf(worker, life int) (int, error) {
 	f, err := os.Open(filepath.Join(m.logs, fmt.Sprintf("worker-%d.log", worker)))
 	if errors.Is(err, os.ErrNotExist) {
@@ -441,17 +487,21 @@ func (m *multiWorld) acksOf(worker, life int) (int, error) {
 	m.read[worker] = off + int64(len(data))
 	for _, r := range parseMultiLog(data) {
 		m.gen = max(m.gen, r.Gen)
-		if r.Op == "ack" && strings.HasPrefix(r.A, prefix) {
+		switch {
+		case !strings.HasPrefix(r.A, prefix):
+		case r.Op == "ack":
 			n++
+		case r.Op == "tack":
+			n += multiTickCost
 		}
 	}
 	return n, nil
 }
 
-// look counts, right after a kill, what the victim held: a lock (its
-// holder record names the victim), an intent record beside it (the kill
-// landed inside a commit), and whether some but not all of that commit's
-// files were renamed. (A kill is looked at right after it is sent: a rival
+// look counts, right after a kill, what the victim held: a lock, a
+// store's or a loop's (its holder record names the victim), an intent
+// record beside it (the kill landed inside a commit), and whether some but
+// not all of that commit's files were renamed. (A kill is looked at right after it is sent: a rival
 // that takes a freed lock within those microseconds can make the figures a
 // little off.)
 func (m *multiWorld) look(pid int) {
@@ -459,31 +509,37 @@ func (m *multiWorld) look(pid int) {
 	gen := m.gen
 	m.mu.Unlock()
 	holding, inCommit, mid := false, false, false
+	var locks []string
+	for _, l := range m.loops {
+		locks = append(locks, l.LockPath())
+	}
 	for g := max(0, gen-1); g <= gen+1; g++ {
 		for _, p := range genFiles(m.dir, g) {
-			lp := lockOf(p, m.state)
-			if lp == "" || !holderIs(lp, pid) {
-				continue
-			}
-			holding = true
-			data, err := os.ReadFile(lp + ".intent")
-			if err != nil {
-				continue
-			}
-			inCommit = true
-			line, _, _ := bytes.Cut(data, []byte("\n"))
-			var rec struct {
-				Files []struct{ Path, New string }
-			}
-			if json.Unmarshal(line, &rec) == nil {
-				renamed := 0
-				for _, f := range rec.Files {
-					if b, err := os.ReadFile(f.Path); err == nil && digest(b) == f.New {
-						renamed++
-					}
+			locks = append(locks, lockOf(p, m.state))
+		}
+	}
+	for _, lp := range locks {
+		if lp == "" || !holderIs(lp, pid) {
+			continue
+		}
+		holding = true
+		data, err := os.ReadFile(lp + ".intent")
+		if err != nil {
+			continue
+		}
+		inCommit = true
+		line, _, _ := bytes.Cut(data, []byte("\n"))
+		var rec struct {
+			Files []struct{ Path, New string }
+		}
+		if json.Unmarshal(line, &rec) == nil {
+			renamed := 0
+			for _, f := range rec.Files {
+				if b, err := os.ReadFile(f.Path); err == nil && digest(b) == f.New {
+					renamed++
 				}
-				mid = mid || renamed > 0 && renamed < len(rec.Files)
 			}
+			mid = mid || renamed > 0 && renamed < len(rec.Files)
 		}
 	}
 	m.mu.Lock()
@@ -539,7 +595,12 @@ func lockOf(file, state string) string {
 
 // multiRec is a line of a worker's log: a batch run ("try", logged inside
 // its fn, before the commit), a batch acknowledged ("ack", after MutateAll
-// returned nil), a single-file write acknowledged ("ack1").
+// returned nil), a single-file write acknowledged ("ack1"); a tick's
+// harness run ("tstart", with the tick's number and the worker's pid), its
+// batch ("ttry", logged inside WithCommit's fn), the tick acknowledged
+// ("tack", after Tick returned nil), recorded failed alone ("tfail": its
+// story had moved on) or refused ("tbusy": the loop's marked tick was in its
+// commit).
 type multiRec struct {
 	Op    string `json:"op"`
 	A     string `json:"a"`               // the batch's or write's name, unique in the run
@@ -550,6 +611,9 @@ type multiRec struct {
 	Entry string `json:"entry,omitempty"` // the id of the entry a close closes
 	Led   int    `json:"ledger"`          // a batch's ledger, or a single-file append's
 	Kind  string `json:"kind,omitempty"`  // a single-file write's: "add" or "advance"
+	Loop  int    `json:"loop,omitempty"`  // a tick's loop (index)
+	N     int64  `json:"n,omitempty"`     // a tick's number
+	PID   int    `json:"pid,omitempty"`   // a tick's runner
 }
 
 func readMultiLog(path string) ([]multiRec, error) {
@@ -580,9 +644,10 @@ func batchTag(story string, step int, a string) string {
 	return fmt.Sprintf("%s step %d by %s", story, step, a)
 }
 
-// multiWorker is a worker process: it runs batches and single-file
-// writes until it is killed, logging each, and tells the parent on fd 3
-// that it is ready and, before it kills itself at its seam point, where.
+// multiWorker is a worker process: it runs batches, loop ticks and
+// single-file writes until it is killed, logging each, and tells the
+// parent on fd 3 that it is ready and, before it kills itself at its seam
+// point, where.
 func multiWorker(t *testing.T) {
 	args := strings.Split(os.Getenv("FILETXN_TORTURE_MULTI_ARGS"), "\n")
 	require.Len(t, args, 8)
@@ -642,11 +707,56 @@ func multiWorker(t *testing.T) {
 		stores[g] = s
 		return s
 	}
+	root, err := loopstate.NewRoot(dir)
+	require.NoError(t, err)
+	var loops []*loopstate.Loop
+	for i := range multiLoops {
+		l, err := root.Open(context.Background(), loopName(i))
+		require.NoError(t, err)
+		loops = append(loops, l)
+	}
 	_, err = fmt.Fprintln(parent, "ready")
 	require.NoError(t, err)
 
 	errGone := errors.New("the story moved on meanwhile")
 	errSeenSplit := errors.New("the story's open entry is missing, or there are several")
+	// advance is a batch's changes, in mt: rec.Story one step on to its
+	// board, and in its ledger the step's entry appended (an odd step) or
+	// the one the step before appended closed (an even step). It returns
+	// rec with the step and the entry.
+	advance := func(mt *filetxn.Multi, bs *board.Store, ls *ledger.Store, rec multiRec) (multiRec, error) {
+		bd, ld := bs.In(mt), ls.In(mt)
+		key, a := rec.Story, rec.A
+		st, _ := bd.Status(key)
+		to := slices.Index(multiSteps, st) + 1
+		if to >= len(multiSteps) {
+			return rec, errGone
+		}
+		rec.Step = to
+		if to%2 == 1 {
+			if _, err := ld.Append(ledger.Spec{Title: batchTag(key, to, a), Origin: a, SourceSpec: "torture-multi.md", Reason: "batch"}); err != nil {
+				return rec, err
+			}
+		} else {
+			// The entry the step before appended, which must be open.
+			prefix := fmt.Sprintf("%s step %d by ", key, to-1)
+			var open []string
+			for _, e := range ld.Entries() {
+				if strings.HasPrefix(e.Title, prefix) && e.Open() {
+					open = append(open, e.ID)
+				}
+			}
+			if len(open) != 1 {
+				return rec, errSeenSplit // the checks name it
+			}
+			if _, err := ld.MarkDone(open, "2026-06-14", batchTag(key, to, a)); err != nil {
+				return rec, err
+			}
+			rec.Entry = open[0]
+		}
+		_, err := bd.Advance(key, multiSteps[to])
+		return rec, err
+	}
 	ctx := context.Background()
 	for n := 0; ; n++ {
 		for exists(genBoard(dir, gen+1, 0)) {
@@ -677,7 +787,8 @@ func multiWorker(t *testing.T) {
 		}
 		a := fmt.Sprintf("%s.%d", name, n)
 		callCtx, cancel := context.WithTimeout(ctx, multiCallTimeout)
-		if rng.Float64() < multiSingle {
+		u := rng.Float64()
+		if u < multiSingle {
 			if len(noise) > 0 && rng.IntN(2) == 0 {
 				ns := noise[rng.IntN(len(noise))]
 				key := noiseKey(ns.s)
@@ -717,36 +828,48 @@ func multiWorker(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			members = []filetxn.Member{bs, ls}
 		}
-		_, err := filetxn.MutateAll(callCtx, members, func(mt *filetxn.Multi) error {
-			bd, ld := bs.In(mt), ls.In(mt)
-			st, _ := bd.Status(key)
-			to := slices.Index(multiSteps, st) + 1
-			if to >= len(multiSteps) {
-				return errGone
+		if u < multiSingle+multiTick {
+			// A tick of a loop, whose commit is the batch: the harness
+			// names the tick in its note, and WithCommit's fn makes the
+			// batch's changes, under the same name.
+			li := rng.IntN(multiLoops)
+			pid := os.Getpid()
+			harness := func(_ context.Context, run *loopstate.Run) (loopstate.Result, error) {
+				logRec(multiRec{Op: "tstart", A: a, Gen: gen, Loop: li, N: run.N, PID: pid})
+				return loopstate.Result{Note: a}, nil
 			}
-			rec := multiRec{Op: "try", A: a, Gen: gen, Board: pick.b, Story: key, Step: to, Led: l}
-			if to%2 == 1 {
-				if _, err := ld.Append(ledger.Spec{Title: batchTag(key, to, a), Origin: a, SourceSpec: "torture-multi.md", Reason: "batch"}); err != nil {
-					return err
-				}
-			} else {
-				// The entry the step before appended, which must be open.
-				prefix := fmt.Sprintf("%s step %d by ", key, to-1)
-				var open []string
-				for _, e := range ld.Entries() {
-					if strings.HasPrefix(e.Title, prefix) && e.Open() {
-						open = append(open, e.ID)
+			rec, err := loops[li].Tick(callCtx, loopstate.TriggerManual, harness, loopstate.WithCommit(members,
+				func(mt *filetxn.Multi, tr loopstate.TickRecord) error {
+					if tr.Outcome != loopstate.OK || tr.Note != a {
+						return fmt.Errorf("tick %s: outcome %s, note %q: want ok and the tick's name", a, tr.Outcome, tr.Note)
 					}
+					rec, err := advance(mt, bs, ls, multiRec{Op: "ttry", A: a, Gen: gen, Board: pick.b, Story: key, Led: l, Loop: li, N: tr.N})
+					if err != nil {
+						return err
+					}
+					logRec(rec)
+					return nil
+				}))
+			cancel()
+			switch {
+			case err == nil:
+				require.Equal(t, loopstate.OK, rec.Outcome, "tick %s", a)
+				logRec(multiRec{Op: "tack", A: a, Gen: gen, Loop: li, N: rec.N})
+			case errors.Is(err, errGone), errors.Is(err, errSeenSplit):
+				logRec(multiRec{Op: "tfail", A: a, Gen: gen, Loop: li, N: rec.N})
+				if errors.Is(err, errSeenSplit) {
+					logRec(multiRec{Op: "split", A: a, Gen: gen, Board: pick.b, Story: key, Led: l})
 				}
-				if len(open) != 1 {
-					return errSeenSplit // the checks name it
-				}
-				if _, err := ld.MarkDone(open, "2026-06-14", batchTag(key, to, a)); err != nil {
-					return err
-				}
-				rec.Entry = open[0]
+			case errors.Is(err, loopstate.ErrTickInProgress):
+				logRec(multiRec{Op: "tbusy", A: a, Gen: gen, Loop: li})
+			default:
+				require.NoError(t, err, "tick %s of %s on %s", a, loopName(li), key)
 			}
-			if _, err := bd.Advance(key, multiSteps[to]); err != nil {
+			continue
+		}
+		_, err := filetxn.MutateAll(callCtx, members, func(mt *filetxn.Multi) error {
+			rec, err := advance(mt, bs, ls, multiRec{Op: "try", A: a, Gen: gen, Board: pick.b, Story: key, Led: l})
+			if err != nil {
 				return err
 			}
 			logRec(rec)
@@ -766,11 +889,23 @@ func multiWorker(t *testing.T) {
 }
 
 // recoverAll writes every file once, with no kill: an append to each
-// ledger and an advance of each board's final story. The first transaction
-// on a file completes or undoes a commit a kill left unfinished on it, and
-// a write removes the temporary files that killed writers left for it.
+// ledger and an advance of each board's final story, and a tick of each
+// loop (a plain one). The first transaction on a file completes or undoes
+// a commit a kill left unfinished on it, and a write removes the temporary
+// files that killed writers left for it; the tick counts abandoned a tick
+// that a kill left marked. The even loops tick before the files' writes,
+// the odd ones after, so that a tick's unfinished commit is completed by a
+// transaction on its loop, or on its ledger or board.
 func (m *multiWorld) recoverAll() {
 	ctx := context.Background()
+	for i := 0; i < multiLoops; i += 2 {
+		m.finalTick(i)
+	}
+	defer func() {
+		for i := 1; i < multiLoops; i += 2 {
+			m.finalTick(i)
+		}
+	}()
 	opts := []filetxn.Option{filetxn.WithStateRoot(m.state)}
 	for g := 0; exists(genBoard(m.dir, g, 0)); g++ {
 		for i := range multiGenBoards {
@@ -789,6 +924,18 @@ func (m *multiWorld) recoverAll() {
 	}
 }
 
+// finalNote is the note of the tick recoverAll makes of each loop.
+const finalNote = "final tick"
+
+// finalTick ticks loop i once, with no kill and no commit.
+func (m *multiWorld) finalTick(i int) {
+	rec, err := m.loops[i].Tick(context.Background(), loopstate.TriggerManual, func(context.Context, *loopstate.Run) (loopstate.Result, error) {
+		return loopstate.Result{Note: finalNote}, nil
+	})
+	require.NoError(m.t, err, "the final tick of %s", loopName(i))
+	require.Equal(m.t, loopstate.OK, rec.Outcome, "the final tick of %s", loopName(i))
+}
+
 // multiReport is what the checks found.
 type multiReport struct {
 	unparsed []string
@@ -799,6 +946,17 @@ type multiReport struct {
 
 	tried, acked, allIn, none, singles int
 	seenSplit                          int // batches that found their story's entry missing, or several
+	ticks                              tickFigures
+}
+
+// tickFigures are what the checks found of the loops' ticks. A tick is
+// one whose harness ran (it logged "tstart").
+type tickFigures struct {
+	run, acked, allIn, none, failed, busy           int
+	killed, killedOK, killedAbandoned, killedFailed int // ticks whose worker was killed before Tick returned, by their line
+	lines, tickCount                                int // counted lines of the logs; the loops' tick_count, summed
+	abandoned, abandonedEarly                       int // abandoned lines; of them, those of no tick (killed before its harness)
+	wrong                                           []string
 }
 
 var tagPattern = regexp.MustCompile(`^(\S+) step (\d) by (\S+)$`)
@@ -816,9 +974,9 @@ func (m *multiWorld) check() multiReport {
 	var singles []multiRec
 	for _, rec := range recs {
 		switch rec.Op {
-		case "try":
+		case "try", "ttry":
 			tries[rec.A] = rec
-		case "ack":
+		case "ack", "tack":
 			acked[rec.A] = true
 		case "ack1":
 			singles = append(singles, rec)
@@ -826,7 +984,16 @@ func (m *multiWorld) check() multiReport {
 			r.seenSplit++
 		}
 	}
-	r.tried, r.acked, r.singles = len(tries), len(acked), len(singles)
+	for a, t := range tries {
+		if t.Op == "try" {
+			r.tried++
+			if acked[a] {
+				r.acked++
+			}
+		}
+	}
+	r.singles = len(singles)
+	found := map[string]bool{} // the batches and ticks found all in
 
 	// in[a] is how many of a's ledger changes are in the ledgers: an entry
 	// of its title, or a closed entry of its resolution.
@@ -910,23 +1077,29 @@ func (m *multiWorld) check() multiReport {
 			st, _ := d.Status(t.Story)
 			reached = slices.Index(multiSteps, st)
 		}
+		allIn, none, what := &r.allIn, &r.none, "batch"
+		if t.Op == "ttry" {
+			allIn, none, what = &r.ticks.allIn, &r.ticks.none, "tick"
+		}
 		switch {
 		case in[a] == 1 && reached >= t.Step:
-			r.allIn++
+			*allIn++
+			found[a] = true
 		case in[a] == 0:
-			r.none++
+			*none++
 			if acked[a] {
-				r.lost = append(r.lost, fmt.Sprintf("acknowledged batch %s (%s to %s) has no change in %s", a, t.Story, multiSteps[t.Step], genLedger(m.dir, t.Gen, t.Led)))
+				r.lost = append(r.lost, fmt.Sprintf("acknowledged %s %s (%s to %s) has no change in %s", what, a, t.Story, multiSteps[t.Step], genLedger(m.dir, t.Gen, t.Led)))
 			}
 		default:
-			r.split = append(r.split, fmt.Sprintf("batch %s (%s to %s): %d ledger changes in, the story at step %d", a, t.Story, multiSteps[t.Step], in[a], reached))
+			r.split = append(r.split, fmt.Sprintf("%s %s (%s to %s): %d ledger changes in, the story at step %d", what, a, t.Story, multiSteps[t.Step], in[a], reached))
 		}
 	}
 	for a := range acked {
 		if _, ok := tries[a]; !ok {
-			r.lost = append(r.lost, "acknowledged batch "+a+" logged no try")
+			r.lost = append(r.lost, "acknowledged batch or tick "+a+" logged no try")
 		}
 	}
+	m.checkTicks(&r.ticks, recs, tries, found)
 	for _, s := range singles {
 		switch s.Kind {
 		case "add":
@@ -945,6 +1118,9 @@ func (m *multiWorld) check() multiReport {
 	sort.Strings(r.lost)
 
 	locks, _ := filepath.Glob(filepath.Join(m.state, "locks", "*.lock"))
+	for _, l := range m.loops {
+		locks = append(locks, l.LockPath())
+	}
 	for _, l := range locks {
 		h, err := lock.TryAcquire(l, lock.WithoutCreate())
 		if err != nil {
@@ -954,6 +1130,140 @@ func (m *multiWorld) check() multiReport {
 		h.Release()
 	}
 	return r
+}
+
+// checkTicks checks the loops' states and logs against the ticks the
+// workers logged: the counted lines of a loop are its ticks 1 to
+// tick_count, each once, and no tick is left marked; a tick's line is ok
+// and names it exactly when its changes are all in (found), else it is
+// failed (recorded alone) or abandoned (naming its runner); every other
+// line is the final tick's, or a tick's abandoned before its harness ran.
+func (m *multiWorld) checkTicks(f *tickFigures, recs []multiRec, tries map[string]multiRec, found map[string]bool) {
+	wrong := func(format string, args ...any) { f.wrong = append(f.wrong, fmt.Sprintf(format, args...)) }
+	starts := map[string]multiRec{}
+	ends := map[string]multiRec{} // "tack" or "tfail"
+	for _, rec := range recs {
+		switch rec.Op {
+		case "tstart":
+			if _, ok := starts[rec.A]; ok {
+				wrong("tick %s: its harness ran twice", rec.A)
+			}
+			starts[rec.A] = rec
+		case "tack", "tfail":
+			ends[rec.A] = rec
+		case "tbusy":
+			f.busy++
+		}
+	}
+	f.run = len(starts)
+
+	lines := make([]map[int64]loopstate.TickRecord, multiLoops)
+	for i, l := range m.loops {
+		data, err := os.ReadFile(filepath.Join(m.dir, "loops", loopName(i), ".state.loop"))
+		require.NoError(m.t, err)
+		var st struct {
+			TickCount   int64 `json:"tick_count"`
+			CurrentTick *struct {
+				N   int64 `json:"n"`
+				PID int   `json:"pid"`
+			} `json:"current_tick"`
+		}
+		require.NoError(m.t, json.Unmarshal(data, &st))
+		f.tickCount += int(st.TickCount)
+		if c := st.CurrentTick; c != nil {
+			wrong("%s: tick %d (pid %d) still marked after the final tick", loopName(i), c.N, c.PID)
+		}
+		ticks, err := l.Ticks(context.Background())
+		require.NoError(m.t, err)
+		lines[i] = map[int64]loopstate.TickRecord{}
+		finals := 0
+		for _, t := range ticks {
+			if t.Outcome == loopstate.Skipped {
+				wrong("%s: a skipped line: %+v", loopName(i), t)
+				continue
+			}
+			f.lines++
+			if t.Outcome == loopstate.Abandoned {
+				f.abandoned++
+			}
+			if t.Note == finalNote {
+				finals++
+			}
+			if t.N < 1 || t.N > st.TickCount {
+				wrong("%s: a line of tick %d (%s %q), outside the ticks its tick_count counts, 1 to %d", loopName(i), t.N, t.Outcome, t.Note, st.TickCount)
+			}
+			if o, ok := lines[i][t.N]; ok {
+				wrong("%s: tick %d logged twice: %s %q and %s %q", loopName(i), t.N, o.Outcome, o.Note, t.Outcome, t.Note)
+			}
+			lines[i][t.N] = t
+		}
+		for n := int64(1); n <= st.TickCount; n++ {
+			if _, ok := lines[i][n]; !ok {
+				wrong("%s: tick %d is counted in its tick_count and has no line", loopName(i), n)
+			}
+		}
+		if finals != 1 {
+			wrong("%s: %d lines of the final tick, want 1", loopName(i), finals)
+		}
+	}
+
+	for a, t := range tries {
+		if s, ok := starts[a]; t.Op == "ttry" && (!ok || s.N != t.N || s.Loop != t.Loop) {
+			wrong("tick %s: its commit's fn ran as tick %d of %s, its harness as %+v", a, t.N, loopName(t.Loop), s)
+		}
+	}
+	ours := make([]map[int64]bool, multiLoops) // the lines of the ticks that ran
+	for i := range ours {
+		ours[i] = map[int64]bool{}
+	}
+	for a, s := range starts {
+		ours[s.Loop][s.N] = true
+		e, ended := ends[a]
+		switch {
+		case !ended:
+			f.killed++
+		case e.N != s.N:
+			wrong("tick %s: its harness ran as tick %d, Tick returned tick %d", a, s.N, e.N)
+		case e.Op == "tack":
+			f.acked++
+		default:
+			f.failed++
+		}
+		line, ok := lines[s.Loop][s.N]
+		if !ok {
+			continue // named above
+		}
+		switch {
+		case found[a]:
+			if line.Outcome != loopstate.OK || line.Note != a {
+				wrong("tick %s: its changes are in, and its line (tick %d of %s) is %s %q", a, s.N, loopName(s.Loop), line.Outcome, line.Note)
+			} else if !ended {
+				f.killedOK++
+			}
+		case line.Outcome == loopstate.OK:
+			wrong("tick %s: its changes are not in, and its line (tick %d of %s) is ok, %q", a, s.N, loopName(s.Loop), line.Note)
+		case line.Outcome == loopstate.Abandoned && line.PID == s.PID && !ended:
+			f.killedAbandoned++
+		case line.Outcome == loopstate.Fail && (!ended || e.Op == "tfail"):
+			if !ended {
+				f.killedFailed++
+			}
+		default:
+			wrong("tick %s (ended %q): its line (tick %d of %s) is %s, pid %d, %q; its runner was pid %d", a, e.Op, s.N, loopName(s.Loop), line.Outcome, line.PID, line.Note, s.PID)
+		}
+	}
+	for i := range lines {
+		for n, t := range lines[i] {
+			switch {
+			case ours[i][n], t.Note == finalNote && t.Outcome == loopstate.OK:
+			case t.Outcome == loopstate.Abandoned:
+				f.abandonedEarly++ // killed after its marker, before its harness ran
+			default:
+				wrong("%s: tick %d's line (%s %q) is no tick's that ran", loopName(i), n, t.Outcome, t.Note)
+			}
+		}
+	}
+	sort.Strings(f.wrong)
 }
 
 // leftovers counts the staged files (".<name>.<hex>-<n>.tmp") and intent
@@ -976,6 +1286,7 @@ func (m *multiWorld) leftovers() (staged, intents int, others []string) {
 			staged++
 		case name == "deferred-work.md",
 			strings.HasPrefix(name, "sprint-status-") && strings.HasSuffix(name, ".yaml"),
+			filepath.Base(filepath.Dir(filepath.Dir(p))) == "loops" && (name == ".state.loop" || name == ".state.lock" || name == "ticks.jsonl"),
 			filepath.Base(filepath.Dir(p)) == "locks" && strings.HasSuffix(name, ".lock"):
 		default:
 			others = append(others, p)
