@@ -45,7 +45,7 @@ const (
 	multiPerLife     = 3   // batches a worker's life lasts on average, before its kill
 	multiSeamChance  = 0.3 // of a life ending at a seam point of the engine instead of a random moment
 	multiSingle      = 0.2 // of a worker's calls being a single-file write instead of a batch
-	multiTick        = 0.2 // of a worker's calls being a loop's tick recorded WithCommit instead of a batch
+	multiTick        = 0.1 // of a worker's calls being a loop's tick recorded WithCommit instead of a batch
 	multiLoops       = 2   // loops the workers tick, each shared by all of them
 	multiTickCost    = 2   // batches' time a tick takes (its commit has three files, and it marks the loop first), for a life's length
 	multiStories     = 12  // stories of each board that batches move to done
@@ -833,10 +833,12 @@ func multiWorker(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			members = []filetxn.Member{bs, ls}
 		}
-		if u < multiSingle+multiTick {
+		if u < multiSingle+multiTick || point == seam.Append {
 			// A tick of a loop, whose commit is the batch: the harness
 			// names the tick in its note, and WithCommit's fn makes the
-			// batch's changes, under the same name.
+			// batch's changes, under the same name. A life that is to end
+			// at a tick line's append ticks instead of every batch, so
+			// that it reaches the point rather than its end.
 			li := rng.IntN(multiLoops)
 			pid := os.Getpid()
 			harness := func(_ context.Context, run *loopstate.Run) (loopstate.Result, error) {
