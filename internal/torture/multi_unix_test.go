@@ -115,9 +115,9 @@ var multiSeamWeights = []int{2, 2, 2, 2, 2, 2, 1, 1, 1, 1}
 // the removed one had changed (the first 200-kill run failed so). With
 // recovery's append of a commit's lines skipped (intent.go's settle without
 // r.applyAppends("Recover", false)), ticks are counted in tick_count with
-// no line (24 in a 200-kill run); with recovery appending a line that is
-// there already (apply not returning at "logged already"), ticks are
-// logged twice (4 in a 200-kill run).
+// no line (11 in a 200-kill run); with recovery appending a line that is
+// there already (intent.go's apply going on where it finds the line
+// logged already), ticks are logged twice (7 in a 200-kill run).
 func TestTortureMultiFileCommitsAreNeverSplit(t *testing.T) {
 	if os.Getenv(multiChildEnv) != "" {
 		multiWorker(t)
