@@ -145,9 +145,9 @@ func readIntent(path string) (*intentRecord, error) {
 		return nil, &fs.PathError{Op: "Recover", Path: path, Err: &FormatError{Line: 1, Key: "filetxn_commit",
 			Err: fmt.Errorf("intent record of format %d, written by a newer version of filetxn: complete it with that version", r.Format)}}
 	}
-	if r.Format == intentFormat && len(r.Appends) > 0 {
+	if (r.Format == intentFormat) != (len(r.Appends) == 0) {
 		return nil, &fs.PathError{Op: "Recover", Path: path, Err: &FormatError{Line: 1, Key: "appends",
-			Err: errors.New("intent record of format 1 with appends")}}
+			Err: fmt.Errorf("intent record of format %d with %d appends: format 1 has none, format 2 some", r.Format, len(r.Appends))}}
 	}
 	for _, a := range r.Appends {
 		if a.Path == "" || a.At < 0 || a.Data == "" || !strings.HasSuffix(a.Data, "\n") {
@@ -797,9 +797,10 @@ func (a intentAppend) apply(op string, fresh bool) error {
 			}
 			if atLine(i + j) {
 				// Logged already, by a commit that may have died
-				// before its fsync (or whose fsync failed): the fsync
-				// is made here, before the records go.
-				return a.sync(op, f, false)
+				// before its fsync (or whose fsync failed), or before
+				// the fsync of the directory of a log it created: both
+				// are made here, before the records go.
+				return a.sync(op, f, true)
 			}
 			i += j + 1
 		}

@@ -75,9 +75,10 @@ func TestALoggedLineRefusesALogThatIsNoFile(t *testing.T) {
 }
 
 // TestARecordOfFormat1WithAppendsIsRefused: appends come only in records
-// of format 2, which a version that does not know them refuses; a record
-// that says 1 and has them is not this version's to guess at, nor is an
-// append with no whole line.
+// of format 2, which a version that does not know them refuses, and a
+// record of format 2 always has some; a record that says 1 and has them,
+// one that says 2 and has none, and an append with no whole line are not
+// this version's to guess at.
 func TestARecordOfFormat1WithAppendsIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	for name, r := range map[string]intentRecord{
@@ -86,6 +87,7 @@ func TestARecordOfFormat1WithAppendsIsRefused(t *testing.T) {
 		"no log":       {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Data: "{}\n"}}},
 		"negative at":  {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Path: "/log", At: -1, Data: "{}\n"}}},
 		"format 2 too": {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Path: "/log", Data: "{}\n"}}},
+		"format 2, none": {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}},
 	} {
 		path := filepath.Join(dir, name+".intent")
 		require.NoError(t, os.WriteFile(path, r.encode(), 0o600))

@@ -17,8 +17,9 @@ import (
 // not at all, through any crash, full disk or lost lock (WithoutSync gives
 // that up at a power loss), as for "close DW-3, advance the story, count
 // the tick". On files the loop's lock is let go after the harness and all
-// the locks taken in one order, waiting up to 30 s whatever ctx says (the
-// loop's other changes are refused meanwhile); on a backend, where the
+// the locks taken in one order, waiting up to 30 s whatever ctx says (not
+// for a WithNoWait member; the loop's other changes are refused
+// meanwhile); on a backend, where the
 // lock is the runner's liveness, it is kept and the others tried again
 // until free, for up to 30 s. It costs a multi-file commit's fsyncs.
 //
@@ -48,7 +49,7 @@ const commitFailedNote = "the tick's commit was not published, so the tick is co
 // loop's state (the loop itself, a nil member, another backend's).
 func (l *Loop) checkCommit(c *tickCommit) error {
 	if c.fn == nil {
-		return fmt.Errorf("loopstate: Tick: WithCommit: nil fn: %w", filetxn.ErrInvalidArgument)
+		return fmt.Errorf("loopstate: Tick %s: WithCommit: nil fn: %w", l.name, filetxn.ErrInvalidArgument)
 	}
 	self := filetxn.Join(l.engine("tick", false), nil, nil)
 	members := []any{&self}
@@ -56,7 +57,7 @@ func (l *Loop) checkCommit(c *tickCommit) error {
 		members = append(members, m)
 	}
 	if err := multix.Check(members); err != nil {
-		return fmt.Errorf("loopstate: Tick %s: WithCommit: %w", l.name, err)
+		return fmt.Errorf("loopstate: Tick %s: WithCommit (member 0 is the loop's state, member i+1 is members[i]): %w", l.name, err)
 	}
 	return nil
 }
@@ -81,8 +82,12 @@ func (l *Loop) recordCommit(ctx context.Context, e *endedTick, c *tickCommit) (T
 	if errors.Is(err, filetxn.ErrUndecided) {
 		return TickRecord{}, err // the next transaction completes it, or undoes it
 	}
+	// A wait of its own: the commit's may have used up rctx, and a done
+	// context tries the lock once.
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), relockTimeout)
+	defer acancel()
 	f, why := failed(e, err)
-	alone, rerr := l.recordLocked(rctx, f, why)
+	alone, rerr := l.recordLocked(actx, f, why)
 	if rerr != nil {
 		return TickRecord{}, errors.Join(err, rerr)
 	}

@@ -175,7 +175,7 @@ func ExampleWithCommit() {
 	rec, err := l.Tick(ctx, loopstate.TriggerManual, work, loopstate.WithCommit([]filetxn.Member{led, brd},
 		func(m *filetxn.Multi, rec loopstate.TickRecord) error {
 			if rec.Outcome != loopstate.OK {
-				return nil // a failed tick is counted alone
+				return nil // counted, the story left as it is
 			}
 			if _, err := led.In(m).MarkDone([]string{"DW-1", "DW-3"}, "2026-12-01", "fixed in 3-2"); err != nil {
 				return err // nothing of this is published, and the tick is counted failed

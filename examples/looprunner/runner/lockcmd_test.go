@@ -144,7 +144,7 @@ func TestLockWaitNamesTheHolder(t *testing.T) {
 				_, after, _ := strings.Cut(lines[1], "gave up after ")
 				waited, err := time.ParseDuration(after)
 				if !strings.HasPrefix(lines[1], tt.command+": ") || !strings.Contains(lines[1], holder) || err != nil || waited < time.Second || waited > 2500*time.Millisecond {
-					t.Errorf("second stderr line = %q, want the holder and the wait (1 s to 2 s) named", lines[1])
+					t.Errorf("second stderr line = %q, want the holder and the wait (1 s to 2.5 s) named", lines[1])
 				}
 			})
 		}
