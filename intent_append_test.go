@@ -82,11 +82,11 @@ func TestALoggedLineRefusesALogThatIsNoFile(t *testing.T) {
 func TestARecordOfFormat1WithAppendsIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	for name, r := range map[string]intentRecord{
-		"format 1":     {Format: 1, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Path: "/log", Data: "{}\n"}}},
-		"no line":      {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Path: "/log", Data: "{}"}}},
-		"no log":       {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Data: "{}\n"}}},
-		"negative at":  {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Path: "/log", At: -1, Data: "{}\n"}}},
-		"format 2 too": {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Path: "/log", Data: "{}\n"}}},
+		"format 1":       {Format: 1, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Path: "/log", Data: "{}\n"}}},
+		"no line":        {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Path: "/log", Data: "{}"}}},
+		"no log":         {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Data: "{}\n"}}},
+		"negative at":    {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Path: "/log", At: -1, Data: "{}\n"}}},
+		"format 2 too":   {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}, Appends: []intentAppend{{Path: "/log", Data: "{}\n"}}},
 		"format 2, none": {Format: 2, ID: "01", Locks: []string{"/l"}, Files: []intentFile{{Path: "/f"}}},
 	} {
 		path := filepath.Join(dir, name+".intent")
