@@ -19,9 +19,9 @@ import (
 // the tick". On files the loop's lock is let go after the harness and all
 // the locks taken in one order, waiting up to 30 s whatever ctx says (not
 // for a WithNoWait member; the loop's other changes are refused
-// meanwhile); on a backend, where the
-// lock is the runner's liveness, it is kept and the others tried again
-// until free, for up to 30 s. It costs a multi-file commit's fsyncs.
+// meanwhile); on a backend, where the lock is the runner's liveness, it
+// is kept and the others tried again until free, for up to 30 s. It costs
+// a multi-file commit's fsyncs.
 //
 // If fn fails or the commit publishes nothing, the tick is recorded alone,
 // counted failed, its note saying why, and Tick returns that record with
