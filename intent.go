@@ -761,12 +761,7 @@ func (r *intentRecord) applyAppends(op string, fresh bool) error {
 // (its number, its start and its runner).
 func (a intentAppend) apply(op string, fresh bool) error {
 	data := []byte(a.Data)
-	f, _, err := fsys.OpenRegular(a.Path, os.O_RDWR|os.O_APPEND, 0)
-	created := false
-	if errors.Is(err, fs.ErrNotExist) {
-		f, _, err = fsys.OpenRegular(a.Path, os.O_RDWR|os.O_APPEND|os.O_CREATE, filePerm)
-		created = err == nil
-	}
+	f, created, err := fsys.OpenLog(a.Path, os.O_RDWR, filePerm)
 	if err != nil {
 		return stepError(op, a.Path, "open the log", err)
 	}

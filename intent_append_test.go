@@ -1,6 +1,7 @@
 package filetxn
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -64,14 +65,25 @@ func TestALoggedLineIsAppendedOnce(t *testing.T) {
 }
 
 // TestALoggedLineRefusesALogThatIsNoFile: a log that is a directory (or
-// any file that is not regular) is refused with an error naming it and the
-// step, and nothing is written.
+// any file that is not regular), or one whose mode grants no write (for
+// root too, as every append of the module refuses it), is refused with an
+// error naming it and the step, and nothing is written.
 func TestALoggedLineRefusesALogThatIsNoFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ticks.jsonl")
 	require.NoError(t, os.Mkdir(path, 0o755))
 	err := intentAppend{Path: path, Data: "{}\n", Durable: true}.apply("Recover", false)
 	require.ErrorContains(t, err, path)
 	require.ErrorContains(t, err, "open the log")
+
+	ro := filepath.Join(t.TempDir(), "ticks.jsonl")
+	require.NoError(t, os.WriteFile(ro, []byte("{}\n"), 0o444))
+	t.Cleanup(func() { _ = os.Chmod(ro, 0o644) }) // Windows removes no read-only file
+	err = intentAppend{Path: ro, Data: "{\"n\":1}\n", Durable: true}.apply("Recover", false)
+	require.ErrorIs(t, err, fs.ErrPermission)
+	require.ErrorContains(t, err, ro)
+	data, rerr := os.ReadFile(ro)
+	require.NoError(t, rerr)
+	require.Equal(t, "{}\n", string(data))
 }
 
 // TestARecordOfFormat1WithAppendsIsRefused: appends come only in records

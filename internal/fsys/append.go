@@ -18,7 +18,7 @@ import (
 // waiting and gets nothing (see OpenRegular), and so does a read-only
 // one (see openLog). Errors are *fs.PathError with Op op and Path path.
 func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
-	f, created, err := openLog(path, perm)
+	f, created, err := OpenLog(path, os.O_WRONLY, perm)
 	if err != nil {
 		return &fs.PathError{Op: op, Path: path, Err: UnwrapOS(err)}
 	}
@@ -45,7 +45,8 @@ func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
 	return nil
 }
 
-// openLog opens the log at path for appending, creating it with perm when
+// OpenLog opens the log at path for appending, with access (os.O_WRONLY,
+// or os.O_RDWR for a caller that reads it too), creating it with perm when
 // it is missing. An existing log whose mode grants no write bit is refused
 // with an error wrapping fs.ErrPermission, as checkTarget refuses such a
 // target: for root the open itself succeeds, and the mode is what says "do
@@ -53,11 +54,11 @@ func Append(op, path string, data []byte, perm fs.FileMode, o Options) error {
 // perm says, as open(2) lets the creator of a file write it. created
 // reports that the file was missing (another appender may have created it
 // in the meantime: then both call it created, and both sync the directory).
-func openLog(path string, perm fs.FileMode) (f *os.File, created bool, err error) {
-	f, mode, err := OpenRegular(path, os.O_WRONLY|os.O_APPEND, 0)
+func OpenLog(path string, access int, perm fs.FileMode) (f *os.File, created bool, err error) {
+	f, mode, err := OpenRegular(path, access|os.O_APPEND, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Missing, or a dangling link, whose target is then created.
-		f, _, err = OpenRegular(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
+		f, _, err = OpenRegular(path, access|os.O_APPEND|os.O_CREATE, perm)
 		return f, err == nil, err
 	}
 	if err != nil {
