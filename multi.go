@@ -117,7 +117,7 @@ func mutateAllHeld(ctx context.Context, members []any, held any, fn func(m any) 
 	if c.backend == nil {
 		return fmt.Errorf("filetxn: MutateAll with a lock held: not on a backend: %w", ErrInvalidArgument)
 	}
-	_, err = c.remoteRunHeld(ctx, h, mfn)
+	_, err = c.remoteRun(ctx, h, mfn)
 	return err
 }
 
@@ -184,7 +184,7 @@ func MutateAll(ctx context.Context, members []Member, fn func(*Multi) error) ([]
 		return nil, err
 	}
 	if c.backend != nil {
-		return c.remoteRun(ctx, fn)
+		return c.remoteRun(ctx, nil, fn)
 	}
 	if err := c.lock(ctx); err != nil {
 		return nil, err
@@ -546,51 +546,26 @@ func (c *multi) addRemote(i int, p part, names map[string]int) error {
 
 // remoteRun is MutateAll on a backend: every lock, in the order of their
 // names; every document read under them; fn once; and one Commit of every
-// changed document, fenced by every lock.
-func (c *multi) remoteRun(ctx context.Context, fn func(*Multi) error) (out []Commit, err error) {
+// changed document, fenced by every lock, which lets them go.
+//
+// With h, the caller holds the lock of part 0 already and keeps it (a
+// tick on a backend, whose lock is its runner's liveness): the other locks
+// are tried without waiting, since waiting for one while holding h could
+// wait for ever on a commit that holds it and waits for h; while one is
+// busy, every lock taken is let go, and all are tried again after a
+// pause, until ctx ends. The Commit is then fenced by h too, and leaves it
+// held.
+func (c *multi) remoteRun(ctx context.Context, h Held, fn func(*Multi) error) (out []Commit, err error) {
 	names := slices.Sorted(slices.Values(c.locks))
-	hs, err := lockRemote(ctx, c.backend, names, !c.noWait)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if lost := hs.release(); err == nil && lost != nil {
-			out, err = nil, lost
-		}
-	}()
-	return c.remoteDecide(ctx, names, hs.held, true, fn)
-}
-
-// heldPause bounds the pause of remoteRunHeld between two tries of the
-// locks it does not hold.
-const heldPause = 50 * time.Millisecond
-
-// remoteRunHeld is remoteRun for a caller that holds the lock of part 0
-// already (h) and keeps it: the other locks are tried without waiting,
-// since waiting for one while holding h could wait for ever on a commit
-// that holds it and waits for h; while one is busy, every lock taken is
-// let go, and all are tried again after a pause, until ctx ends. The
-// Commit is fenced by every lock, h included, and leaves h held.
-func (c *multi) remoteRunHeld(ctx context.Context, h Held, fn func(*Multi) error) (out []Commit, err error) {
-	first := c.locks[c.of[0]]
-	var others []string
-	for _, n := range slices.Sorted(slices.Values(c.locks)) {
-		if n != first {
-			others = append(others, n)
-		}
-	}
 	var hs *remoteHeld
-	for pause := time.Millisecond; ; pause = min(2*pause, heldPause) {
-		if hs, err = lockRemote(ctx, c.backend, others, false); err == nil || !errors.Is(err, lock.ErrWouldBlock) {
-			break
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, err
-		case <-t.C:
-		}
+	var held []Held
+	if h == nil {
+		hs, err = lockRemote(ctx, c.backend, names, !c.noWait)
+	} else {
+		first := c.locks[c.of[0]]
+		names = slices.DeleteFunc(names, func(n string) bool { return n == first })
+		hs, err = tryRemote(ctx, c.backend, names)
+		names, held = append([]string{first}, names...), []Held{h}
 	}
 	if err != nil {
 		return nil, err
@@ -600,17 +575,9 @@ func (c *multi) remoteRunHeld(ctx context.Context, h Held, fn func(*Multi) error
 			out, err = nil, lost
 		}
 	}()
-	return c.remoteDecide(ctx, append([]string{first}, others...), append([]Held{h}, hs.held...), false, fn)
-}
-
-// remoteDecide is the rest of remoteRun, with the locks named names held
-// (held[i] is names[i]): every document read under its lock, fn once, and
-// one Commit of every change, fenced by every lock, which lets them go if
-// release says so.
-func (c *multi) remoteDecide(ctx context.Context, names []string, hs []Held, release bool, fn func(*Multi) error) ([]Commit, error) {
+	held = append(held, hs.held...)
 	for i, p := range c.parts {
-		held := hs[slices.Index(names, c.locks[c.of[i]])]
-		p.setRemote(&remoteTx{ctx: ctx, b: c.backend, held: held})
+		p.setRemote(&remoteTx{ctx: ctx, b: c.backend, held: held[slices.Index(names, c.locks[c.of[i]])]})
 	}
 	outs, changed, appends, err := c.decide(fn)
 	if err != nil {
@@ -626,11 +593,11 @@ func (c *multi) remoteDecide(ctx context.Context, names []string, hs []Held, rel
 	for _, a := range appends {
 		puts = append(puts, Put{Name: a.name, Data: a.data})
 	}
-	first := c.parts[0].path()
+	named := c.parts[0].path() // the file the error names
 	if len(changed) > 0 {
-		first = c.parts[changed[0]].path()
+		named = c.parts[changed[0]].path()
 	}
-	if err := commitHeld(ctx, c.backend, hs, puts, release, "Commit", first); err != nil {
+	if err := commitHeld(ctx, c.backend, held, puts, h == nil, "Commit", named); err != nil {
 		return nil, err
 	}
 	commits := make([]Commit, len(c.parts))
@@ -638,4 +605,26 @@ func (c *multi) remoteDecide(ctx context.Context, names []string, hs []Held, rel
 		commits[i] = Commit{Written: true, published: outs[i]}
 	}
 	return commits, nil
+}
+
+// heldPause bounds tryRemote's pause between two tries.
+const heldPause = 50 * time.Millisecond
+
+// tryRemote is lockRemote without a wait for any of the locks, tried again
+// after a pause while one is busy, until ctx ends; a try that finds one
+// busy lets go of those it took.
+func tryRemote(ctx context.Context, b Backend, names []string) (*remoteHeld, error) {
+	for pause := time.Millisecond; ; pause = min(2*pause, heldPause) {
+		hs, err := lockRemote(ctx, b, names, false)
+		if err == nil || !errors.Is(err, lock.ErrWouldBlock) {
+			return hs, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
 }

@@ -309,7 +309,7 @@ func TestAFaultInATicksCommitLeavesItAllOrNothing(t *testing.T) {
 // the commit then made; the loop's lock is held by the tick all the while,
 // so that no other session can take it in between.
 //
-// Ablation seen red: remoteRunHeld giving up at the first busy lock (the
+// Ablation seen red: tryRemote giving up at the first busy lock (the
 // tick is recorded alone, failed, with an error).
 func TestATickWithACommitOnABackendKeepsItsLock(t *testing.T) {
 	t.Chdir(t.TempDir())
