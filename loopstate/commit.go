@@ -82,16 +82,13 @@ func (l *Loop) recordCommit(ctx context.Context, e *endedTick, c *tickCommit) (T
 	if errors.Is(err, filetxn.ErrUndecided) {
 		return TickRecord{}, err // the next transaction completes it, or undoes it
 	}
-	// A wait of its own: the commit's may have used up rctx, and a done
-	// context tries the lock once.
-	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), relockTimeout)
-	defer acancel()
-	f, why := failed(e, err)
-	alone, rerr := l.recordLocked(actx, f, why)
-	if rerr != nil {
-		return TickRecord{}, errors.Join(err, rerr)
-	}
-	return alone, fmt.Errorf("loopstate: tick %s: tick %d recorded failed, alone: %w", l.name, alone.N, err)
+	return l.recordFailed(e, err, func(f *endedTick, why string) (TickRecord, error) {
+		// A wait of its own: the commit's may have used up rctx, and a
+		// done context tries the lock once.
+		actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), relockTimeout)
+		defer acancel()
+		return l.recordLocked(actx, f, why)
+	})
 }
 
 // recordCommitHeld is recordCommit on a backend, under the loop's lock
@@ -112,12 +109,9 @@ func (l *Loop) recordCommitHeld(ctx context.Context, tx *filetxn.Tx, e *endedTic
 	if err == nil {
 		return *rec, nil
 	}
-	f, why := failed(e, err)
-	alone, rerr := l.record(rctx, tx, f, why)
-	if rerr != nil {
-		return TickRecord{}, errors.Join(err, rerr)
-	}
-	return alone, fmt.Errorf("loopstate: tick %s: tick %d recorded failed, alone: %w", l.name, alone.N, err)
+	return l.recordFailed(e, err, func(f *endedTick, why string) (TickRecord, error) {
+		return l.record(rctx, tx, f, why)
+	})
 }
 
 // commitBody returns the loop's member of a tick's commit (its state,
@@ -134,23 +128,30 @@ func (l *Loop) commitBody(e *endedTick, c *tickCommit) (filetxn.Member, func(*fi
 	}, nil)
 	rec := new(TickRecord)
 	body := func(m *filetxn.Multi) error {
-		d := filetxn.In(m, st)
-		end := l.now()
-		trips, err := d.endTick(end, e.outcome, e.cost)
+		// The note as the line will hold it: fn and Tick's caller get the
+		// record that is logged.
+		r, err := l.count(filetxn.In(m, st), e, truncNote(e.note))
 		if err != nil {
 			return err
 		}
-		*rec = TickRecord{
-			N: d.TickCount, StartedAt: e.marker.StartedAt, EndedAt: end, Outcome: e.outcome,
-			StatusBefore: e.before, StatusAfter: d.Status, ExitCode: e.exitCode, Cost: e.cost,
-			GatesTripped: gateKeys(trips), Trigger: e.trigger, PID: e.marker.PID, Note: truncNote(e.note),
-		}
-		if err := c.fn(m, *rec); err != nil {
+		*rec = r
+		if err := c.fn(m, r); err != nil {
 			return err
 		}
 		return multix.Append(m, st, l.log, l.tickNames(1)[0], appendRecord(nil, rec))
 	}
 	return &self, body, rec
+}
+
+// recordFailed records the tick e alone, through record, after its commit
+// failed with err (see failed), and returns that record with err, or
+// nothing and both errors.
+func (l *Loop) recordFailed(e *endedTick, err error, record func(*endedTick, string) (TickRecord, error)) (TickRecord, error) {
+	alone, rerr := record(failed(e, err))
+	if rerr != nil {
+		return TickRecord{}, errors.Join(err, rerr)
+	}
+	return alone, fmt.Errorf("loopstate: tick %s: tick %d recorded failed, alone: %w", l.name, alone.N, err)
 }
 
 // failed returns the tick e to record alone after its commit failed with

@@ -347,20 +347,28 @@ func (l *Loop) record(ctx context.Context, tx *filetxn.Tx, e *endedTick, again s
 		}
 		note = joinNote(again, note)
 	}
-	end := l.now()
-	trips, err := d.endTick(end, e.outcome, e.cost)
+	rec, err := l.count(d, e, note)
 	if err != nil {
 		return TickRecord{}, err
-	}
-	rec := TickRecord{
-		N: d.TickCount, StartedAt: e.marker.StartedAt, EndedAt: end, Outcome: e.outcome,
-		StatusBefore: e.before, StatusAfter: d.Status, ExitCode: e.exitCode, Cost: e.cost,
-		GatesTripped: gateKeys(trips), Trigger: e.trigger, PID: e.marker.PID, Note: note,
 	}
 	if err := l.commit(ctx, tx, d, data, []*TickRecord{&rec}); err != nil {
 		return TickRecord{}, err
 	}
 	return rec, nil
+}
+
+// count counts the ended tick e in d, now, and returns its line, with note.
+func (l *Loop) count(d *Doc, e *endedTick, note string) (TickRecord, error) {
+	end := l.now()
+	trips, err := d.endTick(end, e.outcome, e.cost)
+	if err != nil {
+		return TickRecord{}, err
+	}
+	return TickRecord{
+		N: d.TickCount, StartedAt: e.marker.StartedAt, EndedAt: end, Outcome: e.outcome,
+		StatusBefore: e.before, StatusAfter: d.Status, ExitCode: e.exitCode, Cost: e.cost,
+		GatesTripped: gateKeys(trips), Trigger: e.trigger, PID: e.marker.PID, Note: note,
+	}, nil
 }
 
 // recordLost records the tick e, whose record found the loop's lock lost
