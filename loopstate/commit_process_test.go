@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/filetxn/filetxn"
 	"github.com/filetxn/filetxn/internal/seam"
 	"github.com/filetxn/filetxn/internal/testkit"
 )
@@ -49,18 +48,8 @@ func TestARunnerKilledInItsTicksCommitLeavesItAllOrNothing(t *testing.T) {
 	} {
 		for _, next := range []string{"a store", "the next tick"} {
 			t.Run(fmt.Sprintf("%s-%d/%s", at.point, at.n, next), func(t *testing.T) {
-				open := func(dir string) *commitFixture {
-					root := mustRoot(NewRoot(filepath.Join(dir, "root")))
-					f := &commitFixture{dir: dir, l: mustOpen(t, root, "k")}
-					var err error
-					f.a, err = filetxn.NewStore[*counter](filepath.Join(dir, "a", "a.json"), filetxn.JSON[counter]())
-					require.NoError(t, err)
-					f.b, err = filetxn.NewStore[*counter](filepath.Join(dir, "b", "b.json"), filetxn.JSON[counter]())
-					require.NoError(t, err)
-					return f
-				}
 				if c := testkit.Child(t); c != nil {
-					f := open(c.Dir)
+					f := openCommitFixture(t, c.Dir, mustRoot(NewRoot(filepath.Join(c.Dir, "root"))))
 					c.Barrier()
 					hits := 0
 					seam.Set(t, func(p seam.Point, _ string) error {
@@ -77,13 +66,8 @@ func TestARunnerKilledInItsTicksCommitLeavesItAllOrNothing(t *testing.T) {
 					t.Fatalf("the runner survived its tick")
 					return
 				}
-				dir := t.TempDir()
-				mustCreate(t, mustRoot(NewRoot(filepath.Join(dir, "root"))), "k", Template{})
-				for _, n := range []string{"a", "b"} {
-					require.NoError(t, os.MkdirAll(filepath.Join(dir, n), 0o755))
-				}
-				f := open(dir)
-				runner := testkit.Start(t, 1, dir)
+				f := newCommitFixture(t, nil)
+				runner := testkit.Start(t, 1, f.dir)
 				runner.Release()
 				runner.WaitMark("dying")
 				runner.Kill(0)

@@ -33,6 +33,9 @@ type commitFixture struct {
 	a, b *filetxn.Store[*counter]
 }
 
+// newCommitFixture makes a commitFixture in a fresh directory, its loop
+// "k" in root (nil: durable files in the directory's "root", on a test
+// clock; a backend's root: the stores on it too).
 func newCommitFixture(t testing.TB, root *Root) *commitFixture {
 	t.Helper()
 	dir := t.TempDir()
@@ -40,24 +43,29 @@ func newCommitFixture(t testing.TB, root *Root) *commitFixture {
 		root = mustRoot(NewRoot(filepath.Join(dir, "root")))
 		root.now = newClock().now
 	}
-	f := &commitFixture{dir: dir}
-	f.l = mustCreate(t, root, "k", Template{})
-	for i, n := range []string{"a", "b"} {
-		var opts []filetxn.Option
-		if root.b != nil {
-			opts = append(opts, filetxn.WithBackend(root.b))
-		} else {
+	mustCreate(t, root, "k", Template{})
+	if root.b == nil {
+		for _, n := range []string{"a", "b"} {
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, n), 0o755))
 		}
+	}
+	return openCommitFixture(t, dir, root)
+}
+
+// openCommitFixture opens the fixture that newCommitFixture made in dir,
+// its loop in root.
+func openCommitFixture(t testing.TB, dir string, root *Root) *commitFixture {
+	t.Helper()
+	var opts []filetxn.Option
+	if root.b != nil {
+		opts = append(opts, filetxn.WithBackend(root.b))
+	}
+	store := func(n string) *filetxn.Store[*counter] {
 		s, err := filetxn.NewStore[*counter](filepath.Join(dir, n, n+".json"), filetxn.JSON[counter](), opts...)
 		require.NoError(t, err)
-		if i == 0 {
-			f.a = s
-		} else {
-			f.b = s
-		}
+		return s
 	}
-	return f
+	return &commitFixture{dir: dir, l: mustOpen(t, root, "k"), a: store("a"), b: store("b")}
 }
 
 // bump is the tick's commit of these tests: both counters up by one.
